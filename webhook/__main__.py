@@ -1,0 +1,49 @@
+"""`python -m webhook <command>`: one entry point; each command lives in its own module.
+
+A command module exposes `main(argv) -> int`. Bad settings exit 2 with a message naming them.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+from .config import ConfigError
+
+COMMANDS: dict[str, tuple[str, str]] = {
+    "serve": ("webhook.server.serving", "run the admission webhook over HTTPS"),
+    "check": ("webhook.checking", "check manifests offline with the webhook's rules (for CI)"),
+    "plan": ("webhook.scalein.planning", "show which pods a scale-in would remove, from a snapshot"),
+    "reconcile": ("webhook.scalein.reconciling", "write pod-deletion-cost for NPU-compacting scale-in"),
+    "manifests": ("webhook.deploy.generating", "write the webhook configurations derived from the rule registry"),
+    "certs": ("webhook.certs", "generate a development CA and serving certificate"),
+}
+
+
+def usage() -> str:
+    width = max(map(len, COMMANDS))
+    lines = ["usage: python -m webhook <command> [options]", "", "commands:"]
+    lines += [f"  {name.ljust(width)}  {text}" for name, (_, text) in COMMANDS.items()]
+    lines += ["", "`python -m webhook <command> --help` lists a command's options."]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help", "help"):
+        print(usage())
+        return 0 if argv else 2
+    name, rest = argv[0], argv[1:]
+    if name not in COMMANDS:
+        print(f"unknown command {name!r}\n\n{usage()}", file=sys.stderr)
+        return 2
+    module = importlib.import_module(COMMANDS[name][0])
+    try:
+        return int(module.main(rest) or 0)
+    except ConfigError as exc:
+        print(f"servinggate {name}: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,14 @@
+"""The AdmissionReview wire protocol: parsing requests, field errors, building responses.
+
+Imports neither Flask nor the Kubernetes client, so the `check` CLI and tests use it as is.
+"""
+
+from .fields import FieldError, FieldPath, duplicate, forbidden, invalid, not_supported, required, too_long
+from .responses import Verdict, allowed, denied, refused
+from .review import Request, ReviewError, make_request, parse_review
+
+__all__ = [
+    "FieldError", "FieldPath", "duplicate", "forbidden", "invalid", "not_supported", "required", "too_long",
+    "Verdict", "allowed", "denied", "refused",
+    "Request", "ReviewError", "make_request", "parse_review",
+]

@@ -1,0 +1,169 @@
+"""A CA and a serving certificate signed by it (never a leaf that is its own CA), written safely.
+
+The CA goes into the webhook configurations' caBundle; the serving certificate can then be
+renewed without touching the caBundle. Keys are ECDSA P-256: handshakes cost a fraction of RSA's,
+and every Go client (the API server) accepts them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import ipaddress
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+CA_DAYS = 3650
+SERVING_DAYS = 365
+BACKDATE = dt.timedelta(hours=1)  # tolerate clock skew between us and the API server
+
+
+@dataclass(frozen=True)
+class Pair:
+    cert_pem: bytes
+    key_pem: bytes
+
+
+def service_sans(service: str, namespace: str) -> list[str]:
+    return [
+        service,
+        f"{service}.{namespace}",
+        f"{service}.{namespace}.svc",
+        f"{service}.{namespace}.svc.cluster.local",
+    ]
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc)
+
+
+def _key_pem(key: ec.EllipticCurvePrivateKey) -> bytes:
+    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+
+
+def generate_ca(common_name: str = "servinggate-ca", days: int = CA_DAYS, now: dt.datetime | None = None) -> Pair:
+    now = now or _now()
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - BACKDATE)
+        .not_valid_after(now + dt.timedelta(days=days))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+        .add_extension(
+            x509.KeyUsage(
+                digital_signature=True, key_cert_sign=True, crl_sign=True, content_commitment=False,
+                key_encipherment=False, data_encipherment=False, key_agreement=False, encipher_only=False, decipher_only=False,
+            ),
+            critical=True,
+        )
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
+        .sign(key, hashes.SHA256())
+    )
+    return Pair(cert.public_bytes(serialization.Encoding.PEM), _key_pem(key))
+
+
+def generate_serving(ca: Pair, hosts: list[str], days: int = SERVING_DAYS, now: dt.datetime | None = None) -> Pair:
+    """A serving certificate for `hosts` (DNS names or IP addresses), signed by `ca`."""
+    now = now or _now()
+    ca_cert = x509.load_pem_x509_certificate(ca.cert_pem)
+    ca_key = serialization.load_pem_private_key(ca.key_pem, password=None)
+    key = ec.generate_private_key(ec.SECP256R1())
+    sans: list[x509.GeneralName] = []
+    for host in hosts:
+        try:
+            sans.append(x509.IPAddress(ipaddress.ip_address(host)))
+        except ValueError:
+            sans.append(x509.DNSName(host))
+    not_after = min(now + dt.timedelta(days=days), ca_cert.not_valid_after_utc)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, hosts[0])]))
+        .issuer_name(ca_cert.subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - BACKDATE)
+        .not_valid_after(not_after)
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .add_extension(x509.SubjectAlternativeName(sans), critical=False)
+        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+        .add_extension(
+            x509.KeyUsage(
+                digital_signature=True, key_encipherment=False, key_cert_sign=False, crl_sign=False, content_commitment=False,
+                data_encipherment=False, key_agreement=False, encipher_only=False, decipher_only=False,
+            ),
+            critical=True,
+        )
+        .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_cert.public_key()), critical=False)  # type: ignore[arg-type]
+        .sign(ca_key, hashes.SHA256())  # type: ignore[arg-type]
+    )
+    return Pair(cert.public_bytes(serialization.Encoding.PEM), _key_pem(key))
+
+
+def write_file(path: Path, data: bytes, mode: int) -> None:
+    """Write atomically (temp file + rename) so a reader never sees half a certificate."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        os.fchmod(fd, mode)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def cert_not_after(cert_pem: bytes) -> dt.datetime:
+    return x509.load_pem_x509_certificate(cert_pem).not_valid_after_utc
+
+
+def cert_serial(cert_pem: bytes) -> int:
+    return x509.load_pem_x509_certificate(cert_pem).serial_number
+
+
+def default_hosts(service: str, namespace: str) -> list[str]:
+    return ["localhost", "127.0.0.1", "::1", *service_sans(service, namespace)]
+
+
+def ensure_dev_certs(certs_dir: Path, service: str, namespace: str, *, force: bool = False) -> bool:
+    """Create ca.* and tls.* in `certs_dir` unless a serving pair is already there. True if written."""
+    certs_dir = Path(certs_dir)
+    crt, key = certs_dir / "tls.crt", certs_dir / "tls.key"
+    if not force and crt.exists() and key.exists():
+        return False
+    ca_crt, ca_key = certs_dir / "ca.crt", certs_dir / "ca.key"
+    if ca_crt.exists() and ca_key.exists() and not force:
+        ca = Pair(ca_crt.read_bytes(), ca_key.read_bytes())
+    else:
+        ca = generate_ca()
+        write_file(ca_key, ca.key_pem, 0o600)
+        write_file(ca_crt, ca.cert_pem, 0o644)
+    serving = generate_serving(ca, default_hosts(service, namespace))
+    write_file(key, serving.key_pem, 0o600)
+    write_file(crt, serving.cert_pem, 0o644)
+    return True
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m webhook certs", description="generate a development CA and serving certificate")
+    parser.add_argument("--certs-dir", default="certs")
+    parser.add_argument("--service-name", default="servinggate-webhook")
+    parser.add_argument("--service-namespace", default="servinggate-system")
+    parser.add_argument("--force", action="store_true", help="replace existing files")
+    args = parser.parse_args(argv)
+    written = ensure_dev_certs(Path(args.certs_dir), args.service_name, args.service_namespace, force=args.force)
+    print(("wrote" if written else "kept existing") + f" certificates in {args.certs_dir}")
+    return 0

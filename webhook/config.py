@@ -1,0 +1,251 @@
+"""Settings: one typed object per command, read from flags, `SERVINGGATE_*` variables and an
+optional config file (a mounted ConfigMap), in that order of precedence.
+
+Each field declares its flag, its parser and its help once (`setting(...)`); the flag parser,
+the environment reader, the config-file reader and the README's table all come from that
+declaration. A bad value stops the start with a message naming the flag or variable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+
+ENV_PREFIX = "SERVINGGATE_"
+
+T = TypeVar("T")
+
+
+class ConfigError(ValueError):
+    """A setting has a bad value; the message names where it came from."""
+
+
+# ---- value parsers: str -> value, raising ValueError with a short reason ----------------------
+
+
+def parse_bool(raw: str) -> bool:
+    low = raw.strip().lower()
+    if low in ("1", "true", "yes", "on"):
+        return True
+    if low in ("0", "false", "no", "off"):
+        return False
+    raise ValueError("must be true or false")
+
+
+def int_range(lo: int | None = None, hi: int | None = None) -> Callable[[str], int]:
+    def parse(raw: str) -> int:
+        try:
+            value = int(str(raw).strip())
+        except ValueError:
+            raise ValueError("must be an integer") from None
+        if lo is not None and value < lo:
+            raise ValueError(f"must be at least {lo}")
+        if hi is not None and value > hi:
+            raise ValueError(f"must be at most {hi}")
+        return value
+
+    parse.__name__ = "int"
+    return parse
+
+
+def float_range(lo: float | None = None, hi: float | None = None) -> Callable[[str], float]:
+    def parse(raw: str) -> float:
+        try:
+            value = float(str(raw).strip())
+        except ValueError:
+            raise ValueError("must be a number") from None
+        if value != value or (lo is not None and value < lo) or (hi is not None and value > hi):
+            raise ValueError(f"must be a number between {lo} and {hi}")
+        return value
+
+    parse.__name__ = "float"
+    return parse
+
+
+def choice(*options: str) -> Callable[[str], str]:
+    def parse(raw: str) -> str:
+        value = str(raw).strip()
+        if value not in options:
+            raise ValueError("must be one of " + ", ".join(options))
+        return value
+
+    parse.__name__ = "choice"
+    return parse
+
+
+def csv_list(raw: str) -> tuple[str, ...]:
+    if isinstance(raw, (list, tuple)):
+        return tuple(str(x).strip() for x in raw if str(x).strip())
+    return tuple(part.strip() for part in str(raw).split(",") if part.strip())
+
+
+def non_empty(raw: str) -> str:
+    value = str(raw).strip()
+    if not value:
+        raise ValueError("must not be empty")
+    return value
+
+
+def byte_size(raw: str) -> int:
+    """`7340032`, `7Mi`, `512Ki`."""
+    text = str(raw).strip()
+    units = {"Ki": 1024, "Mi": 1024**2, "Gi": 1024**3, "K": 1000, "M": 1000**2, "G": 1000**3}
+    for suffix, mult in units.items():
+        if text.endswith(suffix):
+            number = text[: -len(suffix)]
+            break
+    else:
+        number, mult = text, 1
+    try:
+        value = int(number) * mult
+    except ValueError:
+        raise ValueError("must be a byte count such as 7340032 or 7Mi") from None
+    if value < 1024:
+        raise ValueError("must be at least 1Ki")
+    return value
+
+
+# ---- declaring settings -------------------------------------------------------------------------
+
+
+def setting(default: Any, parse: Callable[[str], Any], help: str, *, flag: str | None = None, metavar: str | None = None) -> Any:
+    """Declare a setting field: its default, how a string becomes its value, and its help text."""
+    meta = {"parse": parse, "help": help, "flag": flag, "metavar": metavar}
+    if isinstance(default, (list, dict, set)):
+        return field(default_factory=lambda: type(default)(default), metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+def flag_of(f: dataclasses.Field[Any]) -> str:
+    return f.metadata.get("flag") or "--" + f.name.replace("_", "-")
+
+
+def env_of(f: dataclasses.Field[Any]) -> str:
+    return ENV_PREFIX + f.name.upper()
+
+
+def _settings_fields(cls: type) -> list[dataclasses.Field[Any]]:
+    return [f for f in dataclasses.fields(cls) if "parse" in f.metadata]
+
+
+def add_arguments(parser: argparse.ArgumentParser, cls: type) -> None:
+    """Add one flag per setting; defaults stay None so we can tell "not given" apart."""
+    for f in _settings_fields(cls):
+        parse = f.metadata["parse"]
+        kwargs: dict[str, Any] = {"dest": f.name, "default": None, "help": f"{f.metadata['help']} [env {env_of(f)}; default {describe_default(f)}]"}
+        if parse is parse_bool:
+            kwargs["nargs"] = "?"
+            kwargs["const"] = "true"
+            kwargs["metavar"] = "BOOL"
+        elif f.metadata.get("metavar"):
+            kwargs["metavar"] = f.metadata["metavar"]
+        parser.add_argument(flag_of(f), **kwargs)
+    parser.add_argument("--config", dest="_config_file", default=None, metavar="FILE",
+                        help=f"YAML or JSON file of settings (keys as the flags without --) [env {ENV_PREFIX}CONFIG]")
+
+
+def describe_default(f: dataclasses.Field[Any]) -> str:
+    value = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
+    if isinstance(value, (tuple, list, frozenset, set)):
+        return ",".join(sorted(value) if isinstance(value, (set, frozenset)) else value) or '""'
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value) if value != "" else '""'
+
+
+def _read_config_file(path: str) -> dict[str, Any]:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = yaml.safe_load(fh) or {}
+    except OSError as exc:
+        raise ConfigError(f"--config {path}: cannot read: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"--config {path}: not valid YAML/JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"--config {path}: must hold a mapping of setting names to values")
+    return {str(k).replace("-", "_"): v for k, v in data.items()}
+
+
+def load(cls: type[T], args: argparse.Namespace | Mapping[str, Any] | None = None, environ: Mapping[str, str] | None = None) -> T:
+    """Build `cls` from flags (highest), environment, config file, defaults (lowest)."""
+    environ = os.environ if environ is None else environ
+    given = vars(args) if isinstance(args, argparse.Namespace) else dict(args or {})
+    config_path = given.get("_config_file") or environ.get(ENV_PREFIX + "CONFIG")
+    from_file = _read_config_file(config_path) if config_path else {}
+    known = {f.name for f in _settings_fields(cls)}
+    unknown = sorted(set(from_file) - known)
+    if unknown:
+        raise ConfigError(f"--config {config_path}: unknown setting(s) {', '.join(unknown)}")
+    values: dict[str, Any] = {}
+    for f in _settings_fields(cls):
+        parse = f.metadata["parse"]
+        if given.get(f.name) is not None:
+            raw, source = given[f.name], flag_of(f)
+        elif env_of(f) in environ:
+            raw, source = environ[env_of(f)], env_of(f)
+        elif f.name in from_file:
+            raw, source = from_file[f.name], f"{f.name} in {config_path}"
+        else:
+            continue
+        if isinstance(raw, bool):
+            raw = "true" if raw else "false"
+        try:
+            values[f.name] = parse(raw if isinstance(raw, (list, tuple)) else str(raw))
+        except ValueError as exc:
+            raise ConfigError(f"{source}: invalid value {str(raw)!r}: {exc}") from None
+    settings = cls(**values)
+    check = getattr(settings, "check", None)
+    if check is not None:
+        check()
+    return settings
+
+
+def settings_table(cls: type) -> list[tuple[str, str, str, str]]:
+    """(flag, variable, default, help) rows for the README's configuration table."""
+    return [(flag_of(f), env_of(f), describe_default(f), f.metadata["help"]) for f in _settings_fields(cls)]
+
+
+# ---- the webhook server's settings --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ServeSettings:
+    host: str = setting("0.0.0.0", non_empty, "address to listen on")
+    port: int = setting(8443, int_range(1, 65535), "HTTPS port")
+    certs_dir: Path = setting(Path("certs"), lambda raw: Path(non_empty(raw)), "folder with tls.crt/tls.key (and ca.crt); generated when missing")
+    workers: int = setting(2, int_range(1, 64), "gunicorn worker processes")
+    threads: int = setting(8, int_range(1, 256), "threads per worker (gthread)")
+    keepalive: int = setting(120, int_range(30, 3600), "seconds an idle keep-alive connection stays open (the API server's client idles 90 s)")
+    graceful_timeout: int = setting(20, int_range(1, 600), "seconds in-flight reviews get to finish on SIGTERM")
+    max_body_bytes: int = setting(7 * 1024 * 1024, byte_size, "largest AdmissionReview body accepted (413 above)")
+    tls_min_version: str = setting("1.2", choice("1.2", "1.3"), "minimum TLS version")
+    cert_reload_seconds: int = setting(10, int_range(1, 3600), "how often the certificate files are checked for a change")
+    service_name: str = setting("servinggate-webhook", non_empty, "Service name, for the generated certificate's SANs")
+    service_namespace: str = setting("servinggate-system", non_empty, "Service namespace, for the generated certificate's SANs")
+    scheduler_name: str = setting("volcano", non_empty, "scheduler that pods in scope are defaulted to")
+    skip_namespaces: tuple[str, ...] = setting(("kube-system", "kube-node-lease"), csv_list, "namespaces whose pods are never mutated (comma-separated)")
+    cert_management: str = setting("files", choice("files", "self"), "files: serve the files in certs-dir; self: keep them in a Secret, inject caBundle, renew")
+    cert_secret_name: str = setting("servinggate-webhook-tls", non_empty, "Secret that holds the serving certificate (cert-management=self)")
+    webhook_config_names: tuple[str, ...] = setting(("servinggate-validating", "servinggate-mutating"), csv_list, "webhook configurations whose caBundle we keep current (cert-management=self)")
+    renew_before_days: int = setting(30, int_range(1, 3650), "renew the serving certificate this many days before it expires")
+    kube_lookups: str = setting("auto", choice("auto", "on", "off"), "read other objects (ModelServings) from the API server: auto = when a kubeconfig or in-cluster config is found")
+    log_level: str = setting("info", choice("debug", "info", "warning", "error"), "log level")
+    metrics_dir: str = setting("", str, "folder for multi-process metrics (emptied at start); default: a fresh temporary folder")
+
+    def policy(self) -> "Any":
+        from .policies.context import PolicySettings
+
+        return PolicySettings(scheduler_name=self.scheduler_name, skip_namespaces=frozenset(self.skip_namespaces))
+
+
+def parse_args(cls: type[T], argv: Sequence[str], prog: str, description: str) -> T:
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    add_arguments(parser, cls)
+    return load(cls, parser.parse_args(list(argv)))
