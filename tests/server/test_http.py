@@ -1,0 +1,177 @@
+"""The HTTP layer through Flask's test client: exact answers for every kind of bad input."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import os
+from pathlib import Path
+
+import pytest
+
+from webhook.admission import allowed
+from webhook.config import ServeSettings
+from webhook.policies import NoLookups, Registry
+from webhook.server.app import create_app
+
+SHARED = Path(os.environ.get("SERVINGGATE_SHARED", Path(__file__).resolve().parents[2].parent / "shared"))
+FIXTURES = SHARED / "fixtures" / "admission"
+POD_MUTATE = (FIXTURES / "pods-create-kthena-entry-missing-scheduler-annotations-roleid-mutating.json").read_bytes()
+
+
+@pytest.fixture
+def settings(tmp_path):
+    return ServeSettings(certs_dir=tmp_path, max_body_bytes=64 * 1024)
+
+
+@pytest.fixture
+def client(settings):
+    return create_app(settings, lookups=NoLookups()).test_client()
+
+
+def status_of(resp):
+    body = resp.get_json()
+    assert resp.mimetype == "application/json"
+    assert body["kind"] == "Status" and body["status"] == "Failure" and body["code"] == resp.status_code
+    return body
+
+
+def test_get_on_review_endpoint_is_405_json(client):
+    resp = client.get("/validate")
+    assert resp.status_code == 405
+    assert "method GET not allowed on /validate" in status_of(resp)["message"]
+
+
+def test_unknown_path_is_404_json(client):
+    resp = client.post("/nope", data=b"{}", content_type="application/json")
+    assert resp.status_code == 404 and "no such path /nope" in status_of(resp)["message"]
+
+
+def test_wrong_content_type_is_415(client):
+    resp = client.post("/validate", data=POD_MUTATE, content_type="text/plain")
+    assert resp.status_code == 415
+    assert "Content-Type must be application/json, got 'text/plain'" in status_of(resp)["message"]
+
+
+def test_json_with_charset_is_accepted(client):
+    resp = client.post("/mutate", data=POD_MUTATE, content_type="application/json; charset=utf-8")
+    assert resp.status_code == 200 and resp.get_json()["response"]["allowed"] is True
+
+
+def test_malformed_json_is_400(client):
+    resp = client.post("/validate", data=b'{"apiVersion": ', content_type="application/json")
+    assert resp.status_code == 400 and "body is not valid JSON" in status_of(resp)["message"]
+
+
+def test_empty_body_is_400(client):
+    resp = client.post("/validate", data=b"", content_type="application/json")
+    assert resp.status_code == 400 and "body is empty" in status_of(resp)["message"]
+
+
+@pytest.mark.parametrize(
+    "doc, needle",
+    [
+        ({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview"}, "request: required"),
+        ({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {"operation": "CREATE"}}, "request.uid: required"),
+        ({"apiVersion": "admission.k8s.io/v9", "kind": "AdmissionReview", "request": {"uid": "1"}}, 'apiVersion: unsupported value "admission.k8s.io/v9"'),
+        ({"apiVersion": "admission.k8s.io/v1", "kind": "Pod", "request": {"uid": "1"}}, 'kind: must be "AdmissionReview"'),
+    ],
+)
+def test_unusable_reviews_are_400_naming_the_field(client, doc, needle):
+    resp = client.post("/validate", data=json.dumps(doc), content_type="application/json")
+    assert resp.status_code == 400 and needle in status_of(resp)["message"]
+
+
+def test_review_with_uid_but_bad_operation_is_a_denied_review(client):
+    doc = json.loads(POD_MUTATE)
+    doc["request"]["operation"] = "PATCH"
+    resp = client.post("/mutate", data=json.dumps(doc), content_type="application/json")
+    assert resp.status_code == 200
+    body = resp.get_json()["response"]
+    assert body["uid"] == doc["request"]["uid"] and body["allowed"] is False
+    assert body["status"]["code"] == 400 and "request.operation" in body["status"]["message"]
+
+
+def test_oversized_body_with_length_is_413_before_parsing(client, settings):
+    resp = client.post("/validate", data=b"{" + b" " * settings.max_body_bytes + b"}", content_type="application/json")
+    assert resp.status_code == 413 and "exceeds the limit of 65536 bytes" in status_of(resp)["message"]
+
+
+def test_oversized_chunked_body_is_413(client, settings):
+    # No Content-Length: the stream is read with a bound, never buffered whole.
+    stream = io.BytesIO(b"[" + b"1," * settings.max_body_bytes + b"1]")
+    # gunicorn marks a chunked body as terminated input, as here.
+    resp = client.post("/validate", input_stream=stream, content_type="application/json",
+                       headers={"Transfer-Encoding": "chunked"}, environ_overrides={"wsgi.input_terminated": True})
+    assert resp.status_code == 413
+
+
+def test_default_limit_is_7_mib():
+    assert ServeSettings().max_body_bytes == 7 * 1024 * 1024
+
+
+def test_unregistered_resource_is_allowed_without_patch(client):
+    body = (FIXTURES / "podgroups-create-subgroup-policy-mutating.json").read_bytes()
+    resp = client.post("/mutate", data=body, content_type="application/json").get_json()["response"]
+    assert resp == {"uid": json.loads(body)["request"]["uid"], "allowed": True}
+
+
+def test_pod_mutation_end_to_end_through_the_registry(client):
+    resp = client.post("/mutate", data=POD_MUTATE, content_type="application/json").get_json()
+    assert resp["response"]["patchType"] == "JSONPatch"
+    assert any("schedulerName" in w for w in resp["response"]["warnings"])
+
+
+def test_a_rule_that_raises_gives_a_500_review_with_the_uid_and_a_logged_traceback(settings, caplog):
+    registry = Registry()
+
+    @registry.validator("boom", group="", resource="pods", operations=["CREATE"])
+    def boom(req, ctx):
+        raise KeyError("spec")
+
+    @registry.validator("fine", group="", resource="pods", operations=["CREATE"])
+    def fine(req, ctx):
+        return allowed()
+
+    client = create_app(settings, registry=registry, lookups=NoLookups()).test_client()
+    doc = json.loads(POD_MUTATE)
+    with caplog.at_level(logging.ERROR):
+        resp = client.post("/validate", data=POD_MUTATE, content_type="application/json")
+    assert resp.status_code == 200
+    body = resp.get_json()["response"]
+    assert body["uid"] == doc["request"]["uid"] and body["allowed"] is False
+    assert body["status"]["code"] == 500 and "rule boom" in body["status"]["message"]
+    assert "KeyError" in caplog.text and "Traceback" in caplog.text
+
+
+def test_healthz_and_readyz(client, settings):
+    assert client.get("/healthz").get_json() == {"status": "ok"}
+    not_ready = client.get("/readyz")
+    assert not_ready.status_code == 503  # no certificate in the folder yet
+    from webhook.certs import ensure_dev_certs
+
+    ensure_dev_certs(settings.certs_dir, "svc", "ns")
+    ready = create_app(settings, lookups=NoLookups()).test_client().get("/readyz")
+    assert ready.status_code == 200 and "valid until" in ready.get_json()["detail"]
+
+
+def test_readyz_fails_for_an_expired_certificate(settings):
+    import datetime as dt
+
+    from webhook.certs import generate_ca, generate_serving, write_file
+
+    long_ago = dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=400)
+    ca = generate_ca(now=long_ago)
+    pair = generate_serving(ca, ["localhost"], days=30, now=long_ago)
+    write_file(settings.certs_dir / "tls.crt", pair.cert_pem, 0o644)
+    write_file(settings.certs_dir / "tls.key", pair.key_pem, 0o600)
+    resp = create_app(settings, lookups=NoLookups()).test_client().get("/readyz")
+    assert resp.status_code == 503 and "expired" in resp.get_json()["detail"]
+
+
+def test_metrics_count_reviews(client):
+    client.post("/mutate", data=POD_MUTATE, content_type="application/json")
+    text = client.get("/metrics").get_data(as_text=True)
+    assert 'servinggate_admission_requests_total{allowed="true",code="200",endpoint="mutate",operation="CREATE",resource="pods"}' in text
+    assert "servinggate_admission_request_duration_seconds_bucket" in text

@@ -1,0 +1,33 @@
+"""One JSON object per log line, so log pipelines can index reviews by uid, resource and verdict."""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import sys
+
+import orjson
+
+
+class JsonFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        line = {
+            "ts": dt.datetime.fromtimestamp(record.created, dt.timezone.utc).isoformat(timespec="milliseconds"),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+        }
+        if isinstance(record.msg, dict):
+            line.update(record.msg)
+        else:
+            line["msg"] = record.getMessage()
+        if record.exc_info:
+            line["error"] = self.formatException(record.exc_info)
+        return orjson.dumps(line, default=str).decode()
+
+
+def configure(level: str = "info") -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JsonFormatter())
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level.upper())

@@ -1,0 +1,1 @@
+"""HTTP serving: the Flask app factory, gunicorn configuration, TLS, health and metrics."""

@@ -1,0 +1,187 @@
+"""The Flask application factory: HTTP in, admission engine, HTTP out.
+
+The only module that knows about HTTP. Everything it answers is JSON: reviews (HTTP 200) when
+the request carried a uid, otherwise a `Status`-shaped error with a 4xx code. No handler lets an
+exception reach Flask's HTML error pages.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import traceback
+from typing import Any
+
+import orjson
+from flask import Flask, Response, request
+from werkzeug.exceptions import HTTPException
+
+from ..admission.responses import error_response
+from ..admission.review import ReviewError, parse_review
+from ..config import ServeSettings
+from ..policies import REGISTRY, Context, Lookups, NoLookups, Registry
+from ..policies import engine
+from . import metrics
+from .tls import CertificateSource
+
+log = logging.getLogger("servinggate.server")
+review_log = logging.getLogger("servinggate.review")
+
+JSON = "application/json"
+
+
+def _json(body: Any, status: int = 200) -> Response:
+    return Response(orjson.dumps(body), status=status, mimetype=JSON)
+
+
+def status_body(code: int, reason: str, message: str) -> dict[str, Any]:
+    """A metav1.Status, the shape Kubernetes clients expect for an error."""
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": message, "reason": reason, "code": code}
+
+
+_REASONS = {400: "BadRequest", 404: "NotFound", 405: "MethodNotAllowed", 413: "RequestEntityTooLarge", 415: "UnsupportedMediaType", 500: "InternalError"}
+
+
+def _http_error(code: int, message: str) -> Response:
+    metrics.BAD_REQUESTS.labels(code=str(code)).inc()
+    return _json(status_body(code, _REASONS.get(code, "BadRequest"), message), code)
+
+
+def default_lookups(settings: ServeSettings) -> Lookups:
+    """The Kubernetes API when reachable (kube-lookups auto/on), otherwise lookups that fail softly."""
+    if settings.kube_lookups == "off":
+        return NoLookups()
+    try:
+        from ..kube_lookups import KubeLookups
+    except ImportError:  # pragma: no cover - the module ships with the package
+        KubeLookups = None  # type: ignore[assignment]
+    found = KubeLookups.from_environment() if KubeLookups is not None else None
+    if found is None:
+        if settings.kube_lookups == "on":
+            from ..config import ConfigError
+
+            raise ConfigError("--kube-lookups on: no kubeconfig or in-cluster service account found")
+        log.warning("no Kubernetes API configuration found: rules that read other objects will allow with a warning")
+        return NoLookups()
+    return found
+
+
+def create_app(
+    settings: ServeSettings | None = None,
+    *,
+    registry: Registry = REGISTRY,
+    lookups: Lookups | None = None,
+    certificates: CertificateSource | None = None,
+) -> Flask:
+    settings = settings or ServeSettings()
+    ctx = Context(settings=settings.policy(), lookups=lookups if lookups is not None else default_lookups(settings))
+    certificates = certificates or CertificateSource(
+        settings.certs_dir, min_version=settings.tls_min_version, reload_seconds=settings.cert_reload_seconds,
+        on_load=metrics.certificate_loaded,
+    )
+    max_body = settings.max_body_bytes
+
+    app = Flask("servinggate")
+    # The body limit is enforced in read_body(), not through MAX_CONTENT_LENGTH: Werkzeug's limited
+    # stream silently truncates a chunked body at the limit instead of refusing it.
+    app.extensions["servinggate"] = {"settings": settings, "context": ctx, "certificates": certificates, "registry": registry}
+
+    def read_body() -> bytes | Response:
+        if request.content_length is not None and request.content_length > max_body:
+            return _http_error(413, f"body of {request.content_length} bytes exceeds the limit of {max_body} bytes")
+        mimetype = request.mimetype
+        if mimetype != JSON:
+            return _http_error(415, f"Content-Type must be {JSON}, got {request.content_type or 'none'!r}")
+        # Bounded read: a chunked body without Content-Length is cut at the limit, never buffered whole.
+        body = request.stream.read(max_body + 1)
+        if len(body) > max_body:
+            return _http_error(413, f"body exceeds the limit of {max_body} bytes")
+        if not body:
+            return _http_error(400, "body is empty; expected an AdmissionReview")
+        return body
+
+    def serve_review(action: str) -> Response:
+        started = time.perf_counter()
+        body = read_body()
+        if isinstance(body, Response):
+            return body
+        try:
+            req = parse_review(body)
+        except ReviewError as exc:
+            if exc.uid is None:
+                return _http_error(exc.code, exc.message)
+            metrics.BAD_REQUESTS.labels(code=str(exc.code)).inc()
+            return _json(error_response(exc.uid, exc.api_version or "admission.k8s.io/v1", exc.code, exc.message, _REASONS.get(exc.code, "BadRequest")))
+        resource = req.resource.resource + ("/" + req.sub_resource if req.sub_resource else "")
+        gauge = metrics.IN_FLIGHT.labels(endpoint=action)
+        gauge.inc()
+        try:
+            outcome = engine.review(action, req, ctx, registry)  # type: ignore[arg-type]
+        except Exception:  # the engine contains rule errors; this is a bug of ours, still answered as a review
+            log.error("review %s failed:\n%s", req.uid, traceback.format_exc())
+            outcome = None
+        finally:
+            gauge.dec()
+        if outcome is None:
+            answer = error_response(req.uid, req.api_version, 500, "internal error in the webhook; see its log", "InternalError")
+            allowed, code, n_ops = False, 500, 0
+        else:
+            answer, allowed, code, n_ops = outcome.response, outcome.allowed, outcome.code, len(outcome.patch)
+            if outcome.rule_error:
+                metrics.RULE_ERRORS.labels(rule=outcome.rule_error).inc()
+            if not outcome.matched:
+                metrics.UNMATCHED.labels(endpoint=action, resource=resource, operation=req.operation).inc()
+        payload = orjson.dumps(answer)
+        elapsed = time.perf_counter() - started
+        metrics.REQUESTS.labels(endpoint=action, resource=resource, operation=req.operation, allowed=str(allowed).lower(), code=str(code)).inc()
+        metrics.LATENCY.labels(endpoint=action).observe(elapsed)
+        if review_log.isEnabledFor(logging.INFO):
+            review_log.info(
+                {
+                    "msg": "review", "endpoint": action, "uid": req.uid, "resource": resource,
+                    "object": req.display_name, "operation": req.operation, "dryRun": req.dry_run,
+                    "user": req.user_info.get("username", ""), "allowed": allowed, "code": code,
+                    "patchOps": n_ops, "latencyMs": round(elapsed * 1000, 3),
+                }
+            )
+        return Response(payload, status=200, mimetype=JSON)
+
+    @app.post("/validate")
+    def validate() -> Response:
+        return serve_review("validate")
+
+    @app.post("/mutate")
+    def mutate() -> Response:
+        return serve_review("mutate")
+
+    @app.get("/healthz")
+    def healthz() -> Response:
+        return _json({"status": "ok"})
+
+    @app.get("/readyz")
+    def readyz() -> Response:
+        ok, detail = certificates.ready()
+        return _json({"status": "ok" if ok else "not ready", "detail": detail}, 200 if ok else 503)
+
+    @app.get("/metrics")
+    def metrics_view() -> Response:
+        body, content_type = metrics.render()
+        return Response(body, status=200, content_type=content_type)
+
+    @app.errorhandler(HTTPException)
+    def http_error(exc: HTTPException) -> Response:
+        code = exc.code or 400
+        if code == 405:
+            return _http_error(405, f"method {request.method} not allowed on {request.path}; allowed: {', '.join(sorted(exc.valid_methods or []))}")  # type: ignore[attr-defined]
+        if code == 413:
+            return _http_error(413, f"body exceeds the limit of {max_body} bytes")
+        if code == 404:
+            return _http_error(404, f"no such path {request.path}; reviews go to /validate or /mutate")
+        return _http_error(code, exc.description or exc.name)
+
+    @app.errorhandler(Exception)
+    def unexpected(exc: Exception) -> Response:
+        log.error("unhandled error on %s %s:\n%s", request.method, request.path, traceback.format_exc())
+        return _json(status_body(500, "InternalError", "internal error in the webhook; see its log"), 500)
+
+    return app

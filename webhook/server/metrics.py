@@ -1,0 +1,68 @@
+"""Prometheus metrics of the admission server.
+
+Under gunicorn every worker is its own process, so `serve` points PROMETHEUS_MULTIPROC_DIR at an
+emptied folder before this module is imported; the /metrics view then aggregates all workers'
+files. Without that variable (tests, `check`) the default in-process registry is used.
+"""
+
+from __future__ import annotations
+
+import os
+
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client import REGISTRY as DEFAULT_REGISTRY
+
+MULTIPROCESS = bool(os.environ.get("PROMETHEUS_MULTIPROC_DIR"))
+
+REQUESTS = Counter(
+    "servinggate_admission_requests_total",
+    "Admission reviews answered, by endpoint, resource, operation, verdict and status code.",
+    ["endpoint", "resource", "operation", "allowed", "code"],
+)
+LATENCY = Histogram(
+    "servinggate_admission_request_duration_seconds",
+    "Time from reading the body to the serialised answer, by endpoint.",
+    ["endpoint"],
+    buckets=(0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5),
+)
+IN_FLIGHT = Gauge(
+    "servinggate_admission_in_flight_requests",
+    "Admission reviews being processed.",
+    ["endpoint"],
+    multiprocess_mode="livesum",
+)
+RULE_ERRORS = Counter("servinggate_rule_errors_total", "Rules that raised instead of answering.", ["rule"])
+UNMATCHED = Counter(
+    "servinggate_admission_unmatched_total",
+    "Reviews for a resource and operation no rule is registered for (allowed unchanged).",
+    ["endpoint", "resource", "operation"],
+)
+BAD_REQUESTS = Counter("servinggate_admission_bad_requests_total", "Requests refused before a review could be judged.", ["code"])
+LOOKUP_FAILURES = Counter(
+    "servinggate_lookup_failures_total", "Lookups of other objects that failed; the rule allowed with a warning.", ["kind"]
+)
+CERT_EXPIRY = Gauge(
+    "servinggate_certificate_expiry_timestamp_seconds",
+    "Expiry (Unix time) of the serving certificate loaded.",
+    multiprocess_mode="livemostrecent",
+)
+CERT_RELOADS = Counter("servinggate_certificate_reloads_total", "Serving certificate (re)loads, by result.", ["result"])
+
+
+def render() -> tuple[bytes, str]:
+    if MULTIPROCESS:
+        from prometheus_client import multiprocess
+
+        registry = CollectorRegistry()
+        multiprocess.MultiProcessCollector(registry)
+        return generate_latest(registry), CONTENT_TYPE_LATEST
+    return generate_latest(DEFAULT_REGISTRY), CONTENT_TYPE_LATEST
+
+
+def certificate_loaded(loaded, previous) -> None:
+    """Callback of CertificateSource: a (re)load or a failed attempt."""
+    if loaded is None:
+        CERT_RELOADS.labels(result="error").inc()
+        return
+    CERT_RELOADS.labels(result="ok").inc()
+    CERT_EXPIRY.set(loaded.not_after.timestamp())

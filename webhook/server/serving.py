@@ -1,0 +1,120 @@
+"""`python -m webhook serve`: gunicorn run as a library, TLS only, every option set in one place."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from gunicorn.app.base import BaseApplication
+
+from .. import logs
+from ..certs import ensure_dev_certs
+from ..config import ConfigError, ServeSettings, parse_args
+
+
+def gunicorn_options(settings: ServeSettings, certificates: Any) -> dict[str, Any]:
+    """Every gunicorn setting we rely on; an unknown key is an error, not a silent no-op."""
+    host = f"[{settings.host}]" if ":" in settings.host else settings.host
+
+    def ssl_context(conf: Any, default_factory: Any) -> Any:
+        # Called for every accepted connection; the source hands out a cached context.
+        return certificates.context()
+
+    def child_exit(server: Any, worker: Any) -> None:
+        if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+            from prometheus_client import multiprocess
+
+            multiprocess.mark_process_dead(worker.pid)
+
+    return {
+        "bind": [f"{host}:{settings.port}"],
+        "workers": settings.workers,
+        "worker_class": "gthread",
+        "threads": settings.threads,
+        # The API server reuses connections; a long keep-alive spares a TLS handshake per review.
+        "keepalive": settings.keepalive,
+        "graceful_timeout": settings.graceful_timeout,
+        "timeout": 30,
+        "certfile": str(settings.certs_dir / "tls.crt"),
+        "keyfile": str(settings.certs_dir / "tls.key"),
+        "ssl_context": ssl_context,
+        "child_exit": child_exit,
+        "preload_app": True,
+        "accesslog": None,
+        "errorlog": "-",
+        "loglevel": settings.log_level,
+        "proc_name": "servinggate-webhook",
+        "worker_tmp_dir": "/dev/shm" if os.path.isdir("/dev/shm") else None,
+        # Never recycle workers: prometheus multiprocess files would pile up (client_python#275).
+        "max_requests": 0,
+        # No gunicornc control socket: it would write under $HOME, which is read-only in the pod.
+        "control_socket_disable": True,
+    }
+
+
+class WebhookServer(BaseApplication):
+    def __init__(self, app: Any, options: dict[str, Any]):
+        self.application = app
+        self.options = options
+        super().__init__()
+
+    def load_config(self) -> None:
+        for key, value in self.options.items():
+            if key not in self.cfg.settings:
+                raise ConfigError(f"unknown gunicorn setting {key!r}")
+            if value is not None:
+                self.cfg.set(key, value)
+
+    def load(self) -> Any:
+        return self.application
+
+
+def prepare_metrics_dir(settings: ServeSettings) -> str:
+    """Point prometheus_client at an empty folder before it is imported (multiprocess mode)."""
+    path = settings.metrics_dir or tempfile.mkdtemp(prefix="servinggate-metrics-")
+    if os.path.isdir(path):
+        for entry in os.listdir(path):
+            full = os.path.join(path, entry)
+            if os.path.isdir(full):
+                shutil.rmtree(full)
+            else:
+                os.unlink(full)
+    else:
+        os.makedirs(path)
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = path
+    return path
+
+
+def main(argv: list[str]) -> int:
+    settings = parse_args(ServeSettings, argv, "python -m webhook serve", "Run the ServingGate admission webhook over HTTPS.")
+    logs.configure(settings.log_level)
+    if "prometheus_client" in sys.modules and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        raise ConfigError("internal: prometheus_client was imported before the metrics folder was set")
+    prepare_metrics_dir(settings)
+
+    # Imported only now: the metrics module must see PROMETHEUS_MULTIPROC_DIR.
+    from . import metrics
+    from .app import create_app
+    from .tls import CertificateSource
+
+    if settings.cert_management == "self":
+        from ..deploy import selfcerts
+
+        selfcerts.bootstrap(settings)
+        selfcerts.start_renewer(settings)
+    elif ensure_dev_certs(Path(settings.certs_dir), settings.service_name, settings.service_namespace):
+        print(f"generated a development CA and serving certificate in {settings.certs_dir}/ (trust {settings.certs_dir}/ca.crt)", file=sys.stderr)
+
+    certificates = CertificateSource(
+        settings.certs_dir, min_version=settings.tls_min_version, reload_seconds=settings.cert_reload_seconds,
+        on_load=metrics.certificate_loaded,
+    )
+    if certificates.current() is None:
+        raise ConfigError(f"--certs-dir {settings.certs_dir}: no usable tls.crt/tls.key")
+    app = create_app(settings, certificates=certificates)
+    WebhookServer(app, gunicorn_options(settings, certificates)).run()
+    return 0

@@ -1,0 +1,102 @@
+"""The TLS context gunicorn wraps each new connection with, rebuilt only when the files change.
+
+gunicorn calls its `ssl_context` hook for every accepted connection; building a context there
+re-reads and re-parses the key each time. We keep one context per worker process and re-check
+the files at most every `reload_seconds`: a digest of the certificate and key bytes decides
+whether to rebuild (so rotated files are served to new connections without a restart), and a
+failed read or parse keeps the last good context, logging once per distinct failure.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import logging
+import ssl
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from cryptography import x509
+
+log = logging.getLogger("servinggate.tls")
+
+_MIN_VERSIONS = {"1.2": ssl.TLSVersion.TLSv1_2, "1.3": ssl.TLSVersion.TLSv1_3}
+
+
+@dataclass(frozen=True)
+class Loaded:
+    context: ssl.SSLContext
+    digest: str
+    serial: int
+    not_after: dt.datetime
+
+
+class CertificateSource:
+    def __init__(self, certs_dir: Path, *, min_version: str = "1.2", reload_seconds: float = 10.0, on_load=None):
+        self.cert_file = Path(certs_dir) / "tls.crt"
+        self.key_file = Path(certs_dir) / "tls.key"
+        self.min_version = _MIN_VERSIONS[min_version]
+        self.reload_seconds = reload_seconds
+        self._on_load = on_load
+        self._lock = threading.Lock()
+        self._loaded: Loaded | None = None
+        self._checked_at = 0.0
+        self._last_error: str | None = None
+
+    def _build(self, cert_pem: bytes, digest: str) -> Loaded:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.minimum_version = self.min_version
+        # Prefer AEAD suites with forward secrecy (TLS 1.3 suites are always AEAD).
+        context.set_ciphers("ECDHE+AESGCM:ECDHE+CHACHA20")
+        context.options |= ssl.OP_NO_COMPRESSION
+        context.load_cert_chain(certfile=str(self.cert_file), keyfile=str(self.key_file))
+        cert = x509.load_pem_x509_certificate(cert_pem)
+        return Loaded(context, digest, cert.serial_number, cert.not_valid_after_utc)
+
+    def refresh(self) -> Loaded | None:
+        """Re-read the files now; returns the current (possibly unchanged) certificate."""
+        try:
+            cert_pem = self.cert_file.read_bytes()
+            key_pem = self.key_file.read_bytes()
+            digest = hashlib.sha256(cert_pem + b"\0" + key_pem).hexdigest()
+            if self._loaded is None or digest != self._loaded.digest:
+                loaded = self._build(cert_pem, digest)
+                previous, self._loaded = self._loaded, loaded
+                self._last_error = None
+                log.info("serving certificate loaded: serial %x, expires %s", loaded.serial, loaded.not_after.isoformat())
+                if self._on_load is not None:
+                    self._on_load(loaded, previous)
+        except (OSError, ssl.SSLError, ValueError) as exc:
+            message = f"{type(exc).__name__}: {exc}"
+            if message != self._last_error:
+                self._last_error = message
+                state = "keeping the previous certificate" if self._loaded else "no certificate loaded"
+                log.error("cannot load the serving certificate from %s (%s); %s", self.cert_file.parent, message, state)
+            if self._on_load is not None:
+                self._on_load(None, self._loaded)
+        return self._loaded
+
+    def current(self) -> Loaded | None:
+        now = time.monotonic()
+        if self._loaded is None or now - self._checked_at >= self.reload_seconds:
+            with self._lock:
+                if self._loaded is None or now - self._checked_at >= self.reload_seconds:
+                    self._checked_at = now
+                    self.refresh()
+        return self._loaded
+
+    def context(self) -> ssl.SSLContext:
+        loaded = self.current()
+        if loaded is None:
+            raise ssl.SSLError(f"no usable serving certificate in {self.cert_file.parent}")
+        return loaded.context
+
+    def ready(self) -> tuple[bool, str]:
+        loaded = self.current()
+        if loaded is None:
+            return False, self._last_error or "no certificate loaded"
+        if loaded.not_after <= dt.datetime.now(dt.timezone.utc):
+            return False, f"certificate expired at {loaded.not_after.isoformat()}"
+        return True, f"certificate serial {loaded.serial:x} valid until {loaded.not_after.isoformat()}"
