@@ -153,3 +153,21 @@ def test_patch_is_a_diff_escapes_slashes_and_is_omitted_when_empty():
     assert json.loads(base64.b64decode(resp["patch"])) == ops
     empty = patch_response(req, make_patch(original, copy.deepcopy(original)), [])["response"]
     assert "patch" not in empty and "patchType" not in empty
+
+
+from hypothesis import given, settings as hsettings, strategies as st
+
+_keys = st.sampled_from(["a", "b", "x/y", "t~1", "labels", "0"])
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 5) | st.text(max_size=3),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_keys, inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@hsettings(max_examples=300, deadline=None)
+@given(st.dictionaries(_keys, _json, max_size=5), st.dictionaries(_keys, _json, max_size=5))
+def test_patch_turns_any_object_into_any_other(src, dst):
+    ops = make_patch(src, dst)
+    assert jsonpatch.apply_patch(copy.deepcopy(src), ops) == dst
+    assert (ops == []) == (src == dst)

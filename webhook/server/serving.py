@@ -30,7 +30,13 @@ def gunicorn_options(settings: ServeSettings, certificates: Any) -> dict[str, An
 
             multiprocess.mark_process_dead(worker.pid)
 
+    def post_fork(server: Any, worker: Any) -> None:
+        # With the default 5 ms GIL switch interval a review that becomes ready while another
+        # thread computes waits up to 5 ms; 1 ms cuts the tail latency at little throughput cost.
+        sys.setswitchinterval(0.001)
+
     return {
+        "post_fork": post_fork,
         "bind": [f"{host}:{settings.port}"],
         "workers": settings.workers,
         "worker_class": "gthread",

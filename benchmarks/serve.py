@@ -1,0 +1,186 @@
+"""Throughput and latency of the admission server, against baselines measured in the same run.
+
+Servers (each gunicorn gthread, the product's options, 2 workers):
+  product/TLS     the real app, POST /mutate with the recorded Kthena pod that gets patched
+  baseline/TLS    the same gunicorn + Flask answering allow-all (parse body, echo uid)
+  product/HTTP    the real app over plain HTTP (benchmark only: the product never serves HTTP)
+  baseline/HTTP   allow-all over plain HTTP
+Load: `wrk` (16 keep-alive connections) for peak reviews/s, then `hey` at a fixed rate of half
+that peak for p50/p99. Both are Debian packages (apt-get install wrk hey).
+
+Usage: python benchmarks/serve.py [--seconds 8] [--connections 16]
+Prints figures; it passes or fails nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("SERVINGGATE_SHARED", REPO.parent / "shared"))
+POD = SHARED / "fixtures/admission/pods-create-kthena-entry-missing-scheduler-annotations-roleid-mutating.json"
+
+
+# ---- server side (run in a child process) -------------------------------------------------------
+
+
+def run_server(kind: str, tls: bool, port: int, certs: str, workers: int) -> None:
+    sys.path.insert(0, str(REPO))
+    from webhook.config import ServeSettings
+    from webhook.server.serving import prepare_metrics_dir
+
+    settings = ServeSettings(host="127.0.0.1", port=port, certs_dir=Path(certs), workers=workers, kube_lookups="off", log_level="info")
+    prepare_metrics_dir(settings)
+    from webhook import logs
+    from webhook.server import metrics
+    from webhook.server.app import create_app
+    from webhook.server.serving import WebhookServer, gunicorn_options
+    from webhook.server.tls import CertificateSource
+
+    logs.configure("info")  # the product default: one JSON line per review
+    certificates = CertificateSource(settings.certs_dir, on_load=metrics.certificate_loaded)
+    if kind == "product":
+        app = create_app(settings, certificates=certificates)
+    else:
+        import orjson
+        from flask import Flask, Response, request
+
+        app = Flask("allow-all")
+
+        @app.post("/mutate")
+        def allow_all():
+            doc = orjson.loads(request.get_data())
+            body = {"apiVersion": doc["apiVersion"], "kind": "AdmissionReview", "response": {"uid": doc["request"]["uid"], "allowed": True}}
+            return Response(orjson.dumps(body), mimetype="application/json")
+
+    options = gunicorn_options(settings, certificates)
+    options["loglevel"] = "warning"
+    if not tls:
+        for key in ("certfile", "keyfile", "ssl_context"):
+            options.pop(key)
+    WebhookServer(app, options).run()
+
+
+# ---- driver -------------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_port(port: int, timeout: float = 20) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(f"server on {port} did not start")
+
+
+WRK_LUA = """
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+local f = io.open("{body}", "rb"); wrk.body = f:read("*a"); f:close()
+done = function(summary, latency, requests)
+  io.write(string.format("RESULT %d %d %.3f %.3f %d\\n", summary.requests, summary.duration,
+    latency:percentile(50) / 1000, latency:percentile(99) / 1000, summary.errors.status + summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout))
+end
+"""
+
+
+def wrk(url: str, lua: str, seconds: int, connections: int) -> dict[str, float]:
+    out = subprocess.run(["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "-s", lua, url], capture_output=True, text=True, check=True).stdout
+    m = re.search(r"RESULT (\d+) (\d+) ([\d.]+) ([\d.]+) (\d+)", out)
+    if not m:
+        raise RuntimeError(out)
+    reqs, dur_us = int(m[1]), int(m[2])
+    return {"rps": reqs / (dur_us / 1e6), "p50": float(m[3]), "p99": float(m[4]), "errors": int(m[5])}
+
+
+def hey(url: str, body: Path, seconds: int, rate: float, connections: int) -> dict[str, float]:
+    per_worker = max(rate / connections, 1.0)
+    out = subprocess.run(
+        ["hey", "-z", f"{seconds}s", "-c", str(connections), "-q", f"{per_worker:.1f}", "-m", "POST", "-T", "application/json", "-D", str(body), url],
+        capture_output=True, text=True, check=True,
+    ).stdout
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out)[1])
+    p50 = float(re.search(r"50%+ in ([\d.]+) secs", out)[1]) * 1000
+    p99 = float(re.search(r"99%+ in ([\d.]+) secs", out)[1]) * 1000
+    codes = dict(re.findall(r"\[(\d+)\]\s+(\d+) responses", out))
+    return {"rps": rps, "p50": p50, "p99": p99, "non200": sum(int(n) for c, n in codes.items() if c != "200")}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seconds", type=int, default=8)
+    parser.add_argument("--connections", type=int, default=16)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--serve", choices=["product", "baseline"], help=argparse.SUPPRESS)
+    parser.add_argument("--tls", choices=["on", "off"], default="on", help=argparse.SUPPRESS)
+    parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--certs", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve:
+        run_server(args.serve, args.tls == "on", args.port, args.certs, args.workers)
+        return
+    for tool in ("wrk", "hey"):
+        if shutil.which(tool) is None:
+            sys.exit(f"{tool} not found: apt-get install wrk hey")
+
+    sys.path.insert(0, str(REPO))
+    from webhook.certs import ensure_dev_certs
+
+    tmp = Path(tempfile.mkdtemp(prefix="sg-bench-"))
+    ensure_dev_certs(tmp / "certs", "servinggate-webhook", "servinggate-system")
+    lua = tmp / "post.lua"
+    lua.write_text(WRK_LUA.replace("{body}", str(POD)))
+    print(f"machine: {os.cpu_count()} cores; {args.workers} gunicorn gthread workers; wrk -t2 -c{args.connections}; {args.seconds}s per run")
+    print(f"body: {POD.name} ({POD.stat().st_size} bytes), POST /mutate (the product patches it)\n")
+    rows = []
+    for kind, tls in (("baseline", True), ("product", True), ("baseline", False), ("product", False)):
+        port = free_port()
+        proc = subprocess.Popen(
+            [sys.executable, __file__, "--serve", kind, "--tls", "on" if tls else "off", "--port", str(port),
+             "--certs", str(tmp / "certs"), "--workers", str(args.workers)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        try:
+            wait_port(port)
+            url = f"{'https' if tls else 'http'}://127.0.0.1:{port}/mutate"
+            wrk(url, str(lua), 2, args.connections)  # warm-up
+            peak = wrk(url, str(lua), args.seconds, args.connections)
+            half = hey(url, POD, args.seconds, peak["rps"] / 2, args.connections)
+            rows.append((kind, tls, peak, half))
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(30)
+    print(f"{'server':<14}{'proto':<7}{'peak rev/s':>11}{'p50 ms':>9}{'p99 ms':>9}{'errors':>8}  |{'half-load rev/s':>16}{'p50 ms':>9}{'p99 ms':>9}{'non-200':>9}")
+    for kind, tls, peak, half in rows:
+        print(f"{kind:<14}{'TLS' if tls else 'HTTP':<7}{peak['rps']:>11.0f}{peak['p50']:>9.2f}{peak['p99']:>9.2f}{peak['errors']:>8}  |"
+              f"{half['rps']:>16.0f}{half['p50']:>9.2f}{half['p99']:>9.2f}{half['non200']:>9}")
+    get = {(k, t): p for k, t, p, _ in rows}
+    half_tls = next(h for k, t, _, h in rows if k == "product" and t)
+    print()
+    print(f"product/baseline over TLS:  {get[('product', True)]['rps'] / get[('baseline', True)]['rps']:.2f}x   (target >= 0.80)")
+    print(f"TLS/plain HTTP for product: {get[('product', True)]['rps'] / get[('product', False)]['rps']:.2f}x   (target >= 0.70)")
+    print(f"TLS/plain HTTP for baseline:{get[('baseline', True)]['rps'] / get[('baseline', False)]['rps']:.2f}x")
+    print(f"product p99 at half of peak over TLS: {half_tls['p99']:.2f} ms   (target < 10 ms)")
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
