@@ -19,7 +19,7 @@ from werkzeug.exceptions import HTTPException
 from ..admission.responses import error_response
 from ..admission.review import ReviewError, parse_review
 from ..config import ServeSettings
-from ..policies import REGISTRY, Context, Lookups, NoLookups, Registry
+from ..policies import REGISTRY, Context, LookupFailed, Lookups, NoLookups, Registry
 from ..policies import engine
 from . import metrics
 from .tls import CertificateSource
@@ -66,6 +66,20 @@ def default_lookups(settings: ServeSettings) -> Lookups:
     return found
 
 
+class CountingLookups:
+    """Counts failed lookups in a metric; the rule still decides what a failure means."""
+
+    def __init__(self, inner: Lookups):
+        self.inner = inner
+
+    def get(self, api_version: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
+        try:
+            return self.inner.get(api_version, kind, namespace, name)
+        except LookupFailed:
+            metrics.LOOKUP_FAILURES.labels(kind=kind).inc()
+            raise
+
+
 def create_app(
     settings: ServeSettings | None = None,
     *,
@@ -74,7 +88,7 @@ def create_app(
     certificates: CertificateSource | None = None,
 ) -> Flask:
     settings = settings or ServeSettings()
-    ctx = Context(settings=settings.policy(), lookups=lookups if lookups is not None else default_lookups(settings))
+    ctx = Context(settings=settings.policy(), lookups=CountingLookups(lookups if lookups is not None else default_lookups(settings)))
     certificates = certificates or CertificateSource(
         settings.certs_dir, min_version=settings.tls_min_version, reload_seconds=settings.cert_reload_seconds,
         on_load=metrics.certificate_loaded,

@@ -1,0 +1,80 @@
+"""Settings: flags over environment over config file over defaults, and a clear error per bad value."""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from webhook.config import ConfigError, ServeSettings, add_arguments, load
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def parse(argv, env=None):
+    parser = argparse.ArgumentParser()
+    add_arguments(parser, ServeSettings)
+    return load(ServeSettings, parser.parse_args(argv), env or {})
+
+
+def test_defaults():
+    s = parse([])
+    assert (s.port, s.workers, s.scheduler_name, s.max_body_bytes) == (8443, 2, "volcano", 7 * 1024 * 1024)
+
+
+def test_precedence_flag_env_file(tmp_path):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("port: 9000\nworkers: 3\nscheduler-name: from-file\nskip_namespaces: [a, b]\n")
+    s = parse(["--config", str(cfg), "--port", "9100"], {"SERVINGGATE_WORKERS": "4"})
+    assert s.port == 9100 and s.workers == 4 and s.scheduler_name == "from-file" and s.skip_namespaces == ("a", "b")
+    s = parse([], {"SERVINGGATE_CONFIG": str(cfg)})
+    assert s.port == 9000
+
+
+@pytest.mark.parametrize(
+    "argv, env, needle",
+    [
+        (["--port", "70000"], {}, "--port: invalid value '70000': must be at most 65535"),
+        (["--workers", "two"], {}, "--workers: invalid value 'two': must be an integer"),
+        ([], {"SERVINGGATE_KEEPALIVE": "5"}, "SERVINGGATE_KEEPALIVE: invalid value '5': must be at least 30"),
+        ([], {"SERVINGGATE_TLS_MIN_VERSION": "1.0"}, "SERVINGGATE_TLS_MIN_VERSION: invalid value '1.0': must be one of 1.2, 1.3"),
+        (["--max-body-bytes", "lots"], {}, "--max-body-bytes: invalid value 'lots'"),
+        (["--cert-management", "magic"], {}, "--cert-management: invalid value 'magic'"),
+        (["--scheduler-name", " "], {}, "--scheduler-name: invalid value ' ': must not be empty"),
+    ],
+)
+def test_bad_values_name_their_source(argv, env, needle):
+    with pytest.raises(ConfigError) as info:
+        parse(argv, env)
+    assert needle in str(info.value)
+
+
+def test_config_file_with_unknown_key_is_refused(tmp_path):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("prot: 1\n")
+    with pytest.raises(ConfigError, match="unknown setting"):
+        parse(["--config", str(cfg)])
+
+
+def test_serve_exits_2_with_the_message_before_starting(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "webhook", "serve", "--port", "0", "--certs-dir", str(tmp_path)],
+                          cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert "servinggate serve: --port: invalid value '0': must be at least 1" in proc.stderr
+    assert not (tmp_path / "tls.crt").exists()
+
+
+def test_unknown_command_exits_2():
+    proc = subprocess.run([sys.executable, "-m", "webhook", "frobnicate"], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "unknown command 'frobnicate'" in proc.stderr
+
+
+def test_readme_settings_table_matches_the_code():
+    from webhook.config import settings_table
+
+    readme = (REPO / "README.md").read_text()
+    for flag, env, default, help_text in settings_table(ServeSettings):
+        assert f"| `{flag}` | `{env}` | `{default}` | {help_text} |" in readme, flag
