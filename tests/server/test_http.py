@@ -175,3 +175,9 @@ def test_metrics_count_reviews(client):
     text = client.get("/metrics").get_data(as_text=True)
     assert 'servinggate_admission_requests_total{allowed="true",code="200",endpoint="mutate",operation="CREATE",resource="pods"}' in text
     assert "servinggate_admission_request_duration_seconds_bucket" in text
+
+
+def test_far_oversized_body_is_refused_without_draining_and_the_connection_closed(client, settings):
+    resp = client.post("/validate", data=b" " * (3 * settings.max_body_bytes), content_type="application/json")
+    assert resp.status_code == 413 and resp.headers["Connection"] == "close"
+    assert f"body of {3 * settings.max_body_bytes} bytes exceeds" in status_of(resp)["message"]

@@ -5,7 +5,7 @@ To add a rule: write a function in the module of its API family and decorate it 
 Rules never do I/O: other objects come through `ctx.lookups`.
 """
 
-from . import pods  # noqa: F401  (registers rules)
+from . import autoscalers, modelservings, pods  # noqa: F401  (registers rules)
 from .context import Context, DictLookups, LookupFailed, Lookups, NoLookups, PolicySettings
 from .registry import REGISTRY, Registry, Rule
 

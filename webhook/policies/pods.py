@@ -1,33 +1,79 @@
-"""Pod rules: default the gang scheduler so Volcano, not kube-scheduler, places gang members."""
+"""Pod rules (CREATE): make gang members schedulable as Volcano gangs.
+
+Scope: pods of a ModelServing (label `modelserving.volcano.sh/name`) and pods that opt in with
+`servinggate.io/gang`; never pods labelled `servinggate.io/skip: "true"` or in a skipped namespace.
+
+- `pods.default-scheduler`: an empty or `default-scheduler` schedulerName becomes the configured
+  gang scheduler; another explicit scheduler is kept, with a warning.
+- `pods.gang-labels`: the subgroup labels and PodGroup annotations Volcano's `subGroupPolicy`
+  and PodGroup matching need, derived from the pod name `<ms>-<g>-<role>-<r>-<k>` (or, without a
+  name, from the labels); a value contradicting the name is repaired. Opt-in pods map
+  `servinggate.io/gang` / `servinggate.io/subgroup` onto the same keys.
+
+Both are minimal (no change, no patch) and idempotent; every change is named in a warning.
+"""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ..admission.review import Request
+from .common import (
+    ANNOTATION_GROUP,
+    ANNOTATION_TASK,
+    LABEL_ENTRY,
+    LABEL_GROUP,
+    LABEL_NAME,
+    LABEL_ROLE,
+    LABEL_ROLE_ID,
+)
 from .context import Context
 from .registry import REGISTRY
 
-MODELSERVING_NAME_LABEL = "modelserving.volcano.sh/name"
+MODELSERVING_NAME_LABEL = LABEL_NAME
 GANG_LABEL = "servinggate.io/gang"
+SUBGROUP_LABEL = "servinggate.io/subgroup"
 SKIP_LABEL = "servinggate.io/skip"
+
+_POD_SUFFIX = re.compile(r"([0-9]+)-(.+)-([0-9]+)-([0-9]+)")
+
+# The only dicts these mutators edit in place (the engine copies just these; see Rule.edits).
+_EDITS = (("metadata",), ("metadata", "labels"), ("metadata", "annotations"), ("spec",))
+_TARGET = dict(group="", resource="pods", operations=["CREATE"], versions=["v1"], edits=_EDITS)
+
+
+def _labels(pod: dict[str, Any]) -> dict[str, Any] | None:
+    """The pod's labels, or None when metadata/labels have a shape we must not touch."""
+    meta = pod.get("metadata")
+    if not isinstance(meta, dict):
+        return None
+    labels = meta.get("labels")
+    if labels is None:
+        return {}
+    return labels if isinstance(labels, dict) else None
 
 
 def in_scope(req: Request, pod: dict[str, Any], ctx: Context) -> bool:
     """Pods of a ModelServing or opted in with servinggate.io/gang, outside skipped namespaces."""
-    if req.namespace in ctx.settings.skip_namespaces:
+    namespace = req.namespace or str((pod.get("metadata") or {}).get("namespace") or "")
+    if namespace in ctx.settings.skip_namespaces:
         return False
-    labels = (pod.get("metadata") or {}).get("labels") or {}
-    if labels.get(SKIP_LABEL) == "true":
+    labels = _labels(pod)
+    if not labels or labels.get(SKIP_LABEL) == "true":
         return False
     return MODELSERVING_NAME_LABEL in labels or GANG_LABEL in labels
 
 
-@REGISTRY.mutator("pods.default-scheduler", group="", resource="pods", operations=["CREATE"], versions=["v1"])
+@REGISTRY.mutator("pods.default-scheduler", **_TARGET)
 def default_scheduler(req: Request, pod: dict[str, Any], ctx: Context) -> list[str]:
     if not in_scope(req, pod, ctx):
         return []
-    spec = pod.setdefault("spec", {})
+    spec = pod.get("spec")
+    if spec is None:
+        spec = pod["spec"] = {}
+    if not isinstance(spec, dict):
+        return []
     current = spec.get("schedulerName") or ""
     wanted = ctx.settings.scheduler_name
     if current in ("", "default-scheduler"):
@@ -36,3 +82,94 @@ def default_scheduler(req: Request, pod: dict[str, Any], ctx: Context) -> list[s
     if current != wanted:
         return [f"servinggate: spec.schedulerName {current!r} kept; gang scheduling needs {wanted!r}"]
     return []
+
+
+def parse_pod_name(name: str, ms_name: str) -> tuple[str, str, str, bool] | None:
+    """`<ms>-<g>-<role>-<r>-<k>` -> (group name, role, role id, is entry); None if it doesn't fit."""
+    prefix = ms_name + "-"
+    if not ms_name or not name.startswith(prefix):
+        return None
+    m = _POD_SUFFIX.fullmatch(name, len(prefix))
+    if not m:
+        return None
+    group, role, replica, index = m.groups()
+    return f"{ms_name}-{group}", role, f"{role}-{replica}", index == "0"
+
+
+def _wanted(pod: dict[str, Any], labels: dict[str, Any]) -> tuple[dict[str, str | None], dict[str, str], bool]:
+    """(labels to hold: value or None = absent, annotations to hold, derived from the name?)."""
+    if GANG_LABEL in labels and MODELSERVING_NAME_LABEL not in labels:
+        group = labels.get(GANG_LABEL)
+        subgroup = labels.get(SUBGROUP_LABEL)
+        want: dict[str, str | None] = {}
+        notes: dict[str, str] = {}
+        if isinstance(group, str) and group:
+            want[LABEL_GROUP] = group
+            notes[ANNOTATION_GROUP] = group
+        if isinstance(subgroup, str) and subgroup:
+            want[LABEL_ROLE_ID] = subgroup
+            notes[ANNOTATION_TASK] = subgroup
+        return want, notes, False
+    ms_name = labels.get(MODELSERVING_NAME_LABEL)
+    name = (pod.get("metadata") or {}).get("name")
+    parsed = parse_pod_name(name, ms_name) if isinstance(name, str) and isinstance(ms_name, str) else None
+    if parsed is not None:
+        group, role, role_id, entry = parsed
+        want = {LABEL_GROUP: group, LABEL_ROLE: role, LABEL_ROLE_ID: role_id, LABEL_ENTRY: "true" if entry else None}
+        return want, {ANNOTATION_GROUP: group, ANNOTATION_TASK: role_id}, True
+    # generateName (or a name we cannot read): the labels the pod carries are all we know.
+    notes = {}
+    group, role_id = labels.get(LABEL_GROUP), labels.get(LABEL_ROLE_ID)
+    if isinstance(group, str) and group:
+        notes[ANNOTATION_GROUP] = group
+    if isinstance(role_id, str) and role_id:
+        notes[ANNOTATION_TASK] = role_id
+    return {}, notes, False
+
+
+@REGISTRY.mutator("pods.gang-labels", **_TARGET)
+def gang_labels(req: Request, pod: dict[str, Any], ctx: Context) -> list[str]:
+    if not in_scope(req, pod, ctx):
+        return []
+    meta = pod["metadata"]
+    labels = _labels(pod)
+    if labels is None:
+        return []
+    want_labels, want_notes, from_name = _wanted(pod, labels)
+    warnings: list[str] = []
+    why = " (it contradicted the pod name)" if from_name else ""
+    for key, value in want_labels.items():
+        current = labels.get(key)
+        if value is None:
+            if key in labels:
+                warnings.append(f"servinggate: removed label {key}={current}{why}")
+                del labels[key]
+            continue
+        if current == value:
+            continue
+        if "labels" not in meta or meta["labels"] is None:
+            meta["labels"] = labels
+        if key in labels:
+            warnings.append(f"servinggate: repaired label {key}: {current} -> {value}{why}")
+        else:
+            warnings.append(f"servinggate: added label {key}={value}")
+        labels[key] = value
+    # PodGroup annotations only help a pod Volcano schedules.
+    scheduler = (pod.get("spec") or {}).get("schedulerName") if isinstance(pod.get("spec"), dict) else None
+    if scheduler != ctx.settings.scheduler_name:
+        return warnings
+    notes = meta.get("annotations")
+    if notes is not None and not isinstance(notes, dict):
+        return warnings
+    for key, value in want_notes.items():
+        current = (notes or {}).get(key)
+        if current == value:
+            continue
+        if notes is None:
+            notes = meta["annotations"] = {}
+        if key in notes:
+            warnings.append(f"servinggate: repaired annotation {key}: {current} -> {value}{why}")
+        else:
+            warnings.append(f"servinggate: added annotation {key}={value}")
+        notes[key] = value
+    return warnings

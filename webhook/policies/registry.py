@@ -28,6 +28,10 @@ class Rule:
     fn: Callable[..., Any] = field(compare=False, repr=False)
     versions: tuple[str, ...] = ("*",)
     scope: str = "Namespaced"
+    # Mutators only: the dict paths (e.g. ("metadata", "labels")) the rule edits in place. When
+    # every matching mutator declares them, the engine copies just those dicts (and the root)
+    # instead of the whole object; the rule must then leave every other nested value untouched.
+    edits: tuple[tuple[str, ...], ...] | None = None
 
     @property
     def full_resource(self) -> str:
@@ -50,6 +54,7 @@ class Registry:
         subresource: str = "",
         versions: Iterable[str] = ("*",),
         scope: str = "Namespaced",
+        edits: Iterable[Iterable[str]] | None = None,
     ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         ops = tuple(operations)
         unknown = set(ops) - {"CREATE", "UPDATE", "DELETE", "CONNECT"}
@@ -59,7 +64,8 @@ class Registry:
         def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
             if any(r.name == name for r in self._rules):
                 raise ValueError(f"rule {name} is registered twice")
-            self._rules.append(Rule(name, action, group, resource, subresource, ops, fn, tuple(versions), scope))
+            declared = None if edits is None else tuple(tuple(p) for p in edits)
+            self._rules.append(Rule(name, action, group, resource, subresource, ops, fn, tuple(versions), scope, declared))
             self._index.clear()
             return fn
 

@@ -100,16 +100,34 @@ def create_app(
     # stream silently truncates a chunked body at the limit instead of refusing it.
     app.extensions["servinggate"] = {"settings": settings, "context": ctx, "certificates": certificates, "registry": registry}
 
+    def too_large(message: str) -> Response:
+        # Discard what the client is still sending (up to another limit's worth) so it can read
+        # the 413 instead of a connection reset; past that, close the connection.
+        stream, left = request.stream, max_body
+        while left > 0:
+            chunk = stream.read(min(left, 65536))
+            if not chunk:
+                break
+            left -= len(chunk)
+        resp = _http_error(413, message)
+        if left <= 0:
+            resp.headers["Connection"] = "close"
+        return resp
+
     def read_body() -> bytes | Response:
         if request.content_length is not None and request.content_length > max_body:
-            return _http_error(413, f"body of {request.content_length} bytes exceeds the limit of {max_body} bytes")
+            if request.content_length > 2 * max_body:
+                resp = _http_error(413, f"body of {request.content_length} bytes exceeds the limit of {max_body} bytes")
+                resp.headers["Connection"] = "close"
+                return resp
+            return too_large(f"body of {request.content_length} bytes exceeds the limit of {max_body} bytes")
         mimetype = request.mimetype
         if mimetype != JSON:
             return _http_error(415, f"Content-Type must be {JSON}, got {request.content_type or 'none'!r}")
         # Bounded read: a chunked body without Content-Length is cut at the limit, never buffered whole.
         body = request.stream.read(max_body + 1)
         if len(body) > max_body:
-            return _http_error(413, f"body exceeds the limit of {max_body} bytes")
+            return too_large(f"body exceeds the limit of {max_body} bytes")
         if not body:
             return _http_error(400, "body is empty; expected an AdmissionReview")
         return body

@@ -1,0 +1,95 @@
+"""In-process cost of each policy per review, next to a bare JSON round trip of the same body.
+
+For every recorded review a rule matches, it times, in the same run and interleaved:
+  bare     orjson.loads(body) + orjson.dumps(doc)              (the floor any webhook pays)
+  review   parse_review(body) + engine (all matching rules) + orjson.dumps(response)
+The "x bare" column is review p50 / bare p50. Targets (issue 3): the gangPolicy ModelServing
+validation and the ModelServing-pod mutation within 3x of the bare round trip.
+
+Usage: python benchmarks/policies.py [--rounds 3000]
+Prints figures; it passes or fails nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("SERVINGGATE_SHARED", REPO.parent / "shared"))
+ADMISSION = SHARED / "fixtures" / "admission"
+sys.path.insert(0, str(REPO))
+
+import orjson  # noqa: E402
+
+from webhook.admission.review import parse_review  # noqa: E402
+from webhook.policies import REGISTRY, Context, DictLookups, engine  # noqa: E402
+
+TARGETS = {
+    "modelservings-create-gang-example-validating": "gangPolicy ModelServing validation",
+    "pods-create-kthena-entry-missing-scheduler-annotations-roleid-mutating": "ModelServing pod mutation",
+}
+
+
+def percentile(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def measure(body: bytes, action: str, ctx: Context, rounds: int) -> tuple[list[float], list[float]]:
+    bare: list[float] = []
+    review: list[float] = []
+    clock = time.perf_counter_ns
+    loads, dumps = orjson.loads, orjson.dumps
+    for _ in range(rounds):
+        t0 = clock()
+        dumps(loads(body))
+        t1 = clock()
+        out = engine.review(action, parse_review(body), ctx)
+        dumps(out.response)
+        t2 = clock()
+        bare.append((t1 - t0) / 1000)
+        review.append((t2 - t1) / 1000)
+    return bare, review
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=3000)
+    args = parser.parse_args(argv)
+
+    gang = orjson.loads((ADMISSION / "modelservings-create-gang-example-validating.json").read_bytes())["request"]["object"]
+    ctx = Context(lookups=DictLookups([gang]))
+    rows = []
+    for path in sorted(ADMISSION.glob("*.json")):
+        body = path.read_bytes()
+        action = "mutate" if path.stem.endswith("-mutating") else "validate"
+        req = parse_review(body)
+        rules = REGISTRY.match(action, req.resource.group, req.resource.resource, req.sub_resource, req.operation)
+        if not rules:
+            continue
+        for _ in range(200):  # warm up
+            engine.review(action, req, ctx)
+        gc.collect()
+        gc.disable()
+        try:
+            bare, review = measure(body, action, ctx, args.rounds)
+        finally:
+            gc.enable()
+        rows.append((path.stem, ", ".join(r.name for r in rules), len(body), bare, review))
+
+    print(f"{'review':<74} {'bytes':>6} {'bare p50':>9} {'p99':>7} {'policy p50':>11} {'p99':>7} {'x bare':>7}")
+    for stem, rules, size, bare, review in rows:
+        b50, b99, r50, r99 = percentile(bare, 0.5), percentile(bare, 0.99), percentile(review, 0.5), percentile(review, 0.99)
+        mark = "  <- target 3x: " + TARGETS[stem] if stem in TARGETS else ""
+        print(f"{stem:<74} {size:>6} {b50:>8.1f}µ {b99:>6.1f}µ {r50:>10.1f}µ {r99:>6.1f}µ {r50 / b50:>6.2f}x{mark}")
+        print(f"    rules: {rules}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

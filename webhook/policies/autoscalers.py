@@ -1,0 +1,512 @@
+"""Autoscaler bounds: Kthena AutoscalingPolicy (current API) and AutoscalingPolicyBinding (v0.4),
+HPAs that target a ModelServing, KServe InferenceServices and Alibaba Cloud CronHPAs.
+
+Kthena's own checks keep Kthena's messages (reference kthena.md §2.4, §2.5); what Kthena misses
+(min <= max everywhere, role bounds against the target's gang minimum) is added with our wording.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+from ..admission.fields import FieldError, FieldPath, duplicate, invalid, not_supported, required
+from ..admission.responses import Verdict
+from ..admission.review import Request
+from .common import (
+    MODELSERVING_GROUP,
+    MODELSERVING_KIND,
+    as_dict,
+    as_list,
+    is_int,
+    is_number,
+    lookup_modelserving,
+    min_role_replicas,
+    parse_duration,
+    parse_quantity,
+    role_index,
+)
+from .context import Context, LookupFailed
+from .registry import REGISTRY
+
+SPEC = FieldPath.of("spec")
+MIN_LE_MAX = "minReplicas must be <= maxReplicas"
+
+
+def _min_max(target: dict[str, Any], path: FieldPath) -> list[FieldError]:
+    low, high = target.get("minReplicas"), target.get("maxReplicas")
+    if is_int(low) and is_int(high) and low > high:
+        return [invalid(path.child("minReplicas"), low, MIN_LE_MAX)]
+    return []
+
+
+# ---- role targets against the target ModelServing's gang minimum --------------------------------
+
+
+def _role_bounds(
+    ctx: Context, namespace: str, ms_name: str, roles: list[tuple[FieldPath, str, FieldPath, Any]]
+) -> tuple[list[FieldError], list[str]]:
+    """Each (role path, role, minReplicas path, minReplicas) must name a role of the ModelServing and respect its gang floor."""
+    if not ms_name or not roles:
+        return [], []
+    ms, failure = lookup_modelserving(ctx, namespace, ms_name)
+    if failure is not None:
+        return [], [f"servinggate: role bounds not checked, ModelServing {namespace}/{ms_name} unreadable: {failure}"]
+    if ms is None:
+        return [], [f"servinggate: role bounds not checked, ModelServing {namespace}/{ms_name} does not exist yet"]
+    by_name, floors = role_index(ms), min_role_replicas(ms)
+    errs: list[FieldError] = []
+    for path, role, min_path, minimum in roles:
+        if role not in by_name:
+            known = ", ".join(sorted(by_name)) or "none"
+            errs.append(invalid(path, role, f"role {role} does not exist in ModelServing {ms_name} (roles: {known})"))
+            continue
+        floor = floors.get(role)
+        if is_int(floor) and is_int(minimum) and minimum < floor:
+            errs.append(
+                invalid(
+                    min_path,
+                    minimum,
+                    f"must not be below minRoleReplicas ({floor}) of role {role} in ModelServing {ms_name}: "
+                    "the ModelServing would refuse that scale-down",
+                )
+            )
+    return errs, []
+
+
+# ---- AutoscalingPolicy (Kthena >= v1.0) ---------------------------------------------------------
+
+
+def _metric_errors(metrics: Any, path: FieldPath) -> list[FieldError]:
+    errs: list[FieldError] = []
+    seen: set[Any] = set()
+    for i, metric in enumerate(as_list(metrics)):
+        metric = as_dict(metric)
+        value = parse_quantity(metric.get("targetValue"))
+        if value is None or value <= 0 or math.isinf(value):
+            errs.append(
+                invalid(path.index(i).child("targetValue"), metric.get("targetValue"), "metric target value must be greater than 0 and not equal to infinity")
+            )
+        name = metric.get("name")
+        if name in seen:
+            errs.append(invalid(path.index(i).child("name"), name, f"duplicate metric name {name} is not allowed"))
+        if isinstance(name, (str, int)):
+            seen.add(name)
+    return errs
+
+
+def _target_ref_errors(ref: Any, path: FieldPath) -> list[FieldError]:
+    ref = as_dict(ref)
+    errs: list[FieldError] = []
+    kind = ref.get("kind") or ""
+    if kind != MODELSERVING_KIND:
+        if kind:
+            errs.append(invalid(path.child("kind"), kind, f"targetRef.kind must be ModelServing, but got {kind}"))
+    if not ref.get("name"):
+        errs.append(invalid(path.child("name"), ref.get("name") or "", "targetRef.name must be set, but got empty"))
+    return errs
+
+
+_BEHAVIOR_LIMIT = 30 * 60
+
+
+def _duration_errors(value: Any, path: FieldPath, detail: str) -> list[FieldError]:
+    if value is None:
+        return []
+    seconds = parse_duration(value)
+    if seconds is None or seconds < 0 or seconds > _BEHAVIOR_LIMIT:
+        return [invalid(path, value, detail)]
+    return []
+
+
+def _behavior_errors(behavior: Any) -> list[FieldError]:
+    base = SPEC.child("behavior")
+    down, up = as_dict(as_dict(behavior).get("scaleDown")), as_dict(as_dict(behavior).get("scaleUp"))
+    stable, panic = as_dict(up.get("stablePolicy")), as_dict(up.get("panicPolicy"))
+    p_down, p_stable, p_panic = base.child("scaleDown"), base.child("scaleUp", "stablePolicy"), base.child("scaleUp", "panicPolicy")
+    errs: list[FieldError] = []
+    errs += _duration_errors(down.get("period"), p_down.child("period"), "stable policy period must be between 0 and 30 minutes")
+    errs += _duration_errors(down.get("stabilizationWindow"), p_down.child("stabilizationWindow"), "stable policy stabilization window must be between 0 and 30 minutes")
+    errs += _duration_errors(stable.get("period"), p_stable.child("period"), "stable policy period must be between 0 and 30 minutes")
+    errs += _duration_errors(stable.get("stabilizationWindow"), p_stable.child("stabilizationWindow"), "stable policy stabilization window must be between 0 and 30 minutes")
+    errs += _duration_errors(panic.get("period"), p_panic.child("period"), "panic policy period must be between 0 and 30 minutes")
+    errs += _duration_errors(panic.get("panicModeHold"), p_panic.child("panicModeHold"), "panic policy panic mode hold must be between 0 and 30 minutes")
+    return errs
+
+
+def _metric_names(metrics: Any) -> set[Any]:
+    return {as_dict(m).get("name") for m in as_list(metrics)}
+
+
+def _disaggregated_errors(target: dict[str, Any], spec_metrics: Any) -> list[FieldError]:
+    base = SPEC.child("disaggregatedTarget")
+    roles = as_dict(target.get("roles"))
+    errs: list[FieldError] = []
+    for name in sorted(roles, key=str):
+        param = as_dict(roles[name])
+        path = base.child("roles").key(str(name))
+        if not name:
+            errs.append(invalid(path, name, "role name must refer to a ModelServing.spec.template.roles[].name and must not be empty"))
+        errs += _min_max(param, path)
+        low, high = param.get("minReplicas"), param.get("maxReplicas")
+        fixed = is_int(low) and low == high and low > 0
+        errs += _metric_errors(param.get("metrics"), path.child("metrics"))
+        if fixed:
+            continue
+        effective = param.get("metrics") or spec_metrics
+        if not as_list(effective):
+            errs.append(required(path.child("metrics"), "metrics must be set on every non-fixed role when spec.metrics is empty"))
+            continue
+        sources = param.get("metricSources")
+        if not sources:
+            errs.append(required(path.child("metricSources"), "metricSources must be set on every non-fixed role when metrics are configured"))
+            continue
+        names = _metric_names(effective)
+        for key in sorted(as_dict(sources), key=str):
+            if key not in names:
+                errs.append(invalid(path.child("metricSources").key(str(key)), key, "metricSources key must match an effective metric name"))
+    ratio = target.get("ratioConstraint")
+    if isinstance(ratio, dict):
+        errs += _ratio_errors(ratio, roles, base.child("ratioConstraint"))
+    return errs
+
+
+def _ratio_errors(ratio: dict[str, Any], roles: dict[str, Any], path: FieldPath) -> list[FieldError]:
+    errs: list[FieldError] = []
+    num, den = ratio.get("numeratorRole"), ratio.get("denominatorRole")
+    if num == den:
+        errs.append(invalid(path.child("denominatorRole"), den, "numeratorRole and denominatorRole must differ"))
+    if num not in roles:
+        errs.append(invalid(path.child("numeratorRole"), num, "numeratorRole must exist in roles"))
+    if den not in roles:
+        errs.append(invalid(path.child("denominatorRole"), den, "denominatorRole must exist in roles"))
+    low, high = parse_quantity(ratio.get("minRatio")), parse_quantity(ratio.get("maxRatio"))
+    if low is None or high is None or not math.isfinite(low) or not math.isfinite(high):
+        errs.append(invalid(path, {"minRatio": ratio.get("minRatio"), "maxRatio": ratio.get("maxRatio")}, "ratio values must be finite"))
+        return errs
+    if low < 0 or high <= 0:
+        errs.append(invalid(path.child("minRatio"), ratio.get("minRatio"), "minRatio must be >= 0 and maxRatio must be > 0"))
+        return errs
+    if low > high:
+        errs.append(invalid(path.child("minRatio"), ratio.get("minRatio"), "minRatio must be <= maxRatio"))
+        return errs
+    if errs:
+        return errs
+    n, d = as_dict(roles.get(num)), as_dict(roles.get(den))
+    n_min, n_max, d_min, d_max = n.get("minReplicas", 0), n.get("maxReplicas"), d.get("minReplicas", 0), d.get("maxReplicas")
+    if not all(is_int(v) for v in (n_min, n_max, d_min, d_max)):
+        return errs
+    if (n_min == 0) != (d_min == 0):
+        errs.append(invalid(path, {"numeratorRole": num, "denominatorRole": den}, "ratio roles must be scalable-to-zero together"))
+        return errs
+    too_high = d_max > 0 and n_min / d_max > high
+    too_low = d_min > 0 and n_max / d_min < low
+    if too_high or too_low:
+        errs.append(invalid(path, {"minRatio": ratio.get("minRatio"), "maxRatio": ratio.get("maxRatio")}, "ratioConstraint is not achievable within role replica bounds"))
+    return errs
+
+
+def autoscaling_policy_errors(policy: dict[str, Any]) -> list[FieldError]:
+    """Kthena's AutoscalingPolicy validator plus min <= max for homogeneous and heterogeneous targets."""
+    spec = as_dict(policy.get("spec"))
+    errs = _metric_errors(spec.get("metrics"), SPEC.child("metrics"))
+    targets = [k for k in ("homogeneousTarget", "heterogeneousTarget", "disaggregatedTarget") if spec.get(k) is not None]
+    if len(targets) != 1:
+        errs.append(invalid(SPEC, len(targets), "exactly one of homogeneousTarget, heterogeneousTarget, or disaggregatedTarget must be set"))
+    elif targets[0] == "homogeneousTarget":
+        homo = as_dict(spec["homogeneousTarget"])
+        path = SPEC.child("homogeneousTarget")
+        errs += _target_ref_errors(as_dict(homo.get("target")).get("targetRef"), path.child("target", "targetRef"))
+        errs += _min_max(homo, path)
+    elif targets[0] == "heterogeneousTarget":
+        for i, param in enumerate(as_list(as_dict(spec["heterogeneousTarget"]).get("params"))):
+            path = SPEC.child("heterogeneousTarget", "params").index(i)
+            errs += _target_ref_errors(as_dict(as_dict(param).get("target")).get("targetRef"), path.child("target", "targetRef"))
+            errs += _min_max(as_dict(param), path)
+    else:
+        dis = as_dict(spec["disaggregatedTarget"])
+        errs += _target_ref_errors(dis.get("targetRef"), SPEC.child("disaggregatedTarget", "targetRef"))
+    if (spec.get("homogeneousTarget") is not None or spec.get("heterogeneousTarget") is not None) and not as_list(spec.get("metrics")):
+        errs.append(required(SPEC.child("metrics"), "at least one metric must be set"))
+    if len(targets) == 1 and targets[0] == "disaggregatedTarget":
+        errs += _disaggregated_errors(as_dict(spec["disaggregatedTarget"]), spec.get("metrics"))
+    errs += _behavior_errors(spec.get("behavior"))
+    return errs
+
+
+@REGISTRY.validator(
+    "autoscalingpolicies.bounds", group=MODELSERVING_GROUP, resource="autoscalingpolicies", operations=["CREATE", "UPDATE"], versions=["v1alpha1"]
+)
+def validate_autoscaling_policy(req: Request, ctx: Context) -> Verdict:
+    policy = req.object or {}
+    verdict = Verdict(errors=autoscaling_policy_errors(policy))
+    spec = as_dict(policy.get("spec"))
+    dis = spec.get("disaggregatedTarget")
+    if isinstance(dis, dict) and len([k for k in ("homogeneousTarget", "heterogeneousTarget") if spec.get(k) is not None]) == 0:
+        ref = as_dict(dis.get("targetRef"))
+        if (ref.get("kind") or MODELSERVING_KIND) == MODELSERVING_KIND and isinstance(ref.get("name"), str):
+            base = SPEC.child("disaggregatedTarget", "roles")
+            roles = [(base.key(str(n)), n, base.key(str(n)).child("minReplicas"), as_dict(p).get("minReplicas")) for n, p in sorted(as_dict(dis.get("roles")).items(), key=lambda kv: str(kv[0])) if n]
+            errs, warnings = _role_bounds(ctx, str(ref.get("namespace") or req.namespace), ref["name"], roles)
+            verdict.errors += errs
+            verdict.warnings += warnings
+    return verdict
+
+
+# ---- AutoscalingPolicyBinding (Kthena <= v0.4) --------------------------------------------------
+
+
+def binding_errors(binding: dict[str, Any]) -> list[FieldError]:
+    spec = as_dict(binding.get("spec"))
+    homo, hetero = spec.get("homogeneousTarget"), spec.get("heterogeneousTarget")
+    errs: list[FieldError] = []
+    if homo is None and hetero is None:
+        errs.append(required(SPEC.child("homogeneousTarget"), "spec.homogeneousTarget should be set if spec.heterogeneousTarget does not exist"))
+    elif homo is not None and hetero is not None:
+        errs.append(invalid(SPEC, "", "both spec.heterogeneousTarget and spec.homogeneousTarget can not be set at the same time"))
+    if isinstance(hetero, dict):
+        for i, param in enumerate(as_list(hetero.get("params"))):
+            path = SPEC.child("heterogeneousTarget", "params").index(i)
+            target = as_dict(as_dict(param).get("target"))
+            kind = as_dict(target.get("targetRef")).get("kind") or ""
+            if kind != MODELSERVING_KIND:
+                errs.append(invalid(path.child("target", "targetRef", "kind"), kind, f"heterogeneousTarget.params[].targetRef.kind must be ModelServing, but got {kind}"))
+            if target.get("subTargets"):
+                errs.append(invalid(path.child("target", "subTargets"), target["subTargets"], "heterogeneousTarget.params[].subTarget must be empty"))
+            errs += _min_max(as_dict(param), path)
+    if isinstance(homo, dict):
+        path = SPEC.child("homogeneousTarget")
+        target = as_dict(homo.get("target"))
+        ref = as_dict(target.get("targetRef"))
+        kind = ref.get("kind") or ""
+        ref_path = path.child("target", "targetRef")
+        if kind in ("", MODELSERVING_KIND):
+            if not ref.get("name"):
+                errs.append(invalid(ref_path.child("name"), ref.get("name") or "", "homogeneousTarget.targetRef.name must be set, but got empty"))
+            sub = target.get("subTargets")
+            if isinstance(sub, dict):
+                sub_path = path.child("target", "subTargets")
+                if not sub.get("name"):
+                    errs.append(invalid(sub_path.child("name"), sub.get("name") or "", "homogeneousTarget.targetRef.subTarget.name must be set, but got empty"))
+                if sub.get("kind") != "Role":
+                    errs.append(invalid(sub_path.child("kind"), sub.get("kind") or "", f"homogeneousTarget.targetRef.subTarget.kind must be `Role`, but got {sub.get('kind') or ''}"))
+        else:
+            errs.append(invalid(ref_path.child("kind"), kind, f"homogeneousTarget.targetRef.kind must be ModelServing, but got {kind}"))
+        errs += _min_max(homo, path)
+    return errs
+
+
+@REGISTRY.validator(
+    "autoscalingpolicybindings.bounds", group=MODELSERVING_GROUP, resource="autoscalingpolicybindings", operations=["CREATE", "UPDATE"], versions=["v1alpha1"]
+)
+def validate_binding(req: Request, ctx: Context) -> Verdict:
+    binding = req.object or {}
+    verdict = Verdict(errors=binding_errors(binding))
+    spec = as_dict(binding.get("spec"))
+    policy_name = as_dict(spec.get("policyRef")).get("name")
+    path = SPEC.child("policyRef", "name")
+    if not isinstance(policy_name, str) or not policy_name:
+        verdict.errors.append(required(path, "the AutoscalingPolicy to bind must be named"))
+    else:
+        try:
+            found = ctx.lookups.get(f"{MODELSERVING_GROUP}/v1alpha1", "AutoscalingPolicy", req.namespace, policy_name)
+        except LookupFailed as exc:
+            verdict.warnings.append(f"servinggate: policyRef not checked, AutoscalingPolicy {req.namespace}/{policy_name} unreadable: {exc}")
+        else:
+            if found is None:
+                verdict.errors.append(invalid(path, policy_name, f"autoscaling policy resource {policy_name} does not exist"))
+    homo = spec.get("homogeneousTarget")
+    if isinstance(homo, dict):
+        target = as_dict(homo.get("target"))
+        ref, sub = as_dict(target.get("targetRef")), as_dict(target.get("subTargets"))
+        if sub.get("kind") == "Role" and isinstance(sub.get("name"), str) and sub["name"] and isinstance(ref.get("name"), str):
+            role_path = SPEC.child("homogeneousTarget", "target", "subTargets", "name")
+            min_path = SPEC.child("homogeneousTarget", "minReplicas")
+            ns = str(ref.get("namespace") or req.namespace)
+            errs, warnings = _role_bounds(ctx, ns, ref["name"], [(role_path, sub["name"], min_path, homo.get("minReplicas"))])
+            verdict.errors += errs
+            verdict.warnings += warnings
+    return verdict
+
+
+# ---- HorizontalPodAutoscaler targeting a ModelServing -------------------------------------------
+
+
+def hpa_errors(hpa: dict[str, Any]) -> list[FieldError]:
+    spec = as_dict(hpa.get("spec"))
+    ref = as_dict(spec.get("scaleTargetRef"))
+    group = str(ref.get("apiVersion") or "").rpartition("/")[0]
+    if ref.get("kind") != MODELSERVING_KIND or group not in ("", MODELSERVING_GROUP):
+        return []
+    low = spec.get("minReplicas", 1)  # the API server defaults minReplicas to 1
+    high = spec.get("maxReplicas")
+    errs: list[FieldError] = []
+    if is_int(low) and low < 1:
+        errs.append(
+            invalid(SPEC.child("minReplicas"), low, "must be at least 1 for a ModelServing target: at zero there are no pods, so no metrics to scale back up")
+        )
+    if is_int(low) and is_int(high) and high < low:
+        errs.append(invalid(SPEC.child("maxReplicas"), high, f"must be greater than or equal to minReplicas ({low})"))
+    return errs
+
+
+@REGISTRY.validator(
+    "horizontalpodautoscalers.modelserving-bounds",
+    group="autoscaling",
+    resource="horizontalpodautoscalers",
+    operations=["CREATE", "UPDATE"],
+    versions=["v1", "v2"],
+)
+def validate_hpa(req: Request, ctx: Context) -> Verdict:
+    return Verdict(errors=hpa_errors(req.object or {}))
+
+
+# ---- KServe InferenceService ----------------------------------------------------------------------
+
+KSERVE_COMPONENTS = ("predictor", "transformer", "explainer")
+KSERVE_METRICS = ["cpu", "memory", "concurrency", "rps"]
+KSERVE_MODE_ANNOTATION = "serving.kserve.io/deploymentMode"
+
+
+def inference_service_errors(isvc: dict[str, Any]) -> tuple[list[FieldError], list[str]]:
+    spec = as_dict(isvc.get("spec"))
+    notes = as_dict(as_dict(isvc.get("metadata")).get("annotations"))
+    raw = notes.get(KSERVE_MODE_ANNOTATION) == "RawDeployment"
+    errs: list[FieldError] = []
+    warnings: list[str] = []
+    for name in KSERVE_COMPONENTS:
+        comp = spec.get(name)
+        if not isinstance(comp, dict):
+            continue
+        path = SPEC.child(name)
+        low, high = comp.get("minReplicas"), comp.get("maxReplicas")
+        if low is not None and (not is_int(low) or low < 0):
+            errs.append(invalid(path.child("minReplicas"), low, "must be greater than or equal to 0"))
+        elif raw and is_int(low) and low < 1:
+            errs.append(invalid(path.child("minReplicas"), low, "must be at least 1 in RawDeployment mode (no scale-to-zero)"))
+        # maxReplicas 0 means "no limit" to KServe, so only a positive bound is compared.
+        if is_int(high) and high > 0 and is_int(low) and high < low:
+            errs.append(invalid(path.child("maxReplicas"), high, f"must be greater than or equal to minReplicas ({low})"))
+        metric = comp.get("scaleMetric")
+        if metric is not None and metric not in KSERVE_METRICS:
+            errs.append(not_supported(path.child("scaleMetric"), metric, KSERVE_METRICS))
+        target = comp.get("scaleTarget")
+        if target is not None:
+            if not is_number(target) or target <= 0:
+                errs.append(invalid(path.child("scaleTarget"), target, "must be greater than 0"))
+            elif metric in ("cpu", "memory") and target > 100:
+                warnings.append(f"servinggate: {path}.scaleTarget {target} is above 100% {metric} utilisation; the autoscaler may never scale up")
+    return errs, warnings
+
+
+@REGISTRY.validator(
+    "inferenceservices.autoscaling", group="serving.kserve.io", resource="inferenceservices", operations=["CREATE", "UPDATE"], versions=["v1beta1"]
+)
+def validate_inference_service(req: Request, ctx: Context) -> Verdict:
+    errs, warnings = inference_service_errors(req.object or {})
+    return Verdict(errors=errs, warnings=warnings)
+
+
+# ---- CronHPA (kubernetes-cronhpa-controller) -----------------------------------------------------
+
+_MONTHS = {m: i + 1 for i, m in enumerate("JAN FEB MAR APR MAY JUN JUL AUG SEP OCT NOV DEC".split())}
+_DAYS = {d: i for i, d in enumerate("SUN MON TUE WED THU FRI SAT".split())}
+# (low, high, names, '?' allowed) for second, minute, hour, day of month, month, day of week
+_CRON_FIELDS = (
+    ("second", 0, 59, {}, False),
+    ("minute", 0, 59, {}, False),
+    ("hour", 0, 23, {}, False),
+    ("day of month", 1, 31, {}, True),
+    ("month", 1, 12, _MONTHS, False),
+    ("day of week", 0, 6, _DAYS, True),
+)
+_DESCRIPTORS = {"@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly"}
+_RANGE = re.compile(r"([^-/]+)(?:-([^-/]+))?(?:/([0-9]+))?")
+
+
+def _cron_value(text: str, names: dict[str, int]) -> int | None:
+    if text.isdigit():
+        return int(text)
+    return names.get(text.upper())
+
+
+def cron_problem(schedule: Any) -> str | None:
+    """Why a 6-field cron spec (seconds first, as the CronHPA controller parses it) is invalid."""
+    if not isinstance(schedule, str) or not schedule.strip():
+        return "schedule must be a non-empty cron expression"
+    text = schedule.strip()
+    if text.startswith("@"):
+        if text in _DESCRIPTORS:
+            return None
+        if text.startswith("@every "):
+            seconds = parse_duration(text[len("@every "):].strip())
+            return None if seconds is not None and seconds > 0 else "@every needs a positive duration such as 30s or 5m"
+        return f"unknown descriptor {text.split()[0]}"
+    fields = text.split()
+    if len(fields) != 6:
+        return f"expected 6 fields (second minute hour day-of-month month day-of-week), found {len(fields)}"
+    for field_text, (label, low, high, names, question) in zip(fields, _CRON_FIELDS):
+        for part in field_text.split(","):
+            if part in ("*", "?") or (part.startswith(("*/", "?/")) and part[2:].isdigit()):
+                if part.startswith("?") and not question:
+                    return f"'?' is not allowed in the {label} field"
+                if part[2:] == "0":
+                    return f"step of the {label} field must be positive"
+                continue
+            m = _RANGE.fullmatch(part)
+            if not m:
+                return f"invalid {label} field {field_text!r}"
+            start = _cron_value(m.group(1), names)
+            end = _cron_value(m.group(2), names) if m.group(2) is not None else start
+            if start is None or end is None:
+                return f"invalid {label} field {field_text!r}"
+            if not (low <= start <= high and low <= end <= high):
+                return f"{label} {field_text!r} is out of range {low}-{high}"
+            if start > end:
+                return f"{label} range {part!r} is backwards"
+            if m.group(3) is not None and int(m.group(3)) == 0:
+                return f"step of the {label} field must be positive"
+    return None
+
+
+def cronhpa_errors(cron: dict[str, Any]) -> list[FieldError]:
+    spec = as_dict(cron.get("spec"))
+    errs: list[FieldError] = []
+    ref = spec.get("scaleTargetRef")
+    if not isinstance(ref, dict) or not ref.get("kind") or not ref.get("name"):
+        errs.append(required(SPEC.child("scaleTargetRef"), "the workload to scale needs kind and name"))
+    seen: set[str] = set()
+    for i, job in enumerate(as_list(spec.get("jobs"))):
+        job = as_dict(job)
+        path = SPEC.child("jobs").index(i)
+        name = job.get("name")
+        if not isinstance(name, str) or not name:
+            errs.append(required(path.child("name"), "each job needs a name"))
+        elif name in seen:
+            errs.append(duplicate(path.child("name"), name))
+        else:
+            seen.add(name)
+        problem = cron_problem(job.get("schedule"))
+        if problem:
+            if job.get("schedule") is None:
+                errs.append(required(path.child("schedule"), problem))
+            else:
+                errs.append(invalid(path.child("schedule"), job.get("schedule"), problem))
+        size = job.get("targetSize")
+        if size is None:
+            errs.append(required(path.child("targetSize"), "must be a non-negative integer"))
+        elif not is_int(size) or size < 0:
+            errs.append(invalid(path.child("targetSize"), size, "must be a non-negative integer"))
+    return errs
+
+
+@REGISTRY.validator(
+    "cronhorizontalpodautoscalers.jobs",
+    group="autoscaling.alibabacloud.com",
+    resource="cronhorizontalpodautoscalers",
+    operations=["CREATE", "UPDATE"],
+    versions=["v1beta1"],
+)
+def validate_cronhpa(req: Request, ctx: Context) -> Verdict:
+    return Verdict(errors=cronhpa_errors(req.object or {}))

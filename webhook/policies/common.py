@@ -1,0 +1,195 @@
+"""Small pure helpers shared by the rule modules: safe field access, Kubernetes name checks,
+quantities, durations and lookups of a target ModelServing.
+
+Everything here tolerates odd input (a string where a number belongs, a list where a map
+belongs): rules must answer with a field error, never with an exception.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+from .context import Context, LookupFailed
+
+MODELSERVING_API_VERSION = "workload.serving.volcano.sh/v1alpha1"
+MODELSERVING_GROUP = "workload.serving.volcano.sh"
+MODELSERVING_KIND = "ModelServing"
+
+# Pod labels owned by the ModelServing controller (reference: kthena.md §3.2).
+MS_LABEL_PREFIX = "modelserving.volcano.sh/"
+LABEL_NAME = MS_LABEL_PREFIX + "name"
+LABEL_GROUP = MS_LABEL_PREFIX + "group-name"
+LABEL_ROLE = MS_LABEL_PREFIX + "role"
+LABEL_ROLE_ID = MS_LABEL_PREFIX + "role-id"
+LABEL_ENTRY = MS_LABEL_PREFIX + "entry"
+# Volcano's keys that attach a pod to its PodGroup and task (volcano-deletion-cost.md §1.4).
+ANNOTATION_GROUP = "scheduling.k8s.io/group-name"
+ANNOTATION_TASK = "volcano.sh/task-spec"
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def int_or(value: Any, default: int) -> int:
+    return value if is_int(value) else default
+
+
+def is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+# ---- names (apimachinery pkg/util/validation wording) -------------------------------------------
+
+_DNS1035 = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
+_DNS1035_FMT = "[a-z]([-a-z0-9]*[a-z0-9])?"
+_DNS1035_MSG = (
+    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', "
+    "start with an alphabetic character, and end with an alphanumeric character"
+)
+
+
+def regex_error(msg: str, fmt: str, *examples: str) -> str:
+    """apimachinery's RegexError text, including its odd spacing between examples."""
+    if not examples:
+        return f"{msg} (regex used for validation is '{fmt}')"
+    parts = " or ".join(f"'{e}', " for e in examples)
+    return f"{msg} (e.g. {parts}regex used for validation is '{fmt}')"
+
+
+def dns1035_label_errors(value: str) -> list[str]:
+    errs: list[str] = []
+    if len(value) > 63:
+        errs.append("must be no more than 63 characters")
+    if not _DNS1035.fullmatch(value):
+        errs.append(regex_error(_DNS1035_MSG, _DNS1035_FMT, "my-name", "abc-123"))
+    return errs
+
+
+# ---- quantities and durations -------------------------------------------------------------------
+
+_QUANTITY = re.compile(r"([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]+)?")
+_SUFFIX = {
+    "": 1.0, "n": 1e-9, "u": 1e-6, "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,
+    "Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40, "Pi": 2.0**50, "Ei": 2.0**60,
+}
+
+
+def parse_quantity(value: Any) -> float | None:
+    """A Kubernetes quantity (`"0.8"`, `"500m"`, `"1Gi"`, `2`) as a float; None when unparsable."""
+    if is_number(value):
+        return float(value)
+    if not isinstance(value, str):
+        return None
+    m = _QUANTITY.fullmatch(value.strip())
+    if not m:
+        return None
+    number, suffix = m.group(1), m.group(2) or ""
+    try:
+        base = float(number)
+    except ValueError:
+        return None
+    if suffix[:1] in ("e", "E"):
+        try:
+            return base * 10.0 ** int(suffix[1:])
+        except OverflowError:
+            return math.inf
+    return base * _SUFFIX[suffix]
+
+
+_DURATION_PART = re.compile(r"([0-9]*\.?[0-9]+)(ns|us|µs|ms|s|m|h)")
+_DURATION_UNIT = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def parse_duration(value: Any) -> float | None:
+    """A Go duration string (`"90s"`, `"1m30s"`, `"-5m"`) in seconds; None when unparsable."""
+    if not isinstance(value, str) or not value:
+        return None
+    text, sign = value, 1.0
+    if text[0] in "+-":
+        sign = -1.0 if text[0] == "-" else 1.0
+        text = text[1:]
+    if text == "0":
+        return 0.0
+    pos, total = 0, 0.0
+    while pos < len(text):
+        m = _DURATION_PART.match(text, pos)
+        if not m:
+            return None
+        total += float(m.group(1)) * _DURATION_UNIT[m.group(2)]
+        pos = m.end()
+    return sign * total if pos else None
+
+
+# ---- int-or-percent (k8s.io/apimachinery intstr) ------------------------------------------------
+
+_PERCENT = re.compile(r"[0-9]+%")
+
+
+def scaled_int_or_percent(value: Any, total: int) -> tuple[int | None, str | None]:
+    """intstr.GetScaledValueFromIntOrPercent with round-down: (value, None) or (None, error text)."""
+    if is_int(value):
+        return value, None
+    if isinstance(value, str):
+        if not value.endswith("%"):
+            return None, "invalid value for IntOrString: invalid type: string is not a percentage"
+        digits = value[:-1]
+        if not re.fullmatch(r"[+-]?[0-9]+", digits):
+            return None, f'invalid value "{value}": strconv.Atoi: parsing "{digits}": invalid syntax'
+        return math.floor(int(digits) * total / 100), None
+    return None, "invalid value for IntOrString: invalid type: neither int nor percentage"
+
+
+def int_or_percent_errors(value: Any) -> list[str]:
+    """Kthena's validateIntOrPercent: the problems of an int-or-percent value, as details."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        if not _PERCENT.fullmatch(value):
+            return [
+                regex_error(
+                    "a valid percent string must be a numeric string followed by an ending '%'", "[0-9]+%", "1%", "93%"
+                )
+            ]
+        if int(value[:-1]) > 100:
+            return ["must be a valid percent value (0-100)"]
+        return []
+    if is_int(value):
+        return ["must be a non-negative integer"] if value < 0 else []
+    return ["must be an int or percent"]
+
+
+# ---- lookups of a target ModelServing -----------------------------------------------------------
+
+
+def lookup_modelserving(ctx: Context, namespace: str, name: str) -> tuple[dict[str, Any] | None, str | None]:
+    """(the ModelServing, None), (None, None) when it does not exist, or (None, reason) when unreadable."""
+    try:
+        found = ctx.lookups.get(MODELSERVING_API_VERSION, MODELSERVING_KIND, namespace, name)
+    except LookupFailed as exc:
+        return None, str(exc) or "lookup failed"
+    return (found if isinstance(found, dict) else None), None
+
+
+def role_index(ms: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The roles of a ModelServing by name (later duplicates win, as in Kthena's map)."""
+    roles: dict[str, dict[str, Any]] = {}
+    for role in as_list(as_dict(as_dict(ms.get("spec")).get("template")).get("roles")):
+        if isinstance(role, dict) and isinstance(role.get("name"), str):
+            roles[role["name"]] = role
+    return roles
+
+
+def min_role_replicas(ms: dict[str, Any]) -> dict[str, Any]:
+    template = as_dict(as_dict(ms.get("spec")).get("template"))
+    return as_dict(as_dict(template.get("gangPolicy")).get("minRoleReplicas"))

@@ -1,0 +1,419 @@
+"""ModelServing rules (`workload.serving.volcano.sh/v1alpha1`, `modelservings`).
+
+- `modelservings.kthena`: the nine check groups of Kthena's own validator, same paths and
+  messages (reference kthena.md §2.2), except that a role with `replicas: 0` is not rejected by
+  its CRD-defaulted `maxUnavailable: 1` (Kthena issue #1749).
+- `modelservings.gang-immutable`: the CRD's CEL transition rules, enforced from `oldObject`.
+- `modelservings.gang-floor`: a role's replicas may not go below its gang minimum.
+- `modelservings.reserved-labels`: templates may not set controller-owned labels (Kthena #1582).
+- `modelservings.scale`: `modelservings/scale` (kubectl scale, HPA, KEDA) re-runs the
+  replica-dependent checks on the looked-up ModelServing with the new count.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, NamedTuple
+
+from ..admission.fields import FieldError, FieldPath, forbidden, invalid, required
+from ..admission.responses import Verdict, allowed
+from ..admission.review import Request
+from .common import (
+    MODELSERVING_GROUP,
+    MS_LABEL_PREFIX,
+    as_dict,
+    dns1035_label_errors,
+    int_or_percent_errors,
+    is_int,
+    lookup_modelserving,
+    scaled_int_or_percent,
+)
+from .context import Context
+from .registry import REGISTRY
+
+SPEC = FieldPath.of("spec")
+TEMPLATE = SPEC.child("template")
+ROLES = TEMPLATE.child("roles")
+GANG = TEMPLATE.child("gangPolicy")
+MIN_ROLE_REPLICAS = GANG.child("minRoleReplicas")
+ROLLING = SPEC.child("rolloutStrategy", "rollingUpdateConfiguration")
+
+ROLE_ROLLING_UPDATE = "RoleRollingUpdate"
+GROUP_ROLLING_UPDATE = "ServingGroupRollingUpdate"
+GROUP_RECREATE = "ServingGroupRecreate"
+ROLE_RECREATE = "RoleRecreate"
+
+_DNS1035 = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
+_SPACE = re.compile(r"\s")
+
+_TARGET = dict(group=MODELSERVING_GROUP, resource="modelservings", versions=["v1alpha1"])
+
+
+class Shape(NamedTuple):
+    """The parts of a ModelServing every check reads, extracted once and type-checked."""
+
+    ms: dict[str, Any]
+    spec: dict[str, Any]
+    template: dict[str, Any]
+    roles: list[tuple[int, dict[str, Any]]]  # (index, role) for every role that is an object
+    strategy: dict[str, Any] | None  # spec.rolloutStrategy when it is an object
+
+
+def shape(ms: dict[str, Any]) -> Shape:
+    spec = ms.get("spec")
+    spec = spec if type(spec) is dict else {}
+    template = spec.get("template")
+    template = template if type(template) is dict else {}
+    roles = template.get("roles")
+    listed = [(i, r) for i, r in enumerate(roles) if type(r) is dict] if type(roles) is list else []
+    strategy = spec.get("rolloutStrategy")
+    return Shape(ms, spec, template, listed, strategy if type(strategy) is dict else None)
+
+
+def _name_of(ms: dict[str, Any]) -> str:
+    meta = as_dict(ms.get("metadata"))
+    name = meta.get("name")
+    if isinstance(name, str) and name:
+        return name
+    # Offline, a generateName-only object: stand in for the 5 random characters.
+    prefix = meta.get("generateName")
+    return prefix + "xxxxx" if isinstance(prefix, str) and prefix else ""
+
+
+def _int_or(value: Any, default: int) -> int:
+    return value if type(value) is int else default
+
+
+# ---- Kthena parity: the nine check groups, in Kthena's order ------------------------------------
+
+
+def check_generated_names(s: Shape) -> list[FieldError]:
+    """1. `<ms>-<replicas>-<role>-<roleReplicas>-<workerReplicas>` must be a DNS-1035 label."""
+    errs: list[FieldError] = []
+    name = _name_of(s.ms)
+    replicas = _int_or(s.spec.get("replicas"), 1)
+    for _, role in s.roles:
+        role_name = role.get("name")
+        generated = f"{name}-{replicas}-{role_name if type(role_name) is str else ''}-{_int_or(role.get('replicas'), 1)}-{_int_or(role.get('workerReplicas'), 0)}"
+        if len(generated) <= 63 and _DNS1035.fullmatch(generated):
+            continue
+        problems = dns1035_label_errors(generated)
+        errs.append(invalid(FieldPath.of("metadata", "name"), name, "invalid name: " + "; ".join(problems)))
+    return errs
+
+
+def check_role_names(s: Shape) -> list[FieldError]:
+    """2. Role names are DNS-1035 labels (the CRD pattern alone allows upper case)."""
+    errs: list[FieldError] = []
+    for i, role in s.roles:
+        name = role.get("name")
+        if type(name) is str and len(name) <= 63 and _DNS1035.fullmatch(name):
+            continue
+        problems = dns1035_label_errors(name if isinstance(name, str) else "")
+        errs.append(
+            invalid(
+                ROLES.index(i).child("name"),
+                name,
+                "role name must be a valid DNS-1035 label (lowercase alphanumeric characters or '-', "
+                "must start with a letter): " + "; ".join(problems),
+            )
+        )
+    return errs
+
+
+def check_images(s: Shape) -> list[FieldError]:
+    """3. Entry and worker container images may not be blank or contain whitespace."""
+    errs: list[FieldError] = []
+    for i, role in s.roles:
+        for which in ("entryTemplate", "workerTemplate"):
+            template = role.get(which)
+            pod_spec = template.get("spec") if type(template) is dict else None
+            containers = pod_spec.get("containers") if type(pod_spec) is dict else None
+            if type(containers) is not list:
+                continue
+            for j, container in enumerate(containers):
+                image = container.get("image") if type(container) is dict else None
+                if type(image) is not str or not image or not _SPACE.search(image):
+                    continue
+                detail = "image cannot be empty or whitespace only" if not image.strip() else "image cannot contain spaces"
+                path = ROLES.index(i).child(which, "spec", "containers").index(j).child("image")
+                errs.append(invalid(path, image, "invalid container image reference: " + detail))
+    return errs
+
+
+def check_replicas(s: Shape) -> list[FieldError]:
+    """4. Group and role replicas are non-negative integers; there is at least one role."""
+    errs: list[FieldError] = []
+    replicas = s.spec.get("replicas")
+    if type(replicas) is not int or replicas < 0:
+        errs.append(_not_non_negative(replicas, SPEC.child("replicas"), "replicas must be a non-negative integer"))
+    if not s.template.get("roles"):
+        errs.append(invalid(ROLES, s.template.get("roles"), "roles must be specified"))
+        return errs
+    for i, role in s.roles:
+        value = role.get("replicas")
+        if type(value) is not int or value < 0:
+            errs.append(_not_non_negative(value, ROLES.index(i).child("replicas"), "role replicas must be a non-negative integer"))
+    return errs
+
+
+def _not_non_negative(value: Any, path: FieldPath, detail: str) -> FieldError:
+    return required(path, detail) if value is None else invalid(path, value, detail)
+
+
+def check_group_rolling_update(s: Shape) -> list[FieldError]:
+    """5. The ServingGroup-level rollingUpdateConfiguration."""
+    strategy = s.strategy
+    config = strategy.get("rollingUpdateConfiguration") if strategy else None
+    if type(config) is not dict:
+        return []
+    if strategy.get("type") == ROLE_ROLLING_UPDATE:  # type: ignore[union-attr]
+        return [forbidden(ROLLING, "rollingUpdateConfiguration is only valid when rolloutStrategy.type is ServingGroupRollingUpdate")]
+    errs: list[FieldError] = []
+    max_unavailable = config.get("maxUnavailable")
+    errs += [invalid(ROLLING.child("maxUnavailable"), max_unavailable, d) for d in int_or_percent_errors(max_unavailable)]
+    if config.get("partition") is not None:
+        partition = config["partition"]
+        errs += [invalid(ROLLING.child("partition"), partition, d) for d in int_or_percent_errors(partition)]
+    replicas = s.spec.get("replicas")
+    if is_int(replicas) and max_unavailable is not None:
+        value, problem = scaled_int_or_percent(max_unavailable, replicas)
+        if problem:
+            errs.append(invalid(ROLLING.child("maxUnavailable"), max_unavailable, f"invalid maxUnavailable: {problem}"))
+        elif value == 0:
+            errs.append(invalid(ROLLING, "", "maxUnavailable cannot be 0"))
+    return errs
+
+
+def check_role_rolling_update(s: Shape) -> list[FieldError]:
+    """6. Per-role partition and maxUnavailable (the latter only under RoleRollingUpdate).
+
+    Deviation from Kthena (issue #1749): a role scaled to 0 is not judged by its maxUnavailable,
+    which the CRD defaults to 1 on every role.
+    """
+    role_rolling = s.strategy is not None and s.strategy.get("type") == ROLE_ROLLING_UPDATE
+    errs: list[FieldError] = []
+    for i, role in s.roles:
+        partition = role.get("partition")
+        if partition is not None:
+            path = ROLES.index(i).child("partition")
+            errs += [invalid(path, partition, d) for d in int_or_percent_errors(partition)]
+            if not role_rolling:
+                errs.append(forbidden(path, "partition is only valid when rolloutStrategy.type is RoleRollingUpdate"))
+        max_unavailable = role.get("maxUnavailable")
+        if not role_rolling or max_unavailable is None:
+            continue
+        mu_path = ROLES.index(i).child("maxUnavailable")
+        errs += [invalid(mu_path, max_unavailable, d) for d in int_or_percent_errors(max_unavailable)]
+        replicas = _int_or(role.get("replicas"), 1)
+        if replicas == 0:
+            continue
+        value, problem = scaled_int_or_percent(max_unavailable, replicas)
+        if problem:
+            errs.append(invalid(mu_path, max_unavailable, f"invalid maxUnavailable: {problem}"))
+        elif value == 0:
+            errs.append(invalid(mu_path, max_unavailable, "maxUnavailable cannot be 0"))
+        elif value is not None and value > replicas:
+            errs.append(invalid(mu_path, max_unavailable, f"maxUnavailable cannot be greater than replicas ({replicas})"))
+    return errs
+
+
+def _min_role_replicas(s: Shape) -> dict[str, Any]:
+    gang = s.template.get("gangPolicy")
+    mins = gang.get("minRoleReplicas") if type(gang) is dict else None
+    return mins if type(mins) is dict else {}
+
+
+def check_gang_policy(s: Shape) -> list[FieldError]:
+    """7. Each minRoleReplicas key names a role, is non-negative and does not exceed the role's replicas."""
+    mins = _min_role_replicas(s)
+    if not mins:
+        return []
+    roles = {r.get("name"): r for _, r in s.roles}
+    errs: list[FieldError] = []
+    for name in sorted(mins):  # Kthena walks a Go map; we keep a stable order
+        minimum = mins[name]
+        role = roles.get(name)
+        if role is not None and type(minimum) is int:
+            replicas = _int_or(role.get("replicas"), 1)
+            if 0 <= minimum <= replicas:
+                continue
+        path = MIN_ROLE_REPLICAS.key(name)
+        if role is None:
+            errs.append(invalid(path, name, f"role {name} does not exist in template.roles"))
+            continue
+        if not is_int(minimum):
+            errs.append(invalid(path, minimum, "must be an integer"))
+            continue
+        if minimum > replicas:
+            errs.append(invalid(path, minimum, f"minRoleReplicas ({minimum}) for role {name} cannot exceed replicas ({replicas})"))
+        if minimum < 0:
+            errs.append(invalid(path, minimum, f"minRoleReplicas for role {name} must be non-negative"))
+    return errs
+
+
+def check_worker_replicas(s: Shape) -> list[FieldError]:
+    """8. workerReplicas is non-negative; a positive count needs a workerTemplate."""
+    errs: list[FieldError] = []
+    for i, role in s.roles:
+        workers = role.get("workerReplicas")
+        if type(workers) is int and (workers == 0 or (workers > 0 and role.get("workerTemplate") is not None)):
+            continue
+        if workers is not None and (not is_int(workers) or workers < 0):
+            errs.append(invalid(ROLES.index(i).child("workerReplicas"), workers, "workerReplicas must be a non-negative integer"))
+        if is_int(workers) and workers > 0 and role.get("workerTemplate") is None:
+            errs.append(required(ROLES.index(i).child("workerTemplate"), "workerTemplate is required when workerReplicas is greater than 0"))
+    return errs
+
+
+def check_recovery_and_rollout(s: Shape) -> list[FieldError]:
+    """9. recoveryPolicy ServingGroupRecreate cannot go with rolloutStrategy.type RoleRollingUpdate."""
+    recovery = s.spec.get("recoveryPolicy") or ROLE_RECREATE
+    strategy = s.strategy
+    rollout = (strategy.get("type") if strategy else None) or GROUP_ROLLING_UPDATE
+    if not (recovery == GROUP_RECREATE and rollout == ROLE_ROLLING_UPDATE):
+        return []
+    detail = (
+        f"incompatible recoveryPolicy and rolloutStrategy.type after applying defaults: recoveryPolicy={recovery}, "
+        f"rolloutStrategy.type={rollout}; valid pairs: ({GROUP_RECREATE},{GROUP_ROLLING_UPDATE}) or ({ROLE_RECREATE},{ROLE_ROLLING_UPDATE})"
+    )
+    if strategy is None:
+        return [invalid(SPEC.child("recoveryPolicy"), recovery, detail)]
+    return [invalid(SPEC.child("rolloutStrategy", "type"), rollout, detail)]
+
+
+KTHENA_CHECKS = (
+    check_generated_names,
+    check_role_names,
+    check_images,
+    check_replicas,
+    check_group_rolling_update,
+    check_role_rolling_update,
+    check_gang_policy,
+    check_worker_replicas,
+    check_recovery_and_rollout,
+)
+
+
+def kthena_errors(ms: dict[str, Any]) -> list[FieldError]:
+    s = shape(ms)
+    errs: list[FieldError] = []
+    for check in KTHENA_CHECKS:
+        found = check(s)
+        if found:
+            errs += found
+    return errs
+
+
+@REGISTRY.validator("modelservings.kthena", operations=["CREATE", "UPDATE"], **_TARGET)
+def validate_kthena(req: Request, ctx: Context) -> Verdict:
+    return Verdict(errors=kthena_errors(req.object or {}))
+
+
+# ---- beyond Kthena ------------------------------------------------------------------------------
+
+
+def check_gang_immutable(new: dict[str, Any], old: dict[str, Any]) -> list[FieldError]:
+    """The CRD's CEL rules: gangPolicy cannot be removed; minRoleReplicas cannot change once set."""
+    new_template = shape(new).template
+    old_template = shape(old).template
+    if "gangPolicy" in old_template and old_template["gangPolicy"] is not None:
+        if new_template.get("gangPolicy") is None:
+            return [required(GANG, "gangPolicy is required once set")]
+    old_mins = as_dict(old_template.get("gangPolicy")).get("minRoleReplicas")
+    new_mins = as_dict(new_template.get("gangPolicy")).get("minRoleReplicas")
+    if old_mins is not None and new_mins is not None and old_mins != new_mins:
+        return [invalid(MIN_ROLE_REPLICAS, new_mins, "minRoleReplicas is immutable")]
+    return []
+
+
+@REGISTRY.validator("modelservings.gang-immutable", operations=["UPDATE"], **_TARGET)
+def validate_gang_immutable(req: Request, ctx: Context) -> Verdict:
+    if req.old_object is None:
+        return allowed()
+    return Verdict(errors=check_gang_immutable(req.object or {}, req.old_object))
+
+
+def check_gang_floor(s: Shape) -> list[FieldError]:
+    """A role's replicas may not be set below its gangPolicy.minRoleReplicas."""
+    mins = _min_role_replicas(s)
+    errs: list[FieldError] = []
+    if not mins:
+        return errs
+    for i, role in s.roles:
+        name = role.get("name")
+        floor = mins.get(name) if isinstance(name, str) else None
+        replicas = role.get("replicas")
+        if is_int(floor) and is_int(replicas) and 0 <= replicas < floor:
+            errs.append(
+                invalid(
+                    ROLES.index(i).child("replicas"),
+                    replicas,
+                    f"role {name} asks for {replicas} replicas, below its gang minimum gangPolicy.minRoleReplicas[{name}] ({floor})",
+                )
+            )
+    return errs
+
+
+@REGISTRY.validator("modelservings.gang-floor", operations=["CREATE", "UPDATE"], **_TARGET)
+def validate_gang_floor(req: Request, ctx: Context) -> Verdict:
+    return Verdict(errors=check_gang_floor(shape(req.object or {})))
+
+
+def check_reserved_labels(s: Shape) -> list[FieldError]:
+    """Entry/worker template labels may not set keys the ModelServing controller owns."""
+    errs: list[FieldError] = []
+    for i, role in s.roles:
+        for which in ("entryTemplate", "workerTemplate"):
+            template = role.get(which)
+            meta = template.get("metadata") if type(template) is dict else None
+            labels = meta.get("labels") if type(meta) is dict else None
+            if type(labels) is not dict or not labels:
+                continue
+            for key in sorted(k for k in labels if isinstance(k, str) and k.startswith(MS_LABEL_PREFIX)):
+                errs.append(
+                    forbidden(
+                        ROLES.index(i).child(which, "metadata", "labels").key(key),
+                        f"label keys under {MS_LABEL_PREFIX} are set by the ModelServing controller",
+                    )
+                )
+    return errs
+
+
+@REGISTRY.validator("modelservings.reserved-labels", operations=["CREATE", "UPDATE"], **_TARGET)
+def validate_reserved_labels(req: Request, ctx: Context) -> Verdict:
+    return Verdict(errors=check_reserved_labels(shape(req.object or {})))
+
+
+# ---- the scale subresource ----------------------------------------------------------------------
+
+# The checks whose outcome depends on spec.replicas.
+REPLICA_CHECKS = (check_generated_names, check_group_rolling_update)
+
+
+def check_scale(ms: dict[str, Any], replicas: int) -> list[str]:
+    """The replica-dependent problems the ModelServing would have with `replicas` groups."""
+    scaled = dict(ms)
+    scaled["spec"] = {**shape(ms).spec, "replicas": replicas}
+    problems: list[str] = []
+    s = shape(scaled)
+    for check in REPLICA_CHECKS:
+        problems += [str(e) for e in check(s)]
+    return problems
+
+
+@REGISTRY.validator("modelservings.scale", subresource="scale", operations=["UPDATE"], **_TARGET)
+def validate_scale(req: Request, ctx: Context) -> Verdict:
+    scale = req.object or {}
+    replicas = as_dict(scale.get("spec")).get("replicas")
+    path = SPEC.child("replicas")
+    if not is_int(replicas):
+        return Verdict(errors=[required(path, "replicas must be a non-negative integer")] if replicas is None else [invalid(path, replicas, "replicas must be a non-negative integer")])
+    name = req.name or str(as_dict(scale.get("metadata")).get("name") or "")
+    ms, failure = lookup_modelserving(ctx, req.namespace, name)
+    if failure is not None:
+        return allowed(f"servinggate: scale to {replicas} not checked, ModelServing {req.namespace}/{name} unreadable: {failure}")
+    if ms is None:
+        return allowed(f"servinggate: scale to {replicas} not checked, ModelServing {req.namespace}/{name} not found")
+    problems = check_scale(ms, replicas)
+    return Verdict(errors=[invalid(path, replicas, f"ModelServing {name} would become invalid: {p}") for p in problems])
