@@ -1,0 +1,184 @@
+"""Scale-in scoring benchmark (prints figures; not a test).
+
+Synthetic cluster: 5,000 nodes x 8 NPUs, 40,000 NPU pods (1 NPU each; 10 % pending, the rest
+bound at random where a device is free), 110,000 CPU-only pods. Measures: cache build, a full
+scoring pass (costs + decisions), one pod event (cache update + re-score of its node + decisions)
+through the reconciler's own code path, the writes one event causes, peak memory, and `plan` run
+as a subprocess on the same snapshot.
+
+    .venv/bin/python benchmarks/scalein.py [--nodes 5000] [--npu-pods 40000] [--other-pods 110000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import orjson
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+
+from webhook.scalein import reconciling, scoring  # noqa: E402
+from webhook.scalein.cluster import Cluster, WorkloadTypes  # noqa: E402
+from webhook.scalein.settings import COST_KEY, RECORD_KEY, ReconcileSettings  # noqa: E402
+
+NPU = "huawei.com/Ascend910"
+
+
+def make_snapshot(n_nodes: int, n_npu: int, n_other: int, seed: int = 7) -> dict:
+    rnd = random.Random(seed)
+    nodes = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"node-{i:05d}", "labels": {"accelerator": "huawei-Ascend910"}},
+              "status": {"allocatable": {"cpu": "190", "memory": "1528Gi", "pods": "110", NPU: "8"}}} for i in range(n_nodes)]
+    free = {n["metadata"]["name"]: 8 for n in nodes}
+    names = list(free)
+    pods = []
+
+    def base(name: str, ns: str, owner_kind: str, owner: str, api_version: str = "apps/v1") -> dict:
+        return {"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": name, "namespace": ns, "uid": f"uid-{name}", "resourceVersion": "1",
+                             "creationTimestamp": "2026-11-01T00:00:00Z", "labels": {"app": owner},
+                             "ownerReferences": [{"apiVersion": api_version, "kind": owner_kind, "name": owner, "uid": f"uid-{owner}", "controller": True}]},
+                "spec": {"containers": [{"name": "main", "resources": {}}]},
+                "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": "2026-11-01T00:01:00Z"}]}}
+
+    for i in range(n_npu):
+        if i % 50 < 45:
+            p = base(f"llm-{i // 20}-{i:06d}", f"team-{i % 40}", "ReplicaSet", f"llm-{i // 20}-abc")
+        else:
+            p = base(f"ms-{i // 10}-{i % 10}-decode-0-0", "serving", "ModelServing", f"ms-{i // 10}", "workload.serving.volcano.sh/v1alpha1")
+            p["metadata"]["labels"].update({"modelserving.volcano.sh/group-name": f"ms-{i // 10}-{i % 10}", "modelserving.volcano.sh/role": "decode",
+                                            "modelserving.volcano.sh/role-id": "decode-0"})
+        p["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "8", NPU: "1"}, "limits": {NPU: "1"}}
+        if i % 10 == 9:
+            p["status"] = {"phase": "Pending"}
+        else:
+            for _ in range(20):
+                n = rnd.choice(names)
+                if free[n]:
+                    free[n] -= 1
+                    p["spec"]["nodeName"] = n
+                    break
+            else:
+                p["status"] = {"phase": "Pending"}
+        pods.append(p)
+    for i in range(n_other):
+        p = base(f"svc-{i:06d}", f"apps-{i % 200}", "ReplicaSet", f"svc-{i // 30}-xyz")
+        p["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "500m", "memory": "1Gi"}}
+        p["spec"]["nodeName"] = names[i % n_nodes]
+        pods.append(p)
+    return {"nodes": {"kind": "List", "apiVersion": "v1", "items": nodes}, "pods": {"kind": "List", "apiVersion": "v1", "items": pods}}
+
+
+def rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--nodes", type=int, default=5000)
+    ap.add_argument("--npu-pods", type=int, default=40000)
+    ap.add_argument("--other-pods", type=int, default=110000)
+    ap.add_argument("--events", type=int, default=2000)
+    args = ap.parse_args()
+
+    t = time.perf_counter()
+    snap = make_snapshot(args.nodes, args.npu_pods, args.other_pods)
+    print(f"synthetic cluster: {args.nodes} nodes x 8 NPUs, {args.npu_pods} NPU pods, {args.other_pods} other pods "
+          f"(generated in {time.perf_counter() - t:.1f} s; peak RSS so far {rss_mib():.0f} MiB)")
+    settings = ReconcileSettings(enable_scale_in_score=True, health_port=0)
+
+    rec = reconciling.Reconciler(settings, api_client=None, may_write=lambda: False)  # type: ignore[arg-type]
+    rec.cluster = Cluster(settings, WorkloadTypes())
+    c = rec.cluster
+    rss_before = rss_mib()
+    t = time.perf_counter()
+    c.replace_nodes(snap["nodes"]["items"])
+    c.replace_pods(snap["pods"]["items"])
+    print(f"cache build (decode {len(c.pods)} pods once):        {time.perf_counter() - t:8.3f} s")
+
+    runs = []
+    for _ in range(3):
+        t = time.perf_counter()
+        desired = c.desired_all()
+        changes = sum(1 for k, v in desired.items() if c.decision(k, v).action != scoring.NONE)
+        runs.append(time.perf_counter() - t)
+    print(f"full scoring pass ({len(desired)} costs + decisions):   {min(runs):8.3f} s  (best of 3; median {statistics.median(runs):.3f} s)")
+    print(f"  pods needing a write on a fresh cluster:        {changes}")
+
+    # converge: pretend every scored pod already carries our cost
+    for k, v in desired.items():
+        p = c.pods[k]
+        p.annotations = {COST_KEY: str(v), RECORD_KEY: str(v)}
+    raw = {f"{p['metadata']['namespace']}/{p['metadata']['name']}": p for p in snap["pods"]["items"]}
+    for k, v in desired.items():
+        raw[k]["metadata"]["annotations"] = {COST_KEY: str(v), RECORD_KEY: str(v)}
+    rec.synced = {"nodes": True, "pods": True}
+    rec.reconcile_nodes(set(c.by_node))
+
+    # one pod event through the reconciler's path: apply + re-score the touched node + decisions
+    rnd = random.Random(3)
+    bound = [k for k in desired]
+    times, writes = [], []
+    for _ in range(args.events):
+        key = rnd.choice(bound)
+        pod = raw[key]
+        if key not in c.pods:
+            continue
+        node = c.pods[key].node
+        t = time.perf_counter()
+        touched = rec.apply("DELETED", "pods", pod)
+        need = 0
+        for n in touched:
+            for k, v in c.desired_on(n).items():
+                if c.decision(k, v).action != scoring.NONE:
+                    need += 1
+        times.append(time.perf_counter() - t)
+        writes.append(need)
+        # put it back as it was, and converge that node again (not timed)
+        rec.apply("ADDED", "pods", pod)
+        for k, v in c.desired_on(node).items():
+            c.pods[k].annotations = {COST_KEY: str(v), RECORD_KEY: str(v)}
+    times_ms = sorted(x * 1000 for x in times)
+    print(f"one pod event (delete NPU pod, re-score its node):  median {statistics.median(times_ms):.3f} ms, "
+          f"p99 {times_ms[int(len(times_ms) * 0.99) - 1]:.3f} ms, max {times_ms[-1]:.3f} ms over {len(times_ms)} events")
+    per_node = [len(c.by_node.get(n, ())) for n in c.by_node]
+    print(f"writes caused by one pod event:                   mean {statistics.mean(writes):.2f}, max {max(writes)} "
+          f"(only pods on that node; NPU pods per node <= 8, all pods per node ~{statistics.mean(per_node):.0f})")
+
+    # the same through Reconciler.reconcile_nodes (sync_pod decides; writes refused as not leader)
+    key = bound[0]
+    t = time.perf_counter()
+    rec.apply("MODIFIED", "pods", raw[key])
+    rec.reconcile_nodes({c.pods[key].node})
+    print(f"Reconciler.apply + reconcile_nodes for one event:   {(time.perf_counter() - t) * 1000:8.3f} ms")
+    print(f"peak RSS: {rss_mib():.0f} MiB (of which the cache and scoring add ~{rss_mib() - rss_before:.0f} MiB over the raw objects)")
+
+    with tempfile.NamedTemporaryFile("wb", suffix=".json", delete=False) as fh:
+        fh.write(orjson.dumps(snap))
+        path = fh.name
+    size = os.path.getsize(path) / 2**20
+    del snap, raw
+    try:
+        for output in ("text", "json"):
+            t = time.perf_counter()
+            r = subprocess.run([sys.executable, "-m", "webhook", "plan", "--snapshot", path, "--remove", "1", "--output", output],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=os.path.join(os.path.dirname(__file__), ".."))
+            el = time.perf_counter() - t
+            print(f"plan --output {output} on the snapshot ({size:.0f} MiB):   {el:8.3f} s  (exit {r.returncode})")
+            if r.returncode:
+                print(r.stderr.decode()[-2000:])
+    finally:
+        os.unlink(path)
+
+
+if __name__ == "__main__":
+    threading.current_thread().name = "bench"
+    main()

@@ -1,0 +1,323 @@
+"""The kustomize base and the cert-manager overlay: valid, hardened, and consistent with the
+code's settings and the rule registry."""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import subprocess
+from pathlib import Path
+
+import kubernetes_validate
+import pytest
+import yaml
+
+from webhook.certs import service_sans
+from webhook.config import ServeSettings, env_of, load, parse_args, _settings_fields
+from webhook.deploy import generating
+from webhook.scalein.settings import ReconcileSettings
+
+REPO = Path(__file__).resolve().parents[2]
+K8S_VERSION = "1.28.0"
+CERT_MANAGER_KINDS = {("cert-manager.io/v1", "Issuer"), ("cert-manager.io/v1", "Certificate")}
+NS = "servinggate-system"
+
+
+def _key(doc):
+    meta = doc["metadata"]
+    return (doc["apiVersion"], doc["kind"], meta.get("namespace", ""), meta["name"])
+
+
+# ---- rendering and schemas ---------------------------------------------------------------------
+
+
+def test_every_object_is_valid_against_the_kubernetes_1_28_schemas(variant):
+    name, docs = variant
+    without_schema = set()
+    for doc in docs:
+        try:
+            kubernetes_validate.validate(doc, K8S_VERSION, strict=True)
+        except kubernetes_validate.SchemaNotFoundError:
+            without_schema.add((doc["apiVersion"], doc["kind"]))
+    # Only cert-manager's kinds have no built-in schema; they are checked in their own test.
+    assert without_schema <= CERT_MANAGER_KINDS
+    assert bool(without_schema) == (name == "cert-manager")
+
+
+def test_the_top_level_kustomization_is_the_base(base_docs):
+    top = yaml.safe_load((REPO / "manifests" / "kustomization.yaml").read_text())
+    assert top["resources"] == ["base"]
+    assert {d["kind"] for d in base_docs} >= {
+        "Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "Deployment",
+        "Service", "PodDisruptionBudget", "ConfigMap", "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration",
+    }
+
+
+def _renderers():
+    # The test renderer always; kubectl's kustomize as well where it is installed.
+    out = ["python"]
+    if shutil.which("kubectl"):
+        out.append("kubectl")
+    return out
+
+
+@pytest.mark.parametrize("renderer", _renderers())
+def test_kustomize_renders_what_the_tests_check(renderer, variant, tmp_path):
+    name, docs = variant
+    if renderer == "python":
+        rendered = docs
+    else:
+        target = {"base": "manifests", "cert-manager": "manifests/overlays/cert-manager"}[name]
+        out = subprocess.run(["kubectl", "kustomize", target], cwd=REPO, capture_output=True, text=True, check=True).stdout
+        rendered = [d for d in yaml.safe_load_all(out) if d]
+    assert sorted(map(_key, rendered)) == sorted(map(_key, docs))
+    by_key = {_key(d): d for d in rendered}
+    for doc in docs:
+        assert by_key[_key(doc)] == doc, _key(doc)
+
+
+def test_everything_namespaced_lives_in_our_namespace(variant):
+    _, docs = variant
+    cluster_scoped = {"Namespace", "ClusterRole", "ClusterRoleBinding", "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"}
+    for doc in docs:
+        if doc["kind"] in cluster_scoped:
+            assert "namespace" not in doc["metadata"], _key(doc)
+        else:
+            assert doc["metadata"]["namespace"] == NS, _key(doc)
+    for doc in docs:
+        for subject in doc.get("subjects") or ():
+            assert subject["namespace"] == NS
+
+
+# ---- webhook configurations ----------------------------------------------------------------------
+
+
+def test_the_committed_webhook_configurations_match_the_registry():
+    committed = (REPO / "manifests" / "base" / generating.OUTPUT_FILE).read_text()
+    assert committed == generating.render(), "run: python -m webhook manifests"
+
+
+def test_manifests_command_check_mode(tmp_path, capsys):
+    assert generating.main(["--output-dir", str(tmp_path), "--check"]) == 1
+    assert generating.main(["--output-dir", str(tmp_path)]) == 0
+    assert generating.main(["--output-dir", str(tmp_path), "--check"]) == 0
+    assert (tmp_path / generating.OUTPUT_FILE).read_text() == generating.render()
+
+
+def _configs(docs):
+    return [d for d in docs if d["kind"] in ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration")]
+
+
+def test_every_webhook_entry_has_the_safe_settings(base_docs):
+    configs = _configs(base_docs)
+    assert {(c["kind"], c["metadata"]["name"]) for c in configs} == {
+        ("ValidatingWebhookConfiguration", "servinggate-validating"),
+        ("MutatingWebhookConfiguration", "servinggate-mutating"),
+    }
+    assert set(ServeSettings().webhook_config_names) == {c["metadata"]["name"] for c in configs}
+    for config in configs:
+        validating = config["kind"].startswith("Validating")
+        assert config["webhooks"]
+        for hook in config["webhooks"]:
+            assert hook["admissionReviewVersions"] == ["v1"]
+            assert hook["sideEffects"] == "None"
+            assert hook["matchPolicy"] == "Equivalent"
+            assert hook["failurePolicy"] == "Fail"
+            assert hook["timeoutSeconds"] == (5 if validating else 2)
+            assert hook["clientConfig"]["service"] == {
+                "name": "servinggate-webhook", "namespace": NS, "path": "/validate" if validating else "/mutate", "port": 443,
+            }
+            assert "caBundle" not in hook["clientConfig"]
+            assert hook["namespaceSelector"] == {"matchExpressions": [{
+                "key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["kube-node-lease", "kube-system", NS],
+            }]}
+            for rule in hook["rules"]:
+                assert "*" not in rule["operations"] and "*" not in rule["resources"] and "*" not in rule["apiGroups"]
+
+
+def _matches(selector: dict, labels: dict) -> bool:
+    for expr in selector.get("matchExpressions", ()):
+        present = expr["key"] in labels
+        if expr["operator"] == "Exists" and not present:
+            return False
+        if expr["operator"] == "DoesNotExist" and present:
+            return False
+    return all(labels.get(k) == v for k, v in (selector.get("matchLabels") or {}).items())
+
+
+def test_pods_are_only_sent_with_one_of_our_labels_and_once(base_docs):
+    ms, gang = "modelserving.volcano.sh/name", "servinggate.io/gang"
+    for config in _configs(base_docs):
+        pod_hooks = [h for h in config["webhooks"] if any("pods" in r["resources"] and r["apiGroups"] == [""] for r in h["rules"])]
+        for hook in pod_hooks:
+            assert all(r["resources"] == ["pods"] for r in hook["rules"]), "pod entries hold only pod rules"
+            assert hook["objectSelector"]
+        for labels, calls in (({}, 0), ({"app": "x"}, 0), ({ms: "a"}, 1), ({gang: "g"}, 1), ({ms: "a", gang: "g"}, 1)):
+            assert sum(_matches(h["objectSelector"], labels) for h in pod_hooks) == (calls if pod_hooks else 0), (config["kind"], labels)
+    mutating = next(c for c in _configs(base_docs) if c["kind"] == "MutatingWebhookConfiguration")
+    assert any(r["resources"] == ["pods"] for h in mutating["webhooks"] for r in h["rules"])
+
+
+def test_rules_cover_each_registered_resource_with_exactly_its_operations(base_docs):
+    rules = generating.registry_rules()
+    for action, kind in (("validate", "ValidatingWebhookConfiguration"), ("mutate", "MutatingWebhookConfiguration")):
+        config = next(c for c in _configs(base_docs) if c["kind"] == kind)
+        granted: dict[tuple[str, str], set[str]] = {}
+        for hook in config["webhooks"]:
+            seen_in_hook = set()
+            for rule in hook["rules"]:
+                for group in rule["apiGroups"]:
+                    for resource in rule["resources"]:
+                        seen_in_hook.add((group, resource))
+                        granted.setdefault((group, resource), set()).update(rule["operations"])
+        wanted: dict[tuple[str, str], set[str]] = {}
+        for rule in rules:
+            if rule.action == action:
+                resource = f"{rule.resource}/{rule.subresource}" if rule.subresource else rule.resource
+                wanted.setdefault((rule.group, resource), set()).update(rule.operations)
+        assert granted == wanted, action
+    assert ("workload.serving.volcano.sh", "modelservings/scale") in {
+        (r.group, f"{r.resource}/{r.subresource}") for r in rules if r.subresource
+    }
+
+
+# ---- the webhook Deployment ----------------------------------------------------------------------
+
+
+def _container(deployment):
+    containers = deployment["spec"]["template"]["spec"]["containers"]
+    assert len(containers) == 1
+    return containers[0]
+
+
+def _assert_hardened(deployment):
+    pod = deployment["spec"]["template"]["spec"]
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert isinstance(pod["securityContext"]["runAsUser"], int) and pod["securityContext"]["runAsUser"] > 0
+    assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+    c = _container(deployment)
+    assert c["securityContext"]["readOnlyRootFilesystem"] is True
+    assert c["securityContext"]["allowPrivilegeEscalation"] is False
+    assert c["securityContext"]["capabilities"]["drop"] == ["ALL"]
+    assert {"cpu", "memory"} <= set(c["resources"]["requests"])
+    assert "cpu" not in c["resources"].get("limits", {})
+    mounts = {m["mountPath"] for m in c["volumeMounts"]}
+    assert "/tmp" in mounts
+
+
+def test_the_webhook_deployment_is_highly_available_and_hardened(base_docs):
+    dep = find_(base_docs, "Deployment", "servinggate-webhook")
+    _assert_hardened(dep)
+    spec, pod = dep["spec"], dep["spec"]["template"]["spec"]
+    assert spec["replicas"] == 3
+    assert spec["strategy"]["rollingUpdate"]["maxUnavailable"] == 0
+    assert any(t["topologyKey"] == "kubernetes.io/hostname" for t in pod["topologySpreadConstraints"])
+    for t in pod["topologySpreadConstraints"]:
+        assert t["labelSelector"]["matchLabels"] == spec["selector"]["matchLabels"]
+    pdb = find_(base_docs, "PodDisruptionBudget", "servinggate-webhook")
+    assert pdb["spec"]["minAvailable"] == 1
+    assert pdb["spec"]["selector"]["matchLabels"] == spec["selector"]["matchLabels"]
+
+    c = _container(dep)
+    assert c["args"][0] == "serve"
+    settings = parse_args(ServeSettings, c["args"][1:], "serve", "")
+    assert settings.cert_management == "self"
+    port = next(p for p in c["ports"] if p["name"] == "https")
+    assert port["containerPort"] == settings.port == 8443
+    assert c["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "https", "scheme": "HTTPS"}
+    assert c["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "https", "scheme": "HTTPS"}
+    # The certificate folder and the metrics folder are writable volumes (read-only root).
+    mounts = {m["mountPath"]: m["name"] for m in c["volumeMounts"]}
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    assert "emptyDir" in volumes[mounts[str(settings.certs_dir)]]
+    assert settings.metrics_dir.startswith("/tmp/") and "emptyDir" in volumes[mounts["/tmp"]]
+    # Shutdown: a delay before SIGTERM so the endpoint is gone first, then gunicorn's graceful
+    # timeout; both fit in the grace period.
+    delay_cmd = c["lifecycle"]["preStop"]["exec"]["command"]
+    assert delay_cmd[0] == "python"
+    delay = float(delay_cmd[-1].rsplit("(", 1)[1].rstrip(")"))
+    assert delay >= 5
+    assert pod["terminationGracePeriodSeconds"] > delay + settings.graceful_timeout
+    # Environment variables are real settings.
+    known = {env_of(f) for f in _settings_fields(ServeSettings)}
+    assert {e["name"] for e in c.get("env", ())} <= known
+    assert pod["serviceAccountName"] == "servinggate-webhook"
+
+
+def test_the_service_sends_443_to_the_webhook_port(base_docs):
+    svc = find_(base_docs, "Service", "servinggate-webhook")
+    dep = find_(base_docs, "Deployment", "servinggate-webhook")
+    assert svc["spec"]["ports"] == [{"name": "https", "port": 443, "targetPort": "https", "protocol": "TCP"}]
+    assert svc["spec"]["selector"] == dep["spec"]["selector"]["matchLabels"]
+    assert ServeSettings().service_name == svc["metadata"]["name"]
+    assert ServeSettings().service_namespace == svc["metadata"]["namespace"]
+
+
+# ---- the reconciler -----------------------------------------------------------------------------
+
+
+def test_the_reconciler_runs_two_leader_elected_replicas_from_its_configmap(base_docs, tmp_path):
+    dep = find_(base_docs, "Deployment", "servinggate-reconciler")
+    _assert_hardened(dep)
+    assert dep["spec"]["replicas"] == 2
+    c = _container(dep)
+    assert c["args"] == ["reconcile"]
+    env = {e["name"]: e for e in c["env"]}
+    config_path = Path(env["SERVINGGATE_CONFIG"]["value"])
+    mount = next(m for m in c["volumeMounts"] if m["mountPath"] == str(config_path.parent))
+    volume = next(v for v in dep["spec"]["template"]["spec"]["volumes"] if v["name"] == mount["name"])
+    cm = find_(base_docs, "ConfigMap", volume["configMap"]["name"])
+    (tmp_path / config_path.name).write_text(cm["data"][config_path.name])
+    settings = load(ReconcileSettings, {}, environ={"SERVINGGATE_CONFIG": str(tmp_path / config_path.name)})
+    assert settings.enable_scale_in_score is True
+    assert settings.leader_elect is True
+    assert settings.dry_run is False
+    known = {env_of(f) for f in _settings_fields(ReconcileSettings)} | {"SERVINGGATE_CONFIG", "POD_NAME"}
+    assert set(env) <= known
+    port = next(p for p in c["ports"] if p["name"] == "health")
+    assert port["containerPort"] == settings.health_port
+    assert c["livenessProbe"]["httpGet"]["path"] == "/healthz"
+    assert dep["spec"]["template"]["spec"]["serviceAccountName"] == "servinggate-reconciler"
+
+
+# ---- the cert-manager overlay --------------------------------------------------------------------
+
+
+def test_the_cert_manager_overlay_mounts_the_issued_secret_and_turns_self_management_off(overlay_docs):
+    dep = find_(overlay_docs, "Deployment", "servinggate-webhook")
+    c = _container(dep)
+    settings = parse_args(ServeSettings, c["args"][1:], "serve", "")
+    assert settings.cert_management == "files"
+    mounts = {m["mountPath"]: m for m in c["volumeMounts"]}
+    certs_mount = mounts[str(settings.certs_dir)]
+    assert certs_mount.get("readOnly") is True
+    volume = next(v for v in dep["spec"]["template"]["spec"]["volumes"] if v["name"] == certs_mount["name"])
+    cert = find_(overlay_docs, "Certificate", "servinggate-webhook")
+    assert volume["secret"]["secretName"] == cert["spec"]["secretName"]
+    assert set(cert["spec"]["dnsNames"]) >= set(service_sans(settings.service_name, settings.service_namespace))
+    assert "server auth" in cert["spec"]["usages"]
+    issuer = find_(overlay_docs, "Issuer", cert["spec"]["issuerRef"]["name"])
+    ca_secret = issuer["spec"]["ca"]["secretName"]
+    ca_cert = next(d for d in overlay_docs if d["kind"] == "Certificate" and d["spec"]["secretName"] == ca_secret)
+    assert ca_cert["spec"]["isCA"] is True
+    self_signed = find_(overlay_docs, "Issuer", ca_cert["spec"]["issuerRef"]["name"])
+    assert self_signed["spec"] == {"selfSigned": {}}
+    for doc in overlay_docs:
+        if doc["apiVersion"] == "cert-manager.io/v1":
+            assert doc["metadata"]["namespace"] == NS
+            assert doc["kind"] in ("Issuer", "Certificate")
+            if doc["kind"] == "Certificate":
+                assert set(doc["spec"]) <= {"secretName", "duration", "renewBefore", "dnsNames", "privateKey", "usages", "issuerRef", "isCA", "commonName"}
+                assert doc["spec"]["issuerRef"]["kind"] == "Issuer"
+    for config in _configs(overlay_docs):
+        assert config["metadata"]["annotations"]["cert-manager.io/inject-ca-from"] == f"{NS}/{cert['metadata']['name']}"
+    # Without self-management the webhook may not touch Secrets or webhook configurations.
+    kinds = {(d["kind"], d["metadata"]["name"]) for d in overlay_docs}
+    assert ("ClusterRole", "servinggate-webhook-cabundle") not in kinds
+    assert ("Role", "servinggate-webhook-certs") not in kinds
+
+
+def find_(docs, kind, name):
+    hits = [d for d in docs if d["kind"] == kind and d["metadata"]["name"] == name]
+    assert len(hits) == 1, f"{kind} {name}: {len(hits)} objects"
+    return hits[0]

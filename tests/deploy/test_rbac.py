@@ -1,0 +1,217 @@
+"""RBAC grants exactly the API calls the code makes: nothing missing, nothing more.
+
+The calls are read from the code: every method of an official client API object (`client.*Api`)
+that a module under webhook/ uses, resolved to its HTTP method and path through the client's own
+request builder, then to the (verb, group, resource) the API server authorizes. The custom
+resources the lookups read are the ones the rules ask for (`ctx.lookups.get(api_version, kind,
+...)`, evaluated in their module). The result is compared with what the manifests grant.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import inspect
+import re
+from pathlib import Path
+
+import kubernetes.client.api as client_apis
+
+from webhook.admission.review import plural_of
+from webhook.config import ServeSettings
+from webhook.scalein.settings import ReconcileSettings
+
+REPO = Path(__file__).resolve().parents[2]
+PACKAGE = REPO / "webhook"
+WEBHOOK_SA, RECONCILER_SA = "servinggate-webhook", "servinggate-reconciler"
+SERVE, RECONCILE = ServeSettings(), ReconcileSettings()
+
+# Which identity runs a module's calls, and in which variants the calls happen
+# (selfcerts only runs with cert-management=self, i.e. not in the cert-manager overlay).
+OWNERS = {
+    "webhook/kube_lookups.py": (WEBHOOK_SA, {"base", "cert-manager"}),
+    "webhook/deploy/selfcerts.py": (WEBHOOK_SA, {"base"}),
+    "webhook/scalein/": (RECONCILER_SA, {"base", "cert-manager"}),
+}
+# Objects the code addresses by a configured name (so the grant can name them), and where.
+NAMED = {
+    (WEBHOOK_SA, "", "secrets"): (SERVE.service_namespace, [SERVE.cert_secret_name]),
+    (WEBHOOK_SA, "admissionregistration.k8s.io", "validatingwebhookconfigurations"): (None, [n for n in SERVE.webhook_config_names if "validating" in n]),
+    (WEBHOOK_SA, "admissionregistration.k8s.io", "mutatingwebhookconfigurations"): (None, [n for n in SERVE.webhook_config_names if "mutating" in n]),
+    (RECONCILER_SA, "coordination.k8s.io", "leases"): (RECONCILE.lease_namespace, [RECONCILE.lease_name]),
+}
+VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
+
+
+def _api_classes() -> dict[str, type]:
+    # The package loads its classes lazily: ask for each name.
+    out = {}
+    for name in dir(client_apis):
+        if name.endswith("Api"):
+            cls = getattr(client_apis, name)
+            if isinstance(cls, type):
+                out[name] = cls
+    return out
+
+
+def _request_of(cls: type, method: str) -> tuple[str, str]:
+    base = method.removesuffix("_with_http_info").removesuffix("_without_preload_content")
+    source = inspect.getsource(getattr(cls, f"_{base}_serialize"))
+    return re.search(r"method='(\w+)'", source)[1], re.search(r"resource_path='([^']+)'", source)[1]
+
+
+def _api_receivers(tree: ast.AST, classes: dict[str, type]) -> dict[str, type]:
+    """Expressions (as source text) bound to an API object: `x = client.FooApi(...)`,
+    `self.x = client.FooApi(...)`, parameters annotated `client.FooApi` and `self.x = param`."""
+    def api_class(node: ast.AST | None) -> type | None:
+        if node is None:
+            return None
+        name = ast.unparse(node).rsplit(".", 1)[-1].strip("'\"")
+        return classes.get(name)
+
+    receivers: dict[str, type] = {}
+    params: dict[str, type] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.arg) and api_class(node.annotation):
+            params[node.arg] = api_class(node.annotation)
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Assign):
+            continue
+        pairs = [(t, node.value) for t in node.targets]
+        for target in node.targets:  # `self.api, self.name = api, name`
+            if isinstance(target, ast.Tuple) and isinstance(node.value, ast.Tuple) and len(target.elts) == len(node.value.elts):
+                pairs += list(zip(target.elts, node.value.elts))
+        for target, value in pairs:
+            cls = api_class(value.func) if isinstance(value, ast.Call) else None
+            if cls is None and isinstance(value, ast.Name):
+                cls = params.get(value.id)
+            if cls is not None:
+                receivers[ast.unparse(target)] = cls
+    receivers.update(params)
+    return receivers
+
+
+def code_calls() -> list[tuple[str, type, str, bool]]:
+    """(module, API class, method, watched) for every API method a module under webhook/ uses."""
+    classes = _api_classes()
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        tree = ast.parse(path.read_text())
+        receivers = _api_receivers(tree, classes)
+        watches = any(isinstance(n, ast.keyword) and n.arg == "watch" and ast.unparse(n.value) == "True" for n in ast.walk(tree))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and ast.unparse(node.value) in receivers:
+                cls = receivers[ast.unparse(node.value)]
+                base = node.attr.removesuffix("_with_http_info").removesuffix("_without_preload_content")
+                if hasattr(cls, f"_{base}_serialize"):
+                    found.append((str(path.relative_to(REPO)), cls, base, watches and base.startswith("list_")))
+    return found
+
+
+def looked_up_resources() -> set[tuple[str, str]]:
+    """(group, plural) of every object a rule asks the lookups for."""
+    out = set()
+    for path in sorted((PACKAGE / "policies").rglob("*.py")):
+        module = importlib.import_module("webhook.policies." + path.stem)
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and ast.unparse(node.func).endswith("lookups.get"):
+                scope = vars(module)
+                try:
+                    api_version = eval(compile(ast.Expression(node.args[0]), str(path), "eval"), scope)  # noqa: S307
+                    kind = eval(compile(ast.Expression(node.args[1]), str(path), "eval"), scope)  # noqa: S307
+                except NameError as exc:
+                    raise AssertionError(f"{path}:{node.lineno}: use module constants for the looked-up apiVersion and kind ({exc})") from None
+                out.add((api_version.rpartition("/")[0], plural_of(kind)))
+    return out
+
+
+def _owner(module: str) -> tuple[str, set[str]]:
+    for prefix, owner in OWNERS.items():
+        if module == prefix or (prefix.endswith("/") and module.startswith(prefix)):
+            return owner
+    raise AssertionError(f"{module} calls the Kubernetes API but no ServiceAccount is known for it; add it to OWNERS and to the RBAC")
+
+
+def needed(variant: str) -> set[tuple[str, str, str, str, str, str]]:
+    """(account, scope, group, resource, verb, name) the code needs; scope is a namespace or
+    "cluster"; name "*" when the object is not addressed by a configured name."""
+    out = set()
+    custom = looked_up_resources()
+    for module, cls, method, watched in code_calls():
+        account, variants = _owner(module)
+        if variant not in variants:
+            continue
+        http, path = _request_of(cls, method)
+        parts = path.strip("/").split("/")
+        if parts[0] == "apis" and len(parts) == 3 and parts[1:] == ["{group}", "{version}"]:
+            out.add((account, "cluster", "nonResourceURL", "/apis/*", "get", "*"))
+            continue
+        group, rest = ("", parts[2:]) if parts[0] == "api" else (parts[1], parts[3:])
+        if rest[:1] == ["namespaces"] and len(rest) > 2:
+            rest = rest[2:]
+        resource = rest[0]
+        named = len(rest) > 1
+        if len(rest) > 2:
+            resource = f"{resource}/{rest[2]}"
+        verb = VERBS.get(http) or ("get" if named else "list")
+        targets = sorted(custom) if group == "{group}" else [(group, resource)]
+        assert targets, f"{module}: {method} reads custom objects but no rule looks any up"
+        for g, r in targets:
+            scope, names = NAMED.get((account, g, r), ("cluster", ["*"]))
+            scope = scope or "cluster"
+            verbs = [verb, "watch"] if watched and verb == "list" else [verb]
+            for v in verbs:
+                for name in (["*"] if v in ("create", "list", "watch") else names):
+                    out.add((account, scope, g, r, v, name))
+    return out
+
+
+def granted(docs: list[dict]) -> set[tuple[str, str, str, str, str, str]]:
+    roles = {(d["kind"], d["metadata"].get("namespace", ""), d["metadata"]["name"]): d for d in docs if d["kind"] in ("Role", "ClusterRole")}
+    out = set()
+    for binding in docs:
+        if binding["kind"] not in ("RoleBinding", "ClusterRoleBinding"):
+            continue
+        ref = binding["roleRef"]
+        scope = binding["metadata"]["namespace"] if binding["kind"] == "RoleBinding" else "cluster"
+        role = roles[(ref["kind"], binding["metadata"].get("namespace", "") if ref["kind"] == "Role" else "", ref["name"])]
+        for subject in binding["subjects"]:
+            assert subject["kind"] == "ServiceAccount"
+            for rule in role["rules"]:
+                for verb in rule["verbs"]:
+                    if "nonResourceURLs" in rule:
+                        out.update((subject["name"], scope, "nonResourceURL", url, verb, "*") for url in rule["nonResourceURLs"])
+                        continue
+                    for group in rule["apiGroups"]:
+                        for resource in rule["resources"]:
+                            for name in rule.get("resourceNames") or ["*"]:
+                                out.add((subject["name"], scope, group, resource, verb, name))
+    return out
+
+
+def test_the_code_scan_finds_the_calls_we_know_of():
+    calls = {(m, c.__name__, meth) for m, c, meth, _ in code_calls()}
+    assert ("webhook/deploy/selfcerts.py", "CoreV1Api", "create_namespaced_secret") in calls
+    assert ("webhook/scalein/reconciling.py", "CoreV1Api", "patch_namespaced_pod") in calls
+    assert ("webhook/kube_lookups.py", "CustomObjectsApi", "get_namespaced_custom_object") in calls
+    assert ("workload.serving.volcano.sh", "modelservings") in looked_up_resources()
+    # Methods of our own objects that share a name with an API method are not API calls.
+    assert not any(meth == "delete_node" for _, _, meth in calls)
+
+
+def test_rbac_grants_exactly_what_the_code_calls(variant):
+    name, docs = variant
+    want, have = needed(name), granted(docs)
+    assert not want - have, f"{name}: the code makes calls RBAC does not allow: {sorted(want - have)}"
+    assert not have - want, f"{name}: RBAC allows more than the code calls: {sorted(have - want)}"
+
+
+def test_no_wildcards_and_bindings_match_the_deployments(variant):
+    _, docs = variant
+    for doc in docs:
+        for rule in doc.get("rules") or ():
+            for field in ("verbs", "apiGroups", "resources", "resourceNames", "nonResourceURLs"):
+                assert "*" not in rule.get(field, []), (doc["metadata"]["name"], field)
+    accounts = {d["metadata"]["name"] for d in docs if d["kind"] == "ServiceAccount"}
+    used = {d["spec"]["template"]["spec"]["serviceAccountName"] for d in docs if d["kind"] == "Deployment"}
+    assert used == accounts == {WEBHOOK_SA, RECONCILER_SA}

@@ -1,0 +1,264 @@
+"""The reconciler against a fake API server, through the official client over real HTTP."""
+
+from __future__ import annotations
+
+import copy
+import threading
+import urllib.request
+
+import pytest
+from kubernetes import client
+
+from webhook.scalein import reconciling
+from webhook.scalein.leading import LeaderElector
+from webhook.scalein.settings import COST_KEY, RECORD_KEY, ReconcileSettings
+
+NODE_B = "-500005"  # S1: node-b 4/8 used, one NPU per pod -> 5 idle after removal
+NODE_A = "-1"  # S1: node-a full
+
+
+def settings(**kw) -> ReconcileSettings:
+    base = dict(enable_scale_in_score=True, scoring_qps=1000, health_port=0, watch_timeout_seconds=1, resync_seconds=0)
+    base.update(kw)
+    return ReconcileSettings(**base)
+
+
+class Running:
+    """A reconciler on its own thread, stopped at the end of the test."""
+
+    def __init__(self, s: ReconcileSettings, api_client, **kw):
+        self.stop = threading.Event()
+        self.metrics = reconciling.Metrics()
+        self.rec = reconciling.Reconciler(s, api_client, self.metrics, stop=self.stop, sleep_cap=0.2, **kw)
+        self.rec.start(reconciling.resolve_types(api_client, s))
+        self.thread = threading.Thread(target=self.rec.run, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.stop.set()
+        self.thread.join(10)
+        for t in self.rec.threads:
+            t.join(10)
+
+
+@pytest.fixture
+def running():
+    started = []
+
+    def start(s, api_client, **kw):
+        r = Running(s, api_client, **kw)
+        started.append(r)
+        return r
+
+    yield start
+    for r in started:
+        r.close()
+
+
+def expected_s1(api) -> dict:
+    return {k: NODE_B if p["spec"]["nodeName"] == "node-b" else NODE_A for k, p in api.pods.items()}
+
+
+def converged(api, want: dict) -> bool:
+    return all(api.annotations(k).get(COST_KEY) == v and api.annotations(k).get(RECORD_KEY) == v for k, v in want.items())
+
+
+def test_writes_costs_with_guarded_json_patches(s1, fake_api, running, waiter):
+    api, api_client = fake_api(s1["nodes"]["items"], s1["pods"]["items"])
+    r = running(settings(), api_client)
+    want = expected_s1(api)
+    waiter(lambda: converged(api, want), what="S1 costs")
+    patches = [(m, ct) for m, p, q, ct in api.requests if m == "PATCH"]
+    assert patches and all(ct == "application/json-patch+json" for _, ct in patches)
+    for _, ops in api.patches:
+        assert ops[0]["op"] == "test"  # every write is guarded
+    assert len(api.patches) == len(want)  # one write per pod, none repeated
+    text = r.metrics.registry.get_sample_value("servinggate_scalein_writes_total", {"kind": "write"})
+    assert text == len(want)
+
+
+def test_one_pod_event_rescores_only_its_node(s1, fake_api, running, waiter):
+    api, api_client = fake_api(s1["nodes"]["items"], s1["pods"]["items"])
+    running(settings(), api_client)
+    waiter(lambda: converged(api, expected_s1(api)), what="S1 costs")
+    done = len(api.patches)
+    victim = next(k for k, p in api.pods.items() if p["spec"]["nodeName"] == "node-b")
+    api.delete_pod(victim)
+    rest_b = [k for k, p in api.pods.items() if p["spec"]["nodeName"] == "node-b"]
+    # node-b: 3/8 used -> level 375, idle after removal 6
+    waiter(lambda: all(api.annotations(k).get(COST_KEY) == "-625006" for k in rest_b), what="node-b re-scored")
+    assert sorted(k for k, _ in api.patches[done:]) == sorted(rest_b)
+
+
+def test_concurrent_edit_fails_the_test_op_then_rereads(s1, fake_api, running, waiter):
+    api, api_client = fake_api(s1["nodes"]["items"], s1["pods"]["items"])
+    target = sorted(api.pods)[0]
+
+    def someone_else(key):  # lands between our read and our patch
+        api.edit_pod(target, lambda p: p["metadata"].setdefault("annotations", {}).update({COST_KEY: "77"}))
+
+    api.before_patch = someone_else
+    r = running(settings(scale_in_priority="wl"), api_client)
+    want = {k: v for k, v in expected_s1(api).items() if k != target}
+    waiter(lambda: converged(api, want), what="costs except the edited pod")
+    waiter(lambda: r.metrics.registry.get_sample_value("servinggate_scalein_conflicts_total") >= 1, what="conflict counted")
+    waiter(lambda: api.count("GET", "/api/v1/namespaces/default/pods/") >= 1, what="re-read")
+    waiter(lambda: (r.metrics.registry.get_sample_value("servinggate_scalein_skips_total", {"reason": "foreign"}) or 0) >= 1, what="foreign skip")
+    assert api.annotations(target).get(COST_KEY) == "77"  # wl: theirs is kept, never lost
+
+
+def test_binpack_overwrites_a_foreign_value(s1, fake_api, running, waiter):
+    pods = copy.deepcopy(s1["pods"]["items"])
+    pods[0]["metadata"].setdefault("annotations", {})[COST_KEY] = "77"
+    api, api_client = fake_api(s1["nodes"]["items"], pods)
+    running(settings(scale_in_priority="binpack"), api_client)
+    waiter(lambda: converged(api, expected_s1(api)), what="S1 costs")
+    key = f"{pods[0]['metadata']['namespace']}/{pods[0]['metadata']['name']}"
+    ops = next(ops for k, ops in api.patches if k == key)
+    assert {"op": "test", "path": "/metadata/annotations/controller.kubernetes.io~1pod-deletion-cost", "value": "77"} in ops
+
+
+def test_409_429_and_5xx_are_survived(s1, fake_api, running, waiter):
+    api, api_client = fake_api(s1["nodes"]["items"], s1["pods"]["items"])
+    api.fault("PATCH", "/api/v1/namespaces/", 409)
+    api.fault("PATCH", "/api/v1/namespaces/", 429, headers={"Retry-After": "1"})
+    api.fault("PATCH", "/api/v1/namespaces/", 503)
+    api.fault("GET", "/api/v1/pods", 500, watch=False)
+    r = running(settings(), api_client)
+    waiter(lambda: converged(api, expected_s1(api)), what="S1 costs despite faults")
+    m = r.metrics.registry
+    assert m.get_sample_value("servinggate_scalein_errors_total", {"op": "patch", "code": "429"}) == 1
+    assert m.get_sample_value("servinggate_scalein_errors_total", {"op": "patch", "code": "503"}) == 1
+    assert m.get_sample_value("servinggate_scalein_errors_total", {"op": "watch-pods", "code": "500"}) == 1
+    assert m.get_sample_value("servinggate_scalein_conflicts_total") >= 1
+    assert api.count("PATCH", "/api/v1/namespaces/") == len(api.pods) + 3
+
+
+def test_410_gone_on_watch_lists_again(s1, fake_api, running, waiter):
+    api, api_client = fake_api(s1["nodes"]["items"], s1["pods"]["items"])
+    api.fault("GET", "/api/v1/pods", 410, watch=True)
+    r = running(settings(), api_client)
+    waiter(lambda: converged(api, expected_s1(api)), what="S1 costs")
+    waiter(lambda: r.metrics.registry.get_sample_value("servinggate_scalein_relists_total", {"kind": "pods"}) >= 2, what="re-list")
+    assert api.count("GET", "/api/v1/pods", watch="true") >= 1
+    lists = [q for m, p, q, _ in api.requests if m == "GET" and p == "/api/v1/pods" and q.get("watch") != "true"]
+    assert len(lists) >= 2
+
+
+def test_dry_run_and_disabled_write_nothing(s1, fake_api, running, waiter):
+    api, api_client = fake_api(s1["nodes"]["items"], s1["pods"]["items"])
+    r = running(settings(dry_run=True), api_client)
+    waiter(lambda: (r.metrics.registry.get_sample_value("servinggate_scalein_skips_total", {"reason": "dry-run"}) or 0) >= len(api.pods),
+           what="dry-run decisions")
+    assert api.count("PATCH", "/") == 0
+    stop = threading.Event()
+    t = threading.Thread(target=reconciling.run, args=(settings(enable_scale_in_score=False), api_client, stop), daemon=True)
+    t.start()
+    stop.set()
+    t.join(10)
+    assert api.count("PATCH", "/") == 0
+
+
+def test_not_leader_writes_nothing(s1, fake_api, running, waiter):
+    api, api_client = fake_api(s1["nodes"]["items"], s1["pods"]["items"])
+    r = running(settings(), api_client, may_write=lambda: False)
+    waiter(lambda: (r.metrics.registry.get_sample_value("servinggate_scalein_skips_total", {"reason": "not-leader"}) or 0) >= len(api.pods),
+           what="skips")
+    assert api.count("PATCH", "/") == 0
+
+
+def test_clear_removes_only_our_costs(s1, fake_api):
+    pods = copy.deepcopy(s1["pods"]["items"])
+    pods[0]["metadata"]["annotations"] = {COST_KEY: "-5", RECORD_KEY: "-5"}
+    pods[1]["metadata"]["annotations"] = {COST_KEY: "100", RECORD_KEY: "-5"}
+    pods[2]["metadata"]["annotations"] = {COST_KEY: "100"}
+    api, api_client = fake_api(s1["nodes"]["items"], pods)
+    k = [f"default/{p['metadata']['name']}" for p in pods[:3]]
+    api.fault("PATCH", "/api/v1/namespaces/", 429, headers={"Retry-After": "0"})
+    assert reconciling.run(settings(), api_client, threading.Event(), clear=True) == 0
+    assert COST_KEY not in api.annotations(k[0]) and RECORD_KEY not in api.annotations(k[0])
+    assert api.annotations(k[1]) == {COST_KEY: "100"}
+    assert api.annotations(k[2]) == {COST_KEY: "100"}
+    assert len(api.patches) == 2
+
+
+def test_third_party_types_through_discovery(s1, fake_api, running, waiter):
+    pods = copy.deepcopy(s1["pods"]["items"])
+    for p in pods:
+        if p["metadata"]["name"].startswith("filler"):
+            p["metadata"]["ownerReferences"] = [{"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet", "name": "filler",
+                                                 "uid": "x", "controller": True}]
+    api, api_client = fake_api(s1["nodes"]["items"], pods)
+    api.discovery["apps.kruise.io/v1alpha1"] = {"kind": "APIResourceList", "groupVersion": "apps.kruise.io/v1alpha1",
+                                                "resources": [{"name": "clonesets", "kind": "CloneSet", "namespaced": True}]}
+    s = settings(third_party_types=("apps.kruise.io/v1alpha1/clonesets", "example.com/v1/widgets"))
+    running(s, api_client)
+    waiter(lambda: converged(api, expected_s1(api)), what="CloneSet pods scored too")
+    assert api.count("GET", "/apis/example.com/v1") == 1  # not served: warned, the rest went on
+
+
+def test_health_and_metrics_endpoint():
+    m = reconciling.Metrics()
+    m.writes.labels("write").inc()
+    server = reconciling.serve_health("127.0.0.1", 0, lambda: True, m)
+    try:
+        port = server.server_address[1]
+        assert urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz").read() == b"ok\n"
+        body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics").read().decode()
+        for name in ("servinggate_scalein_writes_total", "servinggate_scalein_skips", "servinggate_scalein_conflicts",
+                     "servinggate_scalein_errors", "servinggate_scalein_pods_scored", "servinggate_scalein_pass_duration_seconds"):
+            assert name in body
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+# ---- leader election --------------------------------------------------------------------------
+
+
+class Clock:
+    def __init__(self):
+        self.t = 1000.0
+
+    def __call__(self):
+        return self.t
+
+
+def elector(api_client, identity, clock):
+    return LeaderElector(client.CoordinationV1Api(api_client), name="sg", namespace="ns", identity=identity,
+                         lease_duration=15, renew_deadline=10, retry_period=2, clock=clock)
+
+
+def test_lease_acquire_renew_expire_takeover(fake_api):
+    api, api_client = fake_api([], [])
+    clock = Clock()
+    a, b = elector(api_client, "a", clock), elector(api_client, "b", clock)
+    assert a.try_acquire_or_renew() and a.is_leader()
+    lease = api.leases["sg"]["spec"]
+    assert lease["holderIdentity"] == "a" and lease["leaseTransitions"] == 0 and lease["leaseDurationSeconds"] == 15
+    assert "." in lease["renewTime"] and "." in lease["acquireTime"]  # MicroTime keeps its fraction
+    assert not b.try_acquire_or_renew()  # a holds a live lease
+    clock.t += 5
+    acquired = lease["acquireTime"]
+    assert a.try_acquire_or_renew()  # renew
+    assert api.leases["sg"]["spec"]["acquireTime"] == acquired
+    assert not b.try_acquire_or_renew()  # b saw the record change: not expired
+    clock.t += 16  # a stops renewing; b sees no change for longer than the duration
+    assert not a.is_leader()
+    assert b.try_acquire_or_renew() and b.is_leader()
+    spec = api.leases["sg"]["spec"]
+    assert spec["holderIdentity"] == "b" and spec["leaseTransitions"] == 1
+
+
+def test_lease_optimistic_concurrency_and_release(fake_api):
+    api, api_client = fake_api([], [])
+    clock = Clock()
+    a, b = elector(api_client, "a", clock), elector(api_client, "b", clock)
+    assert a.try_acquire_or_renew()
+    api.fault("PUT", "/apis/coordination.k8s.io/v1/namespaces/ns/leases/sg", 409)
+    clock.t += 5
+    assert not a.try_acquire_or_renew()  # lost the write race: no renewal recorded
+    a.release()
+    assert not api.leases["sg"]["spec"].get("holderIdentity")
+    assert b.try_acquire_or_renew()  # released: no need to wait for expiry
+    assert api.leases["sg"]["spec"]["leaseTransitions"] == 1

@@ -1,0 +1,233 @@
+"""Scoring on the real snapshots, and the properties the cost formula promises."""
+
+from __future__ import annotations
+
+import copy
+import itertools
+
+import jsonpatch
+import pytest
+
+from webhook.scalein import planning, scoring
+from webhook.scalein.cluster import Cluster, WorkloadTypes
+from webhook.scalein.settings import COST_KEY, RECORD_KEY, ScoringSettings
+
+ASCEND = "huawei.com/Ascend910"
+
+
+def cluster_of(snapshot: dict, **kw) -> Cluster:
+    return planning.make_cluster(ScoringSettings(**kw), snapshot["nodes"]["items"], snapshot["pods"]["items"])
+
+
+def node(name: str, npus: int, res: str = ASCEND) -> dict:
+    return {"metadata": {"name": name}, "status": {"allocatable": {"cpu": "96", res: str(npus)}}}
+
+
+def pod(name: str, node_name: str, npus: int, *, owner=("apps/v1", "ReplicaSet", "rs"), phase="Running", res=ASCEND, **extra) -> dict:
+    meta = {"name": name, "namespace": "default", "uid": f"uid-{name}"}
+    if owner:
+        meta["ownerReferences"] = [{"apiVersion": owner[0], "kind": owner[1], "name": owner[2], "controller": True}]
+    spec = {"nodeName": node_name, "containers": [{"name": "c", "resources": {"requests": {res: str(npus)}, "limits": {res: str(npus)}}}]}
+    spec.update(extra)
+    return {"metadata": meta, "spec": spec, "status": {"phase": phase}}
+
+
+def build(nodes, pods, **kw) -> Cluster:
+    c = Cluster(ScoringSettings(**kw), WorkloadTypes())
+    c.replace_nodes(nodes)
+    c.replace_pods(pods)
+    return c
+
+
+# ---- the real fixtures ------------------------------------------------------------------------
+
+
+def test_s1_removes_deploy1_pods_on_the_node_with_idle_npus_first(s1):
+    c = cluster_of(s1)
+    plan = {w.label.split()[1]: w for w in planning.build_plan(c)}
+    order = [u.entries[0].pod for u in plan["deploy1"].units]
+    assert [p.node for p in order] == ["node-b", "node-b", "node-a", "node-a"]
+    costs = [u.cost for u in plan["deploy1"].units]
+    assert costs[0] < costs[2] and costs[1] < costs[3]
+    usage = {r["node"]: r for r in planning.node_usage(c, [plan["deploy1"]], 2)}
+    assert (usage["node-b"]["before"], usage["node-b"]["after"]) == (4, 2)  # 6 idle after
+    assert usage["node-a"]["after"] == usage["node-a"]["before"] == 4
+
+
+def test_s2_kthena_sum_ranks_sample_1_below_sample_0(s2):
+    c = cluster_of(s2)
+    ms = next(w for w in planning.build_plan(c) if w.kind == "ModelServing")
+    assert [u.name for u in ms.units] == ["sample-1", "sample-0"]
+    sums = {u.name: u.cost for u in ms.units}
+    desired = c.desired_all()
+    for u in ms.units:
+        assert u.cost == sum(desired[e.pod.key] for e in u.entries)
+    assert sums["sample-1"] < sums["sample-0"]
+    # every Role replica of sample-1 also sums lower than any of sample-0
+    assert max(r.cost for r in ms.units[0].roles) < min(r.cost for r in ms.units[1].roles)
+    usage = {r["node"]: r for r in planning.node_usage(c, [ms], 1)}
+    assert usage["n3"]["after"] == usage["n4"]["after"] == 0
+
+
+def test_fixture_costs_depend_on_utilization_only(s1):
+    c = cluster_of(s1)
+    d = c.desired_all()
+    by_node = {}
+    for key, value in d.items():
+        by_node.setdefault(c.pods[key].node, set()).add(value)
+    assert all(len(v) == 1 for v in by_node.values())  # equal pods on one node: one value
+    assert max(by_node["node-b"]) < min(by_node["node-a"]) <= 0
+
+
+# ---- properties of the formula ----------------------------------------------------------------
+
+
+def test_cost_is_strictly_monotone_in_utilization_bounded_and_int32():
+    seen = []
+    for total in (1, 2, 4, 8, 16, 31):
+        for used in range(0, total + 1):
+            for own in range(1, max(used, 1) + 1):
+                v = scoring.cost(used, total, own)
+                assert scoring.MIN_COST <= v <= 0 and scoring.INT32_MIN <= v <= scoring.INT32_MAX
+                seen.append((used / total, total - used + own, v))
+    for (u1, idle1, v1), (u2, idle2, v2) in itertools.combinations(seen, 2):
+        if u1 < u2:
+            assert v1 < v2
+        elif u1 > u2:
+            assert v1 > v2
+        elif idle1 > idle2:  # equal utilization: the larger idle block goes first
+            assert v1 < v2
+
+
+def test_tie_break_on_one_node_prefers_the_pod_freeing_more_devices():
+    c = build([node("n", 8)], [pod("big", "n", 4), pod("small", "n", 1)])
+    d = c.desired_on("n")
+    assert d["default/big"] < d["default/small"]
+
+
+def test_equal_utilization_larger_node_frees_larger_block_first():
+    c = build([node("n4", 4), node("n8", 8)], [pod("a", "n4", 2), pod("b", "n8", 4)])
+    d = c.desired_all()
+    assert d["default/b"] < d["default/a"]  # both 50 %, removing b leaves 8 idle vs 4
+
+
+def test_an_event_on_another_node_never_changes_a_cost():
+    c = build([node("n1", 8), node("n2", 8)], [pod("a", "n1", 2), pod("b", "n2", 2)])
+    before = c.desired_on("n1")
+    touched = c.upsert_pod(pod("c", "n2", 4))
+    assert touched == {"n2"}
+    assert c.desired_on("n1") == before
+
+
+def test_terminated_and_terminating_pods_hold_no_devices_and_get_no_cost():
+    done = pod("done", "n", 4, phase="Succeeded")
+    failed = pod("failed", "n", 2, phase="Failed")
+    going = pod("going", "n", 2)
+    going["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    c = build([node("n", 8)], [done, failed, going, pod("live", "n", 2)])
+    assert c.usage("n") == (2, 8)
+    assert set(c.desired_on("n")) == {"default/live"}
+
+
+def test_only_scored_owners_accelerator_pods_on_accelerator_nodes():
+    sts = pod("sts", "n", 1, owner=("apps/v1", "StatefulSet", "s"))
+    bare = pod("bare", "n", 1, owner=None)
+    cpu = pod("cpu", "n", 1, res="cpu")
+    ms = pod("ms", "n", 1, owner=("workload.serving.volcano.sh/v1alpha1", "ModelServing", "m"))
+    gpu_on_npu = pod("gpu", "n", 1, res="nvidia.com/gpu")
+    c = build([node("n", 8), node("plain", 0)], [sts, bare, cpu, ms, gpu_on_npu, pod("rs", "n", 1), pod("elsewhere", "plain", 1)])
+    assert set(c.desired_on("n")) == {"default/ms", "default/rs"}
+    assert c.desired_on("plain") == {}
+    assert c.usage("n") == (4, 8)  # unscored owners still take devices
+
+
+def test_effective_requests_follow_the_scheduler():
+    m = scoring.AcceleratorMatcher(["huawei.com/Ascend910*"])
+    r = lambda n: {"resources": {"requests": {ASCEND: str(n)}}}  # noqa: E731
+    spec = {"containers": [r(1), r(1)], "initContainers": [r(4)]}
+    assert scoring.effective_requests(spec, m) == {ASCEND: 4}  # init peak beats the sum
+    spec = {"containers": [r(2)], "initContainers": [dict(r(1), restartPolicy="Always"), r(2)]}
+    # sidecar adds to the sum (3); the later init container runs beside it (1 + 2 = 3)
+    assert scoring.effective_requests(spec, m) == {ASCEND: 3}
+    spec = {"containers": [r(2)], "overhead": {ASCEND: "1"}}
+    assert scoring.effective_requests(spec, m) == {ASCEND: 3}
+    limits_only = {"containers": [{"resources": {"limits": {ASCEND: "2"}}}]}
+    assert scoring.effective_requests(limits_only, m) == {ASCEND: 2}
+
+
+def test_accelerator_patterns_and_companions():
+    m = scoring.AcceleratorMatcher(ScoringSettings().accelerator_resources)
+    for name in ("huawei.com/Ascend910", "huawei.com/Ascend910B3", "huawei.com/Ascend310P", "huawei.com/ascend-310",
+                 "huawei.com/ascend-1980", "nvidia.com/gpu"):
+        assert m(name), name
+    for name in ("huawei.com/Ascend910B3-memory", "huawei.com/Ascend910B3-core", "cpu", "nvidia.com/gpumem"):
+        assert not m(name), name
+    assert scoring.AcceleratorMatcher(["huawei.com/Ascend910B3-memory"])("huawei.com/Ascend910B3-memory")
+
+
+def test_quantity_and_cost_parsing():
+    assert [scoring.quantity_units(q) for q in ("8", "1k", "500m", "2Ki", "bad", "-1")] == [8, 1000, 1, 2048, 0, 0]
+    assert [scoring.parse_cost(v) for v in ("0", "-5", "+5", "007", "", "x", "2147483648", "-2147483648")] == \
+        [0, -5, None, None, None, None, None, -2147483648]
+
+
+# ---- ownership and patches --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("current, record, priority, action", [
+    (None, None, "binpack", "write"),
+    ("-1", "-1", "binpack", "write"),  # ours, stale
+    ("-500005", None, "binpack", "none"),  # already right
+    ("100", None, "binpack", "overwrite"),
+    ("100", "-1", "binpack", "overwrite"),
+    ("100", None, "wl", "foreign"),
+    ("100", "-1", "wl", "foreign"),
+    ("-1", "-1", "wl", "write"),
+])
+def test_decide(current, record, priority, action):
+    assert scoring.decide(current, record, -500005, priority).action == action
+
+
+def doc(annotations, rv="7"):
+    meta = {"name": "p", "resourceVersion": rv}
+    if annotations is not None:
+        meta["annotations"] = annotations
+    return {"metadata": meta}
+
+
+@pytest.mark.parametrize("annotations", [None, {}, {"x": "y"}, {COST_KEY: "-1", RECORD_KEY: "-1"}, {COST_KEY: "5"}, {RECORD_KEY: "-1"}])
+def test_write_patch_applies_and_keeps_other_annotations(annotations):
+    d = doc(copy.deepcopy(annotations) if annotations else ({} if annotations == {} else None))
+    if annotations == {}:
+        d["metadata"].pop("annotations")  # the API server omits an empty map
+    ops = scoring.write_patch(d["metadata"].get("annotations"), "7", COST_KEY, RECORD_KEY, "-42")
+    out = jsonpatch.apply_patch(d, ops)
+    assert out["metadata"]["annotations"][COST_KEY] == out["metadata"]["annotations"][RECORD_KEY] == "-42"
+    for k, v in (annotations or {}).items():
+        if k not in (COST_KEY, RECORD_KEY):
+            assert out["metadata"]["annotations"][k] == v
+    assert all("~1" in o["path"] for o in ops if o["path"].startswith("/metadata/annotations/"))
+
+
+@pytest.mark.parametrize("seen, concurrent", [
+    (None, lambda m: m.update(resourceVersion="8", annotations={"team": "x"})),  # map appeared
+    ({"x": "y"}, lambda m: m.update(resourceVersion="8", annotations={"x": "y", COST_KEY: "9"})),  # cost appeared
+    ({COST_KEY: "-1", RECORD_KEY: "-1"}, lambda m: m["annotations"].update({COST_KEY: "9"})),  # cost changed
+])
+def test_write_patch_fails_on_a_concurrent_edit(seen, concurrent):
+    d = doc(copy.deepcopy(seen))
+    ops = scoring.write_patch(seen, "7", COST_KEY, RECORD_KEY, "-42")
+    concurrent(d["metadata"])
+    with pytest.raises(jsonpatch.JsonPatchException):
+        jsonpatch.apply_patch(d, ops)
+
+
+def test_clear_patch_removes_only_what_we_wrote():
+    ours = {COST_KEY: "-5", RECORD_KEY: "-5", "x": "y"}
+    out = jsonpatch.apply_patch(doc(dict(ours)), scoring.clear_patch(ours, COST_KEY, RECORD_KEY))
+    assert out["metadata"]["annotations"] == {"x": "y"}
+    theirs = {COST_KEY: "100", RECORD_KEY: "-5"}
+    out = jsonpatch.apply_patch(doc(dict(theirs)), scoring.clear_patch(theirs, COST_KEY, RECORD_KEY))
+    assert out["metadata"]["annotations"] == {COST_KEY: "100"}
+    assert scoring.clear_patch({COST_KEY: "100"}, COST_KEY, RECORD_KEY) == []
+    assert scoring.clear_patch(None, COST_KEY, RECORD_KEY) == []

@@ -1,0 +1,409 @@
+"""Self-managed serving certificates (`serve --cert-management self`).
+
+The webhook keeps its CA and serving certificate in one Secret (type `kubernetes.io/tls` with
+`tls.crt`, `tls.key`, `ca.crt`, and `ca.key` so that any replica can renew), writes the files the
+server reads into `certs_dir`, and keeps the CA in the `caBundle` of its own webhook
+configurations. Every replica runs the same loop; they agree through the API server:
+
+- the Secret is created only if absent; a replica that loses the race (409 AlreadyExists)
+  re-reads it and uses the winner's certificate;
+- renewals write the Secret with its `resourceVersion` (optimistic concurrency): a replica that
+  loses (409 Conflict) re-reads and uses what the other one wrote;
+- when the CA itself is renewed, the old CA stays in `ca-previous.crt` and in `caBundle` until it
+  expires, so replicas still serving a certificate of the old CA keep working;
+- the `caBundle` is patched before new files are written, so the API server trusts a new CA
+  before any replica presents a certificate it signed;
+- a Secret without our `servinggate.io/managed-by` annotation was supplied by someone else: it
+  is read, never written.
+
+The decisions (is it ours, does it need renewal, what goes into the bundle, what to patch) are
+pure functions of bytes, dicts and a clock; the I/O is in `CertKeeper`. Only the official
+`kubernetes` client is used.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import json
+import logging
+import threading
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from cryptography import x509
+
+from ..certs import Pair, generate_ca, generate_serving, service_sans, write_file
+
+log = logging.getLogger("servinggate.selfcerts")
+
+MANAGED_BY_KEY = "servinggate.io/managed-by"
+MANAGED_BY_VALUE = "servinggate-webhook"
+TLS_CRT, TLS_KEY, CA_CRT, CA_KEY, PREVIOUS_CA = "tls.crt", "tls.key", "ca.crt", "ca.key", "ca-previous.crt"
+MERGE_PATCH = "application/merge-patch+json"
+STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
+RENEW_INTERVAL = 300.0  # seconds between checks when all is well
+RETRY_INTERVAL = 30.0  # seconds between checks after a failure or a missing configuration
+ATTEMPTS = 5
+
+Action = Literal["keep", "prune", "leaf", "ca"]
+
+
+class SelfCertsError(RuntimeError):
+    """The certificate could not be set up; the message says what to fix."""
+
+
+# ---- pure decisions ------------------------------------------------------------------------------
+
+
+def is_ours(secret: Mapping[str, Any]) -> bool:
+    """A Secret we created (and may rewrite). Anything else is the user's and is only read."""
+    annotations = (secret.get("metadata") or {}).get("annotations") or {}
+    return annotations.get(MANAGED_BY_KEY) == MANAGED_BY_VALUE
+
+
+def decode(secret: Mapping[str, Any]) -> dict[str, bytes]:
+    out = {}
+    for key, value in (secret.get("data") or {}).items():
+        try:
+            out[key] = base64.b64decode(value, validate=True)
+        except (ValueError, TypeError):
+            continue
+    return out
+
+
+def encode(data: Mapping[str, bytes]) -> dict[str, str]:
+    return {k: base64.b64encode(v).decode("ascii") for k, v in sorted(data.items())}
+
+
+def _load(pem: bytes | None) -> x509.Certificate | None:
+    if not pem:
+        return None
+    try:
+        return x509.load_pem_x509_certificate(pem)
+    except ValueError:
+        return None
+
+
+def _load_all(pem: bytes | None) -> list[x509.Certificate]:
+    if not pem:
+        return []
+    try:
+        return x509.load_pem_x509_certificates(pem)
+    except ValueError:
+        return []
+
+
+def expiring(cert: x509.Certificate | None, now: dt.datetime, renew_before: dt.timedelta) -> bool:
+    """True when the certificate is missing or expires within `renew_before` of `now`."""
+    return cert is None or cert.not_valid_after_utc - renew_before <= now
+
+
+def covers(cert: x509.Certificate, hosts: list[str]) -> bool:
+    try:
+        names = set(cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value.get_values_for_type(x509.DNSName))
+    except x509.ExtensionNotFound:
+        return False
+    return set(hosts) <= names
+
+
+def signed_by(cert: x509.Certificate, ca: x509.Certificate) -> bool:
+    try:
+        cert.verify_directly_issued_by(ca)
+    except Exception:  # noqa: BLE001 - InvalidSignature, wrong key type, wrong issuer name
+        return False
+    return True
+
+
+def decide(data: Mapping[str, bytes], hosts: list[str], now: dt.datetime, renew_before: dt.timedelta) -> Action:
+    """What a managed Secret needs: nothing, dropping an expired previous CA, a new serving
+    certificate, or a new CA (and serving certificate)."""
+    ca = _load(data.get(CA_CRT))
+    if ca is None or not data.get(CA_KEY) or expiring(ca, now, renew_before):
+        return "ca"
+    leaf = _load(data.get(TLS_CRT))
+    if leaf is None or not data.get(TLS_KEY) or expiring(leaf, now, renew_before) or not covers(leaf, hosts) or not signed_by(leaf, ca):
+        return "leaf"
+    if data.get(PREVIOUS_CA) and still_valid(data.get(PREVIOUS_CA), now) != data.get(PREVIOUS_CA):
+        return "prune"
+    return "keep"
+
+
+def still_valid(pem: bytes | None, now: dt.datetime) -> bytes | None:
+    """The certificates of `pem` that have not expired yet (None if none)."""
+    kept = [c for c in _load_all(pem) if c.not_valid_after_utc > now]
+    if not kept:
+        return None
+    from cryptography.hazmat.primitives import serialization
+
+    return b"".join(c.public_bytes(serialization.Encoding.PEM) for c in kept)
+
+
+def issue(data: Mapping[str, bytes], action: Action, hosts: list[str], now: dt.datetime) -> dict[str, bytes]:
+    """The Secret's new data after `action`. A replaced CA that is still valid moves to
+    `ca-previous.crt`; an expired previous CA is dropped."""
+    new = dict(data)
+    if action == "ca":
+        old_ca = data.get(CA_CRT) if _load(data.get(CA_CRT)) is not None else None
+        ca = generate_ca(now=now)
+        new[CA_CRT], new[CA_KEY] = ca.cert_pem, ca.key_pem
+        previous = still_valid(old_ca, now)
+    else:
+        ca = Pair(data[CA_CRT], data[CA_KEY])
+        previous = data.get(PREVIOUS_CA)
+    previous = still_valid(previous, now)
+    if previous:
+        new[PREVIOUS_CA] = previous
+    else:
+        new.pop(PREVIOUS_CA, None)
+    if action in ("ca", "leaf"):
+        leaf = generate_serving(ca, hosts, now=now)
+        new[TLS_CRT], new[TLS_KEY] = leaf.cert_pem, leaf.key_pem
+    return new
+
+
+def trusted_bundle(data: Mapping[str, bytes], now: dt.datetime) -> bytes:
+    """What `caBundle` must hold: the current CA, then the previous one while it is valid."""
+    bundle = data.get(CA_CRT) or b""
+    previous = still_valid(data.get(PREVIOUS_CA), now)
+    if previous and previous not in bundle:
+        bundle = bundle.rstrip(b"\n") + b"\n" + previous
+    return bundle
+
+
+def disk_files(data: Mapping[str, bytes], now: dt.datetime) -> dict[str, tuple[bytes, int]]:
+    """The files the server reads (the CA key stays in the Secret)."""
+    files = {TLS_KEY: (data[TLS_KEY], 0o600), TLS_CRT: (data[TLS_CRT], 0o644)}
+    bundle = trusted_bundle(data, now)
+    if bundle:
+        files[CA_CRT] = (bundle, 0o644)
+    return files
+
+
+def bundle_patch(configuration: Mapping[str, Any], bundle: bytes, service: str, namespace: str) -> dict[str, Any] | None:
+    """A strategic merge patch that sets `caBundle` on the entries of `configuration` that call
+    our Service, and only on those whose bundle differs; None when nothing needs to change. The
+    `resourceVersion` makes the patch fail (409) if the configuration changed since it was read."""
+    wanted = base64.b64encode(bundle).decode("ascii")
+    entries = []
+    for hook in configuration.get("webhooks") or ():
+        svc = ((hook.get("clientConfig") or {}).get("service")) or {}
+        if svc.get("name") != service or svc.get("namespace") != namespace:
+            continue
+        if (hook.get("clientConfig") or {}).get("caBundle") != wanted:
+            entries.append({"name": hook["name"], "clientConfig": {"caBundle": wanted}})
+    if not entries:
+        return None
+    meta = configuration.get("metadata") or {}
+    return {"metadata": {"resourceVersion": meta.get("resourceVersion")}, "webhooks": entries}
+
+
+# ---- I/O -----------------------------------------------------------------------------------------
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc)
+
+
+def api_client_from_environment() -> Any:
+    """In-cluster service account first, then the kubeconfig."""
+    from kubernetes import client, config
+
+    configuration = client.Configuration()
+    try:
+        config.load_incluster_config(client_configuration=configuration)
+    except config.ConfigException:
+        try:
+            config.load_kube_config(client_configuration=configuration)
+        except (config.ConfigException, OSError, TypeError) as exc:
+            raise SelfCertsError(f"--cert-management self needs access to the API server (in-cluster or a kubeconfig): {exc}") from None
+    return client.ApiClient(configuration)
+
+
+class CertKeeper:
+    """Reads, creates and renews the Secret, keeps `caBundle` current, writes the files."""
+
+    def __init__(self, settings: Any, api_client: Any, *, now: Callable[[], dt.datetime] = _now) -> None:
+        from kubernetes import client
+
+        self.settings = settings
+        self.core = client.CoreV1Api(api_client)
+        self.admission = client.AdmissionregistrationV1Api(api_client)
+        self.now = now
+        self.name = settings.cert_secret_name
+        self.namespace = settings.service_namespace
+        self.hosts = service_sans(settings.service_name, settings.service_namespace)
+        self.renew_before = dt.timedelta(days=settings.renew_before_days)
+
+    # Secret ---------------------------------------------------------------------------------
+
+    def _read_secret(self) -> dict[str, Any] | None:
+        from kubernetes.client.exceptions import ApiException
+
+        try:
+            resp = self.core.read_namespaced_secret(self.name, self.namespace, _preload_content=False, _request_timeout=10)
+        except ApiException as exc:
+            if exc.status == 404:
+                return None
+            raise
+        return json.loads(resp.data)
+
+    def _create_secret(self, data: Mapping[str, bytes]) -> dict[str, Any]:
+        body = {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {
+                "name": self.name,
+                "namespace": self.namespace,
+                "labels": {"app.kubernetes.io/name": "servinggate", "app.kubernetes.io/component": "webhook"},
+                "annotations": {MANAGED_BY_KEY: MANAGED_BY_VALUE},
+            },
+            "type": "kubernetes.io/tls",
+            "data": encode(data),
+        }
+        resp = self.core.create_namespaced_secret(self.namespace, body, _preload_content=False, _request_timeout=10)
+        return json.loads(resp.data)
+
+    def _update_secret(self, secret: Mapping[str, Any], data: Mapping[str, bytes]) -> dict[str, Any]:
+        old = secret.get("data") or {}
+        new = encode(data)
+        changes: dict[str, Any] = {k: v for k, v in new.items() if old.get(k) != v}
+        changes.update({k: None for k in old if k not in new})  # merge patch: null removes a key
+        body = {"metadata": {"resourceVersion": secret["metadata"]["resourceVersion"]}, "data": changes}
+        resp = self.core.patch_namespaced_secret(self.name, self.namespace, body, _content_type=MERGE_PATCH, _preload_content=False, _request_timeout=10)
+        return json.loads(resp.data)
+
+    def ensure_secret(self) -> dict[str, Any]:
+        """The Secret as it should be now: created if absent, renewed if due (when ours)."""
+        from kubernetes.client.exceptions import ApiException
+
+        for _ in range(ATTEMPTS):
+            secret = self._read_secret()
+            now = self.now()
+            if secret is None:
+                try:
+                    created = self._create_secret(issue({}, "ca", self.hosts, now))
+                    log.info("created Secret %s/%s with a new CA and serving certificate", self.namespace, self.name)
+                    return created
+                except ApiException as exc:
+                    if exc.status == 409:  # another replica created it first: use theirs
+                        log.info("Secret %s/%s was created by another replica; reading it", self.namespace, self.name)
+                        continue
+                    raise
+            if not is_ours(secret):
+                data = decode(secret)
+                missing = [k for k in (TLS_CRT, TLS_KEY) if not data.get(k)]
+                if missing:
+                    raise SelfCertsError(
+                        f"Secret {self.namespace}/{self.name} was not created by ServingGate (no {MANAGED_BY_KEY} annotation) "
+                        f"and lacks {', '.join(missing)}; it is never overwritten: fix it or delete it"
+                    )
+                return secret
+            action = decide(decode(secret), self.hosts, now, self.renew_before)
+            if action == "keep":
+                return secret
+            try:
+                updated = self._update_secret(secret, issue(decode(secret), action, self.hosts, now))
+                what = {"ca": "renewed the CA and serving certificate", "leaf": "renewed the serving certificate", "prune": "dropped the expired previous CA"}[action]
+                log.info("%s in Secret %s/%s", what, self.namespace, self.name)
+                return updated
+            except ApiException as exc:
+                if exc.status == 409:  # another replica renewed first: use theirs
+                    continue
+                raise
+        raise SelfCertsError(f"Secret {self.namespace}/{self.name}: gave up after {ATTEMPTS} conflicting attempts")
+
+    # caBundle ------------------------------------------------------------------------------
+
+    def _configuration_api(self, name: str) -> tuple[Callable[..., Any], Callable[..., Any]]:
+        if "mutating" in name:
+            return self.admission.read_mutating_webhook_configuration, self.admission.patch_mutating_webhook_configuration
+        return self.admission.read_validating_webhook_configuration, self.admission.patch_validating_webhook_configuration
+
+    def inject_bundle(self, bundle: bytes) -> bool:
+        """Put `bundle` into our configurations. True when all of them are current."""
+        from kubernetes.client.exceptions import ApiException
+
+        complete = True
+        for name in self.settings.webhook_config_names:
+            read, patch = self._configuration_api(name)
+            for _ in range(ATTEMPTS):
+                try:
+                    configuration = json.loads(read(name, _preload_content=False, _request_timeout=10).data)
+                except ApiException as exc:
+                    if exc.status != 404:
+                        raise
+                    log.warning("webhook configuration %s not found; caBundle not injected yet", name)
+                    complete = False
+                    break
+                body = bundle_patch(configuration, bundle, self.settings.service_name, self.settings.service_namespace)
+                if body is None:
+                    break
+                try:
+                    patch(name, body, _content_type=STRATEGIC_MERGE_PATCH, _preload_content=False, _request_timeout=10)
+                    log.info("caBundle of %s set (%d webhook entries)", name, len(body["webhooks"]))
+                    break
+                except ApiException as exc:
+                    if exc.status != 409:
+                        raise
+            else:
+                complete = False
+        return complete
+
+    # all of it -------------------------------------------------------------------------------
+
+    def sync(self) -> bool:
+        """One pass: Secret, then caBundle, then files. True when everything is current."""
+        secret = self.ensure_secret()
+        data = decode(secret)
+        now = self.now()
+        complete = True
+        if data.get(CA_CRT):
+            complete = self.inject_bundle(trusted_bundle(data, now))
+        else:
+            log.warning("Secret %s/%s has no ca.crt: caBundle left as it is", self.namespace, self.name)
+        certs_dir = Path(self.settings.certs_dir)
+        for filename, (content, mode) in disk_files(data, now).items():
+            path = certs_dir / filename
+            try:
+                if path.read_bytes() == content:
+                    continue
+            except OSError:
+                pass
+            write_file(path, content, mode)
+        return complete
+
+
+def bootstrap(settings: Any, api_client: Any = None, *, now: Callable[[], dt.datetime] = _now) -> CertKeeper:
+    """Before the server starts: a certificate in `certs_dir` and the CA in `caBundle`."""
+    keeper = CertKeeper(settings, api_client if api_client is not None else api_client_from_environment(), now=now)
+    keeper.sync()
+    return keeper
+
+
+def start_renewer(
+    settings: Any,
+    api_client: Any = None,
+    *,
+    interval: float = RENEW_INTERVAL,
+    retry_interval: float = RETRY_INTERVAL,
+    stop: threading.Event | None = None,
+    now: Callable[[], dt.datetime] = _now,
+) -> threading.Thread:
+    """A daemon thread that runs `sync` every `interval` seconds (sooner after a failure)."""
+    keeper = CertKeeper(settings, api_client if api_client is not None else api_client_from_environment(), now=now)
+    stop = stop or threading.Event()
+
+    def loop() -> None:
+        wait = interval
+        while not stop.wait(wait):
+            try:
+                wait = interval if keeper.sync() else retry_interval
+            except Exception:  # noqa: BLE001 - keep serving the current certificate; try again soon
+                log.exception("certificate check failed; retrying in %.0f s", retry_interval)
+                wait = retry_interval
+
+    thread = threading.Thread(target=loop, name="servinggate-cert-renewer", daemon=True)
+    thread.start()
+    return thread

@@ -1,0 +1,214 @@
+"""An indexed view of nodes and pods: the cache the reconciler keeps current from watches, and
+the snapshot `plan` reads from a file. Each pod is reduced once to the few fields scoring needs,
+so a scoring pass and a one-node recompute never re-read the raw objects."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import scoring
+from .settings import RECORD_KEY, ScoringSettings
+
+
+@dataclass(slots=True)
+class PodView:
+    key: str  # namespace/name
+    namespace: str
+    name: str
+    uid: str
+    resource_version: str
+    node: str
+    phase: str
+    holds: bool  # counts toward its node's utilization
+    accel: dict[str, int]  # effective accelerator requests
+    owner: tuple[str, str, str] | None  # (apiVersion, kind, name) of the controller
+    annotations: dict[str, str] | None
+    labels: dict[str, str]
+    ready: bool
+    ready_since: str
+    restarts: int
+    created: str
+
+    def annotation(self, key: str) -> str | None:
+        return self.annotations.get(key) if self.annotations else None
+
+
+@dataclass(slots=True)
+class NodeView:
+    name: str
+    accel: dict[str, int]  # allocatable accelerator units by resource
+    total: int
+    labels: dict[str, str] = field(default_factory=dict)
+
+
+def pod_view(pod: Mapping[str, Any], is_accel: scoring.AcceleratorMatcher, accel: dict[str, int] | None = None) -> PodView:
+    meta = pod.get("metadata") or {}
+    spec = pod.get("spec") or {}
+    status = pod.get("status") or {}
+    if accel is None:
+        accel = scoring.effective_requests(spec, is_accel)
+    ready, since = False, ""
+    for cond in status.get("conditions") or ():
+        if cond.get("type") == "Ready":
+            ready = cond.get("status") == "True"
+            since = cond.get("lastTransitionTime") or ""
+    restarts = max((cs.get("restartCount") or 0 for cs in status.get("containerStatuses") or ()), default=0)
+    ns, name = meta.get("namespace") or "", meta.get("name") or ""
+    return PodView(
+        key=f"{ns}/{name}", namespace=ns, name=name, uid=meta.get("uid") or "",
+        resource_version=meta.get("resourceVersion") or "", node=spec.get("nodeName") or "",
+        phase=status.get("phase") or "Pending", holds=scoring.holds_devices(pod),
+        accel=accel, owner=scoring.controller_ref(pod),
+        annotations=meta.get("annotations"), labels=meta.get("labels") or {}, ready=ready,
+        ready_since=since, restarts=restarts, created=meta.get("creationTimestamp") or "",
+    )
+
+
+def node_view(node: Mapping[str, Any], is_accel: scoring.AcceleratorMatcher) -> NodeView:
+    meta = node.get("metadata") or {}
+    accel = scoring.node_accelerators(node, is_accel)
+    return NodeView(name=meta.get("name") or "", accel=accel, total=sum(accel.values()), labels=meta.get("labels") or {})
+
+
+class WorkloadTypes:
+    """Which controller owners are scored: ReplicaSet, ModelServing, and third-party kinds
+    resolved to (group, kind) through API discovery (or, offline, guessed from the plural)."""
+
+    def __init__(self, third_party: Iterable[tuple[str, str]] = (), guess: Iterable[tuple[str, str, str]] = ()):
+        self.kinds = set(scoring.BUILTIN_TYPES) | set(third_party)
+        self.guess = {(g, r) for g, _, r in guess}
+        self._seen: dict[tuple[str, str], bool] = {}
+
+    def scored(self, owner: tuple[str, str, str] | None) -> bool:
+        if owner is None:
+            return False
+        hit = self._seen.get(owner[:2])
+        if hit is None:
+            hit = self._seen[owner[:2]] = self._decide(owner)
+        return hit
+
+    def _decide(self, owner: tuple[str, str, str]) -> bool:
+        group, kind = scoring.group_of(owner[0]), owner[1]
+        if (group, kind) in self.kinds:
+            return True
+        if self.guess:
+            low = kind.lower()
+            for plural in (low + "s", low + "es", low[:-1] + "ies" if low.endswith("y") else None):
+                if (group, plural) in self.guess:
+                    self.kinds.add((group, kind))
+                    return True
+        return False
+
+
+class Cluster:
+    """Nodes and pods by name, pods indexed by node. Mutators return the nodes whose pods must be
+    re-scored; `desired_on` scores one node's pods."""
+
+    def __init__(self, settings: ScoringSettings, types: WorkloadTypes):
+        self.settings = settings
+        self.types = types
+        self.is_accel = scoring.AcceleratorMatcher(settings.accelerator_resources)
+        self.nodes: dict[str, NodeView] = {}
+        self.pods: dict[str, PodView] = {}
+        self.by_node: dict[str, set[str]] = {}
+
+    # -- mutation ------------------------------------------------------------------------------
+
+    def upsert_node(self, node: Mapping[str, Any]) -> set[str]:
+        view = node_view(node, self.is_accel)
+        old = self.nodes.get(view.name)
+        self.nodes[view.name] = view
+        return set() if old is not None and old.accel == view.accel else {view.name}
+
+    def delete_node(self, name: str) -> set[str]:
+        return {name} if self.nodes.pop(name, None) is not None else set()
+
+    def upsert_pod(self, pod: Mapping[str, Any]) -> set[str]:
+        """Only pods that request an accelerator are kept: the others neither take devices nor
+        get a cost, and a container's requests cannot change into an accelerator later."""
+        accel = scoring.effective_requests(pod.get("spec") or {}, self.is_accel)
+        if not accel:
+            meta = pod.get("metadata") or {}
+            key = f"{meta.get('namespace') or ''}/{meta.get('name') or ''}"
+            return self.delete_pod(key) if key in self.pods else set()
+        return self.put_pod(pod_view(pod, self.is_accel, accel))
+
+    def put_pod(self, view: PodView) -> set[str]:
+        old = self.pods.get(view.key)
+        self.pods[view.key] = view
+        touched = set()
+        if old is not None and old.node and old.node != view.node:
+            self.by_node.get(old.node, set()).discard(view.key)
+            touched.add(old.node)
+        if view.node:
+            self.by_node.setdefault(view.node, set()).add(view.key)
+            touched.add(view.node)
+        return touched
+
+    def delete_pod(self, key: str) -> set[str]:
+        old = self.pods.pop(key, None)
+        if old is None or not old.node:
+            return set()
+        self.by_node.get(old.node, set()).discard(key)
+        return {old.node}
+
+    def replace_nodes(self, nodes: Iterable[Mapping[str, Any]]) -> None:
+        self.nodes = {}
+        for n in nodes:
+            self.upsert_node(n)
+
+    def replace_pods(self, pods: Iterable[Mapping[str, Any]]) -> None:
+        self.pods, self.by_node = {}, {}
+        for p in pods:
+            self.upsert_pod(p)
+
+    # -- scoring -------------------------------------------------------------------------------
+
+    def units_on(self, pod: PodView, node: NodeView) -> int:
+        """Devices the pod holds of the kinds this node has."""
+        if not pod.accel or not node.accel:
+            return 0
+        return sum(v for k, v in pod.accel.items() if k in node.accel)
+
+    def usage(self, name: str) -> tuple[int, int]:
+        """(used, allocatable) accelerator units on a node."""
+        node = self.nodes.get(name)
+        if node is None or not node.total:
+            return 0, 0
+        used = 0
+        for key in self.by_node.get(name, ()):
+            pod = self.pods[key]
+            if pod.holds and pod.accel:
+                used += self.units_on(pod, node)
+        return used, node.total
+
+    def scored(self, pod: PodView) -> bool:
+        return bool(pod.accel) and pod.holds and self.types.scored(pod.owner)
+
+    def desired_on(self, name: str) -> dict[str, int]:
+        """Costs of the scored pods on one node (pod key -> cost); depends on nothing else."""
+        node = self.nodes.get(name)
+        if node is None or not node.total:
+            return {}
+        keys = self.by_node.get(name, ())
+        pods = [self.pods[k] for k in keys]
+        units = {p.key: self.units_on(p, node) for p in pods if p.accel}
+        used = sum(u for k, u in units.items() if self.pods[k].holds)
+        out = {}
+        for p in pods:
+            own = units.get(p.key, 0)
+            if own and p.holds and self.types.scored(p.owner):
+                out[p.key] = scoring.cost(used, node.total, own)
+        return out
+
+    def desired_all(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for name in self.by_node:
+            out.update(self.desired_on(name))
+        return out
+
+    def decision(self, key: str, desired: int) -> scoring.Decision:
+        pod = self.pods[key]
+        return scoring.decide(pod.annotation(self.settings.score_annotation_key), pod.annotation(RECORD_KEY), desired, self.settings.scale_in_priority)

@@ -1,0 +1,284 @@
+"""Deletion costs for NPU-compacting scale-in. Pure: plain dicts and numbers in, numbers and
+JSON Patch operations out; no I/O, no clock.
+
+The cost of a scored pod on node n (accelerators: A allocatable, U requested by the pods that
+hold devices there, k requested by the pod itself):
+
+    level = floor(1000 * min(U, A) / A)                  utilization in per mille, 0..1000
+    idle  = min(A - min(U, A) + k, 999)                  idle devices once the pod is gone
+    cost  = -((1000 - level) * 1000 + idle)              -1_000_999 .. -1
+
+Lower cost goes first, so the pods on the emptiest nodes go first; at equal utilization the pod
+whose removal frees the larger block goes first. Only the pod's own node enters the formula.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+LEVELS = 1000  # utilization resolution (per mille)
+IDLE_CAP = 999  # the tie-break must stay below one level step
+MIN_COST = -(LEVELS * 1000 + IDLE_CAP)
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+
+REPLICASET = ("apps", "ReplicaSet")
+MODELSERVING = ("workload.serving.volcano.sh", "ModelServing")
+BUILTIN_TYPES = frozenset({REPLICASET, MODELSERVING})
+
+TERMINATED_PHASES = frozenset({"Succeeded", "Failed"})
+
+# HAMi exposes device memory and core share next to the card count; a glob such as
+# "huawei.com/Ascend910*" must not mistake MiB for cards. An exact name still matches.
+_COMPANION_SUFFIXES = ("-memory", "-core", "-cores", "-mem")
+
+
+class AcceleratorMatcher:
+    """Decides (and caches) whether a resource name is an accelerator."""
+
+    def __init__(self, patterns: Iterable[str]):
+        self.exact = frozenset(p for p in patterns if not any(c in p for c in "*?["))
+        self.globs = tuple(p for p in patterns if p not in self.exact)
+        self._cache: dict[str, bool] = {}
+
+    def __call__(self, name: str) -> bool:
+        hit = self._cache.get(name)
+        if hit is None:
+            hit = name in self.exact or (
+                not name.endswith(_COMPANION_SUFFIXES) and any(fnmatch.fnmatchcase(name, g) for g in self.globs)
+            )
+            self._cache[name] = hit
+        return hit
+
+
+_SUFFIX = {
+    "m": Decimal("0.001"), "k": Decimal(10**3), "M": Decimal(10**6), "G": Decimal(10**9), "T": Decimal(10**12),
+    "P": Decimal(10**15), "E": Decimal(10**18), "Ki": Decimal(2**10), "Mi": Decimal(2**20), "Gi": Decimal(2**30),
+    "Ti": Decimal(2**40), "Pi": Decimal(2**50), "Ei": Decimal(2**60),
+}
+
+
+def quantity_units(raw: Any) -> int:
+    """A resource quantity as whole units, rounded up like the scheduler; malformed -> 0."""
+    text = str(raw).strip()
+    if text.isdigit():
+        return int(text)
+    try:
+        for suffix in ("Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "m", "k", "M", "G", "T", "P", "E"):
+            if text.endswith(suffix):
+                value = Decimal(text[: -len(suffix)]) * _SUFFIX[suffix]
+                break
+        else:
+            value = Decimal(text)
+    except InvalidOperation:
+        return 0
+    if not value.is_finite() or value <= 0:
+        return 0
+    return int(math.ceil(value))
+
+
+def _container_requests(container: Mapping[str, Any], is_accel: AcceleratorMatcher) -> dict[str, int] | None:
+    res = container.get("resources")
+    if not res:
+        return None
+    requests = res.get("requests") or {}
+    limits = res.get("limits") or {}
+    out: dict[str, int] | None = None
+    for name, q in requests.items():
+        if is_accel(name):
+            units = quantity_units(q)
+            if units:
+                if out is None:
+                    out = {}
+                out[name] = units
+    # the API server copies limits to requests for extended resources given only as limits
+    for name, q in limits.items():
+        if name not in requests and is_accel(name):
+            units = quantity_units(q)
+            if units:
+                if out is None:
+                    out = {}
+                out[name] = units
+    return out
+
+
+def _add(into: dict[str, int], other: Mapping[str, int]) -> None:
+    for k, v in other.items():
+        into[k] = into.get(k, 0) + v
+
+
+def effective_requests(spec: Mapping[str, Any], is_accel: AcceleratorMatcher) -> dict[str, int]:
+    """Accelerator requests as the scheduler counts them (k8s component-helpers PodRequests):
+    the larger of the containers' sum and each init container's peak, where restartable (sidecar)
+    init containers add to the sum and to every later init container's peak; plus overhead."""
+    total: dict[str, int] = {}
+    for c in spec.get("containers") or ():
+        req = _container_requests(c, is_accel)
+        if req:
+            _add(total, req)
+    inits = spec.get("initContainers")
+    if inits:
+        sidecars: dict[str, int] = {}
+        init_peak: dict[str, int] = {}
+        for c in inits:
+            req = _container_requests(c, is_accel) or {}
+            if c.get("restartPolicy") == "Always":
+                _add(total, req)
+                _add(sidecars, req)
+                step = dict(sidecars)
+            else:
+                step = dict(req)
+                _add(step, sidecars)
+            for k, v in step.items():
+                if v > init_peak.get(k, 0):
+                    init_peak[k] = v
+        for k, v in init_peak.items():
+            if v > total.get(k, 0):
+                total[k] = v
+    if total:
+        overhead = spec.get("overhead")
+        if overhead:
+            for name, q in overhead.items():
+                if name in total:
+                    total[name] += quantity_units(q)
+    return total
+
+
+def node_accelerators(node: Mapping[str, Any], is_accel: AcceleratorMatcher) -> dict[str, int]:
+    alloc = ((node.get("status") or {}).get("allocatable")) or {}
+    out = {}
+    for name, q in alloc.items():
+        if is_accel(name):
+            units = quantity_units(q)
+            if units:
+                out[name] = units
+    return out
+
+
+def holds_devices(pod: Mapping[str, Any]) -> bool:
+    """Whether a pod counts toward its node's utilization. We leave out terminated pods
+    (Succeeded/Failed) and pods being deleted (deletionTimestamp set): the scheduler still
+    reserves a terminating pod's devices, but they are about to come free, and the next
+    scale-in should see the node as it will be."""
+    if (pod.get("metadata") or {}).get("deletionTimestamp"):
+        return False
+    return (pod.get("status") or {}).get("phase") not in TERMINATED_PHASES
+
+
+def controller_ref(pod: Mapping[str, Any]) -> tuple[str, str, str] | None:
+    """(apiVersion, kind, name) of the pod's controller owner."""
+    for ref in (pod.get("metadata") or {}).get("ownerReferences") or ():
+        if ref.get("controller"):
+            return ref.get("apiVersion", ""), ref.get("kind", ""), ref.get("name", "")
+    return None
+
+
+def group_of(api_version: str) -> str:
+    return api_version.rpartition("/")[0]
+
+
+def cost(used: int, allocatable: int, own: int) -> int:
+    """The cost of a pod holding `own` devices on a node with `used` of `allocatable` taken."""
+    if allocatable <= 0:
+        return 0
+    used = min(max(used, 0), allocatable)
+    level = used * LEVELS // allocatable
+    idle = min(allocatable - used + max(own, 0), IDLE_CAP)
+    return -((LEVELS - level) * 1000 + idle)
+
+
+def level_of(value: int) -> tuple[int, int]:
+    """(utilization per mille, idle devices after removal) read back from a cost, for people."""
+    v = -value
+    return LEVELS - v // 1000, v % 1000
+
+
+def parse_cost(raw: str | None) -> int | None:
+    """An annotation value as the API server validates it (int32, no '+', no leading zeros)."""
+    if raw is None:
+        return None
+    if not raw or not (raw == "0" or raw[0] == "-" or raw[0] in "123456789"):
+        return None
+    if raw[0] == "-" and (len(raw) == 1 or raw[1] not in "123456789"):
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        return None
+    return value if INT32_MIN <= value <= INT32_MAX else None
+
+
+def ranking_cost(raw: str | None) -> int:
+    """The cost a controller ranks by: missing or invalid values count as 0."""
+    value = parse_cost(raw)
+    return 0 if value is None else value
+
+
+# ---- who owns a value, and what to write ------------------------------------------------------
+
+NONE, WRITE, OVERWRITE, FOREIGN = "none", "write", "overwrite", "foreign"
+
+
+@dataclass(frozen=True)
+class Decision:
+    action: str  # none | write | overwrite | foreign (left alone)
+    value: str | None  # what the annotation will hold after we act
+
+
+def decide(current: str | None, record: str | None, desired: int, priority: str) -> Decision:
+    """Compare the pod's annotations with the desired cost. A value that differs from our
+    record was set by someone else: `wl` leaves it, `binpack` overwrites it (and the caller logs)."""
+    want = str(desired)
+    if current == want:
+        return Decision(NONE, current)
+    if current is None or current == record:
+        return Decision(WRITE, want)
+    if priority == "wl":
+        return Decision(FOREIGN, current)
+    return Decision(OVERWRITE, want)
+
+
+def escape(key: str) -> str:
+    """RFC 6901: '~' -> '~0', '/' -> '~1'."""
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+def write_patch(annotations: Mapping[str, str] | None, resource_version: str, key: str, record_key: str, value: str) -> list[dict[str, Any]]:
+    """JSON Patch setting the cost and our record, guarded by `test` ops so that a concurrent edit
+    makes the API server refuse it (422) instead of being lost. A present value is tested
+    directly; an absent one cannot be (a `test` of a missing member is an error in RFC 6902 and a
+    null match in the API server's library), so absence is proved by testing resourceVersion."""
+    if annotations is None:
+        return [
+            {"op": "test", "path": "/metadata/resourceVersion", "value": resource_version},
+            {"op": "add", "path": "/metadata/annotations", "value": {key: value, record_key: value}},
+        ]
+    ops: list[dict[str, Any]] = []
+    current, record = annotations.get(key), annotations.get(record_key)
+    if current is None or record is None:
+        ops.append({"op": "test", "path": "/metadata/resourceVersion", "value": resource_version})
+    if current is not None:
+        ops.append({"op": "test", "path": "/metadata/annotations/" + escape(key), "value": current})
+    if record is not None:
+        ops.append({"op": "test", "path": "/metadata/annotations/" + escape(record_key), "value": record})
+    ops.append({"op": "add", "path": "/metadata/annotations/" + escape(key), "value": value})
+    ops.append({"op": "add", "path": "/metadata/annotations/" + escape(record_key), "value": value})
+    return ops
+
+
+def clear_patch(annotations: Mapping[str, str] | None, key: str, record_key: str) -> list[dict[str, Any]]:
+    """Remove the cost only where our record still matches it; drop our record either way.
+    Empty list: nothing of ours on this pod."""
+    if not annotations or record_key not in annotations:
+        return []
+    record = annotations[record_key]
+    ops: list[dict[str, Any]] = [{"op": "test", "path": "/metadata/annotations/" + escape(record_key), "value": record}]
+    if annotations.get(key) == record:
+        ops.append({"op": "test", "path": "/metadata/annotations/" + escape(key), "value": record})
+        ops.append({"op": "remove", "path": "/metadata/annotations/" + escape(key)})
+    ops.append({"op": "remove", "path": "/metadata/annotations/" + escape(record_key)})
+    return ops

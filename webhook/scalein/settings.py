@@ -1,0 +1,88 @@
+"""Settings of `plan` and `reconcile`, named after CCE's Volcano add-on options."""
+
+from __future__ import annotations
+
+import re
+import socket
+import os
+from dataclasses import dataclass
+
+from ..config import ConfigError, choice, csv_list, int_range, non_empty, parse_bool, setting
+
+COST_KEY = "controller.kubernetes.io/pod-deletion-cost"
+KNOWN_COST_KEYS = (COST_KEY, "openvessel.io/workload-balancer-score")
+RECORD_KEY = "servinggate.io/deletion-cost"
+
+DEFAULT_ACCELERATORS = (
+    "huawei.com/Ascend910*",
+    "huawei.com/Ascend310*",
+    "huawei.com/ascend-310",
+    "huawei.com/ascend-1980",
+    "nvidia.com/gpu",
+)
+
+_TYPE_RE = re.compile(r"^(?P<group>[a-z0-9]([-a-z0-9.]*[a-z0-9])?)/(?P<version>v[0-9]+[a-z0-9]*)/(?P<resource>[a-z0-9]([-a-z0-9]*[a-z0-9])?)$")
+
+
+def parse_third_party_type(entry: str) -> tuple[str, str, str]:
+    """`apps.kruise.io/v1alpha1/clonesets` -> (group, version, resource); ValueError if malformed."""
+    m = _TYPE_RE.match(entry.strip())
+    if not m:
+        raise ValueError(f"third-party type {entry!r} is not <group>/<version>/<resources> (e.g. apps.kruise.io/v1alpha1/clonesets)")
+    return m["group"], m["version"], m["resource"]
+
+
+@dataclass(frozen=True)
+class ScoringSettings:
+    """What decides a cost; shared by `plan` and `reconcile` so both compute the same numbers."""
+
+    enable_scale_in_score: bool = setting(False, parse_bool, "write deletion costs at all (off: nothing is written and existing costs stay, as in CCE)")
+    scale_in_priority: str = setting("binpack", choice("binpack", "wl"), "binpack: our cost wins over a value someone else set (logged); wl: a value set by someone else is left alone")
+    score_annotation_key: str = setting(COST_KEY, choice(*KNOWN_COST_KEYS), "annotation the cost is written to")
+    third_party_types: tuple[str, ...] = setting((), csv_list, "more scored workload types, <group>/<version>/<resources> comma-separated (e.g. apps.kruise.io/v1alpha1/clonesets)")
+    accelerator_resources: tuple[str, ...] = setting(DEFAULT_ACCELERATORS, csv_list, "accelerator resource names or glob patterns (comma-separated)")
+
+    def check(self) -> None:
+        for entry in self.third_party_types:
+            try:
+                parse_third_party_type(entry)
+            except ValueError as exc:
+                raise ConfigError(f"--third-party-types: {exc}") from None
+        if not self.accelerator_resources:
+            raise ConfigError("--accelerator-resources: must name at least one resource")
+
+    def third_party(self) -> tuple[tuple[str, str, str], ...]:
+        return tuple(parse_third_party_type(e) for e in self.third_party_types)
+
+
+def _default_identity() -> str:
+    return f"{os.environ.get('POD_NAME') or socket.gethostname()}_{os.getpid()}"
+
+
+@dataclass(frozen=True)
+class ReconcileSettings(ScoringSettings):
+    scoring_qps: int = setting(100, int_range(1, 100000), "most pod patches per second")
+    dry_run: bool = setting(False, parse_bool, "compute and log the costs, write nothing")
+    leader_elect: bool = setting(False, parse_bool, "elect one active replica through a coordination.k8s.io/v1 Lease")
+    lease_name: str = setting("servinggate-scale-in", non_empty, "name of the leader-election Lease")
+    lease_namespace: str = setting("servinggate-system", non_empty, "namespace of the leader-election Lease")
+    lease_duration_seconds: int = setting(15, int_range(2, 3600), "how long a lease is valid without renewal")
+    renew_deadline_seconds: int = setting(10, int_range(1, 3600), "the leader stops writing if it could not renew for this long")
+    retry_period_seconds: int = setting(2, int_range(1, 600), "how often the lease is tried or renewed")
+    identity: str = setting("", str, "holder identity in the Lease (default: pod or host name and pid)")
+    health_host: str = setting("0.0.0.0", non_empty, "address of the /healthz and /metrics endpoint")
+    health_port: int = setting(8081, int_range(0, 65535), "port of the /healthz and /metrics endpoint (0: off)")
+    kubeconfig: str = setting("", str, "kubeconfig file (default: in-cluster, then ~/.kube/config)")
+    resync_seconds: int = setting(600, int_range(0, 86400), "full recompute from the cache this often (0: never)")
+    watch_timeout_seconds: int = setting(300, int_range(1, 3600), "server-side timeout of one watch request")
+    log_level: str = setting("info", choice("debug", "info", "warning", "error"), "log level")
+
+    def check(self) -> None:
+        super().check()
+        if self.renew_deadline_seconds >= self.lease_duration_seconds:
+            raise ConfigError("--renew-deadline-seconds: must be less than --lease-duration-seconds")
+        if self.retry_period_seconds >= self.renew_deadline_seconds:
+            raise ConfigError("--retry-period-seconds: must be less than --renew-deadline-seconds")
+
+    def holder_identity(self) -> str:
+        return self.identity or _default_identity()
