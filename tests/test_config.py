@@ -72,9 +72,24 @@ def test_unknown_command_exits_2():
     assert proc.returncode == 2 and "unknown command 'frobnicate'" in proc.stderr
 
 
-def test_readme_settings_table_matches_the_code():
-    from webhook.config import settings_table
+def _readme_table(heading):
+    """The `| `--flag` | ...` rows under a README heading, up to the next heading."""
+    lines = (REPO / "README.md").read_text().splitlines()
+    start = lines.index(heading) + 1
+    rows = []
+    for line in lines[start:]:
+        if line.startswith("#"):
+            break
+        if line.startswith("| `--"):
+            rows.append(line)
+    return rows
 
-    readme = (REPO / "README.md").read_text()
-    for flag, env, default, help_text in settings_table(ServeSettings):
-        assert f"| `{flag}` | `{env}` | `{default}` | {help_text} |" in readme, flag
+
+@pytest.mark.parametrize("command", ["serve", "reconcile"])
+def test_readme_settings_table_matches_the_code(command):
+    from webhook.config import settings_table
+    from webhook.scalein.settings import ReconcileSettings
+
+    cls = {"serve": ServeSettings, "reconcile": ReconcileSettings}[command]
+    expected = [f"| `{flag}` | `{env}` | `{default}` | {help_text} |" for flag, env, default, help_text in settings_table(cls)]
+    assert _readme_table(f"### `{command}` settings") == expected

@@ -173,13 +173,17 @@ def _read_config_file(path: str) -> dict[str, Any]:
     return {str(k).replace("-", "_"): v for k, v in data.items()}
 
 
-def load(cls: type[T], args: argparse.Namespace | Mapping[str, Any] | None = None, environ: Mapping[str, str] | None = None) -> T:
-    """Build `cls` from flags (highest), environment, config file, defaults (lowest)."""
+def load(cls: type[T], args: argparse.Namespace | Mapping[str, Any] | None = None, environ: Mapping[str, str] | None = None,
+         *, shared_with: type | None = None) -> T:
+    """Build `cls` from flags (highest), environment, config file, defaults (lowest).
+
+    `shared_with`: a settings class whose file `cls` may read too (`plan` reads the reconciler's
+    ConfigMap); its other keys are ignored instead of refused."""
     environ = os.environ if environ is None else environ
     given = vars(args) if isinstance(args, argparse.Namespace) else dict(args or {})
     config_path = given.get("_config_file") or environ.get(ENV_PREFIX + "CONFIG")
     from_file = _read_config_file(config_path) if config_path else {}
-    known = {f.name for f in _settings_fields(cls)}
+    known = {f.name for f in _settings_fields(cls)} | ({f.name for f in _settings_fields(shared_with)} if shared_with else set())
     unknown = sorted(set(from_file) - known)
     if unknown:
         raise ConfigError(f"--config {config_path}: unknown setting(s) {', '.join(unknown)}")

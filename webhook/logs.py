@@ -31,3 +31,6 @@ def configure(level: str = "info") -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
+    # A log line per review: skip the caller lookup (sys._getframe) that no format of ours or
+    # gunicorn's prints (the logging HOWTO's "Optimization" section).
+    logging._srcfile = None

@@ -99,3 +99,23 @@ def test_settings_from_env_and_config_file(tmp_path):
     with pytest.raises(ConfigError, match="--score-annotation-key"):
         load(ScoringSettings, {"score_annotation_key": "example.com/x"}, environ={})
     assert load(ScoringSettings, {"score_annotation_key": "openvessel.io/workload-balancer-score"}, environ={}).score_annotation_key
+
+
+def test_plan_reads_the_reconcilers_configmap_file(s1_path, tmp_path):
+    """Operators point `plan` at the same file the reconciler mounts: the scoring keys apply,
+    the reconciler-only keys (leader-elect, scoring-qps, ...) are ignored, a typo is refused."""
+    import yaml
+    from pathlib import Path
+
+    cm = yaml.safe_load((Path(__file__).resolve().parents[2] / "manifests/base/reconciler-configmap.yaml").read_text())
+    data = yaml.safe_load(cm["data"]["reconcile.yaml"])
+    data["scale-in-priority"] = "wl"
+    cfg = tmp_path / "reconcile.yaml"
+    cfg.write_text(yaml.safe_dump(data))
+    r = webhook("plan", "--snapshot", str(s1_path), "--config", str(cfg))
+    assert r.returncode == 0, r.stderr
+    assert "scale-in-priority=wl" in r.stdout and "enable-scale-in-score=true" in r.stdout
+
+    cfg.write_text(yaml.safe_dump({**data, "scale-in-prority": "wl"}))
+    r = webhook("plan", "--snapshot", str(s1_path), "--config", str(cfg))
+    assert r.returncode == 2 and "unknown setting(s) scale_in_prority" in r.stderr

@@ -43,7 +43,8 @@ MANAGED_BY_VALUE = "servinggate-webhook"
 TLS_CRT, TLS_KEY, CA_CRT, CA_KEY, PREVIOUS_CA = "tls.crt", "tls.key", "ca.crt", "ca.key", "ca-previous.crt"
 MERGE_PATCH = "application/merge-patch+json"
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
-RENEW_INTERVAL = 300.0  # seconds between checks when all is well
+RENEW_INTERVAL = 60.0  # seconds between checks when all is well (also how soon a recreated
+# webhook configuration gets its caBundle back: three small reads a minute per replica)
 RETRY_INTERVAL = 30.0  # seconds between checks after a failure or a missing configuration
 ATTEMPTS = 5
 

@@ -25,7 +25,7 @@ import orjson
 from .. import config
 from . import scoring
 from .cluster import Cluster, PodView, WorkloadTypes
-from .settings import RECORD_KEY, ScoringSettings
+from .settings import RECORD_KEY, ReconcileSettings, ScoringSettings
 
 MS_GROUP = "modelserving.volcano.sh/group-name"
 MS_ROLE = "modelserving.volcano.sh/role"
@@ -397,7 +397,8 @@ def main(argv: Sequence[str]) -> int:
     args = parser.parse_args(list(argv))
     if args.remove < 0:
         parser.error("--remove must be 0 or more")
-    settings = config.load(ScoringSettings, args)
+    # the reconciler's own config file works here too: its scoring settings apply, the rest is ignored
+    settings = config.load(ScoringSettings, args, shared_with=ReconcileSettings)
     # a short-lived process building millions of small objects: the cyclic GC would only
     # re-scan them over and over (4x slower on 150,000 pods) and find nothing to free
     gc.disable()

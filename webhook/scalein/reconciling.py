@@ -535,13 +535,17 @@ def serve_health(host: str, port: int, healthy: Callable[[], bool], metrics: Met
 
 def api_client_for(settings: ReconcileSettings) -> client.ApiClient:
     conf = client.Configuration()
-    if settings.kubeconfig:
-        kube_config.load_kube_config(config_file=settings.kubeconfig, client_configuration=conf)
-    else:
-        try:
-            kube_config.load_incluster_config(client_configuration=conf)
-        except kube_config.ConfigException:
-            kube_config.load_kube_config(client_configuration=conf)
+    try:
+        if settings.kubeconfig:
+            kube_config.load_kube_config(config_file=settings.kubeconfig, client_configuration=conf)
+        else:
+            try:
+                kube_config.load_incluster_config(client_configuration=conf)
+            except kube_config.ConfigException:
+                kube_config.load_kube_config(client_configuration=conf)
+    except (kube_config.ConfigException, OSError) as exc:
+        where = f"--kubeconfig {settings.kubeconfig}" if settings.kubeconfig else "--kubeconfig"
+        raise config.ConfigError(f"{where}: no usable Kubernetes API configuration (in-cluster or kubeconfig): {exc}") from None
     return client.ApiClient(conf)
 
 

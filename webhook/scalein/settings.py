@@ -28,7 +28,7 @@ def parse_third_party_type(entry: str) -> tuple[str, str, str]:
     """`apps.kruise.io/v1alpha1/clonesets` -> (group, version, resource); ValueError if malformed."""
     m = _TYPE_RE.match(entry.strip())
     if not m:
-        raise ValueError(f"third-party type {entry!r} is not <group>/<version>/<resources> (e.g. apps.kruise.io/v1alpha1/clonesets)")
+        raise ValueError(f"third-party type {entry!r} is not group/version/resources (e.g. apps.kruise.io/v1alpha1/clonesets)")
     return m["group"], m["version"], m["resource"]
 
 
@@ -39,7 +39,7 @@ class ScoringSettings:
     enable_scale_in_score: bool = setting(False, parse_bool, "write deletion costs at all (off: nothing is written and existing costs stay, as in CCE)")
     scale_in_priority: str = setting("binpack", choice("binpack", "wl"), "binpack: our cost wins over a value someone else set (logged); wl: a value set by someone else is left alone")
     score_annotation_key: str = setting(COST_KEY, choice(*KNOWN_COST_KEYS), "annotation the cost is written to")
-    third_party_types: tuple[str, ...] = setting((), csv_list, "more scored workload types, <group>/<version>/<resources> comma-separated (e.g. apps.kruise.io/v1alpha1/clonesets)")
+    third_party_types: tuple[str, ...] = setting((), csv_list, "more scored workload types as group/version/resources, comma-separated (e.g. apps.kruise.io/v1alpha1/clonesets)")
     accelerator_resources: tuple[str, ...] = setting(DEFAULT_ACCELERATORS, csv_list, "accelerator resource names or glob patterns (comma-separated)")
 
     def check(self) -> None:

@@ -8,6 +8,7 @@ files. Without that variable (tests, `check`) the default in-process registry is
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client import REGISTRY as DEFAULT_REGISTRY
@@ -47,6 +48,22 @@ CERT_EXPIRY = Gauge(
     multiprocess_mode="livemostrecent",
 )
 CERT_RELOADS = Counter("servinggate_certificate_reloads_total", "Serving certificate (re)loads, by result.", ["result"])
+
+
+_CHILDREN: dict[tuple, Any] = {}
+_CHILDREN_MAX = 4096
+
+
+def child(metric: Any, *values: str) -> Any:
+    """`metric.labels(*values)`, cached: the label lookup costs more than the increment itself.
+    Label values come from reviews the API server sends; the cap only guards memory."""
+    key = (id(metric), values)
+    found = _CHILDREN.get(key)
+    if found is None:
+        found = metric.labels(*values)
+        if len(_CHILDREN) < _CHILDREN_MAX:
+            _CHILDREN[key] = found
+    return found
 
 
 def render() -> tuple[bytes, str]:

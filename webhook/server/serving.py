@@ -10,10 +10,21 @@ from pathlib import Path
 from typing import Any
 
 from gunicorn.app.base import BaseApplication
+from gunicorn.glogging import Logger as GunicornLogger
 
 from .. import logs
 from ..certs import ensure_dev_certs
 from ..config import ConfigError, ServeSettings, parse_args
+
+
+class JsonLogger(GunicornLogger):
+    """gunicorn's own lines (start, workers, errors) in the same one-JSON-object-per-line format
+    as ours, so a log pipeline needs one parser."""
+
+    def setup(self, cfg: Any) -> None:
+        super().setup(cfg)
+        for handler in self.error_log.handlers:
+            handler.setFormatter(logs.JsonFormatter())
 
 
 def gunicorn_options(settings: ServeSettings, certificates: Any) -> dict[str, Any]:
@@ -52,6 +63,7 @@ def gunicorn_options(settings: ServeSettings, certificates: Any) -> dict[str, An
         "preload_app": True,
         "accesslog": None,
         "errorlog": "-",
+        "logger_class": JsonLogger,
         "loglevel": settings.log_level,
         "proc_name": "servinggate-webhook",
         "worker_tmp_dir": "/dev/shm" if os.path.isdir("/dev/shm") else None,
@@ -110,8 +122,12 @@ def main(argv: list[str]) -> int:
     if settings.cert_management == "self":
         from ..deploy import selfcerts
 
-        selfcerts.bootstrap(settings)
-        selfcerts.start_renewer(settings)
+        try:
+            selfcerts.bootstrap(settings)
+            selfcerts.start_renewer(settings)
+        except selfcerts.SelfCertsError as exc:  # a setup problem the operator must fix: exit 2, no traceback
+            message = str(exc)
+            raise ConfigError(message if message.startswith("--") else f"--cert-management self: {message}") from None
     elif ensure_dev_certs(Path(settings.certs_dir), settings.service_name, settings.service_namespace):
         print(f"generated a development CA and serving certificate in {settings.certs_dir}/ (trust {settings.certs_dir}/ca.crt)", file=sys.stderr)
 
