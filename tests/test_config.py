@@ -93,3 +93,22 @@ def test_readme_settings_table_matches_the_code(command):
     cls = {"serve": ServeSettings, "reconcile": ReconcileSettings}[command]
     expected = [f"| `{flag}` | `{env}` | `{default}` | {help_text} |" for flag, env, default, help_text in settings_table(cls)]
     assert _readme_table(f"### `{command}` settings") == expected
+
+
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (["serve", "--cert-management", "self"], "servinggate serve: --cert-management self needs access to the API server"),
+        (["reconcile"], "servinggate reconcile: --kubeconfig: no usable Kubernetes API configuration"),
+    ],
+)
+def test_no_api_access_is_a_clear_start_error_not_a_traceback(argv, needle, tmp_path):
+    import os
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("KUBERNETES_", "SERVINGGATE_"))}
+    env.update(HOME=str(tmp_path), KUBECONFIG=str(tmp_path / "missing"))
+    proc = subprocess.run([sys.executable, "-m", "webhook", *argv, *(["--certs-dir", str(tmp_path / "c")] if argv[0] == "serve" else [])],
+                          cwd=REPO, capture_output=True, text=True, timeout=60, env=env)
+    assert proc.returncode == 2, proc.stderr
+    assert needle in proc.stderr
+    assert "Traceback" not in proc.stderr

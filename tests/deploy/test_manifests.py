@@ -321,3 +321,38 @@ def find_(docs, kind, name):
     hits = [d for d in docs if d["kind"] == kind and d["metadata"]["name"] == name]
     assert len(hits) == 1, f"{kind} {name}: {len(hits)} objects"
     return hits[0]
+
+
+def _dockerfile_final_stage():
+    """Instructions of the Dockerfile's last stage as (keyword, argument) pairs."""
+    lines, joined = [], ""
+    for raw in (REPO / "Dockerfile").read_text().splitlines():
+        if raw.strip().startswith("#") or not raw.strip():
+            continue
+        joined += raw.rstrip("\\").strip() + " "
+        if not raw.rstrip().endswith("\\"):
+            lines.append(joined.strip())
+            joined = ""
+    stages = [i for i, line in enumerate(lines) if line.upper().startswith("FROM ")]
+    assert len(stages) >= 2, "multi-stage build expected"
+    return [tuple(line.split(None, 1)) for line in lines[stages[-1]:]]
+
+
+def test_the_image_runs_what_the_deployments_ask_for(base_docs):
+    """The Deployments pass only arguments (`serve ...`, `reconcile`) and rely on the image's
+    entry point, user and PATH; a change on one side alone breaks the pods, not the build."""
+    import json
+
+    final = _dockerfile_final_stage()
+    kw = {k.upper(): v for k, v in final}
+    assert json.loads(kw["ENTRYPOINT"]) == ["python", "-m", "webhook"]
+    user = kw["USER"].split(":")
+    assert all(part.isdigit() for part in user) and int(user[0]) != 0  # numeric, so runAsNonRoot can check it
+    assert not any(k.upper() == "RUN" and ("gcc" in v or "build-essential" in v) for k, v in final)
+    assert "/opt/servinggate/bin" in kw["ENV"]  # `python` of the preStop hook is the venv's
+    for name in ("servinggate-webhook", "servinggate-reconciler"):
+        pod = find_(base_docs, "Deployment", name)["spec"]["template"]["spec"]
+        assert pod["securityContext"]["runAsUser"] == int(user[0])
+        assert "command" not in _container(find_(base_docs, "Deployment", name))
+    ignore = (REPO / ".dockerignore").read_text().split()
+    assert ignore[ignore.index("*") + 1:][:3] == ["!pyproject.toml", "!README.md", "!webhook/"]
