@@ -11,7 +11,7 @@ is how independent `kubectl apply`s and controllers arrive, and by `hey -q`, who
 tick in lockstep and so send bursts of 16 at once (a harsher, less realistic shape). Both are
 Debian packages (apt-get install wrk hey).
 
-Usage: python benchmarks/serve.py [--seconds 5] [--rounds 3] [--connections 16] [--threads N]
+Usage: python benchmarks/serve.py [--seconds 3] [--rounds 5] [--connections 16] [--threads N]
 Prints figures; it passes or fails nothing.
 """
 
@@ -187,8 +187,8 @@ def hey(url: str, body: Path, seconds: int, rate: float, connections: int) -> di
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--seconds", type=int, default=5)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--seconds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--threads", type=int, default=0, help="threads per worker (default: the product default)")
@@ -266,9 +266,11 @@ def main() -> None:
     half_tls = next(h for k, t, _, h, _ in rows if k == "product" and t)
     burst_tls = next(b for k, t, _, _, b in rows if k == "product" and t)
     print()
-    print("server CPU per review at peak (all gunicorn processes, user+system):")
+    print("spread of peak rev/s over the rounds, and server CPU per review at peak (all gunicorn processes, user+system):")
     for kind, tls, peak, _, _ in rows:
-        print(f"  {kind:<10}{'TLS' if tls else 'HTTP':<6}{peak['cpu_us']:>8.0f} us")
+        url = next(u for k, t, u, _ in servers if (k, t) == (kind, tls))
+        lo, hi = min(p["rps"] for p in peaks[url]), max(p["rps"] for p in peaks[url])
+        print(f"  {kind:<10}{'TLS' if tls else 'HTTP':<6}{lo:>7.0f} .. {hi:<7.0f} rev/s {peak['cpu_us']:>8.0f} us CPU")
     print()
     print(f"product/baseline over TLS:  {get[('product', True)]['rps'] / get[('baseline', True)]['rps']:.2f}x   (target >= 0.80)"
           f"   by server CPU per review: {get[('baseline', True)]['cpu_us'] / get[('product', True)]['cpu_us']:.2f}x")
