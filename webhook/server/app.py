@@ -116,8 +116,8 @@ def create_app(
 
     def read_body() -> bytes | Response:
         # Straight from the WSGI environ: werkzeug's request.stream and mimetype parsing cost
-        # more than the policy of a typical review. Content-Length, when given, is exact
-        # (gunicorn refuses a body that does not match it).
+        # more than the policy of a typical review. With a Content-Length, gunicorn's body
+        # reader stops there; a shorter body reaches the parser truncated and gets a 400.
         environ = request.environ
         length_header = environ.get("CONTENT_LENGTH")
         length = None
