@@ -116,7 +116,12 @@ class FakeAPI:
 
 
 class Handler(BaseHTTPRequestHandler):
+    """HTTP/1.1 like kube-apiserver: every plain answer has a Content-Length, and a watch is a
+    chunked stream with one event per chunk, so the client sees each event as it is sent (a
+    close-delimited stream would only reach the client's line reader when the watch ends)."""
+
     api: FakeAPI
+    protocol_version = "HTTP/1.1"
 
     def log_message(self, *args) -> None:
         pass
@@ -137,6 +142,10 @@ class Handler(BaseHTTPRequestHandler):
         query = {k: v[-1] for k, v in urllib.parse.parse_qs(url.query).items()}
         path = url.path
         api.requests.append((method, path, query, self.headers.get("Content-Type", "")))
+        # Read the body first, even for an injected fault: on a kept-alive connection an unread
+        # body would be parsed as the next request.
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
         for f in api.faults:
             if f["times"] > 0 and f["method"] == method and path.startswith(f["prefix"]) and (
                     f["watch"] is None or f["watch"] == (query.get("watch") == "true")):
@@ -144,8 +153,6 @@ class Handler(BaseHTTPRequestHandler):
                 if f["code"] == 410 and query.get("watch") == "true":
                     return self._stream_error_410()
                 return self._send(f["code"], f["body"] or status(f["code"], "Injected", "injected fault"), f["headers"])
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
         if path in ("/api/v1/nodes", "/api/v1/pods"):
             kind = path.rsplit("/", 1)[1]
             if query.get("watch") == "true":
@@ -170,21 +177,27 @@ class Handler(BaseHTTPRequestHandler):
             return self._send(200, found) if found else self._send(404, status(404, "NotFound", "the server could not find the requested resource"))
         return self._send(404, status(404, "NotFound", path))
 
-    def _stream_error_410(self) -> None:
+    def _start_stream(self) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
+        self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
-        event = {"type": "ERROR", "object": status(410, "Expired", "too old resource version")}
-        self.wfile.write(json.dumps(event).encode() + b"\n")
+
+    def _chunk(self, data: bytes) -> None:
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
         self.wfile.flush()
+
+    def _stream_error_410(self) -> None:
+        self._start_stream()
+        event = {"type": "ERROR", "object": status(410, "Expired", "too old resource version")}
+        self._chunk(json.dumps(event).encode() + b"\n")
+        self._chunk(b"")
 
     def _watch(self, kind: str, since: int, timeout: int) -> None:
         api = self.api
         if since < api.compacted:
             return self._stream_error_410()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.end_headers()
+        self._start_stream()
         deadline = time.monotonic() + min(timeout, 2)
         sent = since
         while time.monotonic() < deadline:
@@ -195,11 +208,14 @@ class Handler(BaseHTTPRequestHandler):
                     continue
             for rv, t, o in pending:
                 try:
-                    self.wfile.write(json.dumps({"type": t, "object": o}).encode() + b"\n")
-                    self.wfile.flush()
+                    self._chunk(json.dumps({"type": t, "object": o}).encode() + b"\n")
                 except OSError:
                     return
                 sent = rv
+        try:
+            self._chunk(b"")  # the server ends the watch at its timeout, as timeoutSeconds asks
+        except OSError:
+            pass
 
     def _patch(self, key: str, raw: bytes) -> None:
         api = self.api

@@ -73,8 +73,10 @@ def test_writes_costs_with_guarded_json_patches(s1, fake_api, running, waiter):
     for _, ops in api.patches:
         assert ops[0]["op"] == "test"  # every write is guarded
     assert len(api.patches) == len(want)  # one write per pod, none repeated
-    text = r.metrics.registry.get_sample_value("servinggate_scalein_writes_total", {"kind": "write"})
-    assert text == len(want)
+    # the counter moves once the answer is back, a moment after the fake API applied the patch
+    written = lambda: r.metrics.registry.get_sample_value("servinggate_scalein_writes_total", {"kind": "write"})  # noqa: E731
+    waiter(lambda: written() == len(want), what="write counter")
+    assert written() == len(want) and len(api.patches) == len(want)
 
 
 def test_one_pod_event_rescores_only_its_node(s1, fake_api, running, waiter):
