@@ -163,6 +163,17 @@ def server_cpu_seconds(pid: int) -> float:
     return total
 
 
+def start_server(kind: str, tls: bool, certs: Path, args: argparse.Namespace, *extra: str) -> tuple[subprocess.Popen, int]:
+    """This script again, as a server child on a free port (see run_server)."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, __file__, "--serve", kind, "--tls", "on" if tls else "off", "--port", str(port),
+         "--certs", str(certs), "--workers", str(args.workers), "--threads", str(args.threads), *extra],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    return proc, port
+
+
 def median_of(runs: list[dict[str, float]]) -> dict[str, float]:
     return {key: statistics.median(r[key] for r in runs) for key in runs[0]}
 
@@ -219,12 +230,8 @@ def main() -> None:
     # within minutes, and a one-shot run per server mostly measures that drift.
     servers, procs = [], []
     for kind, tls in (("baseline", True), ("product", True), ("baseline", False), ("product", False)):
-        port = free_port()
-        procs.append(subprocess.Popen(
-            [sys.executable, __file__, "--serve", kind, "--tls", "on" if tls else "off", "--port", str(port),
-             "--certs", str(tmp / "certs"), "--workers", str(args.workers), "--threads", str(args.threads)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        ))
+        proc, port = start_server(kind, tls, tmp / "certs", args)
+        procs.append(proc)
         servers.append((kind, tls, f"{'https' if tls else 'http'}://127.0.0.1:{port}/mutate", port))
     rows = []
     try:
@@ -286,12 +293,7 @@ def main() -> None:
     close_lua.write_text(WRK_LUA.replace("{body}", str(POD)) + '\nwrk.headers["Connection"] = "close"\n')
     print("\nnew TLS connection per review (Connection: close):")
     for label, extra in (("cached context (ours)", []), ("gunicorn default context", ["--gunicorn-ctx"])):
-        port = free_port()
-        proc = subprocess.Popen(
-            [sys.executable, __file__, "--serve", "product", "--tls", "on", "--port", str(port),
-             "--certs", str(tmp / "certs"), "--workers", str(args.workers), *extra],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )
+        proc, port = start_server("product", True, tmp / "certs", args, *extra)
         try:
             wait_port(port)
             res = wrk(f"https://127.0.0.1:{port}/mutate", str(close_lua), args.seconds, args.connections)

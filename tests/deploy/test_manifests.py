@@ -3,7 +3,6 @@ code's settings and the rule registry."""
 
 from __future__ import annotations
 
-import shlex
 import shutil
 import subprocess
 from pathlib import Path

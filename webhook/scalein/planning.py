@@ -11,7 +11,6 @@ import datetime as dt
 import functools
 import gc
 import html
-import json
 import re
 import sys
 import zlib
