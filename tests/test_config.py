@@ -29,7 +29,7 @@ def test_precedence_flag_env_file(tmp_path):
     cfg = tmp_path / "c.yaml"
     cfg.write_text("port: 9000\nworkers: 3\nscheduler-name: from-file\nskip_namespaces: [a, b]\n")
     s = parse(["--config", str(cfg), "--port", "9100"], {"SERVINGGATE_WORKERS": "4"})
-    assert s.port == 9100 and s.workers == 4 and s.scheduler_name == "from-file" and s.skip_namespaces == ("a", "b")
+    assert s.port == 9100 and s.workers == 4 and s.scheduler_name == "from-file" and s.skip_namespaces == {"a", "b"}
     s = parse([], {"SERVINGGATE_CONFIG": str(cfg)})
     assert s.port == 9000
 
@@ -72,27 +72,22 @@ def test_unknown_command_exits_2():
     assert proc.returncode == 2 and "unknown command 'frobnicate'" in proc.stderr
 
 
-def _readme_table(heading):
-    """The `| `--flag` | ...` rows under a README heading, up to the next heading."""
-    lines = (REPO / "README.md").read_text().splitlines()
-    start = lines.index(heading) + 1
-    rows = []
-    for line in lines[start:]:
-        if line.startswith("#"):
-            break
-        if line.startswith("| `--"):
-            rows.append(line)
-    return rows
+def test_readme_settings_tables_are_generated_from_the_declarations():
+    """`./dev docs` rewrites them; a setting added, renamed or re-defaulted without it fails here."""
+    from webhook import docs
+
+    text = (REPO / "README.md").read_text()
+    assert docs.render(text) == text, "README.md settings tables are stale: run ./dev docs"
+    for command in ("serve", "check", "plan", "reconcile"):
+        assert f"<!-- generated:settings:{command} -->" in text
 
 
-@pytest.mark.parametrize("command", ["serve", "reconcile"])
-def test_readme_settings_table_matches_the_code(command):
-    from webhook.config import settings_table
-    from webhook.scalein.settings import ReconcileSettings
+def test_check_and_serve_read_the_policy_settings_from_the_same_declarations():
+    from webhook.config import CheckSettings, PolicySettings, _settings_fields
 
-    cls = {"serve": ServeSettings, "reconcile": ReconcileSettings}[command]
-    expected = [f"| `{flag}` | `{env}` | `{default}` | {help_text} |" for flag, env, default, help_text in settings_table(cls)]
-    assert _readme_table(f"### `{command}` settings") == expected
+    policy = {f.name for f in _settings_fields(PolicySettings)}
+    assert {f.name for f in _settings_fields(CheckSettings)} == policy
+    assert policy <= {f.name for f in _settings_fields(ServeSettings)}
 
 
 @pytest.mark.parametrize(

@@ -19,7 +19,9 @@ import orjson
 import yaml
 
 from .admission.review import make_request
-from .policies import REGISTRY, Context, DictLookups, PolicySettings
+from . import config
+from .config import CheckSettings, PolicySettings, ServeSettings
+from .policies import REGISTRY, Context, DictLookups
 from .policies import engine
 
 EXIT_OK, EXIT_DENIED, EXIT_UNUSABLE = 0, 1, 2
@@ -188,33 +190,26 @@ def _text(results: list[dict[str, Any]], problems: list[InputProblem], out: Text
     print(f"{len(results)} object(s) checked, {denied} denied, {len(problems)} unusable", file=out)
 
 
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m webhook check", description="Check manifests offline with the webhook's rules.")
+def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("files", nargs="+", metavar="FILE", help="YAML or JSON files (multi-document, List kinds); - for stdin")
     p.add_argument("--output", "-o", choices=("text", "json"), default="text", help="report format (default text)")
     p.add_argument("--old", action="append", default=[], metavar="FILE", help="the objects as they are now: matching documents are checked as UPDATEs (repeatable)")
-    defaults = PolicySettings()
-    p.add_argument("--scheduler-name", default=defaults.scheduler_name, help=f"gang scheduler pods are defaulted to (default {defaults.scheduler_name})")
-    p.add_argument(
-        "--skip-namespaces",
-        default=",".join(sorted(defaults.skip_namespaces)),
-        help="namespaces whose pods are never mutated (comma-separated)",
-    )
-    return p
 
 
 def main(argv: list[str]) -> int:
     try:
-        args = parser().parse_args(argv)
+        # The policy settings are the webhook's (flags, SERVINGGATE_* variables, --config), so
+        # `check` answers as the webhook configured the same way would; a `serve` config file
+        # works as is (its listener and certificate keys are ignored here).
+        settings, args = config.parse_command(
+            CheckSettings, argv, "python -m webhook check", "Check manifests offline with the webhook's rules.",
+            extra=_arguments, shared_with=ServeSettings,
+        )
     except SystemExit as exc:  # argparse: 0 for --help, 2 for a usage error
         return int(exc.code or 0)
     if args.files.count("-") + args.old.count("-") > 1:
         print("check: stdin (-) can be given only once", file=sys.stderr)
         return EXIT_UNUSABLE
-    settings = PolicySettings(
-        scheduler_name=args.scheduler_name,
-        skip_namespaces=frozenset(s.strip() for s in args.skip_namespaces.split(",") if s.strip()),
-    )
     results, problems = run(args.files, args.old, settings)
     if args.output == "json":
         report = {

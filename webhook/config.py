@@ -18,12 +18,14 @@ from typing import Any, TypeVar
 
 import yaml
 
+from .errors import OperatorError
+
 ENV_PREFIX = "SERVINGGATE_"
 
 T = TypeVar("T")
 
 
-class ConfigError(ValueError):
+class ConfigError(OperatorError, ValueError):
     """A setting has a bad value; the message names where it came from."""
 
 
@@ -84,6 +86,10 @@ def csv_list(raw: str) -> tuple[str, ...]:
     if isinstance(raw, (list, tuple)):
         return tuple(str(x).strip() for x in raw if str(x).strip())
     return tuple(part.strip() for part in str(raw).split(",") if part.strip())
+
+
+def csv_set(raw: str) -> frozenset[str]:
+    return frozenset(csv_list(raw))
 
 
 def non_empty(raw: str) -> str:
@@ -205,9 +211,11 @@ def load(cls: type[T], args: argparse.Namespace | Mapping[str, Any] | None = Non
         except ValueError as exc:
             raise ConfigError(f"{source}: invalid value {str(raw)!r}: {exc}") from None
     settings = cls(**values)
-    check = getattr(settings, "check", None)
-    if check is not None:
-        check()
+    # Each concern checks its own fields across fields (`check` in the group's class body).
+    for group in reversed(cls.__mro__):
+        own_check = group.__dict__.get("check")
+        if own_check is not None:
+            own_check(settings)
     return settings
 
 
@@ -216,11 +224,29 @@ def settings_table(cls: type) -> list[tuple[str, str, str, str]]:
     return [(flag_of(f), env_of(f), describe_default(f), f.metadata["help"]) for f in _settings_fields(cls)]
 
 
-# ---- the webhook server's settings --------------------------------------------------------------
+def settings_groups(cls: type) -> list[tuple[type, list[tuple[str, str, str, str]]]]:
+    """The concerns a command's settings are composed of, each with its own rows (README tables)."""
+    groups: list[tuple[type, list[tuple[str, str, str, str]]]] = []
+    for group in reversed(cls.__mro__):
+        own = group.__dict__.get("__annotations__", {})
+        rows = [row for row, f in zip(settings_table(cls), _settings_fields(cls)) if f.name in own]
+        if rows:
+            groups.append((group, rows))
+    return groups
+
+
+# ---- settings grouped by concern, composed per command ------------------------------------------
+#
+# A command's settings class inherits the groups it uses; dataclasses collect fields in reverse
+# method-resolution order, so the bases are listed last group first to keep the listener on top of
+# the `serve` table. `serve` and `check` share PolicySettings (webhook/policies/settings.py), `plan`
+# and `reconcile` share ScoringSettings (webhook/scalein/settings.py).
 
 
 @dataclass(frozen=True)
-class ServeSettings:
+class ListenerSettings:
+    """The HTTPS listener: address, workers, limits and the TLS files it serves."""
+
     host: str = setting("0.0.0.0", non_empty, "address to listen on")
     port: int = setting(8443, int_range(1, 65535), "HTTPS port")
     certs_dir: Path = setting(Path("certs"), lambda raw: Path(non_empty(raw)), "folder with tls.crt/tls.key (and ca.crt); generated when missing")
@@ -231,25 +257,71 @@ class ServeSettings:
     max_body_bytes: int = setting(7 * 1024 * 1024, byte_size, "largest AdmissionReview body accepted (413 above)")
     tls_min_version: str = setting("1.2", choice("1.2", "1.3"), "minimum TLS version")
     cert_reload_seconds: int = setting(10, int_range(1, 3600), "how often the certificate files are checked for a change")
+    metrics_dir: str = setting("", str, "folder for multi-process metrics (emptied at start); default: a fresh temporary folder")
+
+
+@dataclass(frozen=True)
+class CertSettings:
+    """Who the serving certificate names, and whether we keep it ourselves (cert-management=self)."""
+
     service_name: str = setting("servinggate-webhook", non_empty, "Service name, for the generated certificate's SANs")
     service_namespace: str = setting("servinggate-system", non_empty, "Service namespace, for the generated certificate's SANs")
-    scheduler_name: str = setting("volcano", non_empty, "scheduler that pods in scope are defaulted to")
-    skip_namespaces: tuple[str, ...] = setting(("kube-system", "kube-node-lease"), csv_list, "namespaces whose pods are never mutated (comma-separated)")
     cert_management: str = setting("files", choice("files", "self"), "files: serve the files in certs-dir; self: keep them in a Secret, inject caBundle, renew")
     cert_secret_name: str = setting("servinggate-webhook-tls", non_empty, "Secret that holds the serving certificate (cert-management=self)")
     webhook_config_names: tuple[str, ...] = setting(("servinggate-validating", "servinggate-mutating"), csv_list, "webhook configurations whose caBundle we keep current (cert-management=self)")
     renew_before_days: int = setting(30, int_range(1, 3650), "renew the serving certificate this many days before it expires")
-    kube_lookups: str = setting("auto", choice("auto", "on", "off"), "read other objects (ModelServings) from the API server: auto = when a kubeconfig or in-cluster config is found")
+
+
+@dataclass(frozen=True)
+class KubeSettings:
+    """How a command reaches the API server; read by webhook/kube/ for every command that needs it."""
+
+    kubeconfig: str = setting("", str, "kubeconfig file (default: in-cluster, then $KUBECONFIG, then ~/.kube/config)")
+
+
+@dataclass(frozen=True)
+class LogSettings:
+    """Logging: one JSON object per line on stderr."""
+
     log_level: str = setting("info", choice("debug", "info", "warning", "error"), "log level")
-    metrics_dir: str = setting("", str, "folder for multi-process metrics (emptied at start); default: a fresh temporary folder")
 
-    def policy(self) -> "Any":
-        from .policies.context import PolicySettings
 
-        return PolicySettings(scheduler_name=self.scheduler_name, skip_namespaces=frozenset(self.skip_namespaces))
+@dataclass(frozen=True)
+class PolicySettings:
+    """What the rules read; `serve` and `check` share it so `check` gives the webhook's answer."""
+
+    scheduler_name: str = setting("volcano", non_empty, "scheduler that pods in scope are defaulted to")
+    skip_namespaces: frozenset[str] = setting(frozenset({"kube-system", "kube-node-lease"}), csv_set, "namespaces whose pods are never mutated (comma-separated)")
+
+
+@dataclass(frozen=True)
+class LookupSettings:
+    """Whether rules may read other objects from the API server (the webhook only; `check` reads files)."""
+
+    kube_lookups: str = setting("auto", choice("auto", "on", "off"), "read other objects (ModelServings) from the API server: auto = when a kubeconfig or in-cluster config is found")
+
+
+@dataclass(frozen=True)
+class ServeSettings(LogSettings, KubeSettings, LookupSettings, PolicySettings, CertSettings, ListenerSettings):
+    """`serve`: the listener, the certificate keeper, the policy settings, Kubernetes access, logging."""
+
+
+@dataclass(frozen=True)
+class CheckSettings(PolicySettings):
+    """`check`: the policy settings only; it also reads a `serve` config file and ignores the rest."""
+
+
+def parse_command(cls: type[T], argv: Sequence[str], prog: str, description: str, *,
+                  extra: Callable[[argparse.ArgumentParser], None] | None = None,
+                  shared_with: type | None = None) -> tuple[T, argparse.Namespace]:
+    """The one way a command reads its settings: its own arguments (`extra`), then the settings."""
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    if extra is not None:
+        extra(parser)
+    add_arguments(parser, cls)
+    args = parser.parse_args(list(argv))
+    return load(cls, args, shared_with=shared_with), args
 
 
 def parse_args(cls: type[T], argv: Sequence[str], prog: str, description: str) -> T:
-    parser = argparse.ArgumentParser(prog=prog, description=description)
-    add_arguments(parser, cls)
-    return load(cls, parser.parse_args(list(argv)))
+    return parse_command(cls, argv, prog, description)[0]

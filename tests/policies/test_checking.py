@@ -165,3 +165,30 @@ def test_unknown_kinds_pass_unchecked(tmp_path):
 def test_usage_error_exit_2():
     assert check("--output", "xml", "x.yaml").returncode == 2
     assert check().returncode == 2
+
+
+def _scheduler_patch(res: subprocess.CompletedProcess) -> list:
+    assert res.returncode == 0, res.stdout + res.stderr
+    report = json.loads(res.stdout)
+    return [op for op in report["results"][0]["patch"] if op["path"] == "/spec/schedulerName"]
+
+
+def test_check_reads_the_webhooks_settings_from_variables_and_config(tmp_path):
+    """`check` answers as `serve` would with the same SERVINGGATE_* variables or --config file."""
+    pod = obj("pods-create-kthena-entry-missing-scheduler-annotations-roleid-mutating")
+    f = tmp_path / "pod.json"
+    f.write_text(json.dumps(pod))
+    env = {**os.environ, "SERVINGGATE_SCHEDULER_NAME": "volcano-npu"}
+    res = subprocess.run([sys.executable, "-m", "webhook", "check", "-o", "json", str(f)], cwd=REPO,
+                         capture_output=True, text=True, timeout=120, env=env)
+    assert _scheduler_patch(res) == [{"op": "replace", "path": "/spec/schedulerName", "value": "volcano-npu"}]
+
+    # The webhook's own config file (listener keys and all) works as is; its policy keys apply.
+    cfg = tmp_path / "serve.yaml"
+    cfg.write_text("port: 9443\nworkers: 4\nscheduler-name: volcano-gpu\n")
+    assert _scheduler_patch(check("-o", "json", "--config", str(cfg), str(f))) == [
+        {"op": "replace", "path": "/spec/schedulerName", "value": "volcano-gpu"}
+    ]
+    # The namespace is skipped: no mutation at all.
+    ns = pod["metadata"].get("namespace") or "default"
+    assert _scheduler_patch(check("-o", "json", "--skip-namespaces", ns, str(f))) == []

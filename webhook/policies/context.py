@@ -10,6 +10,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ..config import PolicySettings
+
 
 class LookupFailed(Exception):
     """The other object could not be read (API error, timeout); distinct from "it does not exist"."""
@@ -48,14 +50,6 @@ class DictLookups:
         if found is None and not namespace:
             return None
         return found if found is not None else self._objects.get((group, kind, "", name))
-
-
-@dataclass(frozen=True, slots=True)
-class PolicySettings:
-    """The settings rules read; the server and `check` build it from the one settings object."""
-
-    scheduler_name: str = "volcano"
-    skip_namespaces: frozenset[str] = frozenset({"kube-system", "kube-node-lease"})
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,7 @@ import socket
 import os
 from dataclasses import dataclass
 
-from ..config import ConfigError, choice, csv_list, int_range, non_empty, parse_bool, setting
+from ..config import ConfigError, KubeSettings, LogSettings, choice, csv_list, int_range, non_empty, parse_bool, setting
 
 COST_KEY = "controller.kubernetes.io/pod-deletion-cost"
 KNOWN_COST_KEYS = (COST_KEY, "openvessel.io/workload-balancer-score")
@@ -60,7 +60,9 @@ def _default_identity() -> str:
 
 
 @dataclass(frozen=True)
-class ReconcileSettings(ScoringSettings):
+class ReconcilerSettings:
+    """The reconciler's own concern: how fast it writes, leader election, its health endpoint."""
+
     scoring_qps: int = setting(100, int_range(1, 100000), "most pod patches per second")
     dry_run: bool = setting(False, parse_bool, "compute and log the costs, write nothing")
     leader_elect: bool = setting(False, parse_bool, "elect one active replica through a coordination.k8s.io/v1 Lease")
@@ -72,13 +74,10 @@ class ReconcileSettings(ScoringSettings):
     identity: str = setting("", str, "holder identity in the Lease (default: pod or host name and pid)")
     health_host: str = setting("0.0.0.0", non_empty, "address of the /healthz and /metrics endpoint")
     health_port: int = setting(8081, int_range(0, 65535), "port of the /healthz and /metrics endpoint (0: off)")
-    kubeconfig: str = setting("", str, "kubeconfig file (default: in-cluster, then ~/.kube/config)")
     resync_seconds: int = setting(600, int_range(0, 86400), "full recompute from the cache this often (0: never)")
     watch_timeout_seconds: int = setting(300, int_range(1, 3600), "server-side timeout of one watch request")
-    log_level: str = setting("info", choice("debug", "info", "warning", "error"), "log level")
 
     def check(self) -> None:
-        super().check()
         if self.renew_deadline_seconds >= self.lease_duration_seconds:
             raise ConfigError("--renew-deadline-seconds: must be less than --lease-duration-seconds")
         if self.retry_period_seconds >= self.renew_deadline_seconds:
@@ -86,3 +85,8 @@ class ReconcileSettings(ScoringSettings):
 
     def holder_identity(self) -> str:
         return self.identity or _default_identity()
+
+
+@dataclass(frozen=True)
+class ReconcileSettings(LogSettings, KubeSettings, ReconcilerSettings, ScoringSettings):
+    """`reconcile`: scoring (shared with `plan`), the reconciler, Kubernetes access, logging."""

@@ -88,7 +88,7 @@ def create_app(
     certificates: CertificateSource | None = None,
 ) -> Flask:
     settings = settings or ServeSettings()
-    ctx = Context(settings=settings.policy(), lookups=CountingLookups(lookups if lookups is not None else default_lookups(settings)))
+    ctx = Context(settings=settings, lookups=CountingLookups(lookups if lookups is not None else default_lookups(settings)))
     certificates = certificates or CertificateSource(
         settings.certs_dir, min_version=settings.tls_min_version, reload_seconds=settings.cert_reload_seconds,
         on_load=metrics.certificate_loaded,
