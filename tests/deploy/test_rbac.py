@@ -29,7 +29,7 @@ SERVE, RECONCILE = ServeSettings(), ReconcileSettings()
 # Which identity runs a module's calls, and in which variants the calls happen
 # (selfcerts only runs with cert-management=self, i.e. not in the cert-manager overlay).
 OWNERS = {
-    "webhook/kube_lookups.py": (WEBHOOK_SA, {"base", "cert-manager"}),
+    "webhook/kube/lookups.py": (WEBHOOK_SA, {"base", "cert-manager"}),
     "webhook/deploy/selfcerts.py": (WEBHOOK_SA, {"base"}),
     "webhook/scalein/": (RECONCILER_SA, {"base", "cert-manager"}),
 }
@@ -193,7 +193,7 @@ def test_the_code_scan_finds_the_calls_we_know_of():
     calls = {(m, c.__name__, meth) for m, c, meth, _ in code_calls()}
     assert ("webhook/deploy/selfcerts.py", "CoreV1Api", "create_namespaced_secret") in calls
     assert ("webhook/scalein/reconciling.py", "CoreV1Api", "patch_namespaced_pod") in calls
-    assert ("webhook/kube_lookups.py", "CustomObjectsApi", "get_namespaced_custom_object") in calls
+    assert ("webhook/kube/lookups.py", "CustomObjectsApi", "get_namespaced_custom_object") in calls
     assert ("workload.serving.volcano.sh", "modelservings") in looked_up_resources()
     # Methods of our own objects that share a name with an API method are not API calls.
     assert not any(meth == "delete_node" for _, _, meth in calls)

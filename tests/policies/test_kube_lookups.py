@@ -1,4 +1,4 @@
-"""KubeLookups: 404 -> None, other failures -> LookupFailed, TTL cache, configuration discovery."""
+"""KubeLookups: 404 -> None, other failures -> LookupFailed, TTL cache (the client loader: tests/kube)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import MaxRetryError
 
-from webhook.kube_lookups import KubeLookups
+from webhook.kube.lookups import KubeLookups
 from webhook.policies import LookupFailed
 
 MS = {"apiVersion": "workload.serving.volcano.sh/v1alpha1", "kind": "ModelServing", "metadata": {"name": "sample", "namespace": "default"}}
@@ -67,23 +67,3 @@ def test_failures_are_not_cached():
         with pytest.raises(LookupFailed):
             lk.get("workload.serving.volcano.sh/v1alpha1", "ModelServing", "default", "x")
     assert len(lk._custom.calls) == 2
-
-
-def test_from_environment_without_any_configuration(monkeypatch, tmp_path):
-    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
-    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "missing"))
-    monkeypatch.setenv("HOME", str(tmp_path))
-    assert KubeLookups.from_environment() is None
-
-
-def test_from_environment_with_a_kubeconfig(monkeypatch, tmp_path):
-    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
-    cfg = tmp_path / "config"
-    cfg.write_text(
-        "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
-        "clusters: [{name: k, cluster: {server: 'https://127.0.0.1:6443'}}]\n"
-        "users: [{name: u, user: {token: t}}]\n"
-        "contexts: [{name: c, context: {cluster: k, user: u}}]\n"
-    )
-    monkeypatch.setenv("KUBECONFIG", str(cfg))
-    assert isinstance(KubeLookups.from_environment(), KubeLookups)

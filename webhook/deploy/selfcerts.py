@@ -208,18 +208,13 @@ def _now() -> dt.datetime:
 
 
 def api_client_from_environment() -> Any:
-    """In-cluster service account first, then the kubeconfig."""
-    from kubernetes import client, config
+    """The shared loader (in-cluster first, then the kubeconfig), its failure worded for `serve`."""
+    from ..kube import KubeAccessError, load_api_client
 
-    configuration = client.Configuration()
     try:
-        config.load_incluster_config(client_configuration=configuration)
-    except config.ConfigException:
-        try:
-            config.load_kube_config(client_configuration=configuration)
-        except (config.ConfigException, OSError, TypeError) as exc:
-            raise SelfCertsError(f"--cert-management self needs access to the API server (in-cluster or a kubeconfig): {exc}") from None
-    return client.ApiClient(configuration)
+        return load_api_client()
+    except KubeAccessError as exc:
+        raise SelfCertsError(f"--cert-management self needs access to the API server (in-cluster or a kubeconfig): {exc}") from None
 
 
 class CertKeeper:

@@ -22,11 +22,11 @@ from typing import Any
 import orjson
 import prometheus_client as prom
 from kubernetes import client
-from kubernetes import config as kube_config
 from kubernetes.client.exceptions import ApiException
 from kubernetes.watch.watch import iter_resp_lines
 
 from .. import config, logs
+from ..kube import KubeAccessError, load_api_client
 from . import scoring
 from .cluster import Cluster, WorkloadTypes
 from .leading import LeaderElector
@@ -534,19 +534,11 @@ def serve_health(host: str, port: int, healthy: Callable[[], bool], metrics: Met
 
 
 def api_client_for(settings: ReconcileSettings) -> client.ApiClient:
-    conf = client.Configuration()
+    """The shared loader with `--kubeconfig`; its failure is a start error naming the flag."""
     try:
-        if settings.kubeconfig:
-            kube_config.load_kube_config(config_file=settings.kubeconfig, client_configuration=conf)
-        else:
-            try:
-                kube_config.load_incluster_config(client_configuration=conf)
-            except kube_config.ConfigException:
-                kube_config.load_kube_config(client_configuration=conf)
-    except (kube_config.ConfigException, OSError) as exc:
-        where = f"--kubeconfig {settings.kubeconfig}" if settings.kubeconfig else "--kubeconfig"
-        raise config.ConfigError(f"{where}: no usable Kubernetes API configuration (in-cluster or kubeconfig): {exc}") from None
-    return client.ApiClient(conf)
+        return load_api_client(settings.kubeconfig)
+    except KubeAccessError as exc:
+        raise config.ConfigError(f"--kubeconfig: {exc}") from None
 
 
 def run(settings: ReconcileSettings, api_client: client.ApiClient, stop: threading.Event, metrics: Metrics | None = None,

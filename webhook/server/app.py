@@ -51,19 +51,18 @@ def default_lookups(settings: ServeSettings) -> Lookups:
     """The Kubernetes API when reachable (kube-lookups auto/on), otherwise lookups that fail softly."""
     if settings.kube_lookups == "off":
         return NoLookups()
+    from ..kube import KubeAccessError, load_api_client
+    from ..kube.lookups import KubeLookups
+
     try:
-        from ..kube_lookups import KubeLookups
-    except ImportError:  # pragma: no cover - the module ships with the package
-        KubeLookups = None  # type: ignore[assignment]
-    found = KubeLookups.from_environment() if KubeLookups is not None else None
-    if found is None:
+        return KubeLookups(load_api_client())
+    except KubeAccessError as exc:
         if settings.kube_lookups == "on":
             from ..config import ConfigError
 
-            raise ConfigError("--kube-lookups on: no kubeconfig or in-cluster service account found")
-        log.warning("no Kubernetes API configuration found: rules that read other objects will allow with a warning")
+            raise ConfigError(f"--kube-lookups on: {exc}") from None
+        log.warning("no Kubernetes API configuration found (%s): rules that read other objects will allow with a warning", exc)
         return NoLookups()
-    return found
 
 
 class CountingLookups:

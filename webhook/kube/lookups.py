@@ -2,25 +2,22 @@
 
 Only custom resources are read (ModelServing, AutoscalingPolicy), with CustomObjectsApi. 404
 means "does not exist" (None); any other API or transport error raises LookupFailed, and the
-rule decides what that means (ours allow with a warning).
+rule decides what that means (ours allow with a warning). The client comes from
+`kube.client.load_api_client`, like every other API client in the package.
 """
 
 from __future__ import annotations
 
-import logging
-import os
 import threading
 import time
 from typing import Any, Callable
 
-from kubernetes import client, config
+from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import HTTPError
 
-from .admission.review import plural_of
-from .policies.context import LookupFailed
-
-log = logging.getLogger("servinggate.lookups")
+from ..admission.review import plural_of
+from ..policies.context import LookupFailed
 
 _Key = tuple[str, str, str, str]
 
@@ -44,22 +41,6 @@ class KubeLookups:
         self._clock = clock
         self._cache: dict[_Key, tuple[float, dict[str, Any] | None]] = {}
         self._lock = threading.Lock()
-
-    @classmethod
-    def from_environment(cls, **kwargs: Any) -> "KubeLookups | None":
-        """In-cluster service account first, then the kubeconfig; None when neither is found."""
-        configuration = client.Configuration()
-        try:
-            config.load_incluster_config(client_configuration=configuration)
-        except config.ConfigException:
-            try:
-                # KUBECONFIG is read now, not when the kubernetes package was imported.
-                path = os.environ.get("KUBECONFIG") or os.path.expanduser("~/.kube/config")
-                config.load_kube_config(config_file=path, client_configuration=configuration)
-            except (config.ConfigException, OSError, TypeError) as exc:
-                log.debug("no Kubernetes configuration: %s", exc)
-                return None
-        return cls(client.ApiClient(configuration), **kwargs)
 
     def get(self, api_version: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
         key = (api_version, kind, namespace, name)
