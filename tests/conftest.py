@@ -1,38 +1,66 @@
-"""Shared test fixtures: where the real data lives, and loaders for it."""
+"""Fixtures every test folder may use: the repository's recorded data and the fake API server.
+
+Paths and loaders live in `tests/support/`, the fake API server in `tests/fakes/`; both are
+importable (`from support import ...`, `from fakes.apiserver import FakeAPI`) because this file puts
+`tests/` on sys.path, the same way tests/server/conftest.py makes `serverproc` importable."""
 
 from __future__ import annotations
 
-import json
-import os
+import sys
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("SERVINGGATE_SHARED", REPO.parent / "shared")).resolve()
-ADMISSION_FIXTURES = SHARED / "fixtures" / "admission"
-CLUSTER_FIXTURES = SHARED / "fixtures" / "cluster"
-CRDS = SHARED / "crds"
+TESTS = Path(__file__).resolve().parent
+if str(TESTS) not in sys.path:
+    sys.path.insert(0, str(TESTS))
 
+from fakes.apiserver import FakeAPI  # noqa: E402
+from support import ADMISSION_FIXTURES, CLUSTER_FIXTURES, FIXTURES, cluster_path, load_cluster, wait_for  # noqa: E402,F401
 
-def admission_fixture_paths() -> list[Path]:
-    paths = sorted(ADMISSION_FIXTURES.glob("*.json"))
-    if not paths:
-        raise RuntimeError(f"no AdmissionReview fixtures in {ADMISSION_FIXTURES}; set SERVINGGATE_SHARED")
-    return paths
-
-
-def load_admission(name: str) -> dict:
-    """A recorded AdmissionReview by file name, with or without `.json`."""
-    path = ADMISSION_FIXTURES / (name if name.endswith(".json") else name + ".json")
-    return json.loads(path.read_text())
-
-
-def load_cluster(name: str) -> dict:
-    path = CLUSTER_FIXTURES / (name if name.endswith(".json") else name + ".json")
-    return json.loads(path.read_text())
+# ---- recorded data -------------------------------------------------------------------------------
 
 
 @pytest.fixture
-def shared_dir() -> Path:
-    return SHARED
+def s1() -> dict:
+    """S1: compaction on NPU nodes (tests/fixtures/cluster/README.md)."""
+    return load_cluster("S1-compaction")
+
+
+@pytest.fixture
+def s2() -> dict:
+    """S2: ModelServing ServingGroups spread over four NPU nodes."""
+    return load_cluster("S2-modelserving-groups")
+
+
+@pytest.fixture
+def s1_path() -> Path:
+    return cluster_path("S1-compaction")
+
+
+@pytest.fixture
+def s2_path() -> Path:
+    return cluster_path("S2-modelserving-groups")
+
+
+# ---- the fake API server -----------------------------------------------------------------------
+
+
+@pytest.fixture
+def fake_api():
+    """A started FakeAPI (tests/fakes/apiserver.py), empty until the test seeds it. Calling it,
+    `api, api_client = fake_api(nodes, pods)`, seeds nodes and pods and gives a client."""
+    with FakeAPI() as api:
+        yield api
+
+
+@pytest.fixture
+def api_client(fake_api):
+    """An official ApiClient pointed at `fake_api`."""
+    return fake_api.client()
+
+
+@pytest.fixture
+def waiter():
+    """`wait_for(pred, timeout=20, what=...)`: poll until pred() is truthy."""
+    return wait_for

@@ -111,7 +111,7 @@ def test_a_second_start_reuses_the_secret_and_patches_nothing(cluster, api_clien
     before = len(cluster.requests)
     selfcerts.bootstrap(settings(tmp_path / "b"), api_client, now=lambda: T0 + dt.timedelta(days=1))
     later = cluster.requests[before:]
-    assert [m for m, _, _ in later] == ["GET", "GET", "GET"]
+    assert [c.method for c in later] == ["GET", "GET", "GET"]
     assert (tmp_path / "a" / "tls.crt").read_bytes() == (tmp_path / "b" / "tls.crt").read_bytes()
 
 
@@ -128,7 +128,7 @@ def test_losing_the_create_race_uses_the_winners_certificate(cluster, api_client
     cluster.before.append(("POST", "/secrets$", another_replica_creates_first))
     selfcerts.bootstrap(settings(tmp_path / "certs"), api_client, now=lambda: T0)
 
-    assert [c[2] for c in cluster.calls("POST", "/secrets$")] == [409]
+    assert [c.status for c in cluster.calls("POST", "/secrets$")] == [409]
     assert (tmp_path / "certs" / "tls.crt").read_bytes() == winner["tls.crt"]
     assert selfcerts.decode(cluster.secret(NS, SECRET)) == winner
     assert_our_bundles(cluster, winner["ca.crt"])
@@ -155,7 +155,7 @@ def test_replicas_starting_together_end_with_one_certificate(cluster, fake_api, 
     for t in threads:
         t.join()
     assert not errors
-    created = [c for c in cluster.calls("POST", "/secrets$") if c[2] == 201]
+    created = [c for c in cluster.calls("POST", "/secrets$") if c.status == 201]
     assert len(created) == 1
     stored = selfcerts.decode(cluster.secret(NS, SECRET))
     for i in range(n):
@@ -183,7 +183,7 @@ def test_the_serving_certificate_is_renewed_before_expiry_under_the_same_ca(clus
     assert leaf.not_valid_after_utc > later + dt.timedelta(days=300)
     assert (certs / "tls.crt").read_bytes() == second["tls.crt"]
     assert len(cluster.calls("PATCH", "webhookconfigurations")) == hook_patches  # same CA: bundle untouched
-    assert [c[2] for c in cluster.calls("PATCH", "/secrets/")] == [200]
+    assert [c.status for c in cluster.calls("PATCH", "/secrets/")] == [200]
 
 
 def test_a_renewal_that_loses_to_another_replica_keeps_theirs(cluster, api_client, tmp_path):
@@ -202,7 +202,7 @@ def test_a_renewal_that_loses_to_another_replica_keeps_theirs(cluster, api_clien
     cluster.before.append(("PATCH", "/secrets/", another_replica_renews_first))
     selfcerts.bootstrap(settings(certs), api_client, now=lambda: later)
 
-    assert [c[2] for c in cluster.calls("PATCH", "/secrets/")] == [409]
+    assert [c.status for c in cluster.calls("PATCH", "/secrets/")] == [409]
     assert selfcerts.decode(cluster.secret(NS, SECRET)) == theirs
     assert (certs / "tls.crt").read_bytes() == theirs["tls.crt"]
 

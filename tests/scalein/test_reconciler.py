@@ -68,7 +68,7 @@ def test_writes_costs_with_guarded_json_patches(s1, fake_api, running, waiter):
     r = running(settings(), api_client)
     want = expected_s1(api)
     waiter(lambda: converged(api, want), what="S1 costs")
-    patches = [(m, ct) for m, p, q, ct in api.requests if m == "PATCH"]
+    patches = [(c.method, c.content_type) for c in api.requests if c.method == "PATCH"]
     assert patches and all(ct == "application/json-patch+json" for _, ct in patches)
     for _, ops in api.patches:
         assert ops[0]["op"] == "test"  # every write is guarded
@@ -143,7 +143,7 @@ def test_410_gone_on_watch_lists_again(s1, fake_api, running, waiter):
     waiter(lambda: converged(api, expected_s1(api)), what="S1 costs")
     waiter(lambda: r.metrics.registry.get_sample_value("servinggate_scalein_relists_total", {"kind": "pods"}) >= 2, what="re-list")
     assert api.count("GET", "/api/v1/pods", watch="true") >= 1
-    lists = [q for m, p, q, _ in api.requests if m == "GET" and p == "/api/v1/pods" and q.get("watch") != "true"]
+    lists = [c.query for c in api.requests if c.method == "GET" and c.path == "/api/v1/pods" and c.query.get("watch") != "true"]
     assert len(lists) >= 2
 
 

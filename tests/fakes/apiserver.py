@@ -1,0 +1,546 @@
+"""One small fake kube-apiserver for every test that needs a cluster. The official client talks to
+it over real HTTP, so request building, content types, status decoding and watch streaming are
+exercised the way they are against a real control plane."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import threading
+import time
+import urllib.parse
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import jsonpatch
+import yaml
+from kubernetes import client
+
+JSON_PATCH = "application/json-patch+json"
+MERGE_PATCH = "application/merge-patch+json"
+STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
+
+SECRET_RE = re.compile(r"^/api/v1/namespaces/(?P<ns>[^/]+)/secrets(?:/(?P<name>[^/]+))?$")
+POD_RE = re.compile(r"^/api/v1/namespaces/(?P<ns>[^/]+)/pods/(?P<name>[^/]+)$")
+HOOK_RE = re.compile(r"^/apis/admissionregistration\.k8s\.io/v1/(?P<kind>validating|mutating)webhookconfigurations/(?P<name>[^/]+)$")
+LEASE_RE = re.compile(r"^/apis/coordination\.k8s\.io/v1/namespaces/(?P<ns>[^/]+)/leases(?:/(?P<name>[^/]+))?$")
+GROUP_VERSION_RE = re.compile(r"^/apis/(?P<group>[^/]+)/(?P<version>[^/]+)$")
+LISTS = {"/api/v1/nodes": "nodes", "/api/v1/pods": "pods"}
+
+
+def status(code: int, reason: str, message: str) -> dict:
+    """A failure `Status` as kube-apiserver writes it."""
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": message,
+            "reason": reason, "code": code}
+
+
+def merge_patch(target: Any, patch: Any) -> Any:
+    """JSON merge patch (RFC 7386)."""
+    if not isinstance(patch, dict):
+        return copy.deepcopy(patch)
+    out = dict(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            out.pop(key, None)
+        else:
+            out[key] = merge_patch(out.get(key), value)
+    return out
+
+
+def strategic_merge_webhooks(target: dict, patch: dict) -> dict:
+    """Strategic merge as the API server does it for webhook configurations: `webhooks` is a
+    list merged by `name`; maps merge recursively."""
+    patch = copy.deepcopy(patch)
+    entries = patch.pop("webhooks", None)
+    out = merge_patch(target, patch)
+    if entries is not None:
+        hooks = out.setdefault("webhooks", [])
+        for entry in entries:
+            for i, hook in enumerate(hooks):
+                if hook["name"] == entry["name"]:
+                    hooks[i] = merge_patch(hook, entry)
+                    break
+            else:
+                hooks.append(entry)
+    return out
+
+
+@dataclass
+class Call:
+    """One request as the fake received it. It is recorded when the request arrives (so a test can
+    wait for a watch that is still streaming); `status` is filled in just before the answer's
+    status line goes out, so it is set by the time the client sees the answer."""
+
+    method: str
+    path: str  # without the query string
+    query: dict[str, str]  # the last value of each parameter
+    content_type: str
+    status: int | None = None
+
+
+@dataclass
+class _Injected:
+    method: str
+    matches: Callable[[str], bool]
+    code: int
+    body: dict
+    headers: dict[str, str] = field(default_factory=dict)
+    watch: bool | None = None  # None: watches and plain requests alike
+    times: int | None = 1  # None: every time
+
+
+@dataclass
+class _Watch:
+    kind: str
+    since: int
+    timeout: int
+
+
+class _Expired:
+    """Answer a watch with a 410 Gone ERROR event, as kube-apiserver does for a compacted version."""
+
+
+Answer = tuple[int, dict] | tuple[int, dict, dict] | _Watch | _Expired
+
+
+class FakeAPI:
+    """State and behaviour of a fake control plane, served on 127.0.0.1 over HTTP/1.1.
+
+    What it serves (JSON only; anything else is a 404 `Status`):
+      - Nodes and Pods: `GET /api/v1/{nodes,pods}` lists, and with `?watch=true` a chunked watch
+        stream from `resourceVersion` that ends after `min(timeoutSeconds, 2)` seconds; a watch
+        from below `compacted` gets a 410 ERROR event. `GET` and JSON-Patch `PATCH` (with `test`
+        ops honoured, failures answered 422) of `/api/v1/namespaces/{ns}/pods/{name}`.
+      - Secrets: `POST` (409 AlreadyExists), `GET`, merge-patch `PATCH` with a
+        `metadata.resourceVersion` precondition (409 Conflict).
+      - Validating/mutating webhook configurations: `GET`, strategic-merge `PATCH` of `webhooks`
+        by name, with the same resourceVersion precondition.
+      - Leases (coordination.k8s.io/v1): `POST`, `GET`, `PUT` with optimistic concurrency.
+      - Discovery: `GET /apis/{group}/{version}` answers from `discovery["group/version"]`.
+
+    Seeding and inspecting state: `load(nodes, pods)`, `add_pod`, `edit_pod`, `delete_pod` (these
+    three emit watch events), `annotations(key)`, `put_secret`, `secret`, `put_hook`, `hook`, and
+    the dicts `nodes`, `pods` ("ns/name"), `secrets`, `hooks`, `leases`, `discovery`.
+
+    What a test can observe: `requests` (every `Call`, in arrival order), `calls(method, regex)`,
+    `count(method, prefix, **query)`, and `patches` (pod key and JSON Patch ops of every accepted
+    pod patch).
+
+    Scripted trouble, checked in this order before a request is routed:
+      - `before`: entries `(method, path regex, fn)`. The first entry matching a request is
+        removed and `fn(api)` runs under the lock, before the request is handled (e.g. another
+        replica writes first); if it returns `(status, body)`, that is the answer.
+      - `fail(method, path_regex, status, reason, message, times=None)`: answer matching requests
+        with that failure `Status` — every time, or the first `times` times. For example
+        `api.fail("GET", r"/secrets/", 403, "Forbidden", 'secrets "x" is forbidden')` makes every
+        Secret read a 403, as RBAC without `get secrets` would.
+      - `fault(method, prefix, code, headers=, watch=, body=, times=1)`: the same by path prefix,
+        with extra headers (e.g. `Retry-After`) and a choice of watch or plain requests; a 410 on
+        a watch is sent as a 410 ERROR event inside a 200 stream, as kube-apiserver does.
+      - `before_patch`: `hook(key)`, run once just before the next pod patch is applied (e.g.
+        someone else edits the pod between our read and our patch).
+
+    Use: `with FakeAPI() as api:` (or `start()`/`close()`); `api.client()` gives an official
+    `ApiClient` pointed at it (closed with the fake), `api.client_configuration` its
+    configuration, `api.write_kubeconfig(path)` a kubeconfig for a subprocess. Calling the fake,
+    `api(nodes, pods)`, loads nodes and pods and returns `(api, api.client())`: the scale-in tests'
+    idiom."""
+
+    def __init__(self, nodes: Iterable[dict] = (), pods: Iterable[dict] = ()) -> None:
+        self.lock = threading.Condition()  # over an RLock: scripted hooks may call back into the fake
+        self.rv = 1000
+        self.nodes: dict[str, dict] = {}
+        self.pods: dict[str, dict] = {}
+        self.secrets: dict[tuple[str, str], dict] = {}
+        self.hooks: dict[tuple[str, str], dict] = {}
+        self.leases: dict[str, dict] = {}
+        self.discovery: dict[str, dict] = {}
+        self.history: list[tuple[int, str, str, dict]] = []  # (rv, kind, event type, object) for watches
+        self.compacted = 0  # watches from below this resourceVersion get 410 Gone
+        self.requests: list[Call] = []
+        self.patches: list[tuple[str, list]] = []
+        self.before: list[tuple[str, str, Callable[[FakeAPI], tuple[int, dict] | None]]] = []
+        self.before_patch: Callable[[str], None] | None = None
+        self.injected: list[_Injected] = []
+        self.client_configuration: client.Configuration | None = None
+        self._server: ThreadingHTTPServer | None = None
+        self._clients: list[client.ApiClient] = []
+        self.load(nodes, pods)
+
+    # -- serving -------------------------------------------------------------------------------
+
+    def start(self) -> FakeAPI:
+        handler = type("BoundHandler", (_Handler,), {"api": self})
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, name="fake-apiserver", daemon=True).start()
+        conf = client.Configuration()
+        conf.host = self.url
+        self.client_configuration = conf
+        return self
+
+    def close(self) -> None:
+        for c in self._clients:
+            c.close()
+        self._clients.clear()
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def __enter__(self) -> FakeAPI:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def url(self) -> str:
+        assert self._server is not None, "the fake API is not started"
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def client(self) -> client.ApiClient:
+        """An official ApiClient for this fake; closed when the fake closes."""
+        c = client.ApiClient(self.client_configuration)
+        self._clients.append(c)
+        return c
+
+    def __call__(self, nodes: Iterable[dict] = (), pods: Iterable[dict] = ()) -> tuple[FakeAPI, client.ApiClient]:
+        self.load(nodes, pods)
+        return self, self.client()
+
+    def write_kubeconfig(self, path: Path) -> Path:
+        """A kubeconfig whose current context is this fake (no credentials), for a subprocess."""
+        doc = {
+            "apiVersion": "v1", "kind": "Config", "current-context": "fake", "preferences": {},
+            "clusters": [{"name": "fake", "cluster": {"server": self.url}}],
+            "users": [{"name": "fake", "user": {}}],
+            "contexts": [{"name": "fake", "context": {"cluster": "fake", "user": "fake", "namespace": "default"}}],
+        }
+        path.write_text(yaml.safe_dump(doc))
+        return path
+
+    # -- state ----------------------------------------------------------------------------------
+
+    def next_rv(self) -> str:
+        with self.lock:
+            self.rv += 1
+            return str(self.rv)
+
+    def load(self, nodes: Iterable[dict] = (), pods: Iterable[dict] = ()) -> None:
+        """Nodes and pods present from the start (no watch events), each with a fresh resourceVersion."""
+        with self.lock:
+            for node in nodes:
+                node = copy.deepcopy(node)
+                node["metadata"]["resourceVersion"] = self.next_rv()
+                self.nodes[node["metadata"]["name"]] = node
+            for pod in pods:
+                pod = copy.deepcopy(pod)
+                pod["metadata"]["resourceVersion"] = self.next_rv()
+                self.pods[_pod_key(pod)] = pod
+
+    def emit(self, kind: str, etype: str, obj: dict) -> None:
+        with self.lock:
+            self.history.append((int(obj["metadata"]["resourceVersion"]), kind, etype, copy.deepcopy(obj)))
+            self.lock.notify_all()
+
+    def add_pod(self, pod: dict) -> None:
+        with self.lock:
+            pod = copy.deepcopy(pod)
+            pod["metadata"]["resourceVersion"] = self.next_rv()
+            self.pods[_pod_key(pod)] = pod
+            self.emit("pods", "ADDED", pod)
+
+    def delete_pod(self, key: str) -> None:
+        with self.lock:
+            pod = self.pods.pop(key)
+            pod["metadata"]["resourceVersion"] = self.next_rv()
+            self.emit("pods", "DELETED", pod)
+
+    def edit_pod(self, key: str, fn: Callable[[dict], None]) -> None:
+        with self.lock:
+            pod = self.pods[key]
+            fn(pod)
+            pod["metadata"]["resourceVersion"] = self.next_rv()
+            self.emit("pods", "MODIFIED", pod)
+
+    def annotations(self, key: str) -> dict:
+        with self.lock:
+            return dict(self.pods[key]["metadata"].get("annotations") or {})
+
+    def put_secret(self, secret: dict) -> dict:
+        with self.lock:
+            secret = copy.deepcopy(secret)
+            meta = secret.setdefault("metadata", {})
+            meta["resourceVersion"] = self.next_rv()
+            self.secrets[(meta["namespace"], meta["name"])] = secret
+            return copy.deepcopy(secret)
+
+    def secret(self, ns: str, name: str) -> dict | None:
+        with self.lock:
+            found = self.secrets.get((ns, name))
+            return copy.deepcopy(found) if found else None
+
+    def put_hook(self, config: dict) -> None:
+        with self.lock:
+            config = copy.deepcopy(config)
+            config["metadata"]["resourceVersion"] = self.next_rv()
+            kind = "validating" if config["kind"].startswith("Validating") else "mutating"
+            self.hooks[(kind, config["metadata"]["name"])] = config
+
+    def hook(self, kind: str, name: str) -> dict:
+        with self.lock:
+            return copy.deepcopy(self.hooks[(kind, name)])
+
+    # -- what the tests observe and script ------------------------------------------------------
+
+    def calls(self, method: str, pattern: str = "") -> list[Call]:
+        """The requests with this method whose path matches `pattern` (re.search)."""
+        with self.lock:
+            return [c for c in self.requests if c.method == method and re.search(pattern, c.path)]
+
+    def count(self, method: str, prefix: str, **query: str) -> int:
+        """How many requests had this method, a path starting with `prefix` and these query values."""
+        with self.lock:
+            return sum(1 for c in self.requests if c.method == method and c.path.startswith(prefix)
+                       and all(c.query.get(k) == v for k, v in query.items()))
+
+    def fail(self, method: str, path_regex: str, status_code: int, reason: str, message: str, *,
+             times: int | None = None) -> None:
+        """Answer `method` requests whose path matches `path_regex` (re.search) with a failure Status,
+        every time or only the first `times` times."""
+        pattern = re.compile(path_regex)
+        self.injected.append(_Injected(method, lambda p: bool(pattern.search(p)), status_code,
+                                       status(status_code, reason, message), times=times))
+
+    def fault(self, method: str, prefix: str, code: int, *, headers: dict | None = None, watch: bool | None = None,
+              body: dict | None = None, times: int = 1) -> None:
+        """Answer the next `times` matching requests (path starting with `prefix`) with `code`."""
+        self.injected.append(_Injected(method, lambda p: p.startswith(prefix), code,
+                                       body or status(code, "Injected", "injected fault"), headers or {}, watch, times))
+
+    # -- answering ------------------------------------------------------------------------------
+
+    def answer(self, call: Call, content_type: str, raw: bytes) -> Answer:
+        method, path = call.method, call.path
+        watching = call.query.get("watch") == "true"
+        with self.lock:
+            for i, (wanted, pattern, fn) in enumerate(self.before):
+                if wanted == method and re.search(pattern, path):
+                    del self.before[i]
+                    scripted = fn(self)
+                    if scripted is not None:
+                        return scripted
+                    break
+            for f in self.injected:
+                if (f.times is None or f.times > 0) and f.method == method and f.matches(path) and (
+                        f.watch is None or f.watch == watching):
+                    if f.times is not None:
+                        f.times -= 1
+                    if f.code == 410 and watching:
+                        return _Expired()
+                    return f.code, f.body, f.headers
+        payload = json.loads(raw) if raw else None
+        if path in LISTS:
+            kind = LISTS[path]
+            if watching:
+                since = int(call.query.get("resourceVersion") or 0)
+                return _Expired() if since < self.compacted else _Watch(kind, since, int(call.query.get("timeoutSeconds") or 5))
+            with self.lock:
+                items = [copy.deepcopy(o) for o in (self.nodes if kind == "nodes" else self.pods).values()]
+                return 200, {"kind": "List", "apiVersion": "v1", "metadata": {"resourceVersion": str(self.rv)}, "items": items}
+        if m := POD_RE.match(path):
+            return self._pod(method, f"{m['ns']}/{m['name']}", m["name"], payload, content_type)
+        if m := SECRET_RE.match(path):
+            return self._secret(method, m["ns"], m["name"], payload, content_type)
+        if m := HOOK_RE.match(path):
+            return self._hook(method, m["kind"], m["name"], payload, content_type)
+        if m := LEASE_RE.match(path):
+            return self._lease(method, m["ns"], m["name"], payload)
+        if method == "GET" and (m := GROUP_VERSION_RE.match(path)):
+            found = self.discovery.get(f"{m['group']}/{m['version']}")
+            return (200, found) if found else (404, status(404, "NotFound", "the server could not find the requested resource"))
+        return 404, status(404, "NotFound", f"the fake API does not serve {method} {path}")
+
+    def _pod(self, method: str, key: str, name: str, ops: Any, content_type: str) -> Answer:
+        if method == "GET":
+            with self.lock:
+                pod = copy.deepcopy(self.pods.get(key))
+            return (200, pod) if pod else (404, status(404, "NotFound", f'pods "{name}" not found'))
+        if method != "PATCH":
+            return 405, status(405, "MethodNotAllowed", method)
+        if content_type != JSON_PATCH:
+            return 415, status(415, "UnsupportedMediaType", "want json patch")
+        if self.before_patch:
+            hook, self.before_patch = self.before_patch, None
+            hook(key)
+        with self.lock:
+            pod = self.pods.get(key)
+            if pod is None:
+                return 404, status(404, "NotFound", f"pod {key} not found")
+            try:
+                patched = jsonpatch.apply_patch(pod, ops)
+            except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException) as exc:
+                return 422, status(422, "Invalid", f"the server rejected our request due to an error in our request: {exc}")
+            patched["metadata"]["resourceVersion"] = self.next_rv()
+            self.pods[key] = patched
+            self.patches.append((key, ops))
+            self.emit("pods", "MODIFIED", patched)
+            return 200, copy.deepcopy(patched)
+
+    def _secret(self, method: str, ns: str, name: str | None, payload: Any, content_type: str) -> Answer:
+        with self.lock:
+            if method == "POST" and name is None:
+                key = (ns, payload["metadata"]["name"])
+                if key in self.secrets:
+                    return 409, status(409, "AlreadyExists", f'secrets "{key[1]}" already exists')
+                payload["metadata"]["namespace"] = ns
+                return 201, self.put_secret(payload)
+            current = self.secrets.get((ns, name or ""))
+            if current is None:
+                return 404, status(404, "NotFound", f'secrets "{name}" not found')
+            if method == "GET":
+                return 200, copy.deepcopy(current)
+            if method == "PATCH":
+                if content_type != MERGE_PATCH:
+                    return 415, status(415, "UnsupportedMediaType", "expected a merge patch")
+                wanted = (payload.get("metadata") or {}).get("resourceVersion")
+                if wanted and wanted != current["metadata"]["resourceVersion"]:
+                    return 409, status(409, "Conflict", "the object has been modified; please apply your changes to the latest version and try again")
+                return 200, self.put_secret(merge_patch(current, payload))
+            return 405, status(405, "MethodNotAllowed", method)
+
+    def _hook(self, method: str, kind: str, name: str, payload: Any, content_type: str) -> Answer:
+        with self.lock:
+            current = self.hooks.get((kind, name))
+            if current is None:
+                return 404, status(404, "NotFound", f'{kind}webhookconfigurations "{name}" not found')
+            if method == "GET":
+                return 200, copy.deepcopy(current)
+            if method == "PATCH":
+                if content_type != STRATEGIC_MERGE_PATCH:
+                    return 415, status(415, "UnsupportedMediaType", "expected a strategic merge patch")
+                wanted = (payload.get("metadata") or {}).get("resourceVersion")
+                if wanted and wanted != current["metadata"]["resourceVersion"]:
+                    return 409, status(409, "Conflict", "the object has been modified")
+                updated = strategic_merge_webhooks(current, payload)
+                updated["metadata"]["resourceVersion"] = self.next_rv()
+                self.hooks[(kind, name)] = updated
+                return 200, copy.deepcopy(updated)
+            return 405, status(405, "MethodNotAllowed", method)
+
+    def _lease(self, method: str, ns: str, name: str | None, body: Any) -> Answer:
+        with self.lock:
+            if method == "POST" and name is None:
+                name = body["metadata"]["name"]
+                if name in self.leases:
+                    return 409, status(409, "AlreadyExists", "exists")
+                body["metadata"].update(namespace=ns, resourceVersion=self.next_rv())
+                self.leases[name] = body
+                return 201, body
+            if name not in self.leases:
+                return 404, status(404, "NotFound", "lease not found")
+            if method == "GET":
+                return 200, self.leases[name]
+            if method == "PUT":
+                if body["metadata"].get("resourceVersion") != self.leases[name]["metadata"]["resourceVersion"]:
+                    return 409, status(409, "Conflict", "the object has been modified")
+                body["metadata"]["resourceVersion"] = self.next_rv()
+                self.leases[name] = body
+                return 200, body
+            return 405, status(405, "MethodNotAllowed", method)
+
+
+def _pod_key(pod: dict) -> str:
+    return f"{pod['metadata']['namespace']}/{pod['metadata']['name']}"
+
+
+class _Handler(BaseHTTPRequestHandler):
+    """HTTP/1.1 like kube-apiserver: every plain answer has a Content-Length, and a watch is a
+    chunked stream with one event per chunk, so the client sees each event as it is sent (a
+    close-delimited stream would only reach the client's line reader when the watch ends)."""
+
+    api: FakeAPI
+    protocol_version = "HTTP/1.1"
+    call: Call
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def _serve(self) -> None:
+        url = urllib.parse.urlsplit(self.path)
+        query = {k: v[-1] for k, v in urllib.parse.parse_qs(url.query).items()}
+        content_type = self.headers.get("Content-Type", "")
+        self.call = Call(self.command, url.path, query, content_type)
+        with self.api.lock:
+            self.api.requests.append(self.call)
+        # Read the body first, even for an injected answer: on a kept-alive connection an unread
+        # body would be parsed as the next request.
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        answer = self.api.answer(self.call, content_type, raw)
+        if isinstance(answer, _Watch):
+            self._watch(answer)
+        elif isinstance(answer, _Expired):
+            self._expired()
+        else:
+            code, body, *rest = answer
+            self._send(code, body, rest[0] if rest else None)
+
+    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _serve
+
+    def _status_line(self, code: int) -> None:
+        self.call.status = code
+        self.send_response(code)
+
+    def _send(self, code: int, body: dict, headers: dict | None = None) -> None:
+        data = json.dumps(body).encode()
+        self._status_line(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _start_stream(self) -> None:
+        self._status_line(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+
+    def _chunk(self, data: bytes) -> None:
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+        self.wfile.flush()
+
+    def _expired(self) -> None:
+        self._start_stream()
+        event = {"type": "ERROR", "object": status(410, "Expired", "too old resource version")}
+        self._chunk(json.dumps(event).encode() + b"\n")
+        self._chunk(b"")
+
+    def _watch(self, w: _Watch) -> None:
+        api = self.api
+        self._start_stream()
+        deadline = time.monotonic() + min(w.timeout, 2)
+        sent = w.since
+        while time.monotonic() < deadline:
+            with api.lock:
+                pending = [(rv, t, o) for rv, k, t, o in api.history if k == w.kind and rv > sent]
+                if not pending:
+                    api.lock.wait(0.05)
+                    continue
+            for rv, t, o in pending:
+                try:
+                    self._chunk(json.dumps({"type": t, "object": o}).encode() + b"\n")
+                except OSError:
+                    return
+                sent = rv
+        try:
+            self._chunk(b"")  # the server ends the watch at its timeout, as timeoutSeconds asks
+        except OSError:
+            pass
