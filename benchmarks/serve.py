@@ -217,7 +217,7 @@ def main() -> None:
             sys.exit(f"{tool} not found: apt-get install wrk hey")
 
     sys.path.insert(0, str(REPO))
-    from webhook.certs import ensure_dev_certs
+    from webhook.certs.files import ensure_dev_certs
 
     tmp = Path(tempfile.mkdtemp(prefix="sg-bench-"))
     ensure_dev_certs(tmp / "certs", "servinggate-webhook", "servinggate-system")

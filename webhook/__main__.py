@@ -16,7 +16,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "plan": ("webhook.scalein.planning", "show which pods a scale-in would remove, from a snapshot"),
     "reconcile": ("webhook.scalein.reconciling", "write pod-deletion-cost for NPU-compacting scale-in"),
     "manifests": ("webhook.deploy.generating", "write the webhook configurations derived from the rule registry"),
-    "certs": ("webhook.certs", "generate a development CA and serving certificate"),
+    "certs": ("webhook.certs.cli", "generate a development CA and serving certificate"),
 }
 
 

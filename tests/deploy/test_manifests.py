@@ -11,7 +11,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from webhook.certs import service_sans
+from webhook.certs.issuing import service_sans
 from webhook.config import ServeSettings, env_of, load, parse_args, _settings_fields
 from webhook.deploy import generating
 from webhook.scalein.settings import ReconcileSettings

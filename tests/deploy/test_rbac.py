@@ -27,10 +27,10 @@ WEBHOOK_SA, RECONCILER_SA = "servinggate-webhook", "servinggate-reconciler"
 SERVE, RECONCILE = ServeSettings(), ReconcileSettings()
 
 # Which identity runs a module's calls, and in which variants the calls happen
-# (selfcerts only runs with cert-management=self, i.e. not in the cert-manager overlay).
+# (the certificate keeper only runs with cert-management=self, i.e. not in the cert-manager overlay).
 OWNERS = {
     "webhook/kube/lookups.py": (WEBHOOK_SA, {"base", "cert-manager"}),
-    "webhook/deploy/selfcerts.py": (WEBHOOK_SA, {"base"}),
+    "webhook/certs/keeper.py": (WEBHOOK_SA, {"base"}),
     "webhook/scalein/": (RECONCILER_SA, {"base", "cert-manager"}),
 }
 # Objects the code addresses by a configured name (so the grant can name them), and where.
@@ -191,7 +191,7 @@ def granted(docs: list[dict]) -> set[tuple[str, str, str, str, str, str]]:
 
 def test_the_code_scan_finds_the_calls_we_know_of():
     calls = {(m, c.__name__, meth) for m, c, meth, _ in code_calls()}
-    assert ("webhook/deploy/selfcerts.py", "CoreV1Api", "create_namespaced_secret") in calls
+    assert ("webhook/certs/keeper.py", "CoreV1Api", "create_namespaced_secret") in calls
     assert ("webhook/scalein/reconciling.py", "CoreV1Api", "patch_namespaced_pod") in calls
     assert ("webhook/kube/lookups.py", "CustomObjectsApi", "get_namespaced_custom_object") in calls
     assert ("workload.serving.volcano.sh", "modelservings") in looked_up_resources()

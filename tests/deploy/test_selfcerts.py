@@ -1,4 +1,5 @@
-"""Self-managed certificates through the official client against a fake API server."""
+"""Self-managed certificates (webhook/certs/keeper.py, rotation.py) through the official client
+against a fake API server."""
 
 from __future__ import annotations
 
@@ -12,9 +13,9 @@ import pytest
 from cryptography import x509
 from kubernetes import client
 
-from webhook.certs import CA_DAYS, SERVING_DAYS, generate_ca, generate_serving, service_sans
+from webhook.certs import keeper, rotation
+from webhook.certs.issuing import CA_DAYS, SERVING_DAYS, generate_ca, generate_serving, service_sans
 from webhook.config import ServeSettings
-from webhook.deploy import selfcerts
 
 NS, SECRET = "servinggate-system", "servinggate-webhook-tls"
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
@@ -59,7 +60,7 @@ def serving_matches(certs_dir: Path) -> tuple[x509.Certificate, list[x509.Certif
 
 
 def _issued_by(leaf: x509.Certificate, ca: x509.Certificate) -> bool:
-    return selfcerts.signed_by(leaf, ca)
+    return rotation.signed_by(leaf, ca)
 
 
 def assert_our_bundles(api, expected: bytes) -> None:
@@ -72,14 +73,14 @@ def assert_our_bundles(api, expected: bytes) -> None:
 
 
 def managed_secret_data(now: dt.datetime) -> dict[str, bytes]:
-    return selfcerts.issue({}, "ca", HOSTS, now)
+    return rotation.issue({}, "ca", HOSTS, now)
 
 
 def put_managed(api, data: dict[str, bytes]) -> dict:
     return api.put_secret({
         "apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
-        "metadata": {"name": SECRET, "namespace": NS, "annotations": {selfcerts.MANAGED_BY_KEY: selfcerts.MANAGED_BY_VALUE}},
-        "data": selfcerts.encode(data),
+        "metadata": {"name": SECRET, "namespace": NS, "annotations": {rotation.MANAGED_BY_KEY: rotation.MANAGED_BY_VALUE}},
+        "data": rotation.encode(data),
     })
 
 
@@ -88,28 +89,28 @@ def put_managed(api, data: dict[str, bytes]) -> dict:
 
 def test_bootstrap_creates_the_secret_writes_files_and_injects_the_ca(cluster, api_client, tmp_path):
     certs = tmp_path / "certs"
-    selfcerts.bootstrap(settings(certs), api_client, now=lambda: T0)
+    keeper.bootstrap(settings(certs), api_client, now=lambda: T0)
 
     secret = cluster.secret(NS, SECRET)
     assert secret["type"] == "kubernetes.io/tls"
-    assert selfcerts.is_ours(secret)
-    data = selfcerts.decode(secret)
+    assert rotation.is_ours(secret)
+    data = rotation.decode(secret)
     assert {"tls.crt", "tls.key", "ca.crt", "ca.key"} <= set(data)
     assert (certs / "tls.crt").read_bytes() == data["tls.crt"]
     assert (certs / "tls.key").read_bytes() == data["tls.key"]
     assert (certs / "tls.key").stat().st_mode & 0o777 == 0o600
     assert not (certs / "ca.key").exists()
     leaf, cas = serving_matches(certs)
-    assert selfcerts.covers(leaf, HOSTS)
+    assert rotation.covers(leaf, HOSTS)
     assert [c.serial_number for c in cas] == [x509.load_pem_x509_certificate(data["ca.crt"]).serial_number]
     assert_our_bundles(cluster, data["ca.crt"])
     assert len(cluster.calls("POST", "/secrets$")) == 1
 
 
 def test_a_second_start_reuses_the_secret_and_patches_nothing(cluster, api_client, tmp_path):
-    selfcerts.bootstrap(settings(tmp_path / "a"), api_client, now=lambda: T0)
+    keeper.bootstrap(settings(tmp_path / "a"), api_client, now=lambda: T0)
     before = len(cluster.requests)
-    selfcerts.bootstrap(settings(tmp_path / "b"), api_client, now=lambda: T0 + dt.timedelta(days=1))
+    keeper.bootstrap(settings(tmp_path / "b"), api_client, now=lambda: T0 + dt.timedelta(days=1))
     later = cluster.requests[before:]
     assert [c.method for c in later] == ["GET", "GET", "GET"]
     assert (tmp_path / "a" / "tls.crt").read_bytes() == (tmp_path / "b" / "tls.crt").read_bytes()
@@ -126,11 +127,11 @@ def test_losing_the_create_race_uses_the_winners_certificate(cluster, api_client
         return None  # then our POST proceeds and meets AlreadyExists
 
     cluster.before.append(("POST", "/secrets$", another_replica_creates_first))
-    selfcerts.bootstrap(settings(tmp_path / "certs"), api_client, now=lambda: T0)
+    keeper.bootstrap(settings(tmp_path / "certs"), api_client, now=lambda: T0)
 
     assert [c.status for c in cluster.calls("POST", "/secrets$")] == [409]
     assert (tmp_path / "certs" / "tls.crt").read_bytes() == winner["tls.crt"]
-    assert selfcerts.decode(cluster.secret(NS, SECRET)) == winner
+    assert rotation.decode(cluster.secret(NS, SECRET)) == winner
     assert_our_bundles(cluster, winner["ca.crt"])
 
 
@@ -143,7 +144,7 @@ def test_replicas_starting_together_end_with_one_certificate(cluster, fake_api, 
         api = client.ApiClient(fake_api.client_configuration)
         try:
             barrier.wait()
-            selfcerts.bootstrap(settings(tmp_path / f"r{i}"), api, now=lambda: T0)
+            keeper.bootstrap(settings(tmp_path / f"r{i}"), api, now=lambda: T0)
         except BaseException as exc:  # noqa: BLE001
             errors.append(exc)
         finally:
@@ -157,7 +158,7 @@ def test_replicas_starting_together_end_with_one_certificate(cluster, fake_api, 
     assert not errors
     created = [c for c in cluster.calls("POST", "/secrets$") if c.status == 201]
     assert len(created) == 1
-    stored = selfcerts.decode(cluster.secret(NS, SECRET))
+    stored = rotation.decode(cluster.secret(NS, SECRET))
     for i in range(n):
         assert (tmp_path / f"r{i}" / "tls.crt").read_bytes() == stored["tls.crt"]
     assert_our_bundles(cluster, stored["ca.crt"])
@@ -168,15 +169,15 @@ def test_replicas_starting_together_end_with_one_certificate(cluster, fake_api, 
 
 def test_the_serving_certificate_is_renewed_before_expiry_under_the_same_ca(cluster, api_client, tmp_path):
     certs = tmp_path / "certs"
-    selfcerts.bootstrap(settings(certs), api_client, now=lambda: T0)
-    first = selfcerts.decode(cluster.secret(NS, SECRET))
+    keeper.bootstrap(settings(certs), api_client, now=lambda: T0)
+    first = rotation.decode(cluster.secret(NS, SECRET))
 
     # 29 days before the 365-day serving certificate ends: inside the 30-day window.
     later = T0 + dt.timedelta(days=SERVING_DAYS - 29)
     hook_patches = len(cluster.calls("PATCH", "webhookconfigurations"))
-    selfcerts.bootstrap(settings(certs), api_client, now=lambda: later)
+    keeper.bootstrap(settings(certs), api_client, now=lambda: later)
 
-    second = selfcerts.decode(cluster.secret(NS, SECRET))
+    second = rotation.decode(cluster.secret(NS, SECRET))
     assert second["ca.crt"] == first["ca.crt"] and second["ca.key"] == first["ca.key"]
     assert second["tls.crt"] != first["tls.crt"]
     leaf, _ = serving_matches(certs)
@@ -188,54 +189,54 @@ def test_the_serving_certificate_is_renewed_before_expiry_under_the_same_ca(clus
 
 def test_a_renewal_that_loses_to_another_replica_keeps_theirs(cluster, api_client, tmp_path):
     certs = tmp_path / "certs"
-    selfcerts.bootstrap(settings(certs), api_client, now=lambda: T0)
+    keeper.bootstrap(settings(certs), api_client, now=lambda: T0)
     later = T0 + dt.timedelta(days=SERVING_DAYS - 10)
-    current = selfcerts.decode(cluster.secret(NS, SECRET))
-    theirs = selfcerts.issue(current, "leaf", HOSTS, later)
+    current = rotation.decode(cluster.secret(NS, SECRET))
+    theirs = rotation.issue(current, "leaf", HOSTS, later)
 
     def another_replica_renews_first(api):
         secret = api.secret(NS, SECRET)
-        secret["data"] = selfcerts.encode(theirs)
+        secret["data"] = rotation.encode(theirs)
         api.put_secret(secret)  # new resourceVersion: our patch is now stale
         return None
 
     cluster.before.append(("PATCH", "/secrets/", another_replica_renews_first))
-    selfcerts.bootstrap(settings(certs), api_client, now=lambda: later)
+    keeper.bootstrap(settings(certs), api_client, now=lambda: later)
 
     assert [c.status for c in cluster.calls("PATCH", "/secrets/")] == [409]
-    assert selfcerts.decode(cluster.secret(NS, SECRET)) == theirs
+    assert rotation.decode(cluster.secret(NS, SECRET)) == theirs
     assert (certs / "tls.crt").read_bytes() == theirs["tls.crt"]
 
 
 def test_a_ca_rollover_keeps_both_cas_in_the_bundle_until_the_old_one_expires(cluster, api_client, tmp_path):
     certs = tmp_path / "certs"
-    selfcerts.bootstrap(settings(certs), api_client, now=lambda: T0)
-    old = selfcerts.decode(cluster.secret(NS, SECRET))
+    keeper.bootstrap(settings(certs), api_client, now=lambda: T0)
+    old = rotation.decode(cluster.secret(NS, SECRET))
     old_ca = x509.load_pem_x509_certificate(old["ca.crt"])
 
     # Keep the serving certificate fresh until the CA itself gets close to its end.
     near_ca_end = old_ca.not_valid_after_utc - dt.timedelta(days=20)
-    selfcerts.bootstrap(settings(certs), api_client, now=lambda: near_ca_end)
+    keeper.bootstrap(settings(certs), api_client, now=lambda: near_ca_end)
 
-    new = selfcerts.decode(cluster.secret(NS, SECRET))
+    new = rotation.decode(cluster.secret(NS, SECRET))
     new_ca = x509.load_pem_x509_certificate(new["ca.crt"])
     assert new_ca.serial_number != old_ca.serial_number
     assert [c.serial_number for c in certs_in(new["ca-previous.crt"])] == [old_ca.serial_number]
     leaf = x509.load_pem_x509_certificate(new["tls.crt"])
-    assert selfcerts.signed_by(leaf, new_ca)
+    assert rotation.signed_by(leaf, new_ca)
 
-    bundle = selfcerts.trusted_bundle(new, near_ca_end)
+    bundle = rotation.trusted_bundle(new, near_ca_end)
     assert [c.serial_number for c in certs_in(bundle)] == [new_ca.serial_number, old_ca.serial_number]
     assert_our_bundles(cluster, bundle)
     # A replica that still serves the old certificate is trusted by the same bundle.
     old_leaf = x509.load_pem_x509_certificate(old["tls.crt"])
-    assert any(selfcerts.signed_by(old_leaf, ca) for ca in certs_in(bundle))
+    assert any(rotation.signed_by(old_leaf, ca) for ca in certs_in(bundle))
     assert [c.serial_number for c in certs_in((certs / "ca.crt").read_bytes())] == [new_ca.serial_number, old_ca.serial_number]
 
     # Once the old CA has expired it leaves the Secret and the bundle.
     after = old_ca.not_valid_after_utc + dt.timedelta(days=1)
-    selfcerts.bootstrap(settings(certs), api_client, now=lambda: after)
-    final = selfcerts.decode(cluster.secret(NS, SECRET))
+    keeper.bootstrap(settings(certs), api_client, now=lambda: after)
+    final = rotation.decode(cluster.secret(NS, SECRET))
     assert "ca-previous.crt" not in final
     assert final["ca.crt"] == new["ca.crt"]
     assert_our_bundles(cluster, new["ca.crt"])
@@ -243,7 +244,7 @@ def test_a_ca_rollover_keeps_both_cas_in_the_bundle_until_the_old_one_expires(cl
 
 def test_the_renewer_thread_rotates_files_without_a_restart(cluster, api_client, tmp_path):
     certs = tmp_path / "certs"
-    selfcerts.bootstrap(settings(certs), api_client, now=lambda: T0)
+    keeper.bootstrap(settings(certs), api_client, now=lambda: T0)
     first = (certs / "tls.crt").read_bytes()
     clock = {"now": T0 + dt.timedelta(days=SERVING_DAYS - 5)}
     stop = threading.Event()
@@ -252,7 +253,7 @@ def test_the_renewer_thread_rotates_files_without_a_restart(cluster, api_client,
     def now() -> dt.datetime:
         return clock["now"]
 
-    original = selfcerts.CertKeeper.sync
+    original = keeper.CertKeeper.sync
 
     def observed(self):
         done = original(self)
@@ -260,26 +261,26 @@ def test_the_renewer_thread_rotates_files_without_a_restart(cluster, api_client,
             renewed.set()
         return done
 
-    selfcerts.CertKeeper.sync = observed  # type: ignore[method-assign]
+    keeper.CertKeeper.sync = observed  # type: ignore[method-assign]
     try:
-        thread = selfcerts.start_renewer(settings(certs), api_client, interval=0.01, retry_interval=0.01, stop=stop, now=now)
+        thread = keeper.start_renewer(settings(certs), api_client, interval=0.01, retry_interval=0.01, stop=stop, now=now)
         assert thread.daemon
         assert renewed.wait(30)
     finally:
         stop.set()
-        selfcerts.CertKeeper.sync = original  # type: ignore[method-assign]
+        keeper.CertKeeper.sync = original  # type: ignore[method-assign]
     thread.join(30)
     assert not thread.is_alive()
-    assert (certs / "tls.crt").read_bytes() == selfcerts.decode(cluster.secret(NS, SECRET))["tls.crt"]
+    assert (certs / "tls.crt").read_bytes() == rotation.decode(cluster.secret(NS, SECRET))["tls.crt"]
 
 
 def test_the_bundle_is_injected_once_the_configuration_appears(fake_api, api_client, tmp_path, committed_configurations):
-    keeper = selfcerts.bootstrap(settings(tmp_path / "certs"), api_client, now=lambda: T0)
+    kept = keeper.bootstrap(settings(tmp_path / "certs"), api_client, now=lambda: T0)
     assert not fake_api.hooks
     for doc in committed_configurations:
         fake_api.put_hook(doc)
-    assert keeper.sync() is True
-    assert_our_bundles(fake_api, selfcerts.decode(fake_api.secret(NS, SECRET))["ca.crt"])
+    assert kept.sync() is True
+    assert_our_bundles(fake_api, rotation.decode(fake_api.secret(NS, SECRET))["ca.crt"])
 
 
 # ---- a Secret the user supplies -----------------------------------------------------------------
@@ -290,12 +291,12 @@ def test_a_manual_secret_is_never_overwritten_even_when_expiring(cluster, api_cl
     leaf = generate_serving(ca, HOSTS, days=30, now=T0 - dt.timedelta(days=25))  # 5 days left
     user = {"tls.crt": leaf.cert_pem, "tls.key": leaf.key_pem, "ca.crt": ca.cert_pem}
     cluster.put_secret({"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
-                        "metadata": {"name": SECRET, "namespace": NS}, "data": selfcerts.encode(user)})
+                        "metadata": {"name": SECRET, "namespace": NS}, "data": rotation.encode(user)})
     certs = tmp_path / "certs"
-    selfcerts.bootstrap(settings(certs), api_client, now=lambda: T0)
+    keeper.bootstrap(settings(certs), api_client, now=lambda: T0)
 
     assert not cluster.calls("POST", "/secrets") and not cluster.calls("PATCH", "/secrets")
-    assert selfcerts.decode(cluster.secret(NS, SECRET)) == user
+    assert rotation.decode(cluster.secret(NS, SECRET)) == user
     assert (certs / "tls.crt").read_bytes() == leaf.cert_pem
     assert (certs / "ca.crt").read_bytes() == ca.cert_pem
     assert_our_bundles(cluster, ca.cert_pem)
@@ -304,9 +305,9 @@ def test_a_manual_secret_is_never_overwritten_even_when_expiring(cluster, api_cl
 def test_a_manual_secret_without_a_key_stops_the_start_and_stays_as_it_is(cluster, api_client, tmp_path):
     ca = generate_ca(now=T0)
     cluster.put_secret({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": SECRET, "namespace": NS},
-                        "data": selfcerts.encode({"ca.crt": ca.cert_pem})})
-    with pytest.raises(selfcerts.SelfCertsError, match="never overwritten"):
-        selfcerts.bootstrap(settings(tmp_path / "certs"), api_client, now=lambda: T0)
+                        "data": rotation.encode({"ca.crt": ca.cert_pem})})
+    with pytest.raises(keeper.SelfCertsError, match="never overwritten"):
+        keeper.bootstrap(settings(tmp_path / "certs"), api_client, now=lambda: T0)
     assert not cluster.calls("POST", "/secrets") and not cluster.calls("PATCH", "/secrets")
 
 
@@ -316,38 +317,38 @@ def test_a_manual_secret_without_a_key_stops_the_start_and_stays_as_it_is(cluste
 def test_decide():
     data = managed_secret_data(T0)
     window = dt.timedelta(days=30)
-    assert selfcerts.decide(data, HOSTS, T0, window) == "keep"
-    assert selfcerts.decide(data, HOSTS, T0 + dt.timedelta(days=SERVING_DAYS - 31), window) == "keep"
-    assert selfcerts.decide(data, HOSTS, T0 + dt.timedelta(days=SERVING_DAYS - 29), window) == "leaf"
-    assert selfcerts.decide(data, HOSTS, T0 + dt.timedelta(days=CA_DAYS - 29), window) == "ca"
-    assert selfcerts.decide(data, HOSTS + ["renamed.servinggate-system.svc"], T0, window) == "leaf"
-    assert selfcerts.decide({k: v for k, v in data.items() if k != "ca.key"}, HOSTS, T0, window) == "ca"
+    assert rotation.decide(data, HOSTS, T0, window) == "keep"
+    assert rotation.decide(data, HOSTS, T0 + dt.timedelta(days=SERVING_DAYS - 31), window) == "keep"
+    assert rotation.decide(data, HOSTS, T0 + dt.timedelta(days=SERVING_DAYS - 29), window) == "leaf"
+    assert rotation.decide(data, HOSTS, T0 + dt.timedelta(days=CA_DAYS - 29), window) == "ca"
+    assert rotation.decide(data, HOSTS + ["renamed.servinggate-system.svc"], T0, window) == "leaf"
+    assert rotation.decide({k: v for k, v in data.items() if k != "ca.key"}, HOSTS, T0, window) == "ca"
     other = managed_secret_data(T0)
-    assert selfcerts.decide({**data, "tls.crt": other["tls.crt"], "tls.key": other["tls.key"]}, HOSTS, T0, window) == "leaf"
+    assert rotation.decide({**data, "tls.crt": other["tls.crt"], "tls.key": other["tls.key"]}, HOSTS, T0, window) == "leaf"
 
 
 def test_bundle_patch_touches_only_our_entries_and_only_when_needed(committed_configurations):
     config = copy.deepcopy(committed_configurations[0])
     config["metadata"]["resourceVersion"] = "7"
     config["webhooks"].append(copy.deepcopy(FOREIGN))
-    patch = selfcerts.bundle_patch(config, b"CA", "servinggate-webhook", NS)
+    patch = rotation.bundle_patch(config, b"CA", "servinggate-webhook", NS)
     assert patch["metadata"] == {"resourceVersion": "7"}
     ours = [h["name"] for h in config["webhooks"] if h["name"] != FOREIGN["name"]]
     assert [e["name"] for e in patch["webhooks"]] == ours
     assert all(e == {"name": e["name"], "clientConfig": {"caBundle": "Q0E="}} for e in patch["webhooks"])
     for hook in config["webhooks"][:-1]:
         hook["clientConfig"]["caBundle"] = "Q0E="
-    assert selfcerts.bundle_patch(config, b"CA", "servinggate-webhook", NS) is None
+    assert rotation.bundle_patch(config, b"CA", "servinggate-webhook", NS) is None
 
 
 def test_decide_prunes_an_expired_previous_ca():
     old = managed_secret_data(T0)
-    rolled = selfcerts.issue(old, "ca", HOSTS, T0 + dt.timedelta(days=100))
+    rolled = rotation.issue(old, "ca", HOSTS, T0 + dt.timedelta(days=100))
     window = dt.timedelta(days=30)
-    assert selfcerts.decide(rolled, HOSTS, T0 + dt.timedelta(days=101), window) == "keep"
+    assert rotation.decide(rolled, HOSTS, T0 + dt.timedelta(days=101), window) == "keep"
     old_end = x509.load_pem_x509_certificate(old["ca.crt"]).not_valid_after_utc
     data = dict(rolled)
     # Renewed serving certificate so that only the previous CA's expiry is due.
-    data.update({k: v for k, v in selfcerts.issue(rolled, "leaf", HOSTS, old_end).items() if k.startswith("tls.")})
-    assert selfcerts.decide(data, HOSTS, old_end + dt.timedelta(days=1), window) == "prune"
-    assert "ca-previous.crt" not in selfcerts.issue(data, "prune", HOSTS, old_end + dt.timedelta(days=1))
+    data.update({k: v for k, v in rotation.issue(rolled, "leaf", HOSTS, old_end).items() if k.startswith("tls.")})
+    assert rotation.decide(data, HOSTS, old_end + dt.timedelta(days=1), window) == "prune"
+    assert "ca-previous.crt" not in rotation.issue(data, "prune", HOSTS, old_end + dt.timedelta(days=1))

@@ -149,7 +149,7 @@ def test_healthz_and_readyz(client, settings):
     assert client.get("/healthz").get_json() == {"status": "ok"}
     not_ready = client.get("/readyz")
     assert not_ready.status_code == 503  # no certificate in the folder yet
-    from webhook.certs import ensure_dev_certs
+    from webhook.certs.files import ensure_dev_certs
 
     ensure_dev_certs(settings.certs_dir, "svc", "ns")
     ready = create_app(settings, lookups=NoLookups()).test_client().get("/readyz")
@@ -159,7 +159,8 @@ def test_healthz_and_readyz(client, settings):
 def test_readyz_fails_for_an_expired_certificate(settings):
     import datetime as dt
 
-    from webhook.certs import generate_ca, generate_serving, write_file
+    from webhook.certs.files import write_file
+    from webhook.certs.issuing import generate_ca, generate_serving
 
     long_ago = dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=400)
     ca = generate_ca(now=long_ago)

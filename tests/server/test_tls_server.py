@@ -19,7 +19,8 @@ import pytest
 from cryptography import x509
 
 from serverproc import Server  # noqa: E402  (tests/server is on sys.path via conftest)
-from webhook.certs import generate_ca, generate_serving, write_file
+from webhook.certs.files import write_file
+from webhook.certs.issuing import generate_ca, generate_serving
 
 SHARED = Path(os.environ.get("SERVINGGATE_SHARED", Path(__file__).resolve().parents[2].parent / "shared"))
 FIXTURES = sorted((SHARED / "fixtures" / "admission").glob("*.json"))

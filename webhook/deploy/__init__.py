@@ -1,2 +1,3 @@
 """Deployment helpers: the webhook configurations generated from the rule registry
-(`generating`) and the self-managed serving certificate kept in a Secret (`selfcerts`)."""
+(`generating`). The self-managed serving certificate lives with the other certificate code, in
+webhook/certs/keeper.py."""

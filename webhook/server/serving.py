@@ -13,7 +13,7 @@ from gunicorn.app.base import BaseApplication
 from gunicorn.glogging import Logger as GunicornLogger
 
 from .. import logs
-from ..certs import ensure_dev_certs
+from ..certs.files import ensure_dev_certs
 from ..config import ConfigError, ServeSettings, parse_args
 
 
@@ -120,12 +120,12 @@ def main(argv: list[str]) -> int:
     from .tls import CertificateSource
 
     if settings.cert_management == "self":
-        from ..deploy import selfcerts
+        from ..certs import keeper
 
         try:
-            selfcerts.bootstrap(settings)
-            selfcerts.start_renewer(settings)
-        except selfcerts.SelfCertsError as exc:  # a setup problem the operator must fix: exit 2, no traceback
+            keeper.bootstrap(settings)
+            keeper.start_renewer(settings)
+        except keeper.SelfCertsError as exc:  # a setup problem the operator must fix: exit 2, no traceback
             message = str(exc)
             raise ConfigError(message if message.startswith("--") else f"--cert-management self: {message}") from None
     elif ensure_dev_certs(Path(settings.certs_dir), settings.service_name, settings.service_namespace):

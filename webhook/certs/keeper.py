@@ -17,30 +17,47 @@ configurations. Every replica runs the same loop; they agree through the API ser
   is read, never written.
 
 The decisions (is it ours, does it need renewal, what goes into the bundle, what to patch) are
-pure functions of bytes, dicts and a clock; the I/O is in `CertKeeper`. Only the official
-`kubernetes` client is used.
+pure functions in rotation.py; this module does the I/O, through the official `kubernetes` client
+built by webhook/kube.
 """
 
 from __future__ import annotations
 
-import base64
 import datetime as dt
 import json
 import logging
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from cryptography import x509
+from kubernetes import client
+from kubernetes.client.exceptions import ApiException
 
-from ..certs import Pair, generate_ca, generate_serving, service_sans, write_file
+from ..kube import KubeAccessError, load_api_client
+from .files import write_file
+from .issuing import service_sans
+from .rotation import (
+    CA_CRT,
+    MANAGED_BY_KEY,
+    MANAGED_BY_VALUE,
+    TLS_CRT,
+    TLS_KEY,
+    bundle_patch,
+    decide,
+    decode,
+    disk_files,
+    encode,
+    is_ours,
+    issue,
+    trusted_bundle,
+)
+
+if TYPE_CHECKING:
+    from ..config import ServeSettings
 
 log = logging.getLogger("servinggate.selfcerts")
 
-MANAGED_BY_KEY = "servinggate.io/managed-by"
-MANAGED_BY_VALUE = "servinggate-webhook"
-TLS_CRT, TLS_KEY, CA_CRT, CA_KEY, PREVIOUS_CA = "tls.crt", "tls.key", "ca.crt", "ca.key", "ca-previous.crt"
 MERGE_PATCH = "application/merge-patch+json"
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 RENEW_INTERVAL = 60.0  # seconds between checks when all is well (also how soon a recreated
@@ -48,169 +65,17 @@ RENEW_INTERVAL = 60.0  # seconds between checks when all is well (also how soon 
 RETRY_INTERVAL = 30.0  # seconds between checks after a failure or a missing configuration
 ATTEMPTS = 5
 
-Action = Literal["keep", "prune", "leaf", "ca"]
-
 
 class SelfCertsError(RuntimeError):
     """The certificate could not be set up; the message says what to fix."""
-
-
-# ---- pure decisions ------------------------------------------------------------------------------
-
-
-def is_ours(secret: Mapping[str, Any]) -> bool:
-    """A Secret we created (and may rewrite). Anything else is the user's and is only read."""
-    annotations = (secret.get("metadata") or {}).get("annotations") or {}
-    return annotations.get(MANAGED_BY_KEY) == MANAGED_BY_VALUE
-
-
-def decode(secret: Mapping[str, Any]) -> dict[str, bytes]:
-    out = {}
-    for key, value in (secret.get("data") or {}).items():
-        try:
-            out[key] = base64.b64decode(value, validate=True)
-        except (ValueError, TypeError):
-            continue
-    return out
-
-
-def encode(data: Mapping[str, bytes]) -> dict[str, str]:
-    return {k: base64.b64encode(v).decode("ascii") for k, v in sorted(data.items())}
-
-
-def _load(pem: bytes | None) -> x509.Certificate | None:
-    if not pem:
-        return None
-    try:
-        return x509.load_pem_x509_certificate(pem)
-    except ValueError:
-        return None
-
-
-def _load_all(pem: bytes | None) -> list[x509.Certificate]:
-    if not pem:
-        return []
-    try:
-        return x509.load_pem_x509_certificates(pem)
-    except ValueError:
-        return []
-
-
-def expiring(cert: x509.Certificate | None, now: dt.datetime, renew_before: dt.timedelta) -> bool:
-    """True when the certificate is missing or expires within `renew_before` of `now`."""
-    return cert is None or cert.not_valid_after_utc - renew_before <= now
-
-
-def covers(cert: x509.Certificate, hosts: list[str]) -> bool:
-    try:
-        names = set(cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value.get_values_for_type(x509.DNSName))
-    except x509.ExtensionNotFound:
-        return False
-    return set(hosts) <= names
-
-
-def signed_by(cert: x509.Certificate, ca: x509.Certificate) -> bool:
-    try:
-        cert.verify_directly_issued_by(ca)
-    except Exception:  # noqa: BLE001 - InvalidSignature, wrong key type, wrong issuer name
-        return False
-    return True
-
-
-def decide(data: Mapping[str, bytes], hosts: list[str], now: dt.datetime, renew_before: dt.timedelta) -> Action:
-    """What a managed Secret needs: nothing, dropping an expired previous CA, a new serving
-    certificate, or a new CA (and serving certificate)."""
-    ca = _load(data.get(CA_CRT))
-    if ca is None or not data.get(CA_KEY) or expiring(ca, now, renew_before):
-        return "ca"
-    leaf = _load(data.get(TLS_CRT))
-    if leaf is None or not data.get(TLS_KEY) or expiring(leaf, now, renew_before) or not covers(leaf, hosts) or not signed_by(leaf, ca):
-        return "leaf"
-    if data.get(PREVIOUS_CA) and still_valid(data.get(PREVIOUS_CA), now) != data.get(PREVIOUS_CA):
-        return "prune"
-    return "keep"
-
-
-def still_valid(pem: bytes | None, now: dt.datetime) -> bytes | None:
-    """The certificates of `pem` that have not expired yet (None if none)."""
-    kept = [c for c in _load_all(pem) if c.not_valid_after_utc > now]
-    if not kept:
-        return None
-    from cryptography.hazmat.primitives import serialization
-
-    return b"".join(c.public_bytes(serialization.Encoding.PEM) for c in kept)
-
-
-def issue(data: Mapping[str, bytes], action: Action, hosts: list[str], now: dt.datetime) -> dict[str, bytes]:
-    """The Secret's new data after `action`. A replaced CA that is still valid moves to
-    `ca-previous.crt`; an expired previous CA is dropped."""
-    new = dict(data)
-    if action == "ca":
-        old_ca = data.get(CA_CRT) if _load(data.get(CA_CRT)) is not None else None
-        ca = generate_ca(now=now)
-        new[CA_CRT], new[CA_KEY] = ca.cert_pem, ca.key_pem
-        previous = still_valid(old_ca, now)
-    else:
-        ca = Pair(data[CA_CRT], data[CA_KEY])
-        previous = data.get(PREVIOUS_CA)
-    previous = still_valid(previous, now)
-    if previous:
-        new[PREVIOUS_CA] = previous
-    else:
-        new.pop(PREVIOUS_CA, None)
-    if action in ("ca", "leaf"):
-        leaf = generate_serving(ca, hosts, now=now)
-        new[TLS_CRT], new[TLS_KEY] = leaf.cert_pem, leaf.key_pem
-    return new
-
-
-def trusted_bundle(data: Mapping[str, bytes], now: dt.datetime) -> bytes:
-    """What `caBundle` must hold: the current CA, then the previous one while it is valid."""
-    bundle = data.get(CA_CRT) or b""
-    previous = still_valid(data.get(PREVIOUS_CA), now)
-    if previous and previous not in bundle:
-        bundle = bundle.rstrip(b"\n") + b"\n" + previous
-    return bundle
-
-
-def disk_files(data: Mapping[str, bytes], now: dt.datetime) -> dict[str, tuple[bytes, int]]:
-    """The files the server reads (the CA key stays in the Secret)."""
-    files = {TLS_KEY: (data[TLS_KEY], 0o600), TLS_CRT: (data[TLS_CRT], 0o644)}
-    bundle = trusted_bundle(data, now)
-    if bundle:
-        files[CA_CRT] = (bundle, 0o644)
-    return files
-
-
-def bundle_patch(configuration: Mapping[str, Any], bundle: bytes, service: str, namespace: str) -> dict[str, Any] | None:
-    """A strategic merge patch that sets `caBundle` on the entries of `configuration` that call
-    our Service, and only on those whose bundle differs; None when nothing needs to change. The
-    `resourceVersion` makes the patch fail (409) if the configuration changed since it was read."""
-    wanted = base64.b64encode(bundle).decode("ascii")
-    entries = []
-    for hook in configuration.get("webhooks") or ():
-        svc = ((hook.get("clientConfig") or {}).get("service")) or {}
-        if svc.get("name") != service or svc.get("namespace") != namespace:
-            continue
-        if (hook.get("clientConfig") or {}).get("caBundle") != wanted:
-            entries.append({"name": hook["name"], "clientConfig": {"caBundle": wanted}})
-    if not entries:
-        return None
-    meta = configuration.get("metadata") or {}
-    return {"metadata": {"resourceVersion": meta.get("resourceVersion")}, "webhooks": entries}
-
-
-# ---- I/O -----------------------------------------------------------------------------------------
 
 
 def _now() -> dt.datetime:
     return dt.datetime.now(dt.timezone.utc)
 
 
-def api_client_from_environment() -> Any:
+def api_client_from_environment() -> client.ApiClient:
     """The shared loader (in-cluster first, then the kubeconfig), its failure worded for `serve`."""
-    from ..kube import KubeAccessError, load_api_client
-
     try:
         return load_api_client()
     except KubeAccessError as exc:
@@ -220,9 +85,7 @@ def api_client_from_environment() -> Any:
 class CertKeeper:
     """Reads, creates and renews the Secret, keeps `caBundle` current, writes the files."""
 
-    def __init__(self, settings: Any, api_client: Any, *, now: Callable[[], dt.datetime] = _now) -> None:
-        from kubernetes import client
-
+    def __init__(self, settings: ServeSettings, api_client: client.ApiClient, *, now: Callable[[], dt.datetime] = _now) -> None:
         self.settings = settings
         self.core = client.CoreV1Api(api_client)
         self.admission = client.AdmissionregistrationV1Api(api_client)
@@ -235,8 +98,6 @@ class CertKeeper:
     # Secret ---------------------------------------------------------------------------------
 
     def _read_secret(self) -> dict[str, Any] | None:
-        from kubernetes.client.exceptions import ApiException
-
         try:
             resp = self.core.read_namespaced_secret(self.name, self.namespace, _preload_content=False, _request_timeout=10)
         except ApiException as exc:
@@ -272,8 +133,6 @@ class CertKeeper:
 
     def ensure_secret(self) -> dict[str, Any]:
         """The Secret as it should be now: created if absent, renewed if due (when ours)."""
-        from kubernetes.client.exceptions import ApiException
-
         for _ in range(ATTEMPTS):
             secret = self._read_secret()
             now = self.now()
@@ -319,8 +178,6 @@ class CertKeeper:
 
     def inject_bundle(self, bundle: bytes) -> bool:
         """Put `bundle` into our configurations. True when all of them are current."""
-        from kubernetes.client.exceptions import ApiException
-
         complete = True
         for name in self.settings.webhook_config_names:
             read, patch = self._configuration_api(name)
@@ -371,7 +228,7 @@ class CertKeeper:
         return complete
 
 
-def bootstrap(settings: Any, api_client: Any = None, *, now: Callable[[], dt.datetime] = _now) -> CertKeeper:
+def bootstrap(settings: ServeSettings, api_client: client.ApiClient | None = None, *, now: Callable[[], dt.datetime] = _now) -> CertKeeper:
     """Before the server starts: a certificate in `certs_dir` and the CA in `caBundle`."""
     keeper = CertKeeper(settings, api_client if api_client is not None else api_client_from_environment(), now=now)
     keeper.sync()
@@ -379,8 +236,8 @@ def bootstrap(settings: Any, api_client: Any = None, *, now: Callable[[], dt.dat
 
 
 def start_renewer(
-    settings: Any,
-    api_client: Any = None,
+    settings: ServeSettings,
+    api_client: client.ApiClient | None = None,
     *,
     interval: float = RENEW_INTERVAL,
     retry_interval: float = RETRY_INTERVAL,

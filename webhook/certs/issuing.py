@@ -1,19 +1,16 @@
-"""A CA and a serving certificate signed by it (never a leaf that is its own CA), written safely.
+"""Issuing certificates: a CA, and serving certificates signed by it (never a leaf that is its own CA).
 
 The CA goes into the webhook configurations' caBundle; the serving certificate can then be
 renewed without touching the caBundle. Keys are ECDSA P-256: handshakes cost a fraction of RSA's,
-and every Go client (the API server) accepts them.
+and every Go client (the API server) accepts them. Bytes in, bytes out: where they are stored is
+for `files` (development) and `keeper` (a Secret) to decide.
 """
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import ipaddress
-import os
-import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
@@ -111,21 +108,6 @@ def generate_serving(ca: Pair, hosts: list[str], days: int = SERVING_DAYS, now: 
     return Pair(cert.public_bytes(serialization.Encoding.PEM), _key_pem(key))
 
 
-def write_file(path: Path, data: bytes, mode: int) -> None:
-    """Write atomically (temp file + rename) so a reader never sees half a certificate."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        os.fchmod(fd, mode)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 def cert_not_after(cert_pem: bytes) -> dt.datetime:
     return x509.load_pem_x509_certificate(cert_pem).not_valid_after_utc
 
@@ -136,34 +118,3 @@ def cert_serial(cert_pem: bytes) -> int:
 
 def default_hosts(service: str, namespace: str) -> list[str]:
     return ["localhost", "127.0.0.1", "::1", *service_sans(service, namespace)]
-
-
-def ensure_dev_certs(certs_dir: Path, service: str, namespace: str, *, force: bool = False) -> bool:
-    """Create ca.* and tls.* in `certs_dir` unless a serving pair is already there. True if written."""
-    certs_dir = Path(certs_dir)
-    crt, key = certs_dir / "tls.crt", certs_dir / "tls.key"
-    if not force and crt.exists() and key.exists():
-        return False
-    ca_crt, ca_key = certs_dir / "ca.crt", certs_dir / "ca.key"
-    if ca_crt.exists() and ca_key.exists() and not force:
-        ca = Pair(ca_crt.read_bytes(), ca_key.read_bytes())
-    else:
-        ca = generate_ca()
-        write_file(ca_key, ca.key_pem, 0o600)
-        write_file(ca_crt, ca.cert_pem, 0o644)
-    serving = generate_serving(ca, default_hosts(service, namespace))
-    write_file(key, serving.key_pem, 0o600)
-    write_file(crt, serving.cert_pem, 0o644)
-    return True
-
-
-def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m webhook certs", description="generate a development CA and serving certificate")
-    parser.add_argument("--certs-dir", default="certs")
-    parser.add_argument("--service-name", default="servinggate-webhook")
-    parser.add_argument("--service-namespace", default="servinggate-system")
-    parser.add_argument("--force", action="store_true", help="replace existing files")
-    args = parser.parse_args(argv)
-    written = ensure_dev_certs(Path(args.certs_dir), args.service_name, args.service_namespace, force=args.force)
-    print(("wrote" if written else "kept existing") + f" certificates in {args.certs_dir}")
-    return 0
