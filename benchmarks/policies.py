@@ -14,14 +14,12 @@ from __future__ import annotations
 
 import argparse
 import gc
-import os
 import sys
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("SERVINGGATE_SHARED", REPO.parent / "shared"))
-ADMISSION = SHARED / "fixtures" / "admission"
+ADMISSION = REPO / "tests" / "fixtures" / "admission"
 sys.path.insert(0, str(REPO))
 
 import orjson  # noqa: E402

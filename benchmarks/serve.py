@@ -31,8 +31,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("SERVINGGATE_SHARED", REPO.parent / "shared"))
-POD = SHARED / "fixtures/admission/pods-create-kthena-entry-missing-scheduler-annotations-roleid-mutating.json"
+POD = REPO / "tests/fixtures/admission/pods-create-kthena-entry-missing-scheduler-annotations-roleid-mutating.json"
 
 
 # ---- server side (run in a child process) -------------------------------------------------------

@@ -5,8 +5,6 @@ from __future__ import annotations
 import base64
 import copy
 import json
-import os
-from pathlib import Path
 
 import jsonpatch
 import pytest
@@ -14,8 +12,9 @@ import pytest
 from webhook.admission import FieldPath, ReviewError, denied, forbidden, invalid, not_supported, parse_review, refused, required
 from webhook.admission.responses import patch_response, verdict_response, make_patch
 
-SHARED = Path(os.environ.get("SERVINGGATE_SHARED", Path(__file__).resolve().parents[2].parent / "shared"))
-FIXTURES = sorted((SHARED / "fixtures" / "admission").glob("*.json"))
+from support import admission_fixture_paths, admission_path
+
+FIXTURES = admission_fixture_paths()
 
 
 def test_fixtures_present():
@@ -43,13 +42,13 @@ def test_every_recorded_review_parses(path):
 
 
 def test_generate_name_pod_has_no_name_but_a_display_name():
-    req = parse_review((SHARED / "fixtures/admission/pods-create-by-replicaset-npu-mutating.json").read_bytes())
+    req = parse_review(admission_path("pods-create-by-replicaset-npu-mutating").read_bytes())
     assert req.name == ""
     assert req.display_name == "default/npu-infer-65c87f97cf-*"
 
 
 def test_scale_subresource_is_parsed_with_its_parent_resource():
-    req = parse_review((SHARED / "fixtures/admission/modelservings-scale-update-kubectl-scale-to-3-validating.json").read_bytes())
+    req = parse_review(admission_path("modelservings-scale-update-kubectl-scale-to-3-validating").read_bytes())
     assert (req.resource.group, req.resource.resource, req.sub_resource) == ("workload.serving.volcano.sh", "modelservings", "scale")
     assert (req.kind.group, req.kind.version, req.kind.kind) == ("autoscaling", "v1", "Scale")
 

@@ -3,21 +3,17 @@
 from __future__ import annotations
 
 import copy
-import json
-import os
-from pathlib import Path
 
 import pytest
 
 from webhook.admission.review import Request, make_request, parse_review
 from webhook.policies import Context, DictLookups, PolicySettings, engine
 
-SHARED = Path(os.environ.get("SERVINGGATE_SHARED", Path(__file__).resolve().parents[2].parent / "shared"))
-ADMISSION = SHARED / "fixtures" / "admission"
+from support import load_admission
 
 
 def _review(name: str) -> dict:
-    return json.loads((ADMISSION / (name if name.endswith(".json") else name + ".json")).read_text())
+    return load_admission(name)
 
 
 class Kit:

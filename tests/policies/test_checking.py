@@ -10,13 +10,11 @@ from pathlib import Path
 
 import yaml
 
-REPO = Path(__file__).resolve().parents[2]
-SHARED = Path(os.environ.get("SERVINGGATE_SHARED", REPO.parent / "shared"))
-ADMISSION = SHARED / "fixtures" / "admission"
+from support import REPO, load_admission
 
 
 def obj(name: str) -> dict:
-    return json.loads((ADMISSION / f"{name}.json").read_text())["request"]["object"]
+    return load_admission(name)["request"]["object"]
 
 
 def check(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:

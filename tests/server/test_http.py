@@ -5,8 +5,6 @@ from __future__ import annotations
 import io
 import json
 import logging
-import os
-from pathlib import Path
 
 import pytest
 
@@ -15,8 +13,8 @@ from webhook.config import ServeSettings
 from webhook.policies import NoLookups, Registry
 from webhook.server.app import create_app
 
-SHARED = Path(os.environ.get("SERVINGGATE_SHARED", Path(__file__).resolve().parents[2].parent / "shared"))
-FIXTURES = SHARED / "fixtures" / "admission"
+from support import ADMISSION_FIXTURES as FIXTURES
+
 POD_MUTATE = (FIXTURES / "pods-create-kthena-entry-missing-scheduler-annotations-roleid-mutating.json").read_bytes()
 
 

@@ -5,14 +5,12 @@ from __future__ import annotations
 import base64
 import http.client
 import json
-import os
 import re
 import signal
 import socket
 import ssl
 import threading
 import time
-from pathlib import Path
 
 import jsonpatch
 import pytest
@@ -22,8 +20,9 @@ from serverproc import Server  # noqa: E402  (tests/server is on sys.path via co
 from webhook.certs.files import write_file
 from webhook.certs.issuing import generate_ca, generate_serving
 
-SHARED = Path(os.environ.get("SERVINGGATE_SHARED", Path(__file__).resolve().parents[2].parent / "shared"))
-FIXTURES = sorted((SHARED / "fixtures" / "admission").glob("*.json"))
+from support import admission_fixture_paths, admission_path  # noqa: E402  (tests/ is on sys.path via the root conftest)
+
+FIXTURES = admission_fixture_paths()
 
 
 @pytest.fixture(scope="module")
@@ -194,7 +193,7 @@ def test_replaced_certificate_files_are_served_to_new_connections_without_restar
 def test_metrics_add_up_across_workers_and_concurrent_clients(tmp_path):
     srv = Server(tmp_path, workers=2).start()
     try:
-        body = (SHARED / "fixtures/admission/pods-create-kthena-entry-missing-scheduler-annotations-roleid-mutating.json").read_bytes()
+        body = admission_path("pods-create-kthena-entry-missing-scheduler-annotations-roleid-mutating").read_bytes()
         per_client, clients = 25, 8
         errors: list[str] = []
 
@@ -232,7 +231,7 @@ def test_metrics_add_up_across_workers_and_concurrent_clients(tmp_path):
 
 def test_sigterm_lets_an_in_flight_review_finish(tmp_path):
     srv = Server(tmp_path, workers=1).start()
-    body = (SHARED / "fixtures/admission/pods-create-kthena-entry-missing-scheduler-annotations-roleid-mutating.json").read_bytes()
+    body = admission_path("pods-create-kthena-entry-missing-scheduler-annotations-roleid-mutating").read_bytes()
     raw = socket.create_connection(("127.0.0.1", srv.port), timeout=10)
     tls = srv.ssl_context().wrap_socket(raw, server_hostname="localhost")
     head = (f"POST /mutate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
