@@ -25,6 +25,7 @@ sys.path.insert(0, str(REPO))
 import orjson  # noqa: E402
 
 from webhook.admission.review import parse_review  # noqa: E402
+from webhook.admission.responses import review_response  # noqa: E402
 from webhook.policies import REGISTRY, Context, DictLookups, engine  # noqa: E402
 
 TARGETS = {
@@ -47,8 +48,8 @@ def measure(body: bytes, action: str, ctx: Context, rounds: int) -> tuple[list[f
         t0 = clock()
         dumps(loads(body))
         t1 = clock()
-        out = engine.review(action, parse_review(body), ctx)
-        dumps(out.response)
+        req = parse_review(body)
+        dumps(review_response(req, engine.review(action, req, ctx)))
         t2 = clock()
         bare.append((t1 - t0) / 1000)
         review.append((t2 - t1) / 1000)

@@ -72,14 +72,20 @@ def test_unknown_command_exits_2():
     assert proc.returncode == 2 and "unknown command 'frobnicate'" in proc.stderr
 
 
-def test_readme_settings_tables_are_generated_from_the_declarations():
+def test_generated_docs_match_the_declarations_and_the_registry():
     """`./dev docs` rewrites them; a setting added, renamed or re-defaulted without it fails here."""
     from webhook import docs
 
-    text = (REPO / "README.md").read_text()
-    assert docs.render(text) == text, "README.md settings tables are stale: run ./dev docs"
+    for name, kind in docs.FILES.items():
+        text = (REPO / name).read_text()
+        assert docs.render(text, kind) == text, f"{name} is stale: run ./dev docs"
+    readme = (REPO / "README.md").read_text()
     for command in ("serve", "check", "plan", "reconcile"):
-        assert f"<!-- generated:settings:{command} -->" in text
+        assert f"<!-- generated:settings:{command} -->" in readme
+    from webhook.policies import REGISTRY
+
+    rules = (REPO / "docs" / "policies.md").read_text()
+    assert all(f"| `{name}` |" in rules for name in REGISTRY.names())
 
 
 def test_check_and_serve_read_the_policy_settings_from_the_same_declarations():

@@ -18,6 +18,8 @@ from typing import Any, TextIO
 import orjson
 import yaml
 
+from .admission.decision import Decision
+from .admission.responses import review_response
 from .admission.review import make_request
 from . import config
 from .config import CheckSettings, PolicySettings, ServeSettings
@@ -128,16 +130,34 @@ def _identity(obj: dict[str, Any]) -> tuple[str, str, str, str]:
     return group, str(obj.get("kind")), str(meta.get("namespace") or ""), str(meta.get("name") or "")
 
 
+def _findings(decisions: list[Decision]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Each error and warning as fields (rule, path, type, message), not as rendered strings."""
+    errors: list[dict[str, Any]] = []
+    warnings: list[dict[str, Any]] = []
+    for d in decisions:
+        errors += [
+            {"rule": e.rule, "field": e.error.field, "type": e.error.kind, "message": e.error.body()} for e in d.errors
+        ]
+        if d.refusal is not None:
+            errors.append({"rule": d.refusal.rule, "field": None, "type": "Forbidden", "message": d.refusal.text})
+        if d.crash is not None:
+            errors.append({"rule": d.crash.rule, "field": None, "type": "InternalError", "message": "the rule raised an exception"})
+        seen = {(w["rule"], w["message"]) for w in warnings}
+        warnings += [{"rule": w.rule, "message": w.text} for w in d.warnings if (w.rule, w.text) not in seen]
+    return errors, warnings
+
+
 def check_object(doc: Document, old: dict[str, Any] | None, ctx: Context) -> dict[str, Any]:
-    """Run the validators and mutators for one object; the JSON report entry."""
+    """Run the validators and mutators for one object, as the two webhook endpoints would; the
+    JSON report entry. `message` and `code` are what the API server would show the user."""
     obj = doc.obj
     req = make_request(obj, operation="UPDATE" if old is not None else "CREATE", old=old)
     validation = engine.validate(req, ctx, REGISTRY)
     mutation = engine.mutate(req, ctx, REGISTRY)
-    status = validation.response["response"].get("status") or mutation.response["response"].get("status") or {}
-    if not mutation.allowed:
-        status = mutation.response["response"].get("status") or status
-    warnings = list(dict.fromkeys(validation.warnings + mutation.warnings))
+    # The API server calls mutating webhooks first and stops at the first denial.
+    first_denial = next((d for d in (mutation, validation) if not d.allowed), None)
+    status = review_response(req, first_denial)["response"].get("status", {}) if first_denial else {}
+    errors, warnings = _findings([mutation, validation])
     return {
         "file": doc.source,
         "document": doc.number,
@@ -148,10 +168,11 @@ def check_object(doc: Document, old: dict[str, Any] | None, ctx: Context) -> dic
         "name": req.name or str((obj.get("metadata") or {}).get("generateName") or "") + "*",
         "operation": req.operation,
         "checked": validation.matched or mutation.matched,
-        "allowed": validation.allowed and mutation.allowed,
-        "code": status.get("code", 200),
+        "rules": list(mutation.rules + validation.rules),
+        "allowed": first_denial is None,
+        "code": first_denial.code if first_denial else 200,
         "message": status.get("message"),
-        "errors": validation.errors + mutation.errors,
+        "errors": errors,
         "warnings": warnings,
         "patch": mutation.patch,
     }
@@ -181,9 +202,10 @@ def _text(results: list[dict[str, Any]], problems: list[InputProblem], out: Text
             verdict = f"DENIED ({r['code']})"
         print(f"{where}: {r['kind']} {name} ({r['operation']}): {verdict}", file=out)
         for e in r["errors"]:
-            print(f"  error: {e}", file=out)
+            where = f"{e['field']}: " if e["field"] else ""
+            print(f"  error [{e['rule']}]: {where}{e['message']}", file=out)
         for w in r["warnings"]:
-            print(f"  warning: {w}", file=out)
+            print(f"  warning [{w['rule']}]: {w['message']}", file=out)
         for op in r["patch"]:
             print(f"  patch: {orjson.dumps(op).decode()}", file=out)
     denied = sum(1 for r in results if not r["allowed"])

@@ -1,8 +1,10 @@
-"""The parts of README.md that are derived from the code: the settings tables of every command.
+"""The parts of the docs that are derived from the code: the settings tables of every command
+(README.md) and the table of rules (docs/policies.md).
 
 `./dev docs` rewrites them between `<!-- generated:NAME -->` and `<!-- /generated:NAME -->`
-markers; a test fails when the committed README differs from what this module renders, so a
-setting's flag, variable, default and help are written once, in its `setting(...)` declaration.
+markers; a test fails when a committed file differs from what this module renders, so a
+setting's flag, variable, default and help are written once, in its `setting(...)` declaration,
+and a rule's name, resource, operations and summary once, in its registration and docstring.
 """
 
 from __future__ import annotations
@@ -38,13 +40,44 @@ def settings_markdown(command: str) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def sections() -> dict[str, Callable[[], str]]:
+_READS = {
+    "object": "the object",
+    "update": "the object and the old object (UPDATE)",
+    "request": "the request, and other objects through lookups",
+    "mutation": "edits a copy of the object (the patch is the diff)",
+}
+
+
+def rules_markdown() -> str:
+    from .policies import REGISTRY
+
+    out = ["| rule | resource | operations | reads | what it checks |", "|---|---|---|---|---|"]
+    for rule in REGISTRY.rules():
+        t = rule.target
+        resource = f"`{t.full_resource}` ({t.group or 'core'}/{','.join(t.versions)})"
+        reads = _READS[rule.kind]
+        if rule.scope is not None:
+            labels = " or ".join(f"`{key}`" for _, key in rule.scope.any_of)
+            reads += f"; only objects labelled {labels}"
+        if rule.replica_dependent:
+            reads += "; re-run on `scale`"
+        summary = " ".join((rule.fn.__doc__ or "").strip().split("\n\n")[0].split())
+        out.append(f"| `{rule.name}` | {resource} | {', '.join(t.operations)} | {reads} | {summary} |")
+    return "\n".join(out) + "\n"
+
+
+FILES = {"README.md": "settings", "docs/policies.md": "rules"}
+
+
+def sections(kind: str) -> dict[str, Callable[[], str]]:
+    if kind == "rules":
+        return {"rules": rules_markdown}
     return {f"settings:{name}": (lambda name=name: settings_markdown(name)) for name in _command_settings()}
 
 
-def render(text: str) -> str:
+def render(text: str, kind: str = "settings") -> str:
     """`text` with every generated section replaced by what the code says today."""
-    for name, make in sections().items():
+    for name, make in sections(kind).items():
         pattern = re.compile(rf"(<!-- generated:{re.escape(name)} -->\n).*?(<!-- /generated:{re.escape(name)} -->)", re.S)
         if not pattern.search(text):
             raise ValueError(f"README.md has no <!-- generated:{name} --> section")
@@ -53,12 +86,14 @@ def render(text: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    path = Path(argv[0] if argv else "README.md")
-    text = path.read_text(encoding="utf-8")
-    new = render(text)
-    if new != text:
-        path.write_text(new, encoding="utf-8")
-        print(f"updated {path}", file=sys.stderr)
+    root = Path(argv[0]) if argv else Path(".")
+    for name, kind in FILES.items():
+        path = root / name
+        text = path.read_text(encoding="utf-8")
+        new = render(text, kind)
+        if new != text:
+            path.write_text(new, encoding="utf-8")
+            print(f"updated {path}", file=sys.stderr)
     return 0
 
 

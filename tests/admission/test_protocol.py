@@ -9,8 +9,9 @@ import json
 import jsonpatch
 import pytest
 
-from webhook.admission import FieldPath, ReviewError, denied, forbidden, invalid, not_supported, parse_review, refused, required
-from webhook.admission.responses import patch_response, verdict_response, make_patch
+from webhook.admission import FieldPath, ReviewError, allowed, denied, forbidden, invalid, not_supported, parse_review, refused, required
+from webhook.admission.decision import Decision, Verdict
+from webhook.admission.responses import make_patch, review_response
 
 from support import admission_fixture_paths, admission_path
 
@@ -99,11 +100,17 @@ def test_field_errors_render_like_apimachinery():
     assert str(not_supported(FieldPath.of("spec", "x"), "a", ["b", "c"])) == 'spec.x: Unsupported value: "a": supported values: "b", "c"'
 
 
+def decided(verdict: Verdict, action: str = "validate") -> Decision:
+    decision = Decision(action, rules=("a-rule",))  # type: ignore[arg-type]
+    decision.add("a-rule", verdict)
+    return decision
+
+
 def test_denial_lists_every_error_with_422_and_one_cause_each():
     req = parse_review(json.dumps(_review(name="sample", kind={"group": "workload.serving.volcano.sh", "version": "v1alpha1", "kind": "ModelServing"})).encode())
     e1 = invalid(FieldPath.of("spec", "replicas"), -1, "must be a non-negative integer")
     e2 = required(FieldPath.of("spec", "template", "roles"), "roles must be specified")
-    out = verdict_response(req, denied(e1, e2, warnings=["w"]))
+    out = review_response(req, decided(denied(e1, e2, warnings=["w"])))
     assert out["apiVersion"] == "admission.k8s.io/v1" and out["kind"] == "AdmissionReview"
     resp = out["response"]
     assert resp["uid"] == "u-1" and resp["allowed"] is False
@@ -117,10 +124,10 @@ def test_denial_lists_every_error_with_422_and_one_cause_each():
 
 def test_refusal_is_403_forbidden_and_allow_has_no_status():
     req = parse_review(json.dumps(_review()).encode())
-    resp = verdict_response(req, refused("not while the gang is running"))["response"]
+    resp = review_response(req, decided(refused("not while the gang is running")))["response"]
     assert resp["status"]["code"] == 403 and resp["status"]["reason"] == "Forbidden"
     assert resp["status"]["message"] == "not while the gang is running"
-    ok = verdict_response(req, denied())["response"]
+    ok = review_response(req, decided(denied()))["response"]
     assert ok == {"uid": "u-1", "allowed": True}
 
 
@@ -128,12 +135,12 @@ def test_v1beta1_review_is_answered_in_v1beta1():
     doc = _review()
     doc["apiVersion"] = "admission.k8s.io/v1beta1"
     req = parse_review(json.dumps(doc).encode())
-    assert verdict_response(req, denied())["apiVersion"] == "admission.k8s.io/v1beta1"
+    assert review_response(req, decided(denied()))["apiVersion"] == "admission.k8s.io/v1beta1"
 
 
 def test_warnings_are_clipped_to_120_characters_and_deduplicated():
     req = parse_review(json.dumps(_review()).encode())
-    resp = patch_response(req, [], ["x" * 300, "short", "short"])["response"]
+    resp = review_response(req, decided(allowed("x" * 300, "short", "short"), "mutate"))["response"]
     assert len(resp["warnings"][0]) == 120 and resp["warnings"][1:] == ["short"]
 
 
@@ -147,10 +154,10 @@ def test_patch_is_a_diff_escapes_slashes_and_is_omitted_when_empty():
     assert paths == ["/metadata/annotations", "/metadata/labels/modelserving.volcano.sh~1role"]
     assert jsonpatch.apply_patch(original, ops) == edited
     req = parse_review(json.dumps(_review()).encode())
-    resp = patch_response(req, ops, [])["response"]
+    resp = review_response(req, Decision("mutate", patch=ops))["response"]
     assert resp["patchType"] == "JSONPatch"
     assert json.loads(base64.b64decode(resp["patch"])) == ops
-    empty = patch_response(req, make_patch(original, copy.deepcopy(original)), [])["response"]
+    empty = review_response(req, Decision("mutate", patch=make_patch(original, copy.deepcopy(original))))["response"]
     assert "patch" not in empty and "patchType" not in empty
 
 

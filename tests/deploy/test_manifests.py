@@ -141,6 +141,10 @@ def _matches(selector: dict, labels: dict) -> bool:
             return False
         if expr["operator"] == "DoesNotExist" and present:
             return False
+        if expr["operator"] == "In" and labels.get(expr["key"]) not in expr["values"]:
+            return False
+        if expr["operator"] == "NotIn" and present and labels[expr["key"]] in expr["values"]:
+            return False
     return all(labels.get(k) == v for k, v in (selector.get("matchLabels") or {}).items())
 
 
@@ -151,7 +155,9 @@ def test_pods_are_only_sent_with_one_of_our_labels_and_once(base_docs):
         for hook in pod_hooks:
             assert all(r["resources"] == ["pods"] for r in hook["rules"]), "pod entries hold only pod rules"
             assert hook["objectSelector"]
-        for labels, calls in (({}, 0), ({"app": "x"}, 0), ({ms: "a"}, 1), ({gang: "g"}, 1), ({ms: "a", gang: "g"}, 1)):
+        skip = "servinggate.io/skip"
+        for labels, calls in (({}, 0), ({"app": "x"}, 0), ({ms: "a"}, 1), ({gang: "g"}, 1), ({ms: "a", gang: "g"}, 1),
+                              ({ms: "a", skip: "true"}, 0), ({gang: "g", skip: "true"}, 0), ({ms: "a", skip: "false"}, 1)):
             assert sum(_matches(h["objectSelector"], labels) for h in pod_hooks) == (calls if pod_hooks else 0), (config["kind"], labels)
     mutating = next(c for c in _configs(base_docs) if c["kind"] == "MutatingWebhookConfiguration")
     assert any(r["resources"] == ["pods"] for h in mutating["webhooks"] for r in h["rules"])
@@ -172,11 +178,10 @@ def test_rules_cover_each_registered_resource_with_exactly_its_operations(base_d
         wanted: dict[tuple[str, str], set[str]] = {}
         for rule in rules:
             if rule.action == action:
-                resource = f"{rule.resource}/{rule.subresource}" if rule.subresource else rule.resource
-                wanted.setdefault((rule.group, resource), set()).update(rule.operations)
+                wanted.setdefault((rule.target.group, rule.target.full_resource), set()).update(rule.target.operations)
         assert granted == wanted, action
     assert ("workload.serving.volcano.sh", "modelservings/scale") in {
-        (r.group, f"{r.resource}/{r.subresource}") for r in rules if r.subresource
+        (r.target.group, r.target.full_resource) for r in rules if r.target.subresource
     }
 
 

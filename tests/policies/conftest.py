@@ -7,7 +7,8 @@ import copy
 import pytest
 
 from webhook.admission.review import Request, make_request, parse_review
-from webhook.policies import Context, DictLookups, PolicySettings, engine
+from webhook.config import PolicySettings
+from webhook.policies import Context, DictLookups, engine
 
 from support import load_admission
 
@@ -38,6 +39,8 @@ class Kit:
 
     @staticmethod
     def ctx(*objects: dict, **settings) -> Context:
+        if "skip_namespaces" in settings:
+            settings["skip_namespaces"] = frozenset(settings["skip_namespaces"])
         return Context(settings=PolicySettings(**settings), lookups=DictLookups(objects))
 
     @staticmethod
@@ -55,9 +58,11 @@ class Kit:
         return engine.mutate(req, ctx or Kit.ctx())
 
     @staticmethod
-    def causes(outcome) -> list[tuple[str, str, str]]:
+    def causes(decision) -> list[tuple[str, str, str]]:
         """(reason, field, message) of each error, as the API server will show them."""
-        status = outcome.response["response"].get("status") or {}
+        from webhook.admission.responses import review_response
+
+        status = review_response(make_request({}), decision)["response"].get("status") or {}
         return [(c["reason"], c["field"], c["message"]) for c in (status.get("details") or {}).get("causes", [])]
 
 

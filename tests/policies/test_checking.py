@@ -66,11 +66,19 @@ def test_violation_exit_1_json_shape(tmp_path):
         "name": "sample-kv-inverted",
         "operation": "CREATE",
         "checked": True,
+        "rules": ["autoscalingpolicies.bounds", "autoscalingpolicies.role-floor"],
         "allowed": False,
         "code": 422,
         "message": 'AutoscalingPolicy.workload.serving.volcano.sh "sample-kv-inverted" is invalid: '
         "spec.homogeneousTarget.minReplicas: Invalid value: 5: minReplicas must be <= maxReplicas",
-        "errors": ["spec.homogeneousTarget.minReplicas: Invalid value: 5: minReplicas must be <= maxReplicas"],
+        "errors": [
+            {
+                "rule": "autoscalingpolicies.bounds",
+                "field": "spec.homogeneousTarget.minReplicas",
+                "type": "FieldValueInvalid",
+                "message": "Invalid value: 5: minReplicas must be <= maxReplicas",
+            }
+        ],
         "warnings": [],
         "patch": [],
     }
@@ -89,7 +97,7 @@ def test_pod_mutation_preview_from_stdin_list(tmp_path):
         {"op": "add", "path": "/metadata/annotations", "value": {"scheduling.k8s.io/group-name": "sample-0", "volcano.sh/task-spec": "prefill-1"}},
         {"op": "replace", "path": "/spec/schedulerName", "value": "volcano"},
     ]
-    assert first["warnings"][0] == "servinggate: set spec.schedulerName to 'volcano' for gang scheduling"
+    assert first["warnings"][0] == {"rule": "pods.default-scheduler", "message": "servinggate: set spec.schedulerName to 'volcano' for gang scheduling"}
     assert second["patch"] == [] and second["item"] == 1
 
 
@@ -104,13 +112,13 @@ def test_lookups_answered_from_the_documents(tmp_path):
     res = check("-o", "json", str(alone))
     assert res.returncode == 0
     assert json.loads(res.stdout)["results"][0]["warnings"] == [
-        "servinggate: role bounds not checked, ModelServing default/sample does not exist yet"
+        {"rule": "autoscalingpolicies.role-floor", "message": "servinggate: role bounds not checked, ModelServing default/sample does not exist yet"}
     ]
     together = write_yaml(tmp_path / "both.yaml", gang_ms(), policy)
     res = check(str(together))
     assert res.returncode == 1
     assert (
-        "  error: spec.disaggregatedTarget.roles[prefill].minReplicas: Invalid value: 1: must not be below minRoleReplicas (2) "
+        "  error [autoscalingpolicies.role-floor]: spec.disaggregatedTarget.roles[prefill].minReplicas: Invalid value: 1: must not be below minRoleReplicas (2) "
         "of role prefill in ModelServing sample: the ModelServing would refuse that scale-down"
     ) in res.stdout
 
@@ -125,7 +133,14 @@ def test_old_gives_update_semantics(tmp_path):
     assert res.returncode == 1
     [entry] = json.loads(res.stdout)["results"]
     assert entry["operation"] == "UPDATE"
-    assert entry["errors"] == ['spec.template.gangPolicy.minRoleReplicas: Invalid value: {"decode":2,"prefill":2}: minRoleReplicas is immutable']
+    assert entry["errors"] == [
+        {
+            "rule": "modelservings.gang-immutable",
+            "field": "spec.template.gangPolicy.minRoleReplicas",
+            "type": "FieldValueInvalid",
+            "message": 'Invalid value: {"decode":2,"prefill":2}: minRoleReplicas is immutable',
+        }
+    ]
 
 
 def test_unusable_input_exit_2_names_file_and_document(tmp_path):

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from webhook.admission.responses import review_response
 from webhook.admission.review import make_request
 from webhook.policies import Context, NoLookups, engine
 
@@ -38,7 +39,7 @@ PERCENT = (
 def test_recorded_modelserving_requests_are_allowed(kit, name):
     out = engine.validate(kit.request(name), kit.ctx())
     assert out.matched and out.allowed and out.code == 200
-    assert out.errors == [] and out.warnings == []
+    assert out.errors == [] and out.warning_texts == []
 
 
 # ---- 1. generated names ---------------------------------------------------------------------------
@@ -262,7 +263,7 @@ def test_all_errors_reported_at_once_with_kthena_style_message(kit):
     ms["spec"]["replicas"] = -1
     ms["spec"]["template"]["roles"][0]["workerReplicas"] = -1
     out = kit.validate(ms)
-    message = out.response["response"]["status"]["message"]
+    message = review_response(make_request(ms), out)["response"]["status"]["message"]
     assert message.startswith('ModelServing.workload.serving.volcano.sh "sample" is invalid: [')
     assert "spec.replicas: Invalid value: -1: replicas must be a non-negative integer" in message
     assert "spec.template.roles[0].workerReplicas: Invalid value: -1: workerReplicas must be a non-negative integer" in message
@@ -362,7 +363,7 @@ def test_other_template_labels_are_fine(kit):
 )
 def test_recorded_scale_allowed_with_the_modelserving(kit, name):
     out = engine.validate(kit.request(name), kit.ctx(kit.gang_ms()))
-    assert out.matched and out.allowed and out.warnings == []
+    assert out.matched and out.allowed and out.warning_texts == []
 
 
 def test_scale_that_breaks_generated_names(kit):
@@ -380,7 +381,7 @@ def test_scale_that_breaks_generated_names(kit):
         "invalid name: must be no more than 63 characters",
     )
     assert kit.causes(out) == [cause, cause]
-    assert out.response["response"]["status"]["details"]["kind"] == "Scale"
+    assert review_response(req, out)["response"]["status"]["details"]["kind"] == "Scale"
     scale["spec"]["replicas"] = 99  # "-99-prefill-2-1": 63 characters, still fine
     assert engine.validate(replace(req, name=ms["metadata"]["name"], object=scale), kit.ctx(ms)).allowed
 
@@ -388,7 +389,7 @@ def test_scale_that_breaks_generated_names(kit):
 def test_scale_allows_with_warning_when_lookup_fails(kit):
     out = engine.validate(kit.request("modelservings-scale-update-kubectl-scale-to-3-validating"), Context(lookups=NoLookups()))
     assert out.allowed
-    assert out.warnings == [
+    assert out.warning_texts == [
         "servinggate: scale to 3 not checked, ModelServing default/sample unreadable: no Kubernetes API access configured"
     ]
 
@@ -396,7 +397,7 @@ def test_scale_allows_with_warning_when_lookup_fails(kit):
 def test_scale_allows_with_warning_when_not_found(kit):
     out = engine.validate(kit.request("modelservings-scale-update-kubectl-scale-to-3-validating"), kit.ctx())
     assert out.allowed
-    assert out.warnings == ["servinggate: scale to 3 not checked, ModelServing default/sample not found"]
+    assert out.warning_texts == ["servinggate: scale to 3 not checked, ModelServing default/sample not found"]
 
 
 # ---- never a crash on odd input ------------------------------------------------------------------

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from webhook.admission.responses import review_response
 from webhook.policies import engine
 
 MISSING = "pods-create-kthena-entry-missing-scheduler-annotations-roleid-mutating"
@@ -16,10 +17,12 @@ COMPLETE = "pods-create-kthena-entry-complete-mutating"
 
 
 def test_complete_kthena_pod_is_left_alone(kit):
-    out = engine.mutate(kit.request(COMPLETE), kit.ctx())
+    req = kit.request(COMPLETE)
+    out = engine.mutate(req, kit.ctx())
     assert out.matched and out.allowed
-    assert out.patch == [] and out.warnings == []
-    assert "patch" not in out.response["response"] and "patchType" not in out.response["response"]
+    assert out.patch == [] and out.warning_texts == []
+    answer = review_response(req, out)["response"]
+    assert "patch" not in answer and "patchType" not in answer
 
 
 @pytest.mark.parametrize(
@@ -28,23 +31,24 @@ def test_complete_kthena_pod_is_left_alone(kit):
 )
 def test_recorded_pods_needing_nothing(kit, name):
     out = engine.mutate(kit.request(name), kit.ctx())
-    assert out.patch == [] and out.warnings == []
+    assert out.patch == [] and out.warning_texts == []
 
 
 def test_recorded_pod_missing_scheduler_annotations_and_role_id(kit):
-    out = engine.mutate(kit.request(MISSING), kit.ctx())
+    req = kit.request(MISSING)
+    out = engine.mutate(req, kit.ctx())
     assert out.patch == [
         {"op": "add", "path": "/metadata/labels/modelserving.volcano.sh~1role-id", "value": "prefill-1"},
         {"op": "add", "path": "/metadata/annotations", "value": {"scheduling.k8s.io/group-name": "sample-0", "volcano.sh/task-spec": "prefill-1"}},
         {"op": "replace", "path": "/spec/schedulerName", "value": "volcano"},
     ]
-    assert out.warnings == [
+    assert out.warning_texts == [
         "servinggate: set spec.schedulerName to 'volcano' for gang scheduling",
         "servinggate: added label modelserving.volcano.sh/role-id=prefill-1",
         "servinggate: added annotation scheduling.k8s.io/group-name=sample-0",
         "servinggate: added annotation volcano.sh/task-spec=prefill-1",
     ]
-    assert out.response["response"]["patchType"] == "JSONPatch"
+    assert review_response(req, out)["response"]["patchType"] == "JSONPatch"
     # applied, the pod has what Kthena's controller gives a complete entry pod, and a second pass is a no-op
     patched = jsonpatch.apply_patch(kit.obj(MISSING), out.patch)
     complete = kit.obj(COMPLETE)
@@ -64,7 +68,7 @@ def test_contradicting_values_are_repaired(kit):
         {"op": "replace", "path": "/metadata/labels/modelserving.volcano.sh~1role-id", "value": "prefill-0"},
         {"op": "replace", "path": "/metadata/annotations/volcano.sh~1task-spec", "value": "prefill-0"},
     ]
-    assert out.warnings == [
+    assert out.warning_texts == [
         "servinggate: repaired label modelserving.volcano.sh/role-id: prefill-7 -> prefill-0 (it contradicted the pod name)",
         "servinggate: repaired annotation volcano.sh/task-spec: decode-0 -> prefill-0 (it contradicted the pod name)",
     ]
@@ -75,7 +79,7 @@ def test_worker_pod_loses_entry_label(kit):
     pod["metadata"]["name"] = "sample-0-prefill-0-1"
     out = kit.mutate(pod)
     assert out.patch == [{"op": "remove", "path": "/metadata/labels/modelserving.volcano.sh~1entry"}]
-    assert out.warnings == ["servinggate: removed label modelserving.volcano.sh/entry=true (it contradicted the pod name)"]
+    assert out.warning_texts == ["servinggate: removed label modelserving.volcano.sh/entry=true (it contradicted the pod name)"]
 
 
 def test_generate_name_pod_works_from_labels(kit):
@@ -100,7 +104,7 @@ def test_opt_in_pod_maps_gang_and_subgroup(kit):
         {"op": "add", "path": "/metadata/annotations", "value": {"scheduling.k8s.io/group-name": "npu-infer", "volcano.sh/task-spec": "tp-0"}},
         {"op": "replace", "path": "/spec/schedulerName", "value": "volcano"},
     ]
-    assert len(out.warnings) == 5
+    assert len(out.warning_texts) == 5
 
 
 def test_skip_label_and_skipped_namespace(kit):
@@ -116,7 +120,7 @@ def test_other_explicit_scheduler_is_kept_with_a_warning(kit):
     pod["spec"]["schedulerName"] = "my-scheduler"
     out = kit.mutate(pod)
     assert out.patch == [{"op": "add", "path": "/metadata/labels/modelserving.volcano.sh~1role-id", "value": "prefill-1"}]
-    assert out.warnings[0] == "servinggate: spec.schedulerName 'my-scheduler' kept; gang scheduling needs 'volcano'"
+    assert out.warning_texts[0] == "servinggate: spec.schedulerName 'my-scheduler' kept; gang scheduling needs 'volcano'"
 
 
 def test_configured_scheduler_name(kit):

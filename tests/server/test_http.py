@@ -11,6 +11,7 @@ import pytest
 from webhook.admission import allowed
 from webhook.config import ServeSettings
 from webhook.policies import NoLookups, Registry
+from webhook.policies.registry import Target
 from webhook.server.app import create_app
 
 from support import ADMISSION_FIXTURES as FIXTURES
@@ -124,12 +125,14 @@ def test_pod_mutation_end_to_end_through_the_registry(client):
 def test_a_rule_that_raises_gives_a_500_review_with_the_uid_and_a_logged_traceback(settings, caplog):
     registry = Registry()
 
-    @registry.validator("boom", group="", resource="pods", operations=["CREATE"])
+    pods = Target(group="", resource="pods", versions=("v1",), operations=("CREATE",))
+
+    @registry.validates_request("boom", pods)
     def boom(req, ctx):
         raise KeyError("spec")
 
-    @registry.validator("fine", group="", resource="pods", operations=["CREATE"])
-    def fine(req, ctx):
+    @registry.validates("fine", pods)
+    def fine(obj):
         return allowed()
 
     client = create_app(settings, registry=registry, lookups=NoLookups()).test_client()

@@ -4,11 +4,12 @@ Imports neither Flask nor the Kubernetes client, so the `check` CLI and tests us
 """
 
 from .fields import FieldError, FieldPath, duplicate, forbidden, invalid, not_supported, required, too_long
-from .responses import Verdict, allowed, denied, refused
+from .decision import Decision, RuleError, RuleNote, Verdict, allowed, denied, refused
+from .responses import review_response
 from .review import Request, ReviewError, make_request, parse_review
 
 __all__ = [
     "FieldError", "FieldPath", "duplicate", "forbidden", "invalid", "not_supported", "required", "too_long",
-    "Verdict", "allowed", "denied", "refused",
+    "Decision", "RuleError", "RuleNote", "Verdict", "allowed", "denied", "refused", "review_response",
     "Request", "ReviewError", "make_request", "parse_review",
 ]

@@ -1,54 +1,23 @@
-"""Verdicts from policies and the AdmissionReview responses built from them.
+"""AdmissionReview responses, built from the engine's typed decisions.
 
 Only this module writes the wire response, so the contract (uid echoed, same apiVersion, patch
-only when non-empty, status codes) lives in one place.
+only when non-empty, status codes) lives in one place; `review_response` is the one function the
+server and `check` both call.
 """
 
 from __future__ import annotations
 
 import base64
-from dataclasses import dataclass, field
 from typing import Any
 
 import jsonpatch
 import orjson
 
+from .decision import Decision
 from .fields import FieldError
 from .review import Request
 
 MAX_WARNING_LENGTH = 120
-
-
-@dataclass(slots=True)
-class Verdict:
-    """What validators return: field errors (422), a refusal not tied to a field (403), warnings."""
-
-    errors: list[FieldError] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    refusal: str | None = None
-
-    @property
-    def allowed(self) -> bool:
-        return not self.errors and self.refusal is None
-
-    def extend(self, other: "Verdict") -> "Verdict":
-        self.errors.extend(other.errors)
-        self.warnings.extend(other.warnings)
-        if self.refusal is None:
-            self.refusal = other.refusal
-        return self
-
-
-def allowed(*warnings: str) -> Verdict:
-    return Verdict(warnings=list(warnings))
-
-
-def denied(*errors: FieldError, warnings: list[str] | None = None) -> Verdict:
-    return Verdict(errors=list(errors), warnings=list(warnings or []))
-
-
-def refused(message: str, *, warnings: list[str] | None = None) -> Verdict:
-    return Verdict(refusal=message, warnings=list(warnings or []))
 
 
 def clip_warning(text: str) -> str:
@@ -99,17 +68,6 @@ def status_invalid(req: Request, errors: list[FieldError]) -> dict[str, Any]:
     }
 
 
-def verdict_response(req: Request, verdict: Verdict) -> dict[str, Any]:
-    response: dict[str, Any] = {"uid": req.uid, "allowed": verdict.allowed}
-    if verdict.errors:
-        response["status"] = status_invalid(req, verdict.errors)
-    elif verdict.refusal is not None:
-        response["status"] = {"status": "Failure", "code": 403, "reason": "Forbidden", "message": verdict.refusal}
-    if verdict.warnings:
-        response["warnings"] = _dedupe(verdict.warnings)
-    return _envelope(req.api_version, response)
-
-
 def _escape(key: str) -> str:
     return key.replace("~", "~0").replace("/", "~1")
 
@@ -148,13 +106,21 @@ def make_patch(original: dict[str, Any] | None, edited: dict[str, Any] | None) -
     return ops
 
 
-def patch_response(req: Request, ops: list[dict[str, Any]], warnings: list[str]) -> dict[str, Any]:
-    response: dict[str, Any] = {"uid": req.uid, "allowed": True}
-    if ops:
+def review_response(req: Request, decision: Decision) -> dict[str, Any]:
+    """The AdmissionReview answer for a decision: the one place a Decision becomes wire JSON."""
+    if decision.crash is not None:
+        message = f"internal error in rule {decision.crash.rule}; the webhook log has the details (review uid {req.uid})"
+        return error_response(req.uid, req.api_version, 500, message, "InternalError")
+    response: dict[str, Any] = {"uid": req.uid, "allowed": decision.allowed}
+    if decision.errors:
+        response["status"] = status_invalid(req, [e.error for e in decision.errors])
+    elif decision.refusal is not None:
+        response["status"] = {"status": "Failure", "code": 403, "reason": "Forbidden", "message": decision.refusal.text}
+    if decision.patch and decision.allowed:
         response["patchType"] = "JSONPatch"
-        response["patch"] = base64.b64encode(orjson.dumps(ops)).decode("ascii")
-    if warnings:
-        response["warnings"] = _dedupe(warnings)
+        response["patch"] = base64.b64encode(orjson.dumps(decision.patch)).decode("ascii")
+    if decision.warnings:
+        response["warnings"] = _dedupe(decision.warning_texts)
     return _envelope(req.api_version, response)
 
 

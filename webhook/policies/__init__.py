@@ -5,8 +5,9 @@ To add a rule: write a function in the module of its API family and decorate it 
 Rules never do I/O: other objects come through `ctx.lookups`.
 """
 
-from . import autoscalers, modelservings, pods  # noqa: F401  (registers rules)
-from .context import Context, DictLookups, LookupFailed, Lookups, NoLookups, PolicySettings
+from . import cronhpa, hpa, kserve, kthena_autoscaling, modelservings, pods  # noqa: F401  (registers rules)
+from ..config import PolicySettings
+from .context import Context, DictLookups, LookupFailed, Lookups, NoLookups
 from .registry import REGISTRY, Registry, Rule
 
 __all__ = ["REGISTRY", "Registry", "Rule", "Context", "DictLookups", "LookupFailed", "Lookups", "NoLookups", "PolicySettings"]

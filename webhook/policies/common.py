@@ -51,7 +51,7 @@ def is_number(value: Any) -> bool:
 
 # ---- names (apimachinery pkg/util/validation wording) -------------------------------------------
 
-_DNS1035 = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
+DNS1035_LABEL = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
 _DNS1035_FMT = "[a-z]([-a-z0-9]*[a-z0-9])?"
 _DNS1035_MSG = (
     "a DNS-1035 label must consist of lower case alphanumeric characters or '-', "
@@ -71,7 +71,7 @@ def dns1035_label_errors(value: str) -> list[str]:
     errs: list[str] = []
     if len(value) > 63:
         errs.append("must be no more than 63 characters")
-    if not _DNS1035.fullmatch(value):
+    if not DNS1035_LABEL.fullmatch(value):
         errs.append(regex_error(_DNS1035_MSG, _DNS1035_FMT, "my-name", "abc-123"))
     return errs
 

@@ -1,13 +1,16 @@
 """ModelServing rules (`workload.serving.volcano.sh/v1alpha1`, `modelservings`).
 
-- `modelservings.kthena`: the nine check groups of Kthena's own validator, same paths and
-  messages (reference kthena.md §2.2), except that a role with `replicas: 0` is not rejected by
-  its CRD-defaulted `maxUnavailable: 1` (Kthena issue #1749).
+- `modelservings.kthena.*`: the nine check groups of Kthena's own validator, one rule each, in
+  Kthena's order and with its paths and messages (reference kthena.md §2.2): `generated-names`,
+  `role-names`, `images`, `replicas`, `rolling-update`, `role-rolling-update`, `gang-policy`,
+  `worker-replicas`, `recovery-policy`. One rule per group so that a finding names the check
+  that made it and each can get its own enforcement action. Deviation: a role with
+  `replicas: 0` is not rejected by its CRD-defaulted `maxUnavailable: 1` (Kthena issue #1749).
 - `modelservings.gang-immutable`: the CRD's CEL transition rules, enforced from `oldObject`.
 - `modelservings.gang-floor`: a role's replicas may not go below its gang minimum.
 - `modelservings.reserved-labels`: templates may not set controller-owned labels (Kthena #1582).
-- `modelservings.scale`: `modelservings/scale` (kubectl scale, HPA, KEDA) re-runs the
-  replica-dependent checks on the looked-up ModelServing with the new count.
+- `modelservings.scale`: `modelservings/scale` (kubectl scale, HPA, KEDA) re-runs the rules
+  registered with `replica_dependent=True` on the looked-up ModelServing with the new count.
 """
 
 from __future__ import annotations
@@ -16,20 +19,23 @@ import re
 from typing import Any, NamedTuple
 
 from ..admission.fields import FieldError, FieldPath, forbidden, invalid, required
-from ..admission.responses import Verdict, allowed
+from ..admission.decision import Verdict, allowed
 from ..admission.review import Request
 from .common import (
     MODELSERVING_GROUP,
     MS_LABEL_PREFIX,
     as_dict,
+    DNS1035_LABEL,
     dns1035_label_errors,
+    int_or,
     int_or_percent_errors,
     is_int,
     lookup_modelserving,
+    min_role_replicas,
     scaled_int_or_percent,
 )
 from .context import Context
-from .registry import REGISTRY
+from .registry import REGISTRY, Target
 
 SPEC = FieldPath.of("spec")
 TEMPLATE = SPEC.child("template")
@@ -43,10 +49,9 @@ GROUP_ROLLING_UPDATE = "ServingGroupRollingUpdate"
 GROUP_RECREATE = "ServingGroupRecreate"
 ROLE_RECREATE = "RoleRecreate"
 
-_DNS1035 = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
 _SPACE = re.compile(r"\s")
 
-_TARGET = dict(group=MODELSERVING_GROUP, resource="modelservings", versions=["v1alpha1"])
+MODELSERVINGS = Target(group=MODELSERVING_GROUP, resource="modelservings", versions=("v1alpha1",))
 
 
 class Shape(NamedTuple):
@@ -80,34 +85,34 @@ def _name_of(ms: dict[str, Any]) -> str:
     return prefix + "xxxxx" if isinstance(prefix, str) and prefix else ""
 
 
-def _int_or(value: Any, default: int) -> int:
-    return value if type(value) is int else default
-
-
 # ---- Kthena parity: the nine check groups, in Kthena's order ------------------------------------
 
 
-def check_generated_names(s: Shape) -> list[FieldError]:
+@REGISTRY.validates("modelservings.kthena.generated-names", MODELSERVINGS, replica_dependent=True)
+def check_generated_names(ms: dict[str, Any]) -> list[FieldError]:
     """1. `<ms>-<replicas>-<role>-<roleReplicas>-<workerReplicas>` must be a DNS-1035 label."""
+    s = shape(ms)
     errs: list[FieldError] = []
     name = _name_of(s.ms)
-    replicas = _int_or(s.spec.get("replicas"), 1)
+    replicas = int_or(s.spec.get("replicas"), 1)
     for _, role in s.roles:
         role_name = role.get("name")
-        generated = f"{name}-{replicas}-{role_name if type(role_name) is str else ''}-{_int_or(role.get('replicas'), 1)}-{_int_or(role.get('workerReplicas'), 0)}"
-        if len(generated) <= 63 and _DNS1035.fullmatch(generated):
+        generated = f"{name}-{replicas}-{role_name if type(role_name) is str else ''}-{int_or(role.get('replicas'), 1)}-{int_or(role.get('workerReplicas'), 0)}"
+        if len(generated) <= 63 and DNS1035_LABEL.fullmatch(generated):
             continue
         problems = dns1035_label_errors(generated)
         errs.append(invalid(FieldPath.of("metadata", "name"), name, "invalid name: " + "; ".join(problems)))
     return errs
 
 
-def check_role_names(s: Shape) -> list[FieldError]:
+@REGISTRY.validates("modelservings.kthena.role-names", MODELSERVINGS)
+def check_role_names(ms: dict[str, Any]) -> list[FieldError]:
     """2. Role names are DNS-1035 labels (the CRD pattern alone allows upper case)."""
+    s = shape(ms)
     errs: list[FieldError] = []
     for i, role in s.roles:
         name = role.get("name")
-        if type(name) is str and len(name) <= 63 and _DNS1035.fullmatch(name):
+        if type(name) is str and len(name) <= 63 and DNS1035_LABEL.fullmatch(name):
             continue
         problems = dns1035_label_errors(name if isinstance(name, str) else "")
         errs.append(
@@ -121,8 +126,10 @@ def check_role_names(s: Shape) -> list[FieldError]:
     return errs
 
 
-def check_images(s: Shape) -> list[FieldError]:
+@REGISTRY.validates("modelservings.kthena.images", MODELSERVINGS)
+def check_images(ms: dict[str, Any]) -> list[FieldError]:
     """3. Entry and worker container images may not be blank or contain whitespace."""
+    s = shape(ms)
     errs: list[FieldError] = []
     for i, role in s.roles:
         for which in ("entryTemplate", "workerTemplate"):
@@ -141,8 +148,10 @@ def check_images(s: Shape) -> list[FieldError]:
     return errs
 
 
-def check_replicas(s: Shape) -> list[FieldError]:
+@REGISTRY.validates("modelservings.kthena.replicas", MODELSERVINGS)
+def check_replicas(ms: dict[str, Any]) -> list[FieldError]:
     """4. Group and role replicas are non-negative integers; there is at least one role."""
+    s = shape(ms)
     errs: list[FieldError] = []
     replicas = s.spec.get("replicas")
     if type(replicas) is not int or replicas < 0:
@@ -161,8 +170,10 @@ def _not_non_negative(value: Any, path: FieldPath, detail: str) -> FieldError:
     return required(path, detail) if value is None else invalid(path, value, detail)
 
 
-def check_group_rolling_update(s: Shape) -> list[FieldError]:
+@REGISTRY.validates("modelservings.kthena.rolling-update", MODELSERVINGS, replica_dependent=True)
+def check_group_rolling_update(ms: dict[str, Any]) -> list[FieldError]:
     """5. The ServingGroup-level rollingUpdateConfiguration."""
+    s = shape(ms)
     strategy = s.strategy
     config = strategy.get("rollingUpdateConfiguration") if strategy else None
     if type(config) is not dict:
@@ -185,12 +196,14 @@ def check_group_rolling_update(s: Shape) -> list[FieldError]:
     return errs
 
 
-def check_role_rolling_update(s: Shape) -> list[FieldError]:
+@REGISTRY.validates("modelservings.kthena.role-rolling-update", MODELSERVINGS)
+def check_role_rolling_update(ms: dict[str, Any]) -> list[FieldError]:
     """6. Per-role partition and maxUnavailable (the latter only under RoleRollingUpdate).
 
     Deviation from Kthena (issue #1749): a role scaled to 0 is not judged by its maxUnavailable,
     which the CRD defaults to 1 on every role.
     """
+    s = shape(ms)
     role_rolling = s.strategy is not None and s.strategy.get("type") == ROLE_ROLLING_UPDATE
     errs: list[FieldError] = []
     for i, role in s.roles:
@@ -205,7 +218,7 @@ def check_role_rolling_update(s: Shape) -> list[FieldError]:
             continue
         mu_path = ROLES.index(i).child("maxUnavailable")
         errs += [invalid(mu_path, max_unavailable, d) for d in int_or_percent_errors(max_unavailable)]
-        replicas = _int_or(role.get("replicas"), 1)
+        replicas = int_or(role.get("replicas"), 1)
         if replicas == 0:
             continue
         value, problem = scaled_int_or_percent(max_unavailable, replicas)
@@ -218,15 +231,11 @@ def check_role_rolling_update(s: Shape) -> list[FieldError]:
     return errs
 
 
-def _min_role_replicas(s: Shape) -> dict[str, Any]:
-    gang = s.template.get("gangPolicy")
-    mins = gang.get("minRoleReplicas") if type(gang) is dict else None
-    return mins if type(mins) is dict else {}
-
-
-def check_gang_policy(s: Shape) -> list[FieldError]:
+@REGISTRY.validates("modelservings.kthena.gang-policy", MODELSERVINGS)
+def check_gang_policy(ms: dict[str, Any]) -> list[FieldError]:
     """7. Each minRoleReplicas key names a role, is non-negative and does not exceed the role's replicas."""
-    mins = _min_role_replicas(s)
+    s = shape(ms)
+    mins = min_role_replicas(ms)
     if not mins:
         return []
     roles = {r.get("name"): r for _, r in s.roles}
@@ -235,7 +244,7 @@ def check_gang_policy(s: Shape) -> list[FieldError]:
         minimum = mins[name]
         role = roles.get(name)
         if role is not None and type(minimum) is int:
-            replicas = _int_or(role.get("replicas"), 1)
+            replicas = int_or(role.get("replicas"), 1)
             if 0 <= minimum <= replicas:
                 continue
         path = MIN_ROLE_REPLICAS.key(name)
@@ -252,8 +261,10 @@ def check_gang_policy(s: Shape) -> list[FieldError]:
     return errs
 
 
-def check_worker_replicas(s: Shape) -> list[FieldError]:
+@REGISTRY.validates("modelservings.kthena.worker-replicas", MODELSERVINGS)
+def check_worker_replicas(ms: dict[str, Any]) -> list[FieldError]:
     """8. workerReplicas is non-negative; a positive count needs a workerTemplate."""
+    s = shape(ms)
     errs: list[FieldError] = []
     for i, role in s.roles:
         workers = role.get("workerReplicas")
@@ -266,8 +277,10 @@ def check_worker_replicas(s: Shape) -> list[FieldError]:
     return errs
 
 
-def check_recovery_and_rollout(s: Shape) -> list[FieldError]:
+@REGISTRY.validates("modelservings.kthena.recovery-policy", MODELSERVINGS)
+def check_recovery_and_rollout(ms: dict[str, Any]) -> list[FieldError]:
     """9. recoveryPolicy ServingGroupRecreate cannot go with rolloutStrategy.type RoleRollingUpdate."""
+    s = shape(ms)
     recovery = s.spec.get("recoveryPolicy") or ROLE_RECREATE
     strategy = s.strategy
     rollout = (strategy.get("type") if strategy else None) or GROUP_ROLLING_UPDATE
@@ -282,37 +295,10 @@ def check_recovery_and_rollout(s: Shape) -> list[FieldError]:
     return [invalid(SPEC.child("rolloutStrategy", "type"), rollout, detail)]
 
 
-KTHENA_CHECKS = (
-    check_generated_names,
-    check_role_names,
-    check_images,
-    check_replicas,
-    check_group_rolling_update,
-    check_role_rolling_update,
-    check_gang_policy,
-    check_worker_replicas,
-    check_recovery_and_rollout,
-)
-
-
-def kthena_errors(ms: dict[str, Any]) -> list[FieldError]:
-    s = shape(ms)
-    errs: list[FieldError] = []
-    for check in KTHENA_CHECKS:
-        found = check(s)
-        if found:
-            errs += found
-    return errs
-
-
-@REGISTRY.validator("modelservings.kthena", operations=["CREATE", "UPDATE"], **_TARGET)
-def validate_kthena(req: Request, ctx: Context) -> Verdict:
-    return Verdict(errors=kthena_errors(req.object or {}))
-
-
 # ---- beyond Kthena ------------------------------------------------------------------------------
 
 
+@REGISTRY.validates_update("modelservings.gang-immutable", MODELSERVINGS)
 def check_gang_immutable(new: dict[str, Any], old: dict[str, Any]) -> list[FieldError]:
     """The CRD's CEL rules: gangPolicy cannot be removed; minRoleReplicas cannot change once set."""
     new_template = shape(new).template
@@ -327,16 +313,11 @@ def check_gang_immutable(new: dict[str, Any], old: dict[str, Any]) -> list[Field
     return []
 
 
-@REGISTRY.validator("modelservings.gang-immutable", operations=["UPDATE"], **_TARGET)
-def validate_gang_immutable(req: Request, ctx: Context) -> Verdict:
-    if req.old_object is None:
-        return allowed()
-    return Verdict(errors=check_gang_immutable(req.object or {}, req.old_object))
-
-
-def check_gang_floor(s: Shape) -> list[FieldError]:
+@REGISTRY.validates("modelservings.gang-floor", MODELSERVINGS)
+def check_gang_floor(ms: dict[str, Any]) -> list[FieldError]:
     """A role's replicas may not be set below its gangPolicy.minRoleReplicas."""
-    mins = _min_role_replicas(s)
+    s = shape(ms)
+    mins = min_role_replicas(ms)
     errs: list[FieldError] = []
     if not mins:
         return errs
@@ -355,13 +336,10 @@ def check_gang_floor(s: Shape) -> list[FieldError]:
     return errs
 
 
-@REGISTRY.validator("modelservings.gang-floor", operations=["CREATE", "UPDATE"], **_TARGET)
-def validate_gang_floor(req: Request, ctx: Context) -> Verdict:
-    return Verdict(errors=check_gang_floor(shape(req.object or {})))
-
-
-def check_reserved_labels(s: Shape) -> list[FieldError]:
+@REGISTRY.validates("modelservings.reserved-labels", MODELSERVINGS)
+def check_reserved_labels(ms: dict[str, Any]) -> list[FieldError]:
     """Entry/worker template labels may not set keys the ModelServing controller owns."""
+    s = shape(ms)
     errs: list[FieldError] = []
     for i, role in s.roles:
         for which in ("entryTemplate", "workerTemplate"):
@@ -380,30 +358,23 @@ def check_reserved_labels(s: Shape) -> list[FieldError]:
     return errs
 
 
-@REGISTRY.validator("modelservings.reserved-labels", operations=["CREATE", "UPDATE"], **_TARGET)
-def validate_reserved_labels(req: Request, ctx: Context) -> Verdict:
-    return Verdict(errors=check_reserved_labels(shape(req.object or {})))
-
-
 # ---- the scale subresource ----------------------------------------------------------------------
 
-# The checks whose outcome depends on spec.replicas.
-REPLICA_CHECKS = (check_generated_names, check_group_rolling_update)
-
-
 def check_scale(ms: dict[str, Any], replicas: int) -> list[str]:
-    """The replica-dependent problems the ModelServing would have with `replicas` groups."""
+    """The problems the ModelServing would have with `replicas` groups: the rules registered as
+    replica-dependent, re-run on a copy with the new count."""
     scaled = dict(ms)
     scaled["spec"] = {**shape(ms).spec, "replicas": replicas}
     problems: list[str] = []
-    s = shape(scaled)
-    for check in REPLICA_CHECKS:
-        problems += [str(e) for e in check(s)]
+    for rule in REGISTRY.match("validate", MODELSERVING_GROUP, "modelservings", "", "UPDATE"):
+        if rule.replica_dependent:
+            problems += [str(e) for e in rule.fn(scaled)]
     return problems
 
 
-@REGISTRY.validator("modelservings.scale", subresource="scale", operations=["UPDATE"], **_TARGET)
+@REGISTRY.validates_request("modelservings.scale", MODELSERVINGS.sub("scale", "UPDATE"))
 def validate_scale(req: Request, ctx: Context) -> Verdict:
+    """A scale to N re-runs the replica-dependent rules on the looked-up ModelServing with N groups."""
     scale = req.object or {}
     replicas = as_dict(scale.get("spec")).get("replicas")
     path = SPEC.child("replicas")

@@ -29,7 +29,7 @@ from .common import (
     LABEL_ROLE_ID,
 )
 from .context import Context
-from .registry import REGISTRY
+from .registry import REGISTRY, LabelScope, Target
 
 MODELSERVING_NAME_LABEL = LABEL_NAME
 GANG_LABEL = "servinggate.io/gang"
@@ -38,9 +38,10 @@ SKIP_LABEL = "servinggate.io/skip"
 
 _POD_SUFFIX = re.compile(r"([0-9]+)-(.+)-([0-9]+)-([0-9]+)")
 
-# The only dicts these mutators edit in place (the engine copies just these; see Rule.edits).
-_EDITS = (("metadata",), ("metadata", "labels"), ("metadata", "annotations"), ("spec",))
-_TARGET = dict(group="", resource="pods", operations=["CREATE"], versions=["v1"], edits=_EDITS)
+PODS = Target(group="", resource="pods", versions=("v1",), operations=("CREATE",))
+# Pods of a ModelServing, and pods that opt in; `servinggate.io/skip: "true"` opts out. The
+# webhook configuration's objectSelectors are derived from this (see deploy/generating.py).
+GANG_PODS = LabelScope(any_of=(("modelserving", MODELSERVING_NAME_LABEL), ("gang", GANG_LABEL)), opt_out=(SKIP_LABEL, "true"))
 
 
 def _labels(pod: dict[str, Any]) -> dict[str, Any] | None:
@@ -54,21 +55,9 @@ def _labels(pod: dict[str, Any]) -> dict[str, Any] | None:
     return labels if isinstance(labels, dict) else None
 
 
-def in_scope(req: Request, pod: dict[str, Any], ctx: Context) -> bool:
-    """Pods of a ModelServing or opted in with servinggate.io/gang, outside skipped namespaces."""
-    namespace = req.namespace or str((pod.get("metadata") or {}).get("namespace") or "")
-    if namespace in ctx.settings.skip_namespaces:
-        return False
-    labels = _labels(pod)
-    if not labels or labels.get(SKIP_LABEL) == "true":
-        return False
-    return MODELSERVING_NAME_LABEL in labels or GANG_LABEL in labels
-
-
-@REGISTRY.mutator("pods.default-scheduler", **_TARGET)
+@REGISTRY.mutates("pods.default-scheduler", PODS, scope=GANG_PODS)
 def default_scheduler(req: Request, pod: dict[str, Any], ctx: Context) -> list[str]:
-    if not in_scope(req, pod, ctx):
-        return []
+    """An empty or `default-scheduler` schedulerName becomes the gang scheduler; another is kept, with a warning."""
     spec = pod.get("spec")
     if spec is None:
         spec = pod["spec"] = {}
@@ -127,10 +116,9 @@ def _wanted(pod: dict[str, Any], labels: dict[str, Any]) -> tuple[dict[str, str 
     return {}, notes, False
 
 
-@REGISTRY.mutator("pods.gang-labels", **_TARGET)
+@REGISTRY.mutates("pods.gang-labels", PODS, scope=GANG_PODS)
 def gang_labels(req: Request, pod: dict[str, Any], ctx: Context) -> list[str]:
-    if not in_scope(req, pod, ctx):
-        return []
+    """The subgroup labels and PodGroup annotations Volcano needs, from the pod name (or the opt-in labels)."""
     meta = pod["metadata"]
     labels = _labels(pod)
     if labels is None:

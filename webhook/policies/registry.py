@@ -1,41 +1,141 @@
 """The one table that says which rule sees which request.
 
-The HTTP endpoints, the `check` CLI and the generated webhook configurations all read it, so they
-cannot drift apart. A rule is a plain function registered with `@REGISTRY.validator(...)` or
-`@REGISTRY.mutator(...)` in the module of its API family.
+The HTTP endpoints, the `check` CLI, the generated webhook configurations (rules, operations and
+the pods' `objectSelector`) and the docs all read it, so they cannot drift apart.
+
+A rule is one pure function and one registration. What the function is handed depends on how it
+is registered, so no rule needs a wrapper that only converts:
+
+- `@REGISTRY.validates(name, target)`: `fn(obj) -> findings` — the object alone;
+- `@REGISTRY.validates_update(name, target)`: `fn(obj, old) -> findings` — only on UPDATE;
+- `@REGISTRY.validates_request(name, target)`: `fn(req, ctx) -> findings` — when the rule needs
+  the request (name, namespace, subresource) or other objects through `ctx.lookups`;
+- `@REGISTRY.mutates(name, target, scope=...)`: `fn(req, obj, ctx) -> notes` — edits `obj`, a
+  private deep copy; the engine computes the JSON Patch by diffing it against the request.
+
+Findings are a list of field errors, or a `Verdict` when there are warnings or a refusal too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
+
+from ..admission.decision import Verdict
+from ..admission.fields import FieldError
+from ..admission.review import OPERATIONS, Request
+
+if TYPE_CHECKING:
+    from ..config import PolicySettings
+    from .context import Context
 
 Action = Literal["validate", "mutate"]
+Kind = Literal["object", "update", "request", "mutation"]
+Findings = Verdict | list[FieldError]
 
-Validator = Callable[..., Any]  # (request, ctx) -> Verdict
-Mutator = Callable[..., Any]  # (request, obj, ctx) -> list[str]; edits obj, a private copy
+
+class ObjectCheck(Protocol):
+    def __call__(self, obj: dict[str, Any], /) -> Findings: ...
+
+
+class UpdateCheck(Protocol):
+    def __call__(self, obj: dict[str, Any], old: dict[str, Any], /) -> Findings: ...
+
+
+class RequestCheck(Protocol):
+    def __call__(self, req: Request, ctx: Context, /) -> Findings: ...
+
+
+class Mutation(Protocol):
+    def __call__(self, req: Request, obj: dict[str, Any], ctx: Context, /) -> list[str]: ...
+
+
+RuleFn = ObjectCheck | UpdateCheck | RequestCheck | Mutation
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """The API resource a rule judges, as a webhook configuration's `rules` entry names it."""
+
+    group: str
+    resource: str
+    versions: tuple[str, ...]
+    operations: tuple[str, ...] = ("CREATE", "UPDATE")
+    subresource: str = ""
+    scope: str = "Namespaced"
+
+    def on(self, *operations: str) -> Target:
+        return replace(self, operations=operations)
+
+    def sub(self, subresource: str, *operations: str) -> Target:
+        return replace(self, subresource=subresource, operations=operations or self.operations)
+
+    @property
+    def full_resource(self) -> str:
+        return f"{self.resource}/{self.subresource}" if self.subresource else self.resource
+
+
+@dataclass(frozen=True, slots=True)
+class LabelScope:
+    """Which objects of a resource a rule is for, by label: any of `any_of`, unless opted out.
+
+    Declared once at registration. The engine applies it to the request (plus the configured
+    skipped namespaces) and the generated webhook configuration turns it into `objectSelector`s,
+    so the API server does not even send what the rule would ignore. A selector's expressions
+    are ANDed, so the OR takes one entry per label, each excluding the labels before it (no
+    object is reviewed twice by one configuration).
+    """
+
+    any_of: tuple[tuple[str, str], ...]  # (short name for the webhook entry, label key)
+    opt_out: tuple[str, str] | None = None  # (label key, value) that takes an object out
+
+    def admits(self, labels: Mapping[str, Any], namespace: str, settings: PolicySettings) -> bool:
+        if namespace in settings.skip_namespaces:
+            return False
+        if self.opt_out is not None and labels.get(self.opt_out[0]) == self.opt_out[1]:
+            return False
+        return any(key in labels for _, key in self.any_of)
+
+    def object_selectors(self) -> list[tuple[str, dict[str, Any]]]:
+        out: list[tuple[str, dict[str, Any]]] = []
+        for i, (short, key) in enumerate(self.any_of):
+            expressions: list[dict[str, Any]] = [{"key": key, "operator": "Exists"}]
+            expressions += [{"key": earlier, "operator": "DoesNotExist"} for _, earlier in self.any_of[:i]]
+            if self.opt_out is not None:
+                expressions.append({"key": self.opt_out[0], "operator": "NotIn", "values": [self.opt_out[1]]})
+            out.append((short, {"matchExpressions": expressions}))
+        return out
 
 
 @dataclass(frozen=True, slots=True)
 class Rule:
     name: str
-    action: Action
-    group: str
-    resource: str
-    subresource: str
-    operations: tuple[str, ...]
+    kind: Kind
+    target: Target
     fn: Callable[..., Any] = field(compare=False, repr=False)
-    versions: tuple[str, ...] = ("*",)
-    scope: str = "Namespaced"
-    # Mutators only: the dict paths (e.g. ("metadata", "labels")) the rule edits in place. When
-    # every matching mutator declares them, the engine copies just those dicts (and the root)
-    # instead of the whole object; the rule must then leave every other nested value untouched.
-    edits: tuple[tuple[str, ...], ...] | None = None
+    scope: LabelScope | None = None
+    # The rule's outcome depends on the object's replica counts, so the `scale` subresource
+    # (kubectl scale, HPA) must re-run it with the new count (see modelservings.scale).
+    replica_dependent: bool = False
 
     @property
-    def full_resource(self) -> str:
-        return f"{self.resource}/{self.subresource}" if self.subresource else self.resource
+    def action(self) -> Action:
+        return "mutate" if self.kind == "mutation" else "validate"
+
+    def judge(self, req: Request, ctx: Context) -> Verdict:
+        """Run a validating rule on a request; the result normalised to a Verdict."""
+        obj = req.object if req.object is not None else {}
+        if self.kind == "object":
+            found = self.fn(obj)
+        elif self.kind == "update":
+            if req.old_object is None:
+                return Verdict()
+            found = self.fn(obj, req.old_object)
+        else:
+            found = self.fn(req, ctx)
+        return found if isinstance(found, Verdict) else Verdict(errors=list(found))
 
 
 class Registry:
@@ -43,42 +143,44 @@ class Registry:
         self._rules: list[Rule] = []
         self._index: dict[tuple[str, str, str, str, str], tuple[Rule, ...]] = {}
 
-    def _register(
-        self,
-        action: Action,
-        name: str,
-        *,
-        group: str,
-        resource: str,
-        operations: Iterable[str],
-        subresource: str = "",
-        versions: Iterable[str] = ("*",),
-        scope: str = "Namespaced",
-        edits: Iterable[Iterable[str]] | None = None,
-    ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-        ops = tuple(operations)
-        unknown = set(ops) - {"CREATE", "UPDATE", "DELETE", "CONNECT"}
+    def _register(self, kind: Kind, name: str, target: Target, *, scope: LabelScope | None = None,
+                  replica_dependent: bool = False) -> Callable[[F], F]:
+        unknown = set(target.operations) - set(OPERATIONS)
         if unknown:
             raise ValueError(f"rule {name}: unknown operations {sorted(unknown)}")
+        if kind == "update" and target.operations != ("UPDATE",):
+            raise ValueError(f"rule {name}: an update rule is registered for UPDATE only")
 
-        def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+        def decorate(fn: F) -> F:
             if any(r.name == name for r in self._rules):
                 raise ValueError(f"rule {name} is registered twice")
-            declared = None if edits is None else tuple(tuple(p) for p in edits)
-            self._rules.append(Rule(name, action, group, resource, subresource, ops, fn, tuple(versions), scope, declared))
+            self._rules.append(Rule(name, kind, target, fn, scope, replica_dependent))
             self._index.clear()
             return fn
 
         return decorate
 
-    def validator(self, name: str, **target: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-        return self._register("validate", name, **target)
+    def validates(self, name: str, target: Target, *, replica_dependent: bool = False) -> Callable[[F], F]:
+        """`fn(obj) -> findings`."""
+        return self._register("object", name, target, replica_dependent=replica_dependent)
 
-    def mutator(self, name: str, **target: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-        return self._register("mutate", name, **target)
+    def validates_update(self, name: str, target: Target) -> Callable[[F], F]:
+        """`fn(obj, old) -> findings`, on UPDATE."""
+        return self._register("update", name, target.on("UPDATE"))
+
+    def validates_request(self, name: str, target: Target) -> Callable[[F], F]:
+        """`fn(req, ctx) -> findings`."""
+        return self._register("request", name, target)
+
+    def mutates(self, name: str, target: Target, *, scope: LabelScope | None = None) -> Callable[[F], F]:
+        """`fn(req, obj, ctx) -> notes`; `obj` is a private deep copy the rule edits."""
+        return self._register("mutation", name, target, scope=scope)
 
     def rules(self, action: Action | None = None) -> list[Rule]:
         return [r for r in self._rules if action is None or r.action == action]
+
+    def names(self) -> list[str]:
+        return [r.name for r in self._rules]
 
     def match(self, action: Action, group: str, resource: str, subresource: str, operation: str) -> tuple[Rule, ...]:
         """The rules for one request, in registration order (cached: this is on every review's path)."""
@@ -89,16 +191,24 @@ class Registry:
                 r
                 for r in self._rules
                 if r.action == action
-                and r.group == group
-                and r.resource == resource
-                and r.subresource == subresource
-                and operation in r.operations
+                and r.target.group == group
+                and r.target.resource == resource
+                and r.target.subresource == subresource
+                and operation in r.target.operations
             )
-            self._index[key] = found
+            # Bounded: request fields only reach this cache after matching a registered rule's
+            # resource, so invented resources cannot grow it.
+            if found or len(self._index) < 1024:
+                self._index[key] = found
         return found
 
     def serves(self, group: str, resource: str, subresource: str) -> bool:
-        return any(r.group == group and r.resource == resource and r.subresource == subresource for r in self._rules)
+        return any(r.target.group == group and r.target.resource == resource and r.target.subresource == subresource for r in self._rules)
+
+
+def registered(rules: Iterable[Rule], **flags: Any) -> list[Rule]:
+    """The rules whose registration flags match, e.g. `registered(rules, replica_dependent=True)`."""
+    return [r for r in rules if all(getattr(r, k) == v for k, v in flags.items())]
 
 
 REGISTRY = Registry()

@@ -16,7 +16,7 @@ import orjson
 from flask import Flask, Response, request
 from werkzeug.exceptions import HTTPException
 
-from ..admission.responses import error_response
+from ..admission.responses import error_response, review_response
 from ..admission.review import ReviewError, parse_review
 from ..config import ServeSettings
 from ..policies import REGISTRY, Context, LookupFailed, Lookups, NoLookups, Registry
@@ -164,20 +164,20 @@ def create_app(
         gauge = metrics.child(metrics.IN_FLIGHT, action)
         gauge.inc()
         try:
-            outcome = engine.review(action, req, ctx, registry)  # type: ignore[arg-type]
+            decision = engine.review(action, req, ctx, registry)  # type: ignore[arg-type]
         except Exception:  # the engine contains rule errors; this is a bug of ours, still answered as a review
             log.error("review %s failed:\n%s", req.uid, traceback.format_exc())
-            outcome = None
+            decision = None
         finally:
             gauge.dec()
-        if outcome is None:
+        if decision is None:
             answer = error_response(req.uid, req.api_version, 500, "internal error in the webhook; see its log", "InternalError")
             allowed, code, n_ops = False, 500, 0
         else:
-            answer, allowed, code, n_ops = outcome.response, outcome.allowed, outcome.code, len(outcome.patch)
-            if outcome.rule_error:
-                metrics.child(metrics.RULE_ERRORS, outcome.rule_error).inc()
-            if not outcome.matched:
+            answer, allowed, code, n_ops = review_response(req, decision), decision.allowed, decision.code, len(decision.patch)
+            if decision.crash is not None:
+                metrics.child(metrics.RULE_ERRORS, decision.crash.rule).inc()
+            if not decision.matched:
                 metrics.child(metrics.UNMATCHED, action, resource, req.operation).inc()
         payload = orjson.dumps(answer)
         elapsed = time.perf_counter() - started

@@ -1,18 +1,24 @@
-"""Autoscaler bounds: Kthena AutoscalingPolicy (current API) and AutoscalingPolicyBinding (v0.4),
-HPAs that target a ModelServing, KServe InferenceServices and Alibaba Cloud CronHPAs.
+"""Kthena's autoscaling objects: AutoscalingPolicy (current API) and AutoscalingPolicyBinding (v0.4).
 
-Kthena's own checks keep Kthena's messages (reference kthena.md §2.4, §2.5); what Kthena misses
-(min <= max everywhere, role bounds against the target's gang minimum) is added with our wording.
+- `autoscalingpolicies.bounds`: Kthena's AutoscalingPolicy validator (metrics, exactly one
+  target, targetRef, behavior windows; reference kthena.md §2.4) plus min <= max per target;
+- `autoscalingpolicies.role-floor`: a disaggregated target's roles exist in the target
+  ModelServing and their minReplicas respect its gangPolicy.minRoleReplicas (looked up);
+- `autoscalingpolicybindings.bounds`: Kthena v0.4's binding validator (§2.5) plus min <= max;
+- `autoscalingpolicybindings.references`: the bound policy exists; a role target exists and
+  respects the gang floor (looked up).
+
+A target that cannot be read is allowed with a warning: the webhook must not block autoscaler
+writes because the API server was slow to answer a lookup.
 """
 
 from __future__ import annotations
 
 import math
-import re
 from typing import Any
 
-from ..admission.fields import FieldError, FieldPath, duplicate, invalid, not_supported, required
-from ..admission.responses import Verdict
+from ..admission.decision import Verdict
+from ..admission.fields import FieldError, FieldPath, invalid, required
 from ..admission.review import Request
 from .common import (
     MODELSERVING_GROUP,
@@ -20,7 +26,6 @@ from .common import (
     as_dict,
     as_list,
     is_int,
-    is_number,
     lookup_modelserving,
     min_role_replicas,
     parse_duration,
@@ -28,8 +33,10 @@ from .common import (
     role_index,
 )
 from .context import Context, LookupFailed
-from .registry import REGISTRY
+from .registry import REGISTRY, Target
 
+POLICIES = Target(group=MODELSERVING_GROUP, resource="autoscalingpolicies", versions=("v1alpha1",))
+BINDINGS = Target(group=MODELSERVING_GROUP, resource="autoscalingpolicybindings", versions=("v1alpha1",))
 SPEC = FieldPath.of("spec")
 MIN_LE_MAX = "minReplicas must be <= maxReplicas"
 
@@ -207,6 +214,7 @@ def _ratio_errors(ratio: dict[str, Any], roles: dict[str, Any], path: FieldPath)
     return errs
 
 
+@REGISTRY.validates("autoscalingpolicies.bounds", POLICIES)
 def autoscaling_policy_errors(policy: dict[str, Any]) -> list[FieldError]:
     """Kthena's AutoscalingPolicy validator plus min <= max for homogeneous and heterogeneous targets."""
     spec = as_dict(policy.get("spec"))
@@ -235,13 +243,11 @@ def autoscaling_policy_errors(policy: dict[str, Any]) -> list[FieldError]:
     return errs
 
 
-@REGISTRY.validator(
-    "autoscalingpolicies.bounds", group=MODELSERVING_GROUP, resource="autoscalingpolicies", operations=["CREATE", "UPDATE"], versions=["v1alpha1"]
-)
-def validate_autoscaling_policy(req: Request, ctx: Context) -> Verdict:
-    policy = req.object or {}
-    verdict = Verdict(errors=autoscaling_policy_errors(policy))
-    spec = as_dict(policy.get("spec"))
+@REGISTRY.validates_request("autoscalingpolicies.role-floor", POLICIES)
+def check_policy_role_floor(req: Request, ctx: Context) -> Verdict:
+    """A disaggregated target's roles exist in the target ModelServing and respect its gang floor."""
+    verdict = Verdict()
+    spec = as_dict(as_dict(req.object).get("spec"))
     dis = spec.get("disaggregatedTarget")
     if isinstance(dis, dict) and len([k for k in ("homogeneousTarget", "heterogeneousTarget") if spec.get(k) is not None]) == 0:
         ref = as_dict(dis.get("targetRef"))
@@ -257,7 +263,9 @@ def validate_autoscaling_policy(req: Request, ctx: Context) -> Verdict:
 # ---- AutoscalingPolicyBinding (Kthena <= v0.4) --------------------------------------------------
 
 
+@REGISTRY.validates("autoscalingpolicybindings.bounds", BINDINGS)
 def binding_errors(binding: dict[str, Any]) -> list[FieldError]:
+    """Kthena v0.4's AutoscalingPolicyBinding validator (target shape) plus min <= max."""
     spec = as_dict(binding.get("spec"))
     homo, hetero = spec.get("homogeneousTarget"), spec.get("heterogeneousTarget")
     errs: list[FieldError] = []
@@ -297,13 +305,11 @@ def binding_errors(binding: dict[str, Any]) -> list[FieldError]:
     return errs
 
 
-@REGISTRY.validator(
-    "autoscalingpolicybindings.bounds", group=MODELSERVING_GROUP, resource="autoscalingpolicybindings", operations=["CREATE", "UPDATE"], versions=["v1alpha1"]
-)
-def validate_binding(req: Request, ctx: Context) -> Verdict:
-    binding = req.object or {}
-    verdict = Verdict(errors=binding_errors(binding))
-    spec = as_dict(binding.get("spec"))
+@REGISTRY.validates_request("autoscalingpolicybindings.references", BINDINGS)
+def check_binding_references(req: Request, ctx: Context) -> Verdict:
+    """The bound AutoscalingPolicy exists; a role target exists and respects the gang floor."""
+    verdict = Verdict()
+    spec = as_dict(as_dict(req.object).get("spec"))
     policy_name = as_dict(spec.get("policyRef")).get("name")
     path = SPEC.child("policyRef", "name")
     if not isinstance(policy_name, str) or not policy_name:
@@ -328,185 +334,3 @@ def validate_binding(req: Request, ctx: Context) -> Verdict:
             verdict.errors += errs
             verdict.warnings += warnings
     return verdict
-
-
-# ---- HorizontalPodAutoscaler targeting a ModelServing -------------------------------------------
-
-
-def hpa_errors(hpa: dict[str, Any]) -> list[FieldError]:
-    spec = as_dict(hpa.get("spec"))
-    ref = as_dict(spec.get("scaleTargetRef"))
-    group = str(ref.get("apiVersion") or "").rpartition("/")[0]
-    if ref.get("kind") != MODELSERVING_KIND or group not in ("", MODELSERVING_GROUP):
-        return []
-    low = spec.get("minReplicas", 1)  # the API server defaults minReplicas to 1
-    high = spec.get("maxReplicas")
-    errs: list[FieldError] = []
-    if is_int(low) and low < 1:
-        errs.append(
-            invalid(SPEC.child("minReplicas"), low, "must be at least 1 for a ModelServing target: at zero there are no pods, so no metrics to scale back up")
-        )
-    if is_int(low) and is_int(high) and high < low:
-        errs.append(invalid(SPEC.child("maxReplicas"), high, f"must be greater than or equal to minReplicas ({low})"))
-    return errs
-
-
-@REGISTRY.validator(
-    "horizontalpodautoscalers.modelserving-bounds",
-    group="autoscaling",
-    resource="horizontalpodautoscalers",
-    operations=["CREATE", "UPDATE"],
-    versions=["v1", "v2"],
-)
-def validate_hpa(req: Request, ctx: Context) -> Verdict:
-    return Verdict(errors=hpa_errors(req.object or {}))
-
-
-# ---- KServe InferenceService ----------------------------------------------------------------------
-
-KSERVE_COMPONENTS = ("predictor", "transformer", "explainer")
-KSERVE_METRICS = ["cpu", "memory", "concurrency", "rps"]
-KSERVE_MODE_ANNOTATION = "serving.kserve.io/deploymentMode"
-
-
-def inference_service_errors(isvc: dict[str, Any]) -> tuple[list[FieldError], list[str]]:
-    spec = as_dict(isvc.get("spec"))
-    notes = as_dict(as_dict(isvc.get("metadata")).get("annotations"))
-    raw = notes.get(KSERVE_MODE_ANNOTATION) == "RawDeployment"
-    errs: list[FieldError] = []
-    warnings: list[str] = []
-    for name in KSERVE_COMPONENTS:
-        comp = spec.get(name)
-        if not isinstance(comp, dict):
-            continue
-        path = SPEC.child(name)
-        low, high = comp.get("minReplicas"), comp.get("maxReplicas")
-        if low is not None and (not is_int(low) or low < 0):
-            errs.append(invalid(path.child("minReplicas"), low, "must be greater than or equal to 0"))
-        elif raw and is_int(low) and low < 1:
-            errs.append(invalid(path.child("minReplicas"), low, "must be at least 1 in RawDeployment mode (no scale-to-zero)"))
-        # maxReplicas 0 means "no limit" to KServe, so only a positive bound is compared.
-        if is_int(high) and high > 0 and is_int(low) and high < low:
-            errs.append(invalid(path.child("maxReplicas"), high, f"must be greater than or equal to minReplicas ({low})"))
-        metric = comp.get("scaleMetric")
-        if metric is not None and metric not in KSERVE_METRICS:
-            errs.append(not_supported(path.child("scaleMetric"), metric, KSERVE_METRICS))
-        target = comp.get("scaleTarget")
-        if target is not None:
-            if not is_number(target) or target <= 0:
-                errs.append(invalid(path.child("scaleTarget"), target, "must be greater than 0"))
-            elif metric in ("cpu", "memory") and target > 100:
-                warnings.append(f"servinggate: {path}.scaleTarget {target} is above 100% {metric} utilisation; the autoscaler may never scale up")
-    return errs, warnings
-
-
-@REGISTRY.validator(
-    "inferenceservices.autoscaling", group="serving.kserve.io", resource="inferenceservices", operations=["CREATE", "UPDATE"], versions=["v1beta1"]
-)
-def validate_inference_service(req: Request, ctx: Context) -> Verdict:
-    errs, warnings = inference_service_errors(req.object or {})
-    return Verdict(errors=errs, warnings=warnings)
-
-
-# ---- CronHPA (kubernetes-cronhpa-controller) -----------------------------------------------------
-
-_MONTHS = {m: i + 1 for i, m in enumerate("JAN FEB MAR APR MAY JUN JUL AUG SEP OCT NOV DEC".split())}
-_DAYS = {d: i for i, d in enumerate("SUN MON TUE WED THU FRI SAT".split())}
-# (low, high, names, '?' allowed) for second, minute, hour, day of month, month, day of week
-_CRON_FIELDS = (
-    ("second", 0, 59, {}, False),
-    ("minute", 0, 59, {}, False),
-    ("hour", 0, 23, {}, False),
-    ("day of month", 1, 31, {}, True),
-    ("month", 1, 12, _MONTHS, False),
-    ("day of week", 0, 6, _DAYS, True),
-)
-_DESCRIPTORS = {"@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly"}
-_RANGE = re.compile(r"([^-/]+)(?:-([^-/]+))?(?:/([0-9]+))?")
-
-
-def _cron_value(text: str, names: dict[str, int]) -> int | None:
-    if text.isdigit():
-        return int(text)
-    return names.get(text.upper())
-
-
-def cron_problem(schedule: Any) -> str | None:
-    """Why a 6-field cron spec (seconds first, as the CronHPA controller parses it) is invalid."""
-    if not isinstance(schedule, str) or not schedule.strip():
-        return "schedule must be a non-empty cron expression"
-    text = schedule.strip()
-    if text.startswith("@"):
-        if text in _DESCRIPTORS:
-            return None
-        if text.startswith("@every "):
-            seconds = parse_duration(text[len("@every "):].strip())
-            return None if seconds is not None and seconds > 0 else "@every needs a positive duration such as 30s or 5m"
-        return f"unknown descriptor {text.split()[0]}"
-    fields = text.split()
-    if len(fields) != 6:
-        return f"expected 6 fields (second minute hour day-of-month month day-of-week), found {len(fields)}"
-    for field_text, (label, low, high, names, question) in zip(fields, _CRON_FIELDS):
-        for part in field_text.split(","):
-            if part in ("*", "?") or (part.startswith(("*/", "?/")) and part[2:].isdigit()):
-                if part.startswith("?") and not question:
-                    return f"'?' is not allowed in the {label} field"
-                if part[2:] == "0":
-                    return f"step of the {label} field must be positive"
-                continue
-            m = _RANGE.fullmatch(part)
-            if not m:
-                return f"invalid {label} field {field_text!r}"
-            start = _cron_value(m.group(1), names)
-            end = _cron_value(m.group(2), names) if m.group(2) is not None else start
-            if start is None or end is None:
-                return f"invalid {label} field {field_text!r}"
-            if not (low <= start <= high and low <= end <= high):
-                return f"{label} {field_text!r} is out of range {low}-{high}"
-            if start > end:
-                return f"{label} range {part!r} is backwards"
-            if m.group(3) is not None and int(m.group(3)) == 0:
-                return f"step of the {label} field must be positive"
-    return None
-
-
-def cronhpa_errors(cron: dict[str, Any]) -> list[FieldError]:
-    spec = as_dict(cron.get("spec"))
-    errs: list[FieldError] = []
-    ref = spec.get("scaleTargetRef")
-    if not isinstance(ref, dict) or not ref.get("kind") or not ref.get("name"):
-        errs.append(required(SPEC.child("scaleTargetRef"), "the workload to scale needs kind and name"))
-    seen: set[str] = set()
-    for i, job in enumerate(as_list(spec.get("jobs"))):
-        job = as_dict(job)
-        path = SPEC.child("jobs").index(i)
-        name = job.get("name")
-        if not isinstance(name, str) or not name:
-            errs.append(required(path.child("name"), "each job needs a name"))
-        elif name in seen:
-            errs.append(duplicate(path.child("name"), name))
-        else:
-            seen.add(name)
-        problem = cron_problem(job.get("schedule"))
-        if problem:
-            if job.get("schedule") is None:
-                errs.append(required(path.child("schedule"), problem))
-            else:
-                errs.append(invalid(path.child("schedule"), job.get("schedule"), problem))
-        size = job.get("targetSize")
-        if size is None:
-            errs.append(required(path.child("targetSize"), "must be a non-negative integer"))
-        elif not is_int(size) or size < 0:
-            errs.append(invalid(path.child("targetSize"), size, "must be a non-negative integer"))
-    return errs
-
-
-@REGISTRY.validator(
-    "cronhorizontalpodautoscalers.jobs",
-    group="autoscaling.alibabacloud.com",
-    resource="cronhorizontalpodautoscalers",
-    operations=["CREATE", "UPDATE"],
-    versions=["v1beta1"],
-)
-def validate_cronhpa(req: Request, ctx: Context) -> Verdict:
-    return Verdict(errors=cronhpa_errors(req.object or {}))

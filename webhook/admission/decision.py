@@ -1,0 +1,100 @@
+"""What rules and the engine return: typed verdicts and decisions, never wire JSON.
+
+A rule returns a `Verdict` (field errors, warnings, a refusal). The engine collects the verdicts
+of every rule that ran into a `Decision`, each finding tagged with the rule that made it; one
+function at the edge (`responses.review_response`) turns a Decision into the AdmissionReview
+response, for the server and for `check` alike.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from .fields import FieldError
+
+
+@dataclass(slots=True)
+class Verdict:
+    """What one validating rule found: field errors (422), a refusal not tied to a field (403), warnings."""
+
+    errors: list[FieldError] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    refusal: str | None = None
+
+    @property
+    def allowed(self) -> bool:
+        return not self.errors and self.refusal is None
+
+
+def allowed(*warnings: str) -> Verdict:
+    return Verdict(warnings=list(warnings))
+
+
+def denied(*errors: FieldError, warnings: list[str] | None = None) -> Verdict:
+    return Verdict(errors=list(errors), warnings=list(warnings or []))
+
+
+def refused(message: str, *, warnings: list[str] | None = None) -> Verdict:
+    return Verdict(refusal=message, warnings=list(warnings or []))
+
+
+@dataclass(frozen=True, slots=True)
+class RuleError:
+    """A field error, tagged with the rule that found it."""
+
+    rule: str
+    error: FieldError
+
+
+@dataclass(frozen=True, slots=True)
+class RuleNote:
+    """A warning or a refusal message, tagged with the rule that gave it."""
+
+    rule: str
+    text: str
+
+
+@dataclass(slots=True)
+class Decision:
+    """The engine's answer to one request at one endpoint.
+
+    `crash` is set when a rule raised: the request is denied with code 500 and the rule named,
+    because a rule that cannot decide must not let a change through unchecked.
+    """
+
+    action: Literal["validate", "mutate"]
+    rules: tuple[str, ...] = ()  # the rules that ran, in order
+    errors: list[RuleError] = field(default_factory=list)
+    warnings: list[RuleNote] = field(default_factory=list)
+    refusal: RuleNote | None = None
+    original: dict[str, Any] | None = None  # mutate: the object as sent
+    edited: dict[str, Any] | None = None  # mutate: the object as the mutators left it
+    patch: list[dict[str, Any]] = field(default_factory=list)  # mutate: RFC 6902, original -> edited
+    crash: RuleNote | None = None
+
+    def add(self, rule: str, verdict: Verdict) -> None:
+        self.errors += [RuleError(rule, e) for e in verdict.errors]
+        self.warnings += [RuleNote(rule, w) for w in verdict.warnings]
+        if verdict.refusal is not None and self.refusal is None:
+            self.refusal = RuleNote(rule, verdict.refusal)
+
+    @property
+    def matched(self) -> bool:
+        return bool(self.rules)
+
+    @property
+    def allowed(self) -> bool:
+        return not self.errors and self.refusal is None and self.crash is None
+
+    @property
+    def code(self) -> int:
+        if self.crash is not None:
+            return 500
+        if self.errors:
+            return 422
+        return 403 if self.refusal is not None else 200
+
+    @property
+    def warning_texts(self) -> list[str]:
+        return [w.text for w in self.warnings]

@@ -1,0 +1,36 @@
+"""HorizontalPodAutoscalers (autoscaling/v1 and v2) that scale a ModelServing.
+
+- `horizontalpodautoscalers.modelserving-bounds`: minReplicas at least 1 (no scale to zero: no
+  pods, no metrics) and maxReplicas >= minReplicas. HPAs of other targets are not judged.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..admission.fields import FieldError, FieldPath, invalid
+from .common import MODELSERVING_GROUP, MODELSERVING_KIND, as_dict, is_int
+from .registry import REGISTRY, Target
+
+SPEC = FieldPath.of("spec")
+HPAS = Target(group="autoscaling", resource="horizontalpodautoscalers", versions=("v1", "v2"))
+
+
+@REGISTRY.validates("horizontalpodautoscalers.modelserving-bounds", HPAS)
+def hpa_errors(hpa: dict[str, Any]) -> list[FieldError]:
+    """An HPA of a ModelServing keeps minReplicas >= 1 and maxReplicas >= minReplicas."""
+    spec = as_dict(hpa.get("spec"))
+    ref = as_dict(spec.get("scaleTargetRef"))
+    group = str(ref.get("apiVersion") or "").rpartition("/")[0]
+    if ref.get("kind") != MODELSERVING_KIND or group not in ("", MODELSERVING_GROUP):
+        return []
+    low = spec.get("minReplicas", 1)  # the API server defaults minReplicas to 1
+    high = spec.get("maxReplicas")
+    errs: list[FieldError] = []
+    if is_int(low) and low < 1:
+        errs.append(
+            invalid(SPEC.child("minReplicas"), low, "must be at least 1 for a ModelServing target: at zero there are no pods, so no metrics to scale back up")
+        )
+    if is_int(low) and is_int(high) and high < low:
+        errs.append(invalid(SPEC.child("maxReplicas"), high, f"must be greater than or equal to minReplicas ({low})"))
+    return errs
