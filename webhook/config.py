@@ -158,7 +158,7 @@ def add_arguments(parser: argparse.ArgumentParser, cls: type) -> None:
 
 
 def describe_default(f: dataclasses.Field[Any]) -> str:
-    value = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
+    value = f.default if f.default_factory is dataclasses.MISSING else f.default_factory()
     if isinstance(value, (tuple, list, frozenset, set)):
         return ",".join(sorted(value) if isinstance(value, (set, frozenset)) else value) or '""'
     if isinstance(value, bool):

@@ -9,6 +9,7 @@ and a rule's name, resource, operations and summary once, in its registration an
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 from collections.abc import Callable
@@ -72,7 +73,7 @@ FILES = {"README.md": "settings", "docs/policies.md": "rules"}
 def sections(kind: str) -> dict[str, Callable[[], str]]:
     if kind == "rules":
         return {"rules": rules_markdown}
-    return {f"settings:{name}": (lambda name=name: settings_markdown(name)) for name in _command_settings()}
+    return {f"settings:{name}": functools.partial(settings_markdown, name) for name in _command_settings()}
 
 
 def render(text: str, kind: str = "settings") -> str:

@@ -14,7 +14,7 @@ from .common import parse_duration
 _MONTHS = {m: i + 1 for i, m in enumerate("JAN FEB MAR APR MAY JUN JUL AUG SEP OCT NOV DEC".split())}
 _DAYS = {d: i for i, d in enumerate("SUN MON TUE WED THU FRI SAT".split())}
 # (low, high, names, '?' allowed) for second, minute, hour, day of month, month, day of week
-_CRON_FIELDS = (
+_CRON_FIELDS: tuple[tuple[str, int, int, dict[str, int], bool], ...] = (
     ("second", 0, 59, {}, False),
     ("minute", 0, 59, {}, False),
     ("hour", 0, 23, {}, False),

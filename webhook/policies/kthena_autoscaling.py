@@ -200,9 +200,10 @@ def _ratio_errors(ratio: dict[str, Any], roles: dict[str, Any], path: FieldPath)
         return errs
     if errs:
         return errs
-    n, d = as_dict(roles.get(num)), as_dict(roles.get(den))
+    n = as_dict(roles.get(num)) if isinstance(num, str) else {}
+    d = as_dict(roles.get(den)) if isinstance(den, str) else {}
     n_min, n_max, d_min, d_max = n.get("minReplicas", 0), n.get("maxReplicas"), d.get("minReplicas", 0), d.get("maxReplicas")
-    if not all(is_int(v) for v in (n_min, n_max, d_min, d_max)):
+    if not (is_int(n_min) and is_int(n_max) and is_int(d_min) and is_int(d_max)):
         return errs
     if (n_min == 0) != (d_min == 0):
         errs.append(invalid(path, {"numeratorRole": num, "denominatorRole": den}, "ratio roles must be scalable-to-zero together"))

@@ -88,13 +88,13 @@ def parse_pod_name(name: str, ms_name: str) -> tuple[str, str, str, bool] | None
 def _wanted(pod: dict[str, Any], labels: dict[str, Any]) -> tuple[dict[str, str | None], dict[str, str], bool]:
     """(labels to hold: value or None = absent, annotations to hold, derived from the name?)."""
     if GANG_LABEL in labels and MODELSERVING_NAME_LABEL not in labels:
-        group = labels.get(GANG_LABEL)
+        gang = labels.get(GANG_LABEL)
         subgroup = labels.get(SUBGROUP_LABEL)
         want: dict[str, str | None] = {}
         notes: dict[str, str] = {}
-        if isinstance(group, str) and group:
-            want[LABEL_GROUP] = group
-            notes[ANNOTATION_GROUP] = group
+        if isinstance(gang, str) and gang:
+            want[LABEL_GROUP] = gang
+            notes[ANNOTATION_GROUP] = gang
         if isinstance(subgroup, str) and subgroup:
             want[LABEL_ROLE_ID] = subgroup
             notes[ANNOTATION_TASK] = subgroup
@@ -108,11 +108,11 @@ def _wanted(pod: dict[str, Any], labels: dict[str, Any]) -> tuple[dict[str, str 
         return want, {ANNOTATION_GROUP: group, ANNOTATION_TASK: role_id}, True
     # generateName (or a name we cannot read): the labels the pod carries are all we know.
     notes = {}
-    group, role_id = labels.get(LABEL_GROUP), labels.get(LABEL_ROLE_ID)
-    if isinstance(group, str) and group:
-        notes[ANNOTATION_GROUP] = group
-    if isinstance(role_id, str) and role_id:
-        notes[ANNOTATION_TASK] = role_id
+    label_group, label_role_id = labels.get(LABEL_GROUP), labels.get(LABEL_ROLE_ID)
+    if isinstance(label_group, str) and label_group:
+        notes[ANNOTATION_GROUP] = label_group
+    if isinstance(label_role_id, str) and label_role_id:
+        notes[ANNOTATION_TASK] = label_role_id
     return {}, notes, False
 
 
