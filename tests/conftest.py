@@ -55,6 +55,21 @@ def fake_api():
 
 
 @pytest.fixture
+def fake_api_factory():
+    """`make()` -> another started FakeAPI, for a test that compares two identical clusters;
+    each is closed at the end of the test."""
+    made: list[FakeAPI] = []
+
+    def make() -> FakeAPI:
+        made.append(FakeAPI().start())
+        return made[-1]
+
+    yield make
+    for api in made:
+        api.close()
+
+
+@pytest.fixture
 def api_client(fake_api):
     """An official ApiClient pointed at `fake_api`."""
     return fake_api.client()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import threading
+import time
 import urllib.request
 
 import pytest
@@ -12,6 +13,8 @@ from kubernetes import client
 from webhook.scalein import reconciling
 from webhook.scalein.leading import LeaderElector
 from webhook.scalein.settings import COST_KEY, RECORD_KEY, ReconcileSettings
+
+from support import free_port
 
 NODE_B = "-500005"  # S1: node-b 4/8 used, one NPU per pod -> 5 idle after removal
 NODE_A = "-1"  # S1: node-a full
@@ -147,18 +150,97 @@ def test_410_gone_on_watch_lists_again(s1, fake_api, running, waiter):
     assert len(lists) >= 2
 
 
-def test_dry_run_and_disabled_write_nothing(s1, fake_api, running, waiter):
+def test_dry_run_writes_nothing(s1, fake_api, running, waiter):
     api, api_client = fake_api(s1["nodes"]["items"], s1["pods"]["items"])
     r = running(settings(dry_run=True), api_client)
     waiter(lambda: (r.metrics.registry.get_sample_value("servinggate_scalein_skips_total", {"reason": "dry-run"}) or 0) >= len(api.pods),
            what="dry-run decisions")
     assert api.count("PATCH", "/") == 0
-    stop = threading.Event()
-    t = threading.Thread(target=reconciling.run, args=(settings(enable_scale_in_score=False), api_client, stop), daemon=True)
-    t.start()
-    stop.set()
-    t.join(10)
+
+
+# ---- enable-scale-in-score: false writes nothing ------------------------------------------------
+#
+# "No PATCH arrived" proves something only once the reconciler would have written by then. So each
+# test first measures, on an identical fake cluster with scoring enabled, how long the reconciler
+# takes to write every cost, then gives the disabled one at least twice that, plus a margin, and
+# checks on the way that it is alive and (where it lists at all) has listed.
+
+MARGIN_SECONDS = 1.0
+
+
+def seconds_to_write_every_cost(api, waiter, start) -> float:
+    """Run `start()` (a reconciler with scoring on) against `api`; the seconds until every cost is written."""
+    started = time.monotonic()
+    start()
+    waiter(lambda: converged(api, expected_s1(api)), what="every cost written with scoring enabled")
+    took = time.monotonic() - started
+    assert len(api.patches) == len(api.pods)
+    return took
+
+
+def assert_no_patch_until(api, deadline: float) -> None:
+    while time.monotonic() < deadline:
+        assert api.count("PATCH", "/") == 0, f"scoring is disabled, yet {api.patches[:1]} was written"
+        time.sleep(0.05)
     assert api.count("PATCH", "/") == 0
+    assert not any(COST_KEY in api.annotations(k) or RECORD_KEY in api.annotations(k) for k in list(api.pods))
+
+
+def healthz(port: int) -> bytes | None:
+    try:
+        return urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2).read()
+    except OSError:
+        return None
+
+
+def test_scoring_disabled_writes_nothing_through_the_command(s1, fake_api, fake_api_factory, waiter):
+    """`reconcile` as `main` runs it (`reconciling.run`): with enable-scale-in-score false it
+    stays up, healthy, and writes nothing for longer than the enabled run needed to write it all."""
+    nodes, pods = s1["nodes"]["items"], s1["pods"]["items"]
+    threads: list[tuple[threading.Event, threading.Thread, list]] = []
+
+    def start(api_client, **kw) -> tuple[threading.Thread, list]:
+        stop, result = threading.Event(), []
+        t = threading.Thread(target=lambda: result.append(reconciling.run(settings(**kw), api_client, stop)), daemon=True)
+        t.start()
+        threads.append((stop, t, result))
+        return t, result
+
+    try:
+        enabled, enabled_client = fake_api(nodes, pods)
+        took = seconds_to_write_every_cost(enabled, waiter, lambda: start(enabled_client))
+
+        disabled, disabled_client = fake_api_factory()(nodes, pods)
+        port = free_port()
+        started = time.monotonic()
+        thread, result = start(disabled_client, enable_scale_in_score=False, health_host="127.0.0.1", health_port=port)
+        waiter(lambda: healthz(port) == b"ok\n", what="the disabled reconciler's /healthz")
+        assert_no_patch_until(disabled, started + 2 * took + MARGIN_SECONDS)
+        assert thread.is_alive() and healthz(port) == b"ok\n"  # still running: it chose not to write
+    finally:
+        for stop, t, _ in threads:
+            stop.set()
+        for _, t, _ in threads:
+            t.join(10)
+    assert not thread.is_alive() and result == [0]
+    assert disabled.count("PATCH", "/") == 0
+
+
+def test_scoring_disabled_decides_every_pod_and_patches_none(s1, fake_api, fake_api_factory, running, waiter):
+    """The guard in the per-pod write decision, without `run`'s early exit in front of it: the
+    reconciler lists, scores and decides every pod, and still sends no PATCH."""
+    nodes, pods = s1["nodes"]["items"], s1["pods"]["items"]
+    enabled, enabled_client = fake_api(nodes, pods)
+    took = seconds_to_write_every_cost(enabled, waiter, lambda: running(settings(), enabled_client))
+
+    disabled, disabled_client = fake_api_factory()(nodes, pods)
+    started = time.monotonic()
+    r = running(settings(enable_scale_in_score=False), disabled_client)
+    waiter(lambda: all(r.rec.synced.values()), what="nodes and pods listed into the cache")
+    assert {c.path for c in disabled.calls("GET", r"^/api/v1/(nodes|pods)$") if "watch" not in c.query} == {"/api/v1/nodes", "/api/v1/pods"}
+    assert_no_patch_until(disabled, started + 2 * took + MARGIN_SECONDS)
+    held_back = r.metrics.registry.get_sample_value("servinggate_scalein_skips_total", {"reason": "disabled"})
+    assert held_back is not None and held_back >= len(disabled.pods)  # every pod reached the write decision
 
 
 def test_not_leader_writes_nothing(s1, fake_api, running, waiter):

@@ -9,6 +9,7 @@ name; constants and helpers live here instead, and the pytest fixtures built on 
 from __future__ import annotations
 
 import json
+import socket
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -65,3 +66,10 @@ def wait_for(pred: Callable[[], T], timeout: float = 20.0, what: str = "conditio
             return value
         time.sleep(0.02)
     raise AssertionError(f"timed out waiting for {what}")
+
+
+def free_port() -> int:
+    """A TCP port that was free on 127.0.0.1 a moment ago, for a server that needs a number."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
