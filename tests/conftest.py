@@ -16,7 +16,7 @@ if str(TESTS) not in sys.path:
     sys.path.insert(0, str(TESTS))
 
 from fakes.apiserver import FakeAPI  # noqa: E402
-from support import ADMISSION_FIXTURES, CLUSTER_FIXTURES, FIXTURES, cluster_path, load_cluster, wait_for  # noqa: E402,F401
+from support import cluster_path, load_cluster, wait_for  # noqa: E402
 
 # ---- recorded data -------------------------------------------------------------------------------
 
