@@ -1,6 +1,9 @@
 """`python -m webhook <command>`: one entry point; each command lives in its own module.
 
-A command module exposes `main(argv) -> int`. Bad settings exit 2 with a message naming them.
+A command module exposes `main(argv) -> int`. This is the one place exit codes for failures are
+decided: an `OperatorError` (webhook/errors.py: a bad setting, a refused permission, an
+unreachable API server, a missing file) exits 2 with its one line; anything else is a bug and
+keeps its traceback.
 """
 
 from __future__ import annotations
@@ -8,7 +11,7 @@ from __future__ import annotations
 import importlib
 import sys
 
-from .config import ConfigError
+from .errors import OperatorError
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("webhook.server.serving", "run the admission webhook over HTTPS"),
@@ -40,8 +43,8 @@ def main(argv: list[str] | None = None) -> int:
     module = importlib.import_module(COMMANDS[name][0])
     try:
         return int(module.main(rest) or 0)
-    except ConfigError as exc:
-        print(f"servinggate {name}: {exc}", file=sys.stderr)
+    except OperatorError as exc:  # ConfigError is one too
+        print(f"servinggate {name}: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
 
 

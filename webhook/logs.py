@@ -31,6 +31,9 @@ def configure(level: str = "info") -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
+    # urllib3 announces each of its connection retries as a warning; our callers report the
+    # outcome themselves in one line (webhook/kube/errors.py), so the retries are only noise.
+    logging.getLogger("urllib3.connectionpool").setLevel(logging.ERROR)
     # A log line per review: skip the caller lookup (sys._getframe) that no format of ours or
     # gunicorn's prints (the logging HOWTO's "Optimization" section).
     logging._srcfile = None

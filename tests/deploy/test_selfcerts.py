@@ -13,9 +13,12 @@ import pytest
 from cryptography import x509
 from kubernetes import client
 
+from support import wait_for
 from webhook.certs import keeper, rotation
 from webhook.certs.issuing import CA_DAYS, SERVING_DAYS, generate_ca, generate_serving, service_sans
 from webhook.config import ServeSettings
+from webhook.errors import OperatorError
+from webhook.kube import KubeAccessError
 
 NS, SECRET = "servinggate-system", "servinggate-webhook-tls"
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
@@ -352,3 +355,33 @@ def test_decide_prunes_an_expired_previous_ca():
     data.update({k: v for k, v in rotation.issue(rolled, "leaf", HOSTS, old_end).items() if k.startswith("tls.")})
     assert rotation.decide(data, HOSTS, old_end + dt.timedelta(days=1), window) == "prune"
     assert "ca-previous.crt" not in rotation.issue(data, "prune", HOSTS, old_end + dt.timedelta(days=1))
+
+
+# ---- what the operator sees when the API refuses ------------------------------------------------
+
+
+@pytest.mark.parametrize("method, path, needle", [
+    ("GET", r"/secrets/", "cannot get secrets 'servinggate-webhook-tls' in namespace servinggate-system"),
+    ("POST", r"/secrets$", "cannot create secrets in namespace servinggate-system"),
+    ("PATCH", r"validatingwebhookconfigurations/", "cannot patch validatingwebhookconfigurations.admissionregistration.k8s.io 'servinggate-validating'"),
+])
+def test_a_refused_request_stops_the_bootstrap_with_one_line(cluster, api_client, tmp_path, method, path, needle):
+    cluster.fail(method, path, 403, "Forbidden", "forbidden")
+    with pytest.raises(KubeAccessError) as info:
+        keeper.bootstrap(settings(tmp_path / "certs"), api_client, now=lambda: T0)
+    assert isinstance(info.value, OperatorError)
+    assert str(info.value).startswith("--cert-management self: forbidden: ")
+    assert needle in str(info.value) and "\n" not in str(info.value)
+
+
+def test_the_renewer_survives_a_refused_request(cluster, api_client, tmp_path):
+    keeper.bootstrap(settings(tmp_path / "certs"), api_client, now=lambda: T0)
+    cluster.fail("GET", r"/secrets/", 403, "Forbidden", "forbidden", times=2)
+    stop = threading.Event()
+    thread = keeper.start_renewer(settings(tmp_path / "certs"), api_client, interval=0.01, retry_interval=0.01, stop=stop, now=lambda: T0)
+    try:
+        assert wait_for(lambda: len(cluster.calls("GET", "/secrets/")) >= 4, what="reads after the refusals")
+        assert thread.is_alive()
+    finally:
+        stop.set()
+        thread.join(30)

@@ -11,7 +11,12 @@ import os
 import tempfile
 from pathlib import Path
 
+from ..errors import OperatorError
 from .issuing import Pair, default_hosts, generate_ca, generate_serving
+
+
+class CertFilesError(OperatorError):
+    """The certificate folder cannot be used (not writable, or a CA there that does not load)."""
 
 
 def write_file(path: Path, data: bytes, mode: int) -> None:
@@ -30,8 +35,20 @@ def write_file(path: Path, data: bytes, mode: int) -> None:
 
 
 def ensure_dev_certs(certs_dir: Path, service: str, namespace: str, *, force: bool = False) -> bool:
-    """Create ca.* and tls.* in `certs_dir` unless a serving pair is already there. True if written."""
+    """Create ca.* and tls.* in `certs_dir` unless a serving pair is already there. True if written.
+
+    A folder that cannot be written, or a CA there that does not load, is the operator's to fix:
+    `CertFilesError` names the folder (the flag is `--certs-dir` for both commands that call this)."""
     certs_dir = Path(certs_dir)
+    try:
+        return _ensure_dev_certs(certs_dir, service, namespace, force=force)
+    except OSError as exc:
+        raise CertFilesError(f"--certs-dir {certs_dir}: cannot write certificates there: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise CertFilesError(f"--certs-dir {certs_dir}: ca.crt/ca.key there do not load ({exc}); fix or remove them") from None
+
+
+def _ensure_dev_certs(certs_dir: Path, service: str, namespace: str, *, force: bool) -> bool:
     crt, key = certs_dir / "tls.crt", certs_dir / "tls.key"
     if not force and crt.exists() and key.exists():
         return False

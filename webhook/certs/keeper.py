@@ -27,14 +27,17 @@ import datetime as dt
 import json
 import logging
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
+from urllib3.exceptions import HTTPError
 
-from ..kube import KubeAccessError, load_api_client
+from ..errors import OperatorError
+from ..kube import KubeAccessError, Request, describe_api_error, load_api_client
 from .files import write_file
 from .issuing import service_sans
 from .rotation import (
@@ -66,20 +69,24 @@ RETRY_INTERVAL = 30.0  # seconds between checks after a failure or a missing con
 ATTEMPTS = 5
 
 
-class SelfCertsError(RuntimeError):
-    """The certificate could not be set up; the message says what to fix."""
+SELF = "--cert-management self"
+
+
+class SelfCertsError(OperatorError):
+    """The certificate could not be set up (a foreign Secret we may not fix, a folder we cannot
+    write, endless conflicts); the message says what to fix."""
 
 
 def _now() -> dt.datetime:
     return dt.datetime.now(dt.timezone.utc)
 
 
-def api_client_from_environment() -> client.ApiClient:
-    """The shared loader (in-cluster first, then the kubeconfig), its failure worded for `serve`."""
+def api_client_for(settings: ServeSettings) -> client.ApiClient:
+    """The shared loader with `--kubeconfig`, its failure worded for `serve`."""
     try:
-        return load_api_client()
+        return load_api_client(settings.kubeconfig)
     except KubeAccessError as exc:
-        raise SelfCertsError(f"--cert-management self needs access to the API server (in-cluster or a kubeconfig): {exc}") from None
+        raise KubeAccessError(f"{SELF} needs access to the API server (in-cluster or a kubeconfig): {exc}") from None
 
 
 class CertKeeper:
@@ -87,6 +94,7 @@ class CertKeeper:
 
     def __init__(self, settings: ServeSettings, api_client: client.ApiClient, *, now: Callable[[], dt.datetime] = _now) -> None:
         self.settings = settings
+        self.host = str(getattr(api_client.configuration, "host", "") or "")
         self.core = client.CoreV1Api(api_client)
         self.admission = client.AdmissionregistrationV1Api(api_client)
         self.now = now
@@ -95,15 +103,30 @@ class CertKeeper:
         self.hosts = service_sans(settings.service_name, settings.service_namespace)
         self.renew_before = dt.timedelta(days=settings.renew_before_days)
 
+    @contextmanager
+    def _api(self, verb: str, resource: str, name: str = "", *, expected: tuple[int, ...] = ()) -> Iterator[None]:
+        """Run one API request: the statuses in `expected` reach the caller as `ApiException`
+        (they are part of the protocol: 404 absent, 409 lost a race); any other failure, and any
+        transport error, becomes a `KubeAccessError` saying what was refused or unreachable."""
+        namespace = self.namespace if resource == "secrets" else ""
+        group = "" if resource == "secrets" else "admissionregistration.k8s.io"
+        try:
+            yield
+        except ApiException as exc:
+            if exc.status in expected:
+                raise
+            raise KubeAccessError(describe_api_error(exc, Request(verb, resource, namespace, name, group), self.host)) from exc
+        except HTTPError as exc:
+            raise KubeAccessError(describe_api_error(exc, Request(verb, resource, namespace, name, group), self.host)) from exc
+
     # Secret ---------------------------------------------------------------------------------
 
     def _read_secret(self) -> dict[str, Any] | None:
         try:
-            resp = self.core.read_namespaced_secret(self.name, self.namespace, _preload_content=False, _request_timeout=10)
-        except ApiException as exc:
-            if exc.status == 404:
-                return None
-            raise
+            with self._api("get", "secrets", self.name, expected=(404,)):
+                resp = self.core.read_namespaced_secret(self.name, self.namespace, _preload_content=False, _request_timeout=10)
+        except ApiException:  # 404: not created yet
+            return None
         return json.loads(resp.data)
 
     def _create_secret(self, data: Mapping[str, bytes]) -> dict[str, Any]:
@@ -119,7 +142,8 @@ class CertKeeper:
             "type": "kubernetes.io/tls",
             "data": encode(data),
         }
-        resp = self.core.create_namespaced_secret(self.namespace, body, _preload_content=False, _request_timeout=10)
+        with self._api("create", "secrets", expected=(409,)):
+            resp = self.core.create_namespaced_secret(self.namespace, body, _preload_content=False, _request_timeout=10)
         return json.loads(resp.data)
 
     def _update_secret(self, secret: Mapping[str, Any], data: Mapping[str, bytes]) -> dict[str, Any]:
@@ -128,7 +152,8 @@ class CertKeeper:
         changes: dict[str, Any] = {k: v for k, v in new.items() if old.get(k) != v}
         changes.update({k: None for k in old if k not in new})  # merge patch: null removes a key
         body = {"metadata": {"resourceVersion": secret["metadata"]["resourceVersion"]}, "data": changes}
-        resp = self.core.patch_namespaced_secret(self.name, self.namespace, body, _content_type=MERGE_PATCH, _preload_content=False, _request_timeout=10)
+        with self._api("patch", "secrets", self.name, expected=(409,)):
+            resp = self.core.patch_namespaced_secret(self.name, self.namespace, body, _content_type=MERGE_PATCH, _preload_content=False, _request_timeout=10)
         return json.loads(resp.data)
 
     def ensure_secret(self) -> dict[str, Any]:
@@ -141,11 +166,9 @@ class CertKeeper:
                     created = self._create_secret(issue({}, "ca", self.hosts, now))
                     log.info("created Secret %s/%s with a new CA and serving certificate", self.namespace, self.name)
                     return created
-                except ApiException as exc:
-                    if exc.status == 409:  # another replica created it first: use theirs
-                        log.info("Secret %s/%s was created by another replica; reading it", self.namespace, self.name)
-                        continue
-                    raise
+                except ApiException:  # 409: another replica created it first: use theirs
+                    log.info("Secret %s/%s was created by another replica; reading it", self.namespace, self.name)
+                    continue
             if not is_ours(secret):
                 data = decode(secret)
                 missing = [k for k in (TLS_CRT, TLS_KEY) if not data.get(k)]
@@ -163,10 +186,8 @@ class CertKeeper:
                 what = {"ca": "renewed the CA and serving certificate", "leaf": "renewed the serving certificate", "prune": "dropped the expired previous CA"}[action]
                 log.info("%s in Secret %s/%s", what, self.namespace, self.name)
                 return updated
-            except ApiException as exc:
-                if exc.status == 409:  # another replica renewed first: use theirs
-                    continue
-                raise
+            except ApiException:  # 409: another replica renewed first: use theirs
+                continue
         raise SelfCertsError(f"Secret {self.namespace}/{self.name}: gave up after {ATTEMPTS} conflicting attempts")
 
     # caBundle ------------------------------------------------------------------------------
@@ -181,12 +202,12 @@ class CertKeeper:
         complete = True
         for name in self.settings.webhook_config_names:
             read, patch = self._configuration_api(name)
+            resource = ("mutating" if "mutating" in name else "validating") + "webhookconfigurations"
             for _ in range(ATTEMPTS):
                 try:
-                    configuration = json.loads(read(name, _preload_content=False, _request_timeout=10).data)
-                except ApiException as exc:
-                    if exc.status != 404:
-                        raise
+                    with self._api("get", resource, name, expected=(404,)):
+                        configuration = json.loads(read(name, _preload_content=False, _request_timeout=10).data)
+                except ApiException:
                     log.warning("webhook configuration %s not found; caBundle not injected yet", name)
                     complete = False
                     break
@@ -194,12 +215,12 @@ class CertKeeper:
                 if body is None:
                     break
                 try:
-                    patch(name, body, _content_type=STRATEGIC_MERGE_PATCH, _preload_content=False, _request_timeout=10)
+                    with self._api("patch", resource, name, expected=(409,)):
+                        patch(name, body, _content_type=STRATEGIC_MERGE_PATCH, _preload_content=False, _request_timeout=10)
                     log.info("caBundle of %s set (%d webhook entries)", name, len(body["webhooks"]))
                     break
-                except ApiException as exc:
-                    if exc.status != 409:
-                        raise
+                except ApiException:  # 409: the configuration changed since we read it; read again
+                    pass
             else:
                 complete = False
         return complete
@@ -224,14 +245,27 @@ class CertKeeper:
                     continue
             except OSError:
                 pass
-            write_file(path, content, mode)
+            try:
+                write_file(path, content, mode)
+            except OSError as exc:
+                raise SelfCertsError(f"--certs-dir {certs_dir}: cannot write {filename}: {exc.strerror or exc}") from None
         return complete
 
 
 def bootstrap(settings: ServeSettings, api_client: client.ApiClient | None = None, *, now: Callable[[], dt.datetime] = _now) -> CertKeeper:
-    """Before the server starts: a certificate in `certs_dir` and the CA in `caBundle`."""
-    keeper = CertKeeper(settings, api_client if api_client is not None else api_client_from_environment(), now=now)
-    keeper.sync()
+    """Before the server starts: a certificate in `certs_dir` and the CA in `caBundle`.
+
+    Anything that stops it here is for the operator to fix (RBAC, the API server's address, a
+    foreign Secret, the folder): it arrives as an `OperatorError` whose one line starts with the
+    setting that asked for all this, so `serve` exits 2 without a traceback."""
+    keeper = CertKeeper(settings, api_client if api_client is not None else api_client_for(settings), now=now)
+    try:
+        keeper.sync()
+    except OperatorError as exc:
+        message = str(exc)
+        if message.startswith("--"):
+            raise
+        raise type(exc)(f"{SELF}: {message}") from exc
     return keeper
 
 
@@ -245,7 +279,7 @@ def start_renewer(
     now: Callable[[], dt.datetime] = _now,
 ) -> threading.Thread:
     """A daemon thread that runs `sync` every `interval` seconds (sooner after a failure)."""
-    keeper = CertKeeper(settings, api_client if api_client is not None else api_client_from_environment(), now=now)
+    keeper = CertKeeper(settings, api_client if api_client is not None else api_client_for(settings), now=now)
     stop = stop or threading.Event()
 
     def loop() -> None:
@@ -253,6 +287,9 @@ def start_renewer(
         while not stop.wait(wait):
             try:
                 wait = interval if keeper.sync() else retry_interval
+            except OperatorError as exc:  # RBAC or the API server: the one line says it all
+                log.warning("certificate check failed (%s); retrying in %.0f s", exc, retry_interval)
+                wait = retry_interval
             except Exception:  # noqa: BLE001 - keep serving the current certificate; try again soon
                 log.exception("certificate check failed; retrying in %.0f s", retry_interval)
                 wait = retry_interval

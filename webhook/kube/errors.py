@@ -18,10 +18,13 @@ from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import HTTPError, MaxRetryError, NewConnectionError, ProtocolError, SSLError
 from urllib3.exceptions import TimeoutError as Urllib3Timeout
 
+from ..errors import OperatorError
 
-class KubeAccessError(RuntimeError):
+
+class KubeAccessError(OperatorError):
     """The API server cannot be used as configured (no credentials, refused permission,
-    unreachable). The message is one line naming what to fix."""
+    unreachable, failing). The message is one line naming what to fix, so the command that meets
+    it at start-up exits 2 instead of printing the client's traceback."""
 
 
 @dataclass(frozen=True)

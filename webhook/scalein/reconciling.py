@@ -24,9 +24,10 @@ import prometheus_client as prom
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 from kubernetes.watch.watch import iter_resp_lines
+from urllib3.exceptions import HTTPError
 
 from .. import config, logs
-from ..kube import KubeAccessError, load_api_client
+from ..kube import KubeAccessError, Request, describe_api_error, load_api_client
 from . import scoring
 from .cluster import Cluster, WorkloadTypes
 from .leading import LeaderElector
@@ -541,6 +542,26 @@ def api_client_for(settings: ReconcileSettings) -> client.ApiClient:
         raise config.ConfigError(f"--kubeconfig: {exc}") from None
 
 
+def preflight(api_client: client.ApiClient) -> None:
+    """One small read of each kind the reconciler lists, before any thread starts.
+
+    Once running, the reconciler backs off and retries forever, which is right for a blip but
+    hides a reconciler that never had access: a missing RBAC grant or a wrong server address
+    would show only as warnings in its log. Checked here, they stop the start with one line
+    (`KubeAccessError`, exit 2) naming the refused verb and resource or the unreachable host."""
+    core = client.CoreV1Api(api_client)
+    host = str(getattr(api_client.configuration, "host", "") or "")
+    checks: list[tuple[Request, Callable[..., Any]]] = [
+        (Request("list", "nodes"), core.list_node),
+        (Request("list", "pods"), core.list_pod_for_all_namespaces),
+    ]
+    for request, call in checks:
+        try:
+            call(limit=1, _preload_content=False, _request_timeout=10).release_conn()
+        except (ApiException, HTTPError) as exc:
+            raise KubeAccessError(describe_api_error(exc, request, host)) from exc
+
+
 def run(settings: ReconcileSettings, api_client: client.ApiClient, stop: threading.Event, metrics: Metrics | None = None,
         *, clear: bool = False) -> int:
     """Everything `main` does after parsing, with the client and the stop signal injected."""
@@ -590,4 +611,7 @@ def main(argv: Sequence[str]) -> int:
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
-    return run(settings, api_client_for(settings), stop, clear=args.clear)
+    api_client = api_client_for(settings)
+    if args.clear or settings.enable_scale_in_score or settings.dry_run:  # otherwise it reads nothing
+        preflight(api_client)
+    return run(settings, api_client, stop, clear=args.clear)

@@ -55,7 +55,7 @@ def default_lookups(settings: ServeSettings) -> Lookups:
     from ..kube.lookups import KubeLookups
 
     try:
-        return KubeLookups(load_api_client())
+        return KubeLookups(load_api_client(settings.kubeconfig))
     except KubeAccessError as exc:
         if settings.kube_lookups == "on":
             from ..config import ConfigError

@@ -93,16 +93,19 @@ class WebhookServer(BaseApplication):
 
 def prepare_metrics_dir(settings: ServeSettings) -> str:
     """Point prometheus_client at an empty folder before it is imported (multiprocess mode)."""
-    path = settings.metrics_dir or tempfile.mkdtemp(prefix="servinggate-metrics-")
-    if os.path.isdir(path):
-        for entry in os.listdir(path):
-            full = os.path.join(path, entry)
-            if os.path.isdir(full):
-                shutil.rmtree(full)
-            else:
-                os.unlink(full)
-    else:
-        os.makedirs(path)
+    try:
+        path = settings.metrics_dir or tempfile.mkdtemp(prefix="servinggate-metrics-")
+        if os.path.isdir(path):
+            for entry in os.listdir(path):
+                full = os.path.join(path, entry)
+                if os.path.isdir(full):
+                    shutil.rmtree(full)
+                else:
+                    os.unlink(full)
+        else:
+            os.makedirs(path)
+    except OSError as exc:
+        raise ConfigError(f"--metrics-dir {settings.metrics_dir or tempfile.gettempdir()}: {exc.strerror or exc}") from None
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = path
     return path
 
@@ -122,12 +125,9 @@ def main(argv: list[str]) -> int:
     if settings.cert_management == "self":
         from ..certs import keeper
 
-        try:
-            keeper.bootstrap(settings)
-            keeper.start_renewer(settings)
-        except keeper.SelfCertsError as exc:  # a setup problem the operator must fix: exit 2, no traceback
-            message = str(exc)
-            raise ConfigError(message if message.startswith("--") else f"--cert-management self: {message}") from None
+        # A refused permission or an unreachable API server stops the start with one line (exit 2).
+        keeper.bootstrap(settings)
+        keeper.start_renewer(settings)
     elif ensure_dev_certs(Path(settings.certs_dir), settings.service_name, settings.service_namespace):
         print(f"generated a development CA and serving certificate in {settings.certs_dir}/ (trust {settings.certs_dir}/ca.crt)", file=sys.stderr)
 
