@@ -92,6 +92,26 @@ def csv_set(raw: str) -> frozenset[str]:
     return frozenset(csv_list(raw))
 
 
+WEBHOOK_CONFIGURATION_KINDS = ("validating", "mutating")
+
+
+def webhook_configuration(entry: str) -> tuple[str, str]:
+    """`mutating/NAME` -> ("mutating", NAME). The kind is spelled out because it decides which API
+    holds the configuration; guessing it from the name sent any other name to the wrong API."""
+    kind, slash, name = entry.strip().partition("/")
+    if not slash or kind not in WEBHOOK_CONFIGURATION_KINDS or not name or "/" in name:
+        raise ValueError(f"{entry!r} must be validating/NAME or mutating/NAME")
+    return kind, name
+
+
+def webhook_configurations(raw: str) -> tuple[str, ...]:
+    """Comma-separated `KIND/NAME` entries, each checked by `webhook_configuration`."""
+    entries = csv_list(raw)
+    for entry in entries:
+        webhook_configuration(entry)
+    return entries
+
+
 def non_empty(raw: str) -> str:
     value = str(raw).strip()
     if not value:
@@ -268,7 +288,9 @@ class CertSettings:
     service_namespace: str = setting("servinggate-system", non_empty, "Service namespace, for the generated certificate's SANs")
     cert_management: str = setting("files", choice("files", "self"), "files: serve the files in certs-dir; self: keep them in a Secret, inject caBundle, renew")
     cert_secret_name: str = setting("servinggate-webhook-tls", non_empty, "Secret that holds the serving certificate (cert-management=self)")
-    webhook_config_names: tuple[str, ...] = setting(("servinggate-validating", "servinggate-mutating"), csv_list, "webhook configurations whose caBundle we keep current (cert-management=self)")
+    webhook_config_names: tuple[str, ...] = setting(("validating/servinggate-validating", "mutating/servinggate-mutating"), webhook_configurations,
+                                                    "webhook configurations whose caBundle we keep current, as validating/NAME or mutating/NAME, comma-separated (cert-management=self)",
+                                                    metavar="KIND/NAME,...")
     renew_before_days: int = setting(30, int_range(1, 3650), "renew the serving certificate this many days before it expires")
 
 

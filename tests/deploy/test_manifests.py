@@ -113,7 +113,7 @@ def test_every_webhook_entry_has_the_safe_settings(base_docs):
         ("ValidatingWebhookConfiguration", "servinggate-validating"),
         ("MutatingWebhookConfiguration", "servinggate-mutating"),
     }
-    assert set(ServeSettings().webhook_config_names) == {c["metadata"]["name"] for c in configs}
+    assert set(ServeSettings().webhook_config_names) == {f"{c['kind'].removesuffix('WebhookConfiguration').lower()}/{c['metadata']['name']}" for c in configs}
     for config in configs:
         validating = config["kind"].startswith("Validating")
         assert config["webhooks"]

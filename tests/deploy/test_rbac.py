@@ -18,7 +18,7 @@ from pathlib import Path
 import kubernetes.client.api as client_apis
 
 from webhook.admission.review import plural_of
-from webhook.config import ServeSettings
+from webhook.config import ServeSettings, webhook_configuration
 from webhook.scalein.settings import ReconcileSettings
 
 REPO = Path(__file__).resolve().parents[2]
@@ -33,11 +33,18 @@ OWNERS = {
     "webhook/certs/keeper.py": (WEBHOOK_SA, {"base"}),
     "webhook/scalein/": (RECONCILER_SA, {"base", "cert-manager"}),
 }
+
+
+def configured(kind: str) -> list[str]:
+    """The names of the webhook configurations of `kind` the keeper is set to patch."""
+    return [name for k, name in map(webhook_configuration, SERVE.webhook_config_names) if k == kind]
+
+
 # Objects the code addresses by a configured name (so the grant can name them), and where.
 NAMED = {
     (WEBHOOK_SA, "", "secrets"): (SERVE.service_namespace, [SERVE.cert_secret_name]),
-    (WEBHOOK_SA, "admissionregistration.k8s.io", "validatingwebhookconfigurations"): (None, [n for n in SERVE.webhook_config_names if "validating" in n]),
-    (WEBHOOK_SA, "admissionregistration.k8s.io", "mutatingwebhookconfigurations"): (None, [n for n in SERVE.webhook_config_names if "mutating" in n]),
+    (WEBHOOK_SA, "admissionregistration.k8s.io", "validatingwebhookconfigurations"): (None, configured("validating")),
+    (WEBHOOK_SA, "admissionregistration.k8s.io", "mutatingwebhookconfigurations"): (None, configured("mutating")),
     (RECONCILER_SA, "coordination.k8s.io", "leases"): (RECONCILE.lease_namespace, [RECONCILE.lease_name]),
 }
 VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}

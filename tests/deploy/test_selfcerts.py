@@ -385,3 +385,39 @@ def test_the_renewer_survives_a_refused_request(cluster, api_client, tmp_path):
     finally:
         stop.set()
         thread.join(30)
+
+
+# ---- which API holds a configuration: its kind is part of the setting ---------------------------
+
+
+def test_a_configuration_named_without_its_kind_gets_its_bundle_through_the_right_api(fake_api, api_client, tmp_path, committed_configurations):
+    for doc in committed_configurations:
+        doc = copy.deepcopy(doc)
+        if doc["kind"] == "MutatingWebhookConfiguration":
+            doc["metadata"]["name"] = "gate-admission"
+        fake_api.put_hook(doc)
+    named = ServeSettings(certs_dir=tmp_path / "certs", cert_management="self",
+                          webhook_config_names=("validating/servinggate-validating", "mutating/gate-admission"))
+    kept = keeper.bootstrap(named, api_client, now=lambda: T0)
+
+    ca = rotation.decode(fake_api.secret(NS, SECRET))["ca.crt"]
+    assert set(bundles(fake_api, "mutating", "gate-admission").values()) == {ca}
+    assert set(bundles(fake_api, "validating", "servinggate-validating").values()) == {ca}
+    assert [c.status for c in fake_api.calls("PATCH", "/mutatingwebhookconfigurations/gate-admission$")] == [200]
+    assert not fake_api.calls("GET", "/validatingwebhookconfigurations/gate-admission")
+    assert kept.sync() is True
+
+
+@pytest.mark.parametrize("raw", ["servinggate-mutating", "admission/servinggate-mutating", "mutating/", "validating/a,b"])
+def test_a_configuration_without_a_valid_kind_is_refused_at_start(raw):
+    from webhook.config import ConfigError, load
+
+    with pytest.raises(ConfigError) as info:
+        load(ServeSettings, {"webhook_config_names": raw}, {})
+    assert str(info.value).startswith("--webhook-config-names: invalid value")
+    assert "validating/NAME or mutating/NAME" in str(info.value)
+
+
+def test_the_default_names_both_committed_configurations_with_their_kinds(committed_configurations):
+    kinds = {"ValidatingWebhookConfiguration": "validating", "MutatingWebhookConfiguration": "mutating"}
+    assert set(ServeSettings().webhook_config_names) == {f"{kinds[d['kind']]}/{d['metadata']['name']}" for d in committed_configurations}

@@ -36,6 +36,7 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import HTTPError
 
+from ..config import webhook_configuration
 from ..errors import OperatorError
 from ..kube import KubeAccessError, Request, describe_api_error, load_api_client
 from .files import write_file
@@ -192,17 +193,22 @@ class CertKeeper:
 
     # caBundle ------------------------------------------------------------------------------
 
-    def _configuration_api(self, name: str) -> tuple[Callable[..., Any], Callable[..., Any]]:
-        if "mutating" in name:
+    def _configuration_api(self, kind: str) -> tuple[Callable[..., Any], Callable[..., Any]]:
+        """The read and patch calls of the API that holds configurations of `kind` (from the setting)."""
+        if kind == "mutating":
             return self.admission.read_mutating_webhook_configuration, self.admission.patch_mutating_webhook_configuration
         return self.admission.read_validating_webhook_configuration, self.admission.patch_validating_webhook_configuration
 
     def inject_bundle(self, bundle: bytes) -> bool:
         """Put `bundle` into our configurations. True when all of them are current."""
         complete = True
-        for name in self.settings.webhook_config_names:
-            read, patch = self._configuration_api(name)
-            resource = ("mutating" if "mutating" in name else "validating") + "webhookconfigurations"
+        for entry in self.settings.webhook_config_names:
+            try:
+                kind, name = webhook_configuration(entry)
+            except ValueError as exc:  # the flag parser refuses these; settings built in code may not
+                raise SelfCertsError(f"--webhook-config-names: {exc}") from None
+            read, patch = self._configuration_api(kind)
+            resource = f"{kind}webhookconfigurations"
             for _ in range(ATTEMPTS):
                 try:
                     with self._api("get", resource, name, expected=(404,)):
