@@ -24,7 +24,6 @@ built by webhook/kube.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import logging
 import threading
 from collections.abc import Callable, Iterator, Mapping
@@ -39,6 +38,7 @@ from urllib3.exceptions import HTTPError
 from ..config import webhook_configuration
 from ..errors import OperatorError
 from ..kube import KubeAccessError, Request, describe_api_error, load_api_client
+from ..kube.responses import json_body
 from .files import write_file
 from .issuing import service_sans
 from .rotation import (
@@ -128,10 +128,10 @@ class CertKeeper:
                 resp = self.core.read_namespaced_secret(self.name, self.namespace, _preload_content=False, _request_timeout=10)
         except ApiException:  # 404: not created yet
             return None
-        return json.loads(resp.data)
+        return dict(json_body(resp))
 
     def _create_secret(self, data: Mapping[str, bytes]) -> dict[str, Any]:
-        body = {
+        body: Any = {  # the client serialises a dict as is; its annotation asks for a V1Secret
             "apiVersion": "v1",
             "kind": "Secret",
             "metadata": {
@@ -145,7 +145,7 @@ class CertKeeper:
         }
         with self._api("create", "secrets", expected=(409,)):
             resp = self.core.create_namespaced_secret(self.namespace, body, _preload_content=False, _request_timeout=10)
-        return json.loads(resp.data)
+        return dict(json_body(resp))
 
     def _update_secret(self, secret: Mapping[str, Any], data: Mapping[str, bytes]) -> dict[str, Any]:
         old = secret.get("data") or {}
@@ -155,7 +155,7 @@ class CertKeeper:
         body = {"metadata": {"resourceVersion": secret["metadata"]["resourceVersion"]}, "data": changes}
         with self._api("patch", "secrets", self.name, expected=(409,)):
             resp = self.core.patch_namespaced_secret(self.name, self.namespace, body, _content_type=MERGE_PATCH, _preload_content=False, _request_timeout=10)
-        return json.loads(resp.data)
+        return dict(json_body(resp))
 
     def ensure_secret(self) -> dict[str, Any]:
         """The Secret as it should be now: created if absent, renewed if due (when ours)."""
@@ -212,7 +212,7 @@ class CertKeeper:
             for _ in range(ATTEMPTS):
                 try:
                     with self._api("get", resource, name, expected=(404,)):
-                        configuration = json.loads(read(name, _preload_content=False, _request_timeout=10).data)
+                        configuration = json_body(read(name, _preload_content=False, _request_timeout=10))
                 except ApiException:
                     log.warning("webhook configuration %s not found; caBundle not injected yet", name)
                     complete = False

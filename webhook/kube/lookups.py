@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
@@ -65,10 +65,10 @@ class KubeLookups:
         plural = plural_of(kind)
         try:
             if namespace:
-                return self._custom.get_namespaced_custom_object(
-                    group, version, namespace, plural, name, _request_timeout=self._timeout
-                )
-            return self._custom.get_cluster_custom_object(group, version, plural, name, _request_timeout=self._timeout)
+                found = self._custom.get_namespaced_custom_object(group, version, namespace, plural, name, _request_timeout=self._timeout)
+            else:
+                found = self._custom.get_cluster_custom_object(group, version, plural, name, _request_timeout=self._timeout)
+            return cast("dict[str, Any]", found)  # a custom object arrives as the API server's JSON object
         except ApiException as exc:
             if exc.status == 404:
                 return None
