@@ -15,6 +15,14 @@ from typing import Any, Literal
 import orjson
 
 SUPPORTED_API_VERSIONS = ("admission.k8s.io/v1", "admission.k8s.io/v1beta1")
+# Deepest JSON nesting a review may carry. Kubernetes objects nest about 15 levels (a pod in a
+# ModelServing role template about 20); Python's own recursion limit is near 1,000, and the JSON
+# parser stops at 1,024. Checked once, before any rule runs, so no rule, log line or error
+# message ever handles a value deep enough to exhaust the interpreter's stack.
+MAX_NESTING = 100
+# A uid is a UUID (36 characters); a longer one is not from an API server, and it is echoed.
+MAX_UID_LENGTH = 128
+_TOO_DEEP = b"\n" + b" " * (2 * MAX_NESTING)
 OPERATIONS = ("CREATE", "UPDATE", "DELETE", "CONNECT")
 
 Operation = Literal["CREATE", "UPDATE", "DELETE", "CONNECT"]
@@ -79,25 +87,69 @@ class Request:
         """`namespace/name` for logs; the generateName prefix stands in for a missing name."""
         name = self.name
         if not name and isinstance(self.object, dict):
-            meta = self.object.get("metadata") or {}
-            name = meta.get("name") or (meta.get("generateName") or "") + "*"
+            meta = self.object.get("metadata")
+            meta = meta if isinstance(meta, dict) else {}
+            given, prefix = meta.get("name"), meta.get("generateName")
+            name = given if isinstance(given, str) and given else (prefix if isinstance(prefix, str) else "") + "*"
         return f"{self.namespace}/{name}" if self.namespace else name
+
+
+def too_deep(value: Any) -> bool:
+    """Whether `value` nests deeper than MAX_NESTING, in a few microseconds for a pod.
+
+    Indented orjson output puts every nested value on a line indented two spaces per level,
+    and a newline inside a JSON string is always escaped, so a line indented 2 * MAX_NESTING
+    spaces exists exactly when some value is deeper; orjson itself refuses past 255 levels.
+    """
+    try:
+        return _TOO_DEEP in orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
+    except orjson.JSONEncodeError as exc:
+        if "ecursion" in str(exc):
+            return True
+    return _depth_walk(value) > MAX_NESTING  # not JSON-shaped (a YAML document in `check`): walk it
+
+
+def _depth_walk(value: Any) -> int:
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > deepest:
+            deepest = depth
+            if deepest > MAX_NESTING:
+                break
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return deepest
+
+
+def _strings(raw: Any, where: str, uid: str, api_version: str, keys: tuple[str, str, str]) -> tuple[str, str, str]:
+    """The group, version and kind/resource of a GVK/GVR: strings (group and version may be
+    empty or absent), the last one non-empty."""
+    if not isinstance(raw, dict):
+        raise ReviewError(400, f"{where}: must be an object", uid=uid, api_version=api_version)
+    out: list[str] = []
+    for key in keys:
+        value = raw.get(key)
+        if value is None:
+            value = ""
+        if not isinstance(value, str):
+            raise ReviewError(400, f"{where}.{key}: must be a string", uid=uid, api_version=api_version)
+        out.append(value)
+    if not out[2]:
+        raise ReviewError(400, f"{where}.{keys[2]}: required (a non-empty string)", uid=uid, api_version=api_version)
+    return out[0], out[1], out[2]
 
 
 def _gvk(raw: Any, where: str, uid: str, api_version: str, *, required: bool) -> GroupVersionKind | None:
     if raw is None and not required:
         return None
-    if not isinstance(raw, dict) or not isinstance(raw.get("kind"), str) or not raw.get("kind"):
-        raise ReviewError(400, f"{where}: must be an object with a non-empty kind", uid=uid, api_version=api_version)
-    return GroupVersionKind(str(raw.get("group") or ""), str(raw.get("version") or ""), raw["kind"])
+    return GroupVersionKind(*_strings(raw, where, uid, api_version, ("group", "version", "kind")))
 
 
 def _gvr(raw: Any, where: str, uid: str, api_version: str, *, required: bool) -> GroupVersionResource | None:
     if raw is None and not required:
         return None
-    if not isinstance(raw, dict) or not isinstance(raw.get("resource"), str) or not raw.get("resource"):
-        raise ReviewError(400, f"{where}: must be an object with a non-empty resource", uid=uid, api_version=api_version)
-    return GroupVersionResource(str(raw.get("group") or ""), str(raw.get("version") or ""), raw["resource"])
+    return GroupVersionResource(*_strings(raw, where, uid, api_version, ("group", "version", "resource")))
 
 
 def _optional_str(req: dict[str, Any], key: str, uid: str, api_version: str) -> str:
@@ -128,27 +180,36 @@ def parse_review(body: bytes | dict[str, Any]) -> Request:
     doc = decode(body) if isinstance(body, (bytes, bytearray, memoryview)) else body
     if not isinstance(doc, dict):
         raise ReviewError(400, "body must be a JSON object (an AdmissionReview)")
+    # Only shallow, type-checked reads before the nesting check: nothing here walks a value.
     api_version = doc.get("apiVersion")
-    if api_version not in SUPPORTED_API_VERSIONS:
+    req = doc.get("request")
+    uid = req.get("uid") if isinstance(req, dict) else None
+    readable = isinstance(uid, str) and bool(uid) and isinstance(api_version, str) and api_version in SUPPORTED_API_VERSIONS
+    if too_deep(doc):
+        message = f"body: nested more than {MAX_NESTING} levels deep"
+        if readable:
+            raise ReviewError(400, message, uid=uid, api_version=api_version)
+        raise ReviewError(400, message)
+    if not isinstance(api_version, str) or api_version not in SUPPORTED_API_VERSIONS:
         raise ReviewError(
             400,
-            f"apiVersion: unsupported value {orjson.dumps(api_version).decode()}; "
+            f"apiVersion: unsupported value {orjson.dumps(api_version).decode()[:100]}; "
             f"supported: {', '.join(SUPPORTED_API_VERSIONS)}",
         )
     if doc.get("kind") != "AdmissionReview":
-        raise ReviewError(400, f"kind: must be \"AdmissionReview\", got {orjson.dumps(doc.get('kind')).decode()}")
-    req = doc.get("request")
+        raise ReviewError(400, f"kind: must be \"AdmissionReview\", got {orjson.dumps(doc.get('kind')).decode()[:100]}")
     if not isinstance(req, dict):
         raise ReviewError(400, "request: required (an AdmissionReview must carry a request object)")
-    uid = req.get("uid")
     if not isinstance(uid, str) or not uid:
         raise ReviewError(400, "request.uid: required (a non-empty string)")
+    if len(uid) > MAX_UID_LENGTH:
+        raise ReviewError(400, f"request.uid: longer than {MAX_UID_LENGTH} characters")
 
     operation = req.get("operation")
     if operation not in OPERATIONS:
         raise ReviewError(
             400,
-            f"request.operation: unsupported value {orjson.dumps(operation).decode()}; supported: {', '.join(OPERATIONS)}",
+            f"request.operation: unsupported value {orjson.dumps(operation).decode()[:100]}; supported: {', '.join(OPERATIONS)}",
             uid=uid,
             api_version=api_version,
         )
@@ -160,10 +221,14 @@ def parse_review(body: bytes | dict[str, Any]) -> Request:
         raise ReviewError(400, f"request.object: required for {operation}", uid=uid, api_version=api_version)
     if operation == "UPDATE" and old is None:
         raise ReviewError(400, "request.oldObject: required for UPDATE", uid=uid, api_version=api_version)
-    user_info = req.get("userInfo") or {}
+    user_info = req.get("userInfo")
+    if user_info is None:
+        user_info = {}
     if not isinstance(user_info, dict):
         raise ReviewError(400, "request.userInfo: must be an object", uid=uid, api_version=api_version)
-    dry_run = req.get("dryRun") or False
+    dry_run = req.get("dryRun")
+    if dry_run is None:
+        dry_run = False
     if not isinstance(dry_run, bool):
         raise ReviewError(400, "request.dryRun: must be a boolean", uid=uid, api_version=api_version)
     options = req.get("options")

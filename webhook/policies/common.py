@@ -1,5 +1,5 @@
 """Small pure helpers shared by the rule modules: safe field access, Kubernetes name checks,
-quantities, durations and lookups of a target ModelServing.
+durations and lookups of a target ModelServing.
 
 Everything here tolerates odd input (a string where a number belongs, a list where a map
 belongs): rules must answer with a field error, never with an exception.
@@ -7,7 +7,6 @@ belongs): rules must answer with a field error, never with an exception.
 
 from __future__ import annotations
 
-import math
 import re
 from typing import Any, TypeGuard
 
@@ -76,38 +75,9 @@ def dns1035_label_errors(value: str) -> list[str]:
     return errs
 
 
-# ---- quantities and durations -------------------------------------------------------------------
+# ---- durations (quantities: webhook/quantity.py) -------------------------------------------------------------------
 
-_QUANTITY = re.compile(r"([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]+)?")
-_SUFFIX = {
-    "": 1.0, "n": 1e-9, "u": 1e-6, "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,
-    "Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40, "Pi": 2.0**50, "Ei": 2.0**60,
-}
-
-
-def parse_quantity(value: Any) -> float | None:
-    """A Kubernetes quantity (`"0.8"`, `"500m"`, `"1Gi"`, `2`) as a float; None when unparsable."""
-    if is_number(value):
-        return float(value)
-    if not isinstance(value, str):
-        return None
-    m = _QUANTITY.fullmatch(value.strip())
-    if not m:
-        return None
-    number, suffix = m.group(1), m.group(2) or ""
-    try:
-        base = float(number)
-    except ValueError:
-        return None
-    if suffix[:1] in ("e", "E"):
-        try:
-            return base * 10.0 ** int(suffix[1:])
-        except OverflowError:
-            return math.inf
-    return base * _SUFFIX[suffix]
-
-
-_DURATION_PART = re.compile(r"([0-9]*\.?[0-9]+)(ns|us|µs|ms|s|m|h)")
+_DURATION_PART = re.compile(r"([0-9]*\.?[0-9]+)(ns|us|µs|ms|s|m|h)", re.ASCII)
 _DURATION_UNIT = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 
 
@@ -133,7 +103,7 @@ def parse_duration(value: Any) -> float | None:
 
 # ---- int-or-percent (k8s.io/apimachinery intstr) ------------------------------------------------
 
-_PERCENT = re.compile(r"[0-9]+%")
+_PERCENT = re.compile(r"[0-9]+%", re.ASCII)
 
 
 def scaled_int_or_percent(value: Any, total: int) -> tuple[int | None, str | None]:
@@ -144,9 +114,11 @@ def scaled_int_or_percent(value: Any, total: int) -> tuple[int | None, str | Non
         if not value.endswith("%"):
             return None, "invalid value for IntOrString: invalid type: string is not a percentage"
         digits = value[:-1]
-        if not re.fullmatch(r"[+-]?[0-9]+", digits):
+        if not re.fullmatch(r"[+-]?[0-9]+", digits, re.ASCII):
             return None, f'invalid value "{value}": strconv.Atoi: parsing "{digits}": invalid syntax'
-        return math.floor(int(digits) * total / 100), None
+        if len(digits.lstrip("+-").lstrip("0")) > 18:  # beyond Go's int64, as strconv.Atoi says
+            return None, f'invalid value "{value}": strconv.Atoi: parsing "{digits}": value out of range'
+        return (int(digits) * total) // 100, None
     return None, "invalid value for IntOrString: invalid type: neither int nor percentage"
 
 
@@ -161,7 +133,8 @@ def int_or_percent_errors(value: Any) -> list[str]:
                     "a valid percent string must be a numeric string followed by an ending '%'", "[0-9]+%", "1%", "93%"
                 )
             ]
-        if int(value[:-1]) > 100:
+        digits = value[:-1].lstrip("0") or "0"
+        if len(digits) > 3 or int(digits) > 100:  # never converts a long digit string
             return ["must be a valid percent value (0-100)"]
         return []
     if is_int(value):

@@ -23,12 +23,12 @@ _CRON_FIELDS: tuple[tuple[str, int, int, dict[str, int], bool], ...] = (
     ("day of week", 0, 6, _DAYS, True),
 )
 _DESCRIPTORS = {"@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly"}
-_RANGE = re.compile(r"([^-/]+)(?:-([^-/]+))?(?:/([0-9]+))?")
+_RANGE = re.compile(r"([^-/]+)(?:-([^-/]+))?(?:/([0-9]+))?", re.ASCII)
 
 
 def _cron_value(text: str, names: dict[str, int]) -> int | None:
-    if text.isdigit():
-        return int(text)
+    if text.isascii() and text.isdigit():  # Go's cron parser reads ASCII digits only
+        return int(text) if len(text) <= 9 else None
     return names.get(text.upper())
 
 
@@ -49,7 +49,7 @@ def cron_problem(schedule: Any) -> str | None:
         return f"expected 6 fields (second minute hour day-of-month month day-of-week), found {len(fields)}"
     for field_text, (label, low, high, names, question) in zip(fields, _CRON_FIELDS):
         for part in field_text.split(","):
-            if part in ("*", "?") or (part.startswith(("*/", "?/")) and part[2:].isdigit()):
+            if part in ("*", "?") or (part.startswith(("*/", "?/")) and part[2:].isascii() and part[2:].isdigit()):
                 if part.startswith("?") and not question:
                     return f"'?' is not allowed in the {label} field"
                 if part[2:] == "0":
@@ -66,6 +66,6 @@ def cron_problem(schedule: Any) -> str | None:
                 return f"{label} {field_text!r} is out of range {low}-{high}"
             if start > end:
                 return f"{label} range {part!r} is backwards"
-            if m.group(3) is not None and int(m.group(3)) == 0:
+            if m.group(3) is not None and not m.group(3).strip("0"):
                 return f"step of the {label} field must be positive"
     return None

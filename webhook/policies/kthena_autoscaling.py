@@ -14,7 +14,6 @@ writes because the API server was slow to answer a lookup.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from ..admission.decision import Verdict
@@ -29,9 +28,9 @@ from .common import (
     lookup_modelserving,
     min_role_replicas,
     parse_duration,
-    parse_quantity,
     role_index,
 )
+from ..quantity import parse_quantity
 from .context import Context, LookupFailed
 from .registry import REGISTRY, Target
 
@@ -91,15 +90,18 @@ def _metric_errors(metrics: Any, path: FieldPath) -> list[FieldError]:
     for i, metric in enumerate(as_list(metrics)):
         metric = as_dict(metric)
         value = parse_quantity(metric.get("targetValue"))
-        if value is None or value <= 0 or math.isinf(value):
+        if value is None or value <= 0 or not value.is_finite():
             errs.append(
                 invalid(path.index(i).child("targetValue"), metric.get("targetValue"), "metric target value must be greater than 0 and not equal to infinity")
             )
         name = metric.get("name")
+        if not isinstance(name, str):  # the CRD's schema makes it a string; never hash anything else
+            if name is not None:
+                errs.append(invalid(path.index(i).child("name"), name, "metric name must be a string"))
+            continue
         if name in seen:
             errs.append(invalid(path.index(i).child("name"), name, f"duplicate metric name {name} is not allowed"))
-        if isinstance(name, (str, int)):
-            seen.add(name)
+        seen.add(name)
     return errs
 
 
@@ -142,8 +144,8 @@ def _behavior_errors(behavior: Any) -> list[FieldError]:
     return errs
 
 
-def _metric_names(metrics: Any) -> set[Any]:
-    return {as_dict(m).get("name") for m in as_list(metrics)}
+def _metric_names(metrics: Any) -> set[str]:
+    return {name for m in as_list(metrics) if isinstance(name := as_dict(m).get("name"), str)}
 
 
 def _disaggregated_errors(target: dict[str, Any], spec_metrics: Any) -> list[FieldError]:
@@ -184,12 +186,12 @@ def _ratio_errors(ratio: dict[str, Any], roles: dict[str, Any], path: FieldPath)
     num, den = ratio.get("numeratorRole"), ratio.get("denominatorRole")
     if num == den:
         errs.append(invalid(path.child("denominatorRole"), den, "numeratorRole and denominatorRole must differ"))
-    if num not in roles:
+    if not isinstance(num, str) or num not in roles:
         errs.append(invalid(path.child("numeratorRole"), num, "numeratorRole must exist in roles"))
-    if den not in roles:
+    if not isinstance(den, str) or den not in roles:
         errs.append(invalid(path.child("denominatorRole"), den, "denominatorRole must exist in roles"))
     low, high = parse_quantity(ratio.get("minRatio")), parse_quantity(ratio.get("maxRatio"))
-    if low is None or high is None or not math.isfinite(low) or not math.isfinite(high):
+    if low is None or high is None or not low.is_finite() or not high.is_finite():
         errs.append(invalid(path, {"minRatio": ratio.get("minRatio"), "maxRatio": ratio.get("maxRatio")}, "ratio values must be finite"))
         return errs
     if low < 0 or high <= 0:

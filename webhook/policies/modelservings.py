@@ -238,7 +238,7 @@ def check_gang_policy(ms: dict[str, Any]) -> list[FieldError]:
     mins = min_role_replicas(ms)
     if not mins:
         return []
-    roles = {r.get("name"): r for _, r in s.roles}
+    roles = {r["name"]: r for _, r in s.roles if isinstance(r.get("name"), str)}
     errs: list[FieldError] = []
     for name in sorted(mins):  # Kthena walks a Go map; we keep a stable order
         minimum = mins[name]

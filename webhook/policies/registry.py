@@ -142,6 +142,7 @@ class Registry:
     def __init__(self) -> None:
         self._rules: list[Rule] = []
         self._index: dict[tuple[str, str, str, str, str], tuple[Rule, ...]] = {}
+        self._served: set[tuple[str, str, str]] = set()
 
     def _register(self, kind: Kind, name: str, target: Target, *, scope: LabelScope | None = None,
                   replica_dependent: bool = False) -> Callable[[F], F]:
@@ -155,6 +156,7 @@ class Registry:
             if any(r.name == name for r in self._rules):
                 raise ValueError(f"rule {name} is registered twice")
             self._rules.append(Rule(name, kind, target, fn, scope, replica_dependent))
+            self._served.add((target.group, target.resource, target.subresource))
             self._index.clear()
             return fn
 
@@ -203,7 +205,7 @@ class Registry:
         return found
 
     def serves(self, group: str, resource: str, subresource: str) -> bool:
-        return any(r.target.group == group and r.target.resource == resource and r.target.subresource == subresource for r in self._rules)
+        return (group, resource, subresource) in self._served
 
 
 def registered(rules: Iterable[Rule], **flags: Any) -> list[Rule]:

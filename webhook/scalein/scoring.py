@@ -18,8 +18,9 @@ import fnmatch
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
 from typing import Any
+
+from ..quantity import parse_quantity
 
 LEVELS = 1000  # utilization resolution (per mille)
 IDLE_CAP = 999  # the tie-break must stay below one level step
@@ -55,28 +56,10 @@ class AcceleratorMatcher:
         return hit
 
 
-_SUFFIX = {
-    "m": Decimal("0.001"), "k": Decimal(10**3), "M": Decimal(10**6), "G": Decimal(10**9), "T": Decimal(10**12),
-    "P": Decimal(10**15), "E": Decimal(10**18), "Ki": Decimal(2**10), "Mi": Decimal(2**20), "Gi": Decimal(2**30),
-    "Ti": Decimal(2**40), "Pi": Decimal(2**50), "Ei": Decimal(2**60),
-}
-
-
 def quantity_units(raw: Any) -> int:
     """A resource quantity as whole units, rounded up like the scheduler; malformed -> 0."""
-    text = str(raw).strip()
-    if text.isdigit():
-        return int(text)
-    try:
-        for suffix in ("Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "m", "k", "M", "G", "T", "P", "E"):
-            if text.endswith(suffix):
-                value = Decimal(text[: -len(suffix)]) * _SUFFIX[suffix]
-                break
-        else:
-            value = Decimal(text)
-    except InvalidOperation:
-        return 0
-    if not value.is_finite() or value <= 0:
+    value = parse_quantity(raw)
+    if value is None or value <= 0:
         return 0
     return int(math.ceil(value))
 

@@ -42,6 +42,17 @@ def status_body(code: int, reason: str, message: str) -> dict[str, Any]:
 _REASONS = {400: "BadRequest", 404: "NotFound", 405: "MethodNotAllowed", 413: "RequestEntityTooLarge", 415: "UnsupportedMediaType", 500: "InternalError"}
 
 
+MAX_LOGGED_CHARS = 256
+
+
+def _clip(value: Any) -> str:
+    """What a log line echoes from a request: a string, at most MAX_LOGGED_CHARS long (a 5 MiB
+    username must not make a 5 MiB line); anything else is not echoed at all."""
+    if not isinstance(value, str):
+        return ""
+    return value if len(value) <= MAX_LOGGED_CHARS else value[: MAX_LOGGED_CHARS - 1] + "…"
+
+
 def _http_error(code: int, message: str) -> Response:
     metrics.BAD_REQUESTS.labels(code=str(code)).inc()
     return _json(status_body(code, _REASONS.get(code, "BadRequest"), message), code)
@@ -159,8 +170,14 @@ def create_app(
             if exc.uid is None:
                 return _http_error(exc.code, exc.message)
             metrics.BAD_REQUESTS.labels(code=str(exc.code)).inc()
+            if review_log.isEnabledFor(logging.INFO):
+                review_log.info({"msg": "review refused", "endpoint": action, "uid": _clip(exc.uid), "allowed": False,
+                                 "code": exc.code, "error": _clip(exc.message)})
             return _json(error_response(exc.uid, exc.api_version or "admission.k8s.io/v1", exc.code, exc.message, _REASONS.get(exc.code, "BadRequest")))
-        resource = req.resource.resource + ("/" + req.sub_resource if req.sub_resource else "")
+        # Metric labels come from a bounded set: the resources rules are registered for, else
+        # "other" (a client inventing resource names must not create series or grow memory).
+        asked = req.resource.resource + ("/" + req.sub_resource if req.sub_resource else "")
+        resource = asked if registry.serves(req.resource.group, req.resource.resource, req.sub_resource) else "other"
         gauge = metrics.child(metrics.IN_FLIGHT, action)
         gauge.inc()
         try:
@@ -186,9 +203,9 @@ def create_app(
         if review_log.isEnabledFor(logging.INFO):
             review_log.info(
                 {
-                    "msg": "review", "endpoint": action, "uid": req.uid, "resource": resource,
-                    "object": req.display_name, "operation": req.operation, "dryRun": req.dry_run,
-                    "user": req.user_info.get("username", ""), "allowed": allowed, "code": code,
+                    "msg": "review", "endpoint": action, "uid": req.uid, "resource": _clip(asked),
+                    "object": _clip(req.display_name), "operation": req.operation, "dryRun": req.dry_run,
+                    "user": _clip(req.user_info.get("username")), "allowed": allowed, "code": code,
                     "patchOps": n_ops, "latencyMs": round(elapsed * 1000, 3),
                 }
             )
