@@ -1,0 +1,232 @@
+"""Fuzz the real server over TLS and report what a malicious or broken client can do to it.
+
+Starts `python -m webhook serve` (2 workers, lookups off), then sends N requests over keep-alive
+TLS connections from several threads: the recorded reviews with 1-3 fields replaced by odd
+values (wrong types, nulls, huge numbers and strings, deep nesting, unicode digits, invented
+resource names) or removed, plus every minimal input in tests/fixtures/fuzz-findings.
+
+Prints: requests sent, HTTP 5xx, reviews answered with code 500, transport errors, worker
+restarts (worker pids that changed), and the workers' total RSS after a fixed warm-up and at the
+end. Targets (issue 11): 0, 0, 0, RSS growth under 10%.
+
+Usage: python benchmarks/fuzz.py [--requests 100000] [--warmup 10000] [--threads 4] [--seed 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import http.client
+import json
+import os
+import random
+import socket
+import ssl
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+ADMISSION = REPO / "tests" / "fixtures" / "admission"
+FINDINGS = REPO / "tests" / "fixtures" / "fuzz-findings"
+
+
+def odd_value(rng: random.Random, depth: int = 0) -> object:
+    pick = rng.randrange(16)
+    if pick == 0:
+        return None
+    if pick == 1:
+        return rng.choice([True, False])
+    if pick == 2:
+        return rng.choice([0, -1, 2**63 - 1, -(2**63), 10**30, 1.5e308, -0.0])
+    if pick == 3:
+        return rng.choice(["", "1E", "1Ei", "1i", "-1", "*/²", "0 0 * * * ١", "a" * 5000, "é" * 300])
+    if pick == 4:
+        return "9" * rng.choice([400, 4400, 5000]) + rng.choice(["", "%", "Gi"])
+    if pick == 5:
+        return "1e" + "9" * rng.choice([20, 5000])
+    if pick == 6:  # deep nesting, up to the parser's own limit
+        levels = rng.choice([50, 99, 101, 300, 990])
+        node: object = "x"
+        for _ in range(levels):
+            node = [node]
+        return node
+    if pick == 7:
+        return f"invented-{rng.randrange(10**9)}"
+    if pick < 12 and depth < 2:
+        return [odd_value(rng, depth + 1) for _ in range(rng.randrange(3))]
+    if depth < 2:
+        return {rng.choice(["a", "name", "kind", "0", ""]): odd_value(rng, depth + 1) for _ in range(rng.randrange(3))}
+    return rng.random()
+
+
+def paths(node: object, prefix: tuple = ()) -> list[tuple]:
+    out = [prefix]
+    if isinstance(node, dict):
+        for k, v in node.items():
+            out += paths(v, prefix + (k,))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            out += paths(v, prefix + (i,))
+    return out
+
+
+def mutate(rng: random.Random, doc: dict) -> dict:
+    doc = copy.deepcopy(doc)
+    for _ in range(rng.randint(1, 3)):
+        where = [p for p in paths(doc) if p]
+        path = rng.choice(where)
+        parent: object = doc
+        for key in path[:-1]:
+            parent = parent[key]  # type: ignore[index]
+        if isinstance(parent, dict) and rng.random() < 0.3:
+            del parent[path[-1]]
+        else:
+            parent[path[-1]] = odd_value(rng)  # type: ignore[index]
+    return doc
+
+
+def encode(doc: object) -> bytes:
+    sys.setrecursionlimit(10000)  # the client may build what the server must refuse
+    return json.dumps(doc).encode()
+
+
+# ---- the server ------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def children(pid: int) -> list[int]:
+    out: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        text = (task / "children").read_text().split()
+        out += [int(t) for t in text]
+    return out
+
+
+def rss_kib(pids: list[int]) -> int:
+    total = 0
+    for pid in pids:
+        try:
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1])
+        except FileNotFoundError:
+            pass
+    return total
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=100_000)
+    parser.add_argument("--warmup", type=int, default=10_000)
+    parser.add_argument("--threads", type=int, default=4)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args(argv)
+
+    reviews = [(p.stem, json.loads(p.read_text())) for p in sorted(ADMISSION.glob("*.json"))]
+    findings = [(json.loads((FINDINGS / f"{p.stem}.json").read_text())["path"], p.read_bytes()) for p in sorted(FINDINGS.glob("min-*.body"))]
+    port = free_port()
+    certs = tempfile.mkdtemp(prefix="fuzz-certs-")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "webhook", "serve", "--host", "127.0.0.1", "--port", str(port), "--certs-dir", certs,
+         "--kube-lookups", "off", "--log-level", "error", "--workers", "2"],
+        cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    ctx = ssl.create_default_context(cafile=None)
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            c = http.client.HTTPSConnection("127.0.0.1", port, context=ctx, timeout=2)
+            c.request("GET", "/healthz")
+            if c.getresponse().status == 200:
+                break
+        except OSError:
+            time.sleep(0.2)
+    else:
+        server.kill()
+        print("server did not start", file=sys.stderr)
+        return 2
+
+    counts = {"sent": 0, "http_5xx": 0, "review_500": 0, "transport_errors": 0}
+    lock = threading.Lock()
+    seen_workers: set[int] = set(children(server.pid))
+    rss_warm: list[int] = []
+    started = time.monotonic()
+
+    def worker(index: int, total: int) -> None:
+        rng = random.Random(args.seed * 1000 + index)
+        conn = http.client.HTTPSConnection("127.0.0.1", port, context=ctx, timeout=10)
+        for n in range(total):
+            if n % 50 == 0 and findings:
+                path, body = rng.choice(findings)
+            else:
+                name, doc = rng.choice(reviews)
+                path = "/mutate" if name.endswith("-mutating") else "/validate"
+                body = encode(mutate(rng, doc))
+            try:
+                conn.request("POST", path, body=body, headers={"Content-Type": "application/json"})
+                resp = conn.getresponse()
+                data = resp.read()
+                bad_status = resp.status >= 500
+                review_500 = False
+                if resp.status == 200:
+                    answer = json.loads(data).get("response") or {}
+                    review_500 = (answer.get("status") or {}).get("code") == 500
+                if resp.getheader("Connection", "").lower() == "close":
+                    conn.close()
+                    conn = http.client.HTTPSConnection("127.0.0.1", port, context=ctx, timeout=10)
+            except (OSError, http.client.HTTPException, ValueError):
+                bad_status, review_500 = False, False
+                with lock:
+                    counts["transport_errors"] += 1
+                conn.close()
+                conn = http.client.HTTPSConnection("127.0.0.1", port, context=ctx, timeout=10)
+            with lock:
+                counts["sent"] += 1
+                counts["http_5xx"] += bad_status
+                counts["review_500"] += review_500
+                if counts["sent"] == args.warmup:
+                    rss_warm.append(rss_kib(children(server.pid)))
+                if counts["sent"] % 5000 == 0:
+                    seen_workers.update(children(server.pid))
+        conn.close()
+
+    per_thread = args.requests // args.threads
+    threads = [threading.Thread(target=worker, args=(i, per_thread)) for i in range(args.threads)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    elapsed = time.monotonic() - started
+    final_workers = children(server.pid)
+    rss_end = rss_kib(final_workers)
+    seen_workers.update(final_workers)
+    server.terminate()
+    server.wait(timeout=30)
+
+    restarts = len(seen_workers) - 2
+    warm = rss_warm[0] if rss_warm else 0
+    growth = (rss_end - warm) / warm * 100 if warm else float("nan")
+    print(f"requests            {counts['sent']}  ({elapsed:.0f} s, {counts['sent'] / elapsed:.0f}/s)")
+    print(f"HTTP 5xx            {counts['http_5xx']}")
+    print(f"reviews code 500    {counts['review_500']}")
+    print(f"transport errors    {counts['transport_errors']}")
+    print(f"worker restarts     {restarts}")
+    print(f"workers' RSS        {warm / 1024:.1f} MiB after {args.warmup} requests, {rss_end / 1024:.1f} MiB at the end ({growth:+.1f}%)")
+    print("targets             0 / 0 / 0 / 0 restarts / RSS growth under 10%")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
