@@ -10,13 +10,20 @@ from typing import Any
 
 from ..admission.fields import FieldError, FieldPath, invalid
 from .common import MODELSERVING_GROUP, MODELSERVING_KIND, as_dict, is_int
-from .registry import REGISTRY, Target
+from .registry import REGISTRY, MatchCondition, Target
 
 SPEC = FieldPath.of("spec")
 HPAS = Target(group="autoscaling", resource="horizontalpodautoscalers", versions=("v1", "v2"))
+# Only HPAs that scale a ModelServing are sent (the rule ignores the others anyway).
+TARGETS_MODELSERVING = MatchCondition(
+    "scales-a-modelserving",
+    "has(object.spec.scaleTargetRef) && object.spec.scaleTargetRef.kind == 'ModelServing' && "
+    "(!has(object.spec.scaleTargetRef.apiVersion) || object.spec.scaleTargetRef.apiVersion == '' || "
+    f"object.spec.scaleTargetRef.apiVersion.startsWith('{MODELSERVING_GROUP}/'))",
+)
 
 
-@REGISTRY.validates("horizontalpodautoscalers.modelserving-bounds", HPAS)
+@REGISTRY.validates("horizontalpodautoscalers.modelserving-bounds", HPAS, match=(TARGETS_MODELSERVING,))
 def hpa_errors(hpa: dict[str, Any]) -> list[FieldError]:
     """An HPA of a ModelServing keeps minReplicas >= 1 and maxReplicas >= minReplicas."""
     spec = as_dict(hpa.get("spec"))

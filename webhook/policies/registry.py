@@ -78,6 +78,17 @@ class Target:
 
 
 @dataclass(frozen=True, slots=True)
+class MatchCondition:
+    """A CEL expression the API server evaluates before calling the webhook (admissionregistration
+    `matchConditions`, beta and on by default in 1.28, GA in 1.30): requests it rejects are never
+    sent, so the webhook being down cannot block them. The rule must give the same answer
+    without it (the engine does not evaluate CEL), so a cluster without matchConditions is safe."""
+
+    name: str
+    expression: str
+
+
+@dataclass(frozen=True, slots=True)
 class LabelScope:
     """Which objects of a resource a rule is for, by label: any of `any_of`, unless opted out.
 
@@ -116,6 +127,7 @@ class Rule:
     target: Target
     fn: Callable[..., Any] = field(compare=False, repr=False)
     scope: LabelScope | None = None
+    match: tuple[MatchCondition, ...] = ()
     # The rule's outcome depends on the object's replica counts, so the `scale` subresource
     # (kubectl scale, HPA) must re-run it with the new count (see modelservings.scale).
     replica_dependent: bool = False
@@ -145,7 +157,7 @@ class Registry:
         self._served: set[tuple[str, str, str]] = set()
 
     def _register(self, kind: Kind, name: str, target: Target, *, scope: LabelScope | None = None,
-                  replica_dependent: bool = False) -> Callable[[F], F]:
+                  replica_dependent: bool = False, match: tuple[MatchCondition, ...] = ()) -> Callable[[F], F]:
         unknown = set(target.operations) - set(OPERATIONS)
         if unknown:
             raise ValueError(f"rule {name}: unknown operations {sorted(unknown)}")
@@ -155,16 +167,17 @@ class Registry:
         def decorate(fn: F) -> F:
             if any(r.name == name for r in self._rules):
                 raise ValueError(f"rule {name} is registered twice")
-            self._rules.append(Rule(name, kind, target, fn, scope, replica_dependent))
+            self._rules.append(Rule(name, kind, target, fn, scope, match, replica_dependent))
             self._served.add((target.group, target.resource, target.subresource))
             self._index.clear()
             return fn
 
         return decorate
 
-    def validates(self, name: str, target: Target, *, replica_dependent: bool = False) -> Callable[[F], F]:
+    def validates(self, name: str, target: Target, *, replica_dependent: bool = False,
+                  match: tuple[MatchCondition, ...] = ()) -> Callable[[F], F]:
         """`fn(obj) -> findings`."""
-        return self._register("object", name, target, replica_dependent=replica_dependent)
+        return self._register("object", name, target, replica_dependent=replica_dependent, match=match)
 
     def validates_update(self, name: str, target: Target) -> Callable[[F], F]:
         """`fn(obj, old) -> findings`, on UPDATE."""
