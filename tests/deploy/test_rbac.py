@@ -199,7 +199,7 @@ def granted(docs: list[dict]) -> set[tuple[str, str, str, str, str, str]]:
 def test_the_code_scan_finds_the_calls_we_know_of():
     calls = {(m, c.__name__, meth) for m, c, meth, _ in code_calls()}
     assert ("webhook/certs/keeper.py", "CoreV1Api", "create_namespaced_secret") in calls
-    assert ("webhook/scalein/reconciling.py", "CoreV1Api", "patch_namespaced_pod") in calls
+    assert ("webhook/scalein/patching.py", "CoreV1Api", "patch_namespaced_pod") in calls
     assert ("webhook/kube/lookups.py", "CustomObjectsApi", "get_namespaced_custom_object") in calls
     assert ("workload.serving.volcano.sh", "modelservings") in looked_up_resources()
     # Methods of our own objects that share a name with an API method are not API calls.

@@ -1,5 +1,11 @@
 """Scale-in ordering: deletion costs that make scale-in free whole NPU nodes and large blocks.
 
 `scoring` is pure (nodes, pods, settings in; costs and patches out); `cluster` keeps the
-indexed view both `planning` (offline) and `reconciling` (watch + patch) score from.
+indexed view that both commands score from:
+
+- `plan` (offline, planning.py): `ranking` orders each workload's pods as its controller
+  would, `rendering` prints the result as text, JSON or SVG;
+- `reconcile` (reconciling.py): `watching` feeds the `reconciler` worker, which writes through
+  `patching` (shared with `--clear`), paced by `pacing`; `leading` elects one writer, `health`
+  serves /healthz and /metrics.
 """

@@ -103,7 +103,7 @@ class LeaderElector:
             return
         try:
             lease = self.api.read_namespaced_lease(self.name, self.namespace)
-            if (lease.spec and lease.spec.holder_identity) != self.identity:
+            if lease.spec is None or lease.spec.holder_identity != self.identity:
                 return
             lease.spec.holder_identity = None
             lease.spec.lease_duration_seconds = 1

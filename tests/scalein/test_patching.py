@@ -1,0 +1,105 @@
+"""The one write path of the reconciler (webhook/scalein/patching.py), shared by the worker and
+`reconcile --clear`: every answer of the API server becomes one outcome, and nothing raises."""
+
+from __future__ import annotations
+
+import socket
+import threading
+
+from kubernetes import client
+
+from webhook.scalein.health import Metrics
+from webhook.scalein.pacing import RateLimiter
+from webhook.scalein.patching import Patcher
+from webhook.scalein.settings import COST_KEY, RECORD_KEY
+
+KEY = "default/p"
+POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default", "annotations": {COST_KEY: "-5"}}}
+SET = [{"op": "test", "path": "/metadata/annotations/" + COST_KEY.replace("/", "~1"), "value": "-5"},
+       {"op": "replace", "path": "/metadata/annotations/" + COST_KEY.replace("/", "~1"), "value": "-7"}]
+
+
+def patcher(api_client: client.ApiClient, stop: threading.Event | None = None) -> tuple[Patcher, Metrics]:
+    metrics = Metrics()
+    return Patcher(client.CoreV1Api(api_client), RateLimiter(1000), metrics, stop or threading.Event()), metrics
+
+
+def errors(metrics: Metrics, op: str, code: str) -> float:
+    return metrics.registry.get_sample_value("servinggate_scalein_errors_total", {"op": op, "code": code}) or 0.0
+
+
+def test_written_returns_the_pod_as_the_server_has_it(fake_api):
+    api, api_client = fake_api((), [POD])
+    p, metrics = patcher(api_client)
+    outcome = p.send(KEY, SET, "write")
+    assert outcome.status == "written" and outcome.pod is not None
+    assert outcome.pod["metadata"]["annotations"][COST_KEY] == "-7"
+    assert metrics.registry.get_sample_value("servinggate_scalein_writes_total", {"kind": "write"}) == 1
+
+
+def test_a_failed_test_op_is_changed_and_a_missing_pod_is_gone(fake_api):
+    api, api_client = fake_api((), [POD])
+    p, metrics = patcher(api_client)
+    stale = [dict(SET[0], value="-1"), SET[1]]
+    assert p.send(KEY, stale, "write").status == "changed"
+    assert metrics.registry.get_sample_value("servinggate_scalein_conflicts_total") == 1
+    assert p.send("default/absent", SET, "write").status == "gone"
+    assert p.read(KEY).status == "found" and p.read("default/absent").status == "gone"
+
+
+def test_throttled_carries_retry_after_and_other_failures_count_by_op(fake_api):
+    api, api_client = fake_api((), [POD])
+    p, metrics = patcher(api_client)
+    api.fault("PATCH", "/api/v1/namespaces/", 429, headers={"Retry-After": "3"})
+    outcome = p.send(KEY, SET, "clear")
+    assert (outcome.status, outcome.wait) == ("throttled", 3.0)
+    assert errors(metrics, "clear", "429") == 1
+    api.fault("PATCH", "/api/v1/namespaces/", 500)
+    assert p.send(KEY, SET, "write").status == "failed"
+    assert errors(metrics, "patch", "500") == 1
+
+
+def test_no_answer_is_failed_not_raised():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    conf = client.Configuration()
+    conf.host = f"http://127.0.0.1:{port}"
+    conf.retries = 0
+    p, metrics = patcher(client.ApiClient(conf))
+    outcome = p.send(KEY, SET, "write")
+    assert (outcome.status, outcome.code) == ("failed", 0)
+    assert errors(metrics, "patch", "0") == 1
+    assert p.read(KEY).status == "failed" and errors(metrics, "read", "0") == 1
+
+
+def test_nothing_is_sent_once_asked_to_stop(fake_api):
+    api, api_client = fake_api((), [POD])
+    stop = threading.Event()
+    stop.set()
+    p, _ = patcher(api_client, stop)
+    assert p.send(KEY, SET, "write").status == "stopped"
+    assert api.count("PATCH", "/") == 0
+
+
+def test_clear_decides_again_when_the_pod_changed_under_it(s1, fake_api):
+    """Someone sets their own cost between our list and our patch: the guarded patch fails, the
+    pod is read again, and only our record goes; their cost stays."""
+    import copy
+
+    from webhook.scalein import reconciling
+    from webhook.scalein.settings import ReconcileSettings
+
+    pods = copy.deepcopy(s1["pods"]["items"][:1])
+    pods[0]["metadata"]["annotations"] = {COST_KEY: "-5", RECORD_KEY: "-5"}
+    api, api_client = fake_api(s1["nodes"]["items"], pods)
+    key = f"{pods[0]['metadata']['namespace']}/{pods[0]['metadata']['name']}"
+
+    def someone_else_writes(_: str) -> None:
+        with api.lock:
+            api.pods[key]["metadata"]["annotations"][COST_KEY] = "9"
+
+    api.before_patch = someone_else_writes
+    assert reconciling.run(ReconcileSettings(health_port=0), api_client, threading.Event(), clear=True) == 0
+    assert api.annotations(key) == {COST_KEY: "9"}
+    assert [c.status for c in api.calls("PATCH", "/pods/")] == [422, 200]

@@ -1,0 +1,58 @@
+"""What the reconciler reports about itself: its Prometheus metrics, and the small HTTP server
+that answers /healthz (for the kubelet's probes) and /metrics (for Prometheus).
+
+It is a plain `http.server`, not the webhook's gunicorn: two cheap GETs do not justify a second
+web stack in the reconciler's image or process."""
+
+from __future__ import annotations
+
+import http.server
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import prometheus_client as prom
+
+
+class Metrics:
+    """The reconciler's counters and gauges, in a registry of its own (tests create many)."""
+
+    def __init__(self, registry: prom.CollectorRegistry | None = None) -> None:
+        self.registry = registry or prom.CollectorRegistry()
+        r = self.registry
+        self.writes = prom.Counter("servinggate_scalein_writes", "pod patches sent", ["kind"], registry=r)
+        self.skips = prom.Counter("servinggate_scalein_skips", "pods whose cost was not written", ["reason"], registry=r)
+        self.conflicts = prom.Counter("servinggate_scalein_conflicts", "patches refused because the pod changed (422 test failed, 409)", registry=r)
+        self.errors = prom.Counter("servinggate_scalein_errors", "failed API calls", ["op", "code"], registry=r)
+        self.scored = prom.Gauge("servinggate_scalein_pods_scored", "pods with a desired cost in the cache", registry=r)
+        self.pass_seconds = prom.Histogram("servinggate_scalein_pass_duration_seconds", "duration of a scoring pass (full or one event)", ["scope"],
+                                           buckets=(0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 2, 5, 10), registry=r)
+        self.leader = prom.Gauge("servinggate_scalein_leader", "1 while this replica may write", registry=r)
+        self.relists = prom.Counter("servinggate_scalein_relists", "full lists (start, 410 Gone)", ["kind"], registry=r)
+
+
+def serve_health(host: str, port: int, healthy: Callable[[], bool], metrics: Metrics) -> http.server.ThreadingHTTPServer:
+    """Start answering /healthz (200 while `healthy()`, else 503) and /metrics on a daemon thread."""
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802
+            if self.path.split("?")[0] == "/healthz":
+                ok = healthy()
+                body, code, ctype = (b"ok\n" if ok else b"unhealthy\n"), (200 if ok else 503), "text/plain"
+            elif self.path.split("?")[0] == "/metrics":
+                body, code, ctype = prom.generate_latest(metrics.registry), 200, prom.CONTENT_TYPE_LATEST
+            else:
+                body, code, ctype = b"not found\n", 404, "text/plain"
+            self.send_response(code)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer((host, port), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, name="health", daemon=True).start()
+    return server

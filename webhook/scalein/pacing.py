@@ -1,0 +1,42 @@
+"""How fast the reconciler talks to the API server: a token bucket for its writes, exponential
+back-off for its list/watch loops, and the server's own `Retry-After` when it throttles us.
+
+Shared by watching.py and patching.py, and pure (a clock in, seconds out) so the numbers are
+tested without a server."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+MAX_BACKOFF = 60.0  # seconds: the longest a failing list/watch or write waits before trying again
+MAX_RETRY_AFTER = 120.0  # seconds: a larger Retry-After is capped (a bad proxy must not stall us)
+
+
+class RateLimiter:
+    """Token bucket: `qps` tokens a second, bursts of at most `qps`."""
+
+    def __init__(self, qps: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self.qps, self.clock = float(qps), clock
+        self.tokens, self.stamp = float(qps), clock()
+
+    def delay(self) -> float:
+        """Take a token if there is one (0.0), else the seconds until there is."""
+        now = self.clock()
+        self.tokens = min(self.qps, self.tokens + (now - self.stamp) * self.qps)
+        self.stamp = now
+        if self.tokens >= 1:
+            self.tokens -= 1
+            return 0.0
+        return (1 - self.tokens) / self.qps
+
+
+def retry_after(exc: BaseException, default: float) -> float:
+    """The `Retry-After` seconds of a throttled answer (an `ApiException`), capped; `default`
+    when the answer has none or an unreadable one."""
+    headers = getattr(exc, "headers", None) or {}
+    raw = headers.get("Retry-After") if hasattr(headers, "get") else None
+    try:
+        return min(max(float(raw), 0.0), MAX_RETRY_AFTER) if raw is not None else default
+    except ValueError:
+        return default

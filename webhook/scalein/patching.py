@@ -1,0 +1,100 @@
+"""Writing a pod's cost: one code path for the worker and for `reconcile --clear`.
+
+Both send a `test`-guarded JSON Patch at the rate `--scoring-qps` allows and must tell the same
+answers apart: written (the pod as the server now has it), gone (404), changed since we read it
+(409, or 422 from a failed `test`: read again and decide afresh, never resend blindly),
+throttled (429 with Retry-After) and failed (anything else, network errors included). `Patcher`
+sends, classifies and counts; the caller decides what an outcome means for it (the worker
+retries through its queue, `--clear` a few times in place). It never raises."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from kubernetes import client
+from kubernetes.client.exceptions import ApiException
+
+from ..kube.responses import json_body
+from .health import Metrics
+from .pacing import RateLimiter, retry_after
+
+log = logging.getLogger("servinggate.scalein")
+
+JSON_PATCH = "application/json-patch+json"
+
+Status = Literal["written", "found", "gone", "changed", "throttled", "failed", "stopped"]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What became of one patch or read. `pod` is the pod the server returned (written, found); `wait` the
+    seconds the server asked us to wait (throttled); `code` the HTTP status (0: no answer)."""
+
+    status: Status
+    pod: dict[str, Any] | None = None
+    wait: float = 0.0
+    code: int = 0
+
+
+class Patcher:
+    """Sends guarded JSON Patches to pods, rate limited, and reads pods back."""
+
+    def __init__(self, core: client.CoreV1Api, limiter: RateLimiter, metrics: Metrics, stop: threading.Event) -> None:
+        self.core = core
+        self.limiter = limiter
+        self.metrics = metrics
+        self.stop = stop
+
+    def _take_token(self) -> bool:
+        """Wait for the rate limiter; False when asked to stop meanwhile."""
+        wait = self.limiter.delay()
+        while wait > 0 and not self.stop.is_set():
+            self.stop.wait(wait)
+            wait = self.limiter.delay()
+        return not self.stop.is_set()
+
+    def send(self, key: str, ops: list[dict[str, Any]], purpose: str) -> Outcome:
+        """Patch pod `key` ("ns/name") with `ops`. `purpose` labels the write metric (write,
+        overwrite, clear); failures count as errors of op `clear` or `patch`."""
+        if not self._take_token():
+            return Outcome("stopped")
+        op = "clear" if purpose == "clear" else "patch"
+        ns, _, name = key.partition("/")
+        try:
+            pod = json_body(self.core.patch_namespaced_pod(name, ns, ops, _content_type=JSON_PATCH, _preload_content=False, _request_timeout=30))
+        except ApiException as exc:
+            code = int(exc.status or 0)
+            if code == 404:
+                return Outcome("gone", code=code)
+            if code in (409, 422):
+                self.metrics.conflicts.inc()
+                return Outcome("changed", code=code)
+            self.metrics.errors.labels(op, str(code)).inc()
+            if code == 429:
+                return Outcome("throttled", wait=retry_after(exc, 1.0), code=code)
+            return Outcome("failed", code=code)
+        except Exception as exc:  # noqa: BLE001 - the network, a proxy: one pod never stops the loop
+            self.metrics.errors.labels(op, "0").inc()
+            log.warning({"msg": "patch failed", "pod": key, "error": repr(exc)})
+            return Outcome("failed")
+        self.metrics.writes.labels(purpose).inc()
+        return Outcome("written", pod=pod if isinstance(pod, dict) else None, code=200)
+
+    def read(self, key: str) -> Outcome:
+        """The pod as the server has it now (`found`), `gone` when it no longer exists, `failed`
+        otherwise (counted as a `read` error)."""
+        ns, _, name = key.partition("/")
+        try:
+            pod = json_body(self.core.read_namespaced_pod(name, ns, _preload_content=False, _request_timeout=30))
+        except ApiException as exc:
+            if exc.status == 404:
+                return Outcome("gone", code=404)
+            self.metrics.errors.labels("read", str(exc.status)).inc()
+            return Outcome("failed", code=int(exc.status or 0))
+        except Exception:  # noqa: BLE001
+            self.metrics.errors.labels("read", "0").inc()
+            return Outcome("failed")
+        return Outcome("found", pod=pod, code=200)

@@ -1,0 +1,179 @@
+"""The order in which controllers remove pods on a scale-in, with the costs our scoring leaves.
+
+Each workload's pods are ranked the way its controller ranks them (references: ReplicaSet's
+`ActivePodsWithRanks`, CloneSet's sorter, Kthena's summed Role/ServingGroup cost), so `plan`
+shows what a scale-in would actually remove, and `node_usage` what that frees per node. Pure: a
+`Cluster` in, dataclasses out; rendering.py turns them into text, JSON or SVG."""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import scoring
+from .cluster import Cluster, PodView
+from .settings import RECORD_KEY
+
+MS_GROUP = "modelserving.volcano.sh/group-name"
+MS_ROLE = "modelserving.volcano.sh/role"
+MS_ROLE_ID = "modelserving.volcano.sh/role-id"
+PHASE_RANK = {"Pending": 0, "Unknown": 1, "Running": 2}
+_ORDINAL = re.compile(r"^(.*)-([0-9]+)$")
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _epoch(ts: str) -> float:
+    if not ts:
+        return float("inf")  # a zero time counts as the newest
+    try:
+        return dt.datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return float("inf")
+
+
+def _ordinal(name: str) -> int:
+    m = _ORDINAL.match(name)
+    return int(m.group(2)) if m else -1
+
+
+@dataclass
+class Entry:
+    """One pod in a plan: its cost now, the cost the reconciler leaves, and why."""
+
+    pod: PodView
+    current: str | None
+    planned: int  # what the controller will rank by
+    action: str  # none | write | overwrite | foreign | unscored
+
+
+@dataclass
+class Unit:
+    """What a controller removes as one: a pod, a Kthena Role replica, or a ServingGroup."""
+
+    name: str
+    entries: list[Entry]
+    cost: int
+    running: bool
+    ordinal: int
+    roles: list["Unit"] = field(default_factory=list)
+
+
+@dataclass
+class Workload:
+    kind: str
+    namespace: str
+    name: str
+    label: str  # e.g. "Deployment deploy1"
+    units: list[Unit]  # in removal order
+
+
+def pod_key(e: Entry, colocated: int) -> tuple:
+    """ReplicaSet/CloneSet order, smaller first: unassigned, phase, not ready, lower cost, more
+    co-located replicas, newer ready time, more restarts, newer creation, then UID."""
+    p = e.pod
+    return (
+        1 if p.node else 0,
+        PHASE_RANK.get(p.phase, 1),
+        1 if p.ready else 0,
+        e.planned,
+        -colocated,
+        -_epoch(p.ready_since) if p.ready else 0.0,
+        -p.restarts,
+        -_epoch(p.created),
+        p.uid,
+    )
+
+
+def group_key(u: Unit) -> tuple:
+    """Kthena: not-running first, then lower summed cost, then higher ordinal."""
+    return (1 if u.running else 0, u.cost, -u.ordinal)
+
+
+def _active(p: PodView) -> bool:
+    return p.holds  # the controllers skip terminated and terminating pods too
+
+
+def build_plan(cluster: Cluster) -> list[Workload]:
+    desired = cluster.desired_all()
+    s = cluster.settings
+    owners: dict[tuple[str, str, str, str], list[Entry]] = defaultdict(list)
+    for key, pod in cluster.pods.items():
+        if not _active(pod) or not cluster.types.scored(pod.owner):
+            continue
+        current = pod.annotation(s.score_annotation_key)
+        if key in desired:
+            d = scoring.decide(current, pod.annotation(RECORD_KEY), desired[key], s.scale_in_priority)
+            planned = scoring.ranking_cost(d.value)
+            action = d.action
+        else:
+            planned, action = scoring.ranking_cost(current), "unscored"
+        api_version, kind, name = pod.owner  # type: ignore[misc]
+        owners[(scoring.group_of(api_version), kind, pod.namespace, name)].append(Entry(pod, current, planned, action))
+
+    workloads = []
+    for (group, kind, ns, name), entries in sorted(owners.items(), key=lambda kv: (kv[0][2], kv[0][3], kv[0][1])):
+        if (group, kind) == scoring.MODELSERVING:
+            workloads.append(_modelserving(ns, name, entries))
+            continue
+        per_node: dict[str, int] = defaultdict(int)
+        for e in entries:
+            if e.pod.node:
+                per_node[e.pod.node] += 1
+        ordered = sorted(entries, key=lambda e: pod_key(e, per_node.get(e.pod.node, 0)))
+        label = f"{kind} {name}"
+        if (group, kind) == scoring.REPLICASET:
+            h = ordered[0].pod.labels.get("pod-template-hash", "")
+            if h and name.endswith("-" + h):
+                label = f"Deployment {name[: -len(h) - 1]} (ReplicaSet {name})"
+        units = [Unit(e.pod.name, [e], e.planned, e.pod.phase == "Running" and e.pod.ready, -1) for e in ordered]
+        workloads.append(Workload(kind, ns, name, label, units))
+    return workloads
+
+
+def _rollup(name: str, entries: list[Entry]) -> Unit:
+    running = all(e.pod.phase == "Running" and e.pod.ready for e in entries)
+    return Unit(name, sorted(entries, key=lambda e: e.pod.name), sum(e.planned for e in entries), running, _ordinal(name))
+
+
+def _modelserving(ns: str, name: str, entries: list[Entry]) -> Workload:
+    groups: dict[str, list[Entry]] = defaultdict(list)
+    for e in entries:
+        groups[e.pod.labels.get(MS_GROUP, "?")].append(e)
+    units = []
+    for gname, gentries in groups.items():
+        unit = _rollup(gname, gentries)
+        roles: dict[str, list[Entry]] = defaultdict(list)
+        for e in gentries:
+            roles[e.pod.labels.get(MS_ROLE_ID, "?")].append(e)
+        unit.roles = sorted((_rollup(r, es) for r, es in roles.items()), key=lambda u: (u.entries[0].pod.labels.get(MS_ROLE, ""),) + group_key(u))
+        units.append(unit)
+    units.sort(key=group_key)
+    return Workload("ModelServing", ns, name, f"ModelServing {name}", units)
+
+
+# ---- node usage before/after ------------------------------------------------------------------
+
+
+def node_usage(cluster: Cluster, workloads: list[Workload], remove: int) -> list[dict[str, Any]]:
+    """Per accelerator node: used/allocatable now and after each listed workload loses its first
+    `remove` units; pods removed are listed by node."""
+    removed: dict[str, list[PodView]] = defaultdict(list)
+    for w in workloads:
+        for u in w.units[:remove]:
+            for e in u.entries:
+                if e.pod.node:
+                    removed[e.pod.node].append(e.pod)
+    rows = []
+    for name in sorted(cluster.nodes):
+        node = cluster.nodes[name]
+        if not node.total:
+            continue
+        used, total = cluster.usage(name)
+        freed = sum(cluster.units_on(p, node) for p in removed.get(name, ()))
+        rows.append({"node": name, "allocatable": total, "before": min(used, total), "after": max(min(used, total) - freed, 0),
+                     "removed": sorted(p.key for p in removed.get(name, ()))})
+    return rows

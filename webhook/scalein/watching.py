@@ -1,0 +1,120 @@
+"""The reconciler's view of the cluster: one list+watch loop per kind (Nodes, Pods).
+
+Each loop lists everything once (pages of 500, decoded straight from JSON), then watches from
+the list's resourceVersion; every change goes to the worker's queue as `(type, kind, object)`,
+and a full list as `("REPLACE", kind, items)`. A watch that is too old (410 Gone, as a status or
+as an ERROR event) starts over with a list; any other failure backs off (Retry-After on 429)
+and tries again, forever: the worker keeps scoring from the cache it has meanwhile."""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+from kubernetes import client
+from kubernetes.client.exceptions import ApiException
+from kubernetes.watch.watch import iter_resp_lines
+
+from ..kube.responses import json_body
+from .health import Metrics
+from .pacing import MAX_BACKOFF, retry_after
+from .settings import ReconcileSettings
+
+log = logging.getLogger("servinggate.scalein")
+
+Event = tuple[str, str, Any]  # (ADDED | MODIFIED | DELETED | REPLACE | RESYNC, kind, object or items)
+KINDS = ("nodes", "pods")
+
+
+class Gone(Exception):
+    """The watch's resourceVersion is too old (410): list again."""
+
+
+class Watcher:
+    """List+watch of Nodes and Pods into `events`, until `stop`."""
+
+    def __init__(self, core: client.CoreV1Api, settings: ReconcileSettings, events: queue.Queue[Event], metrics: Metrics,
+                 stop: threading.Event, sleep_cap: float = MAX_BACKOFF) -> None:
+        self.core = core
+        self.settings = settings
+        self.events = events
+        self.metrics = metrics
+        self.stop = stop
+        self.sleep_cap = sleep_cap
+
+    def _list_fn(self, kind: str) -> Callable[..., Any]:
+        return self.core.list_node if kind == "nodes" else self.core.list_pod_for_all_namespaces
+
+    def list_all(self, kind: str) -> tuple[list[dict[str, Any]], str]:
+        """A full list in pages of 500, decoded straight from JSON (no model objects)."""
+        items: list[dict[str, Any]] = []
+        cont = None
+        while True:
+            body = json_body(self._list_fn(kind)(limit=500, _continue=cont, _preload_content=False, _request_timeout=60))
+            items += body.get("items") or []
+            meta = body.get("metadata") or {}
+            cont = meta.get("continue")
+            if not cont:
+                return items, meta.get("resourceVersion") or ""
+
+    def watch_once(self, kind: str, rv: str) -> str:
+        """One watch request from `rv`; events go to the queue; returns the last resourceVersion."""
+        resp = self._list_fn(kind)(watch=True, resource_version=rv, allow_watch_bookmarks=True,
+                                   timeout_seconds=self.settings.watch_timeout_seconds, _preload_content=False,
+                                   _request_timeout=(10, self.settings.watch_timeout_seconds + 30))
+        try:
+            for line in iter_resp_lines(resp):
+                if self.stop.is_set():
+                    break
+                if not line:
+                    continue
+                event = orjson.loads(line)
+                etype, obj = event.get("type"), event.get("object") or {}
+                if etype == "ERROR":
+                    code = obj.get("code")
+                    if code == 410:
+                        raise Gone(obj.get("message", ""))
+                    raise ApiException(status=code or 500, reason=f"watch error: {obj.get('reason')}: {obj.get('message')}")
+                rv = (obj.get("metadata") or {}).get("resourceVersion") or rv
+                if etype in ("ADDED", "MODIFIED", "DELETED"):
+                    self.events.put((etype, kind, obj))
+        finally:
+            resp.close()
+            resp.release_conn()
+        return rv
+
+    def loop(self, kind: str) -> None:
+        """List, then watch, again and again; never raises (failures back off)."""
+        rv, backoff = "", 1.0
+        while not self.stop.is_set():
+            try:
+                if not rv:
+                    items, rv = self.list_all(kind)
+                    self.metrics.relists.labels(kind).inc()
+                    self.events.put(("REPLACE", kind, items))
+                rv = self.watch_once(kind, rv)
+                backoff = 1.0
+            except Gone:
+                log.info({"msg": "watch expired (410 Gone); listing again", "kind": kind})
+                rv = ""
+            except ApiException as exc:
+                if exc.status == 410:
+                    log.info({"msg": "watch expired (410 Gone); listing again", "kind": kind})
+                    rv = ""
+                    continue
+                self.metrics.errors.labels(f"watch-{kind}", str(exc.status)).inc()
+                wait = retry_after(exc, backoff) if exc.status == 429 else backoff
+                log.warning({"msg": "list/watch failed; backing off", "kind": kind, "status": exc.status, "seconds": wait})
+                self.stop.wait(min(wait, self.sleep_cap))
+                backoff = min(backoff * 2, MAX_BACKOFF)
+            except Exception as exc:  # noqa: BLE001 - network trouble: back off, go on
+                if self.stop.is_set():
+                    break
+                self.metrics.errors.labels(f"watch-{kind}", "0").inc()
+                log.warning({"msg": "list/watch failed; backing off", "kind": kind, "error": repr(exc), "seconds": backoff})
+                self.stop.wait(min(backoff, self.sleep_cap))
+                backoff = min(backoff * 2, MAX_BACKOFF)
