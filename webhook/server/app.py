@@ -106,6 +106,7 @@ def create_app(
     max_body = settings.max_body_bytes
 
     app = Flask("servinggate")
+    app.config["PROVIDE_AUTOMATIC_OPTIONS"] = False  # OPTIONS gets the JSON 405, not an empty 200
     # The body limit is enforced in read_body(), not through MAX_CONTENT_LENGTH: Werkzeug's limited
     # stream silently truncates a chunked body at the limit instead of refusing it.
     app.extensions["servinggate"] = {"settings": settings, "context": ctx, "certificates": certificates, "registry": registry}
