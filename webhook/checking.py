@@ -144,6 +144,8 @@ def _findings(decisions: list[Decision]) -> tuple[list[dict[str, Any]], list[dic
             errors.append({"rule": d.crash.rule, "field": None, "type": "InternalError", "message": "the rule raised an exception"})
         seen = {(w["rule"], w["message"]) for w in warnings}
         warnings += [{"rule": w.rule, "message": w.text} for w in d.warnings if (w.rule, w.text) not in seen]
+        # findings of rules in audit mode: reported as warnings, marked, never failing the check
+        warnings += [{"rule": a.rule, "message": a.text, "audit": True} for a in d.audit]
     return errors, warnings
 
 
@@ -174,6 +176,7 @@ def check_object(doc: Document, old: dict[str, Any] | None, ctx: Context) -> dic
         "message": status.get("message"),
         "errors": errors,
         "warnings": warnings,
+        "changes": [{"rule": c.rule, "message": c.text} for c in mutation.changes],
         "patch": mutation.patch,
     }
 
@@ -206,6 +209,8 @@ def _text(results: list[dict[str, Any]], problems: list[InputProblem], out: Text
             print(f"  error [{e['rule']}]: {where}{e['message']}", file=out)
         for w in r["warnings"]:
             print(f"  warning [{w['rule']}]: {w['message']}", file=out)
+        for c in r["changes"]:
+            print(f"  change [{c['rule']}]: {c['message']}", file=out)
         for op in r["patch"]:
             print(f"  patch: {orjson.dumps(op).decode()}", file=out)
     denied = sum(1 for r in results if not r["allowed"])

@@ -112,6 +112,22 @@ def webhook_configurations(raw: str) -> tuple[str, ...]:
     return entries
 
 
+VALIDATING_ACTIONS = ("deny", "warn", "audit", "off")
+MUTATING_ACTIONS = ("on", "off")
+
+
+def rule_action_pairs(raw: str) -> tuple[tuple[str, str], ...]:
+    """`a.rule=warn,b.rule=off` -> (("a.rule", "warn"), ("b.rule", "off")); names are checked
+    against the registry when the settings are loaded."""
+    pairs: dict[str, str] = {}
+    for item in csv_list(raw):
+        name, sep, action = item.partition("=")
+        if not sep or not name.strip() or not action.strip():
+            raise ValueError(f"{item!r} is not RULE=ACTION")
+        pairs[name.strip()] = action.strip().lower()
+    return tuple(sorted(pairs.items()))
+
+
 def non_empty(raw: str) -> str:
     value = str(raw).strip()
     if not value:
@@ -275,7 +291,6 @@ class ListenerSettings:
     keepalive: int = setting(120, int_range(30, 3600), "seconds an idle keep-alive connection stays open (the API server's client idles 90 s)")
     graceful_timeout: int = setting(20, int_range(1, 600), "seconds in-flight reviews get to finish on SIGTERM")
     max_body_bytes: int = setting(7 * 1024 * 1024, byte_size, "largest AdmissionReview body accepted (413 above)")
-    request_timeout: int = setting(10, int_range(1, 300), "seconds a client has to finish the TLS handshake and send a whole request (408 after); idle keep-alive time is not counted")
     tls_min_version: str = setting("1.2", choice("1.2", "1.3"), "minimum TLS version")
     cert_reload_seconds: int = setting(10, int_range(1, 3600), "how often the certificate files are checked for a change")
     metrics_dir: str = setting("", str, "folder for multi-process metrics (emptied at start); default: a fresh temporary folder")
@@ -315,6 +330,22 @@ class PolicySettings:
 
     scheduler_name: str = setting("volcano", non_empty, "scheduler that pods in scope are defaulted to")
     skip_namespaces: frozenset[str] = setting(frozenset({"kube-system", "kube-node-lease"}), csv_set, "namespaces whose pods are never mutated (comma-separated)")
+    rule_actions: tuple[tuple[str, str], ...] = setting((), rule_action_pairs, "per-rule enforcement, comma-separated RULE=ACTION: validating rules deny (default), warn, audit or off; mutating rules on (default) or off", metavar="RULE=ACTION,...")
+
+    def check(self) -> None:
+        from .policies import REGISTRY  # the rule names are the registry's; imported only to check them
+
+        kinds = {r.name: r.action for r in REGISTRY.rules()}
+        for name, action in self.rule_actions:
+            if name not in kinds:
+                raise ConfigError(f"--rule-actions: unknown rule {name!r} (the rules are listed in docs/policies.md)")
+            allowed = VALIDATING_ACTIONS if kinds[name] == "validate" else MUTATING_ACTIONS
+            if action not in allowed:
+                raise ConfigError(f"--rule-actions: {name} is a {kinds[name]} rule: its action is one of {', '.join(allowed)}, not {action!r}")
+
+    def actions(self) -> dict[str, str]:
+        """RULE -> action for the rules given; every other rule keeps its default (deny / on)."""
+        return dict(self.rule_actions)
 
 
 @dataclass(frozen=True)

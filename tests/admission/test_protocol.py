@@ -119,7 +119,8 @@ def test_denial_lists_every_error_with_422_and_one_cause_each():
     assert st["message"] == f'ModelServing.workload.serving.volcano.sh "sample" is invalid: [{e1}, {e2}]'
     assert [c["field"] for c in st["details"]["causes"]] == ["spec.replicas", "spec.template.roles"]
     assert [c["reason"] for c in st["details"]["causes"]] == ["FieldValueInvalid", "FieldValueRequired"]
-    assert resp["warnings"] == ["w"]
+    assert resp["warnings"] == ["servinggate [a-rule]: w"]  # a warning names the rule that gave it
+    assert resp["auditAnnotations"] == {"rules": "a-rule"}
 
 
 def test_refusal_is_403_forbidden_and_allow_has_no_status():
@@ -128,7 +129,7 @@ def test_refusal_is_403_forbidden_and_allow_has_no_status():
     assert resp["status"]["code"] == 403 and resp["status"]["reason"] == "Forbidden"
     assert resp["status"]["message"] == "not while the gang is running"
     ok = review_response(req, decided(denied()))["response"]
-    assert ok == {"uid": "u-1", "allowed": True}
+    assert ok == {"uid": "u-1", "allowed": True, "auditAnnotations": {"rules": "a-rule"}}
 
 
 def test_v1beta1_review_is_answered_in_v1beta1():
@@ -141,7 +142,7 @@ def test_v1beta1_review_is_answered_in_v1beta1():
 def test_warnings_are_clipped_to_120_characters_and_deduplicated():
     req = parse_review(json.dumps(_review()).encode())
     resp = review_response(req, decided(allowed("x" * 300, "short", "short"), "mutate"))["response"]
-    assert len(resp["warnings"][0]) == 120 and resp["warnings"][1:] == ["short"]
+    assert len(resp["warnings"][0]) == 120 and resp["warnings"][1:] == ["servinggate [a-rule]: short"]
 
 
 def test_patch_is_a_diff_escapes_slashes_and_is_omitted_when_empty():

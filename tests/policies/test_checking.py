@@ -80,6 +80,7 @@ def test_violation_exit_1_json_shape(tmp_path):
             }
         ],
         "warnings": [],
+        "changes": [],
         "patch": [],
     }
 
@@ -97,7 +98,8 @@ def test_pod_mutation_preview_from_stdin_list(tmp_path):
         {"op": "add", "path": "/metadata/annotations", "value": {"scheduling.k8s.io/group-name": "sample-0", "volcano.sh/task-spec": "prefill-1"}},
         {"op": "replace", "path": "/spec/schedulerName", "value": "volcano"},
     ]
-    assert first["warnings"][0] == {"rule": "pods.default-scheduler", "message": "servinggate: set spec.schedulerName to 'volcano' for gang scheduling"}
+    assert first["warnings"] == []  # routine mutations are changes, not warnings
+    assert first["changes"][0] == {"rule": "pods.default-scheduler", "message": "set spec.schedulerName to 'volcano' for gang scheduling"}
     assert second["patch"] == [] and second["item"] == 1
 
 

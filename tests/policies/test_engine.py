@@ -9,6 +9,7 @@ from pathlib import Path
 import jsonpatch
 import pytest
 
+from webhook.admission.decision import Changes
 from webhook.admission.review import parse_review
 from webhook.policies import REGISTRY, Context, Registry, engine
 from webhook.policies.registry import LabelScope, Target
@@ -31,7 +32,7 @@ def test_a_mutator_editing_anything_gets_its_change_into_the_patch_and_leaves_th
     @registry.mutates("env", PODS)
     def add_env(req, pod, ctx):
         pod["spec"]["containers"][0].setdefault("env", []).append({"name": "GANG", "value": "1"})
-        return []
+        return Changes()
 
     req = _pod_request()
     before = copy.deepcopy(req.object)
@@ -81,7 +82,7 @@ def test_a_label_scope_is_applied_by_the_engine_and_the_same_scope_gives_the_sel
     @registry.mutates("scoped", PODS, scope=scope)
     def scoped(req, pod, ctx):
         seen.append(pod["metadata"].get("name", ""))
-        return []
+        return Changes()
 
     req = _pod_request()
     settings = PolicySettings(skip_namespaces=frozenset())

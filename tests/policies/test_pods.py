@@ -16,11 +16,15 @@ MISSING = "pods-create-kthena-entry-missing-scheduler-annotations-roleid-mutatin
 COMPLETE = "pods-create-kthena-entry-complete-mutating"
 
 
+def changes(decision) -> list[str]:
+    return [c.text for c in decision.changes]
+
+
 def test_complete_kthena_pod_is_left_alone(kit):
     req = kit.request(COMPLETE)
     out = engine.mutate(req, kit.ctx())
     assert out.matched and out.allowed
-    assert out.patch == [] and out.warning_texts == []
+    assert out.patch == [] and out.warning_texts == [] and out.changes == []
     answer = review_response(req, out)["response"]
     assert "patch" not in answer and "patchType" not in answer
 
@@ -31,7 +35,7 @@ def test_complete_kthena_pod_is_left_alone(kit):
 )
 def test_recorded_pods_needing_nothing(kit, name):
     out = engine.mutate(kit.request(name), kit.ctx())
-    assert out.patch == [] and out.warning_texts == []
+    assert out.patch == [] and out.warning_texts == [] and out.changes == []
 
 
 def test_recorded_pod_missing_scheduler_annotations_and_role_id(kit):
@@ -42,11 +46,12 @@ def test_recorded_pod_missing_scheduler_annotations_and_role_id(kit):
         {"op": "add", "path": "/metadata/annotations", "value": {"scheduling.k8s.io/group-name": "sample-0", "volcano.sh/task-spec": "prefill-1"}},
         {"op": "replace", "path": "/spec/schedulerName", "value": "volcano"},
     ]
-    assert out.warning_texts == [
-        "servinggate: set spec.schedulerName to 'volcano' for gang scheduling",
-        "servinggate: added label modelserving.volcano.sh/role-id=prefill-1",
-        "servinggate: added annotation scheduling.k8s.io/group-name=sample-0",
-        "servinggate: added annotation volcano.sh/task-spec=prefill-1",
+    assert out.warning_texts == [], "routine changes are recorded, not warned"
+    assert changes(out) == [
+        "set spec.schedulerName to 'volcano' for gang scheduling",
+        "added label modelserving.volcano.sh/role-id=prefill-1",
+        "added annotation scheduling.k8s.io/group-name=sample-0",
+        "added annotation volcano.sh/task-spec=prefill-1",
     ]
     assert review_response(req, out)["response"]["patchType"] == "JSONPatch"
     # applied, the pod has what Kthena's controller gives a complete entry pod, and a second pass is a no-op
@@ -68,9 +73,9 @@ def test_contradicting_values_are_repaired(kit):
         {"op": "replace", "path": "/metadata/labels/modelserving.volcano.sh~1role-id", "value": "prefill-0"},
         {"op": "replace", "path": "/metadata/annotations/volcano.sh~1task-spec", "value": "prefill-0"},
     ]
-    assert out.warning_texts == [
-        "servinggate: repaired label modelserving.volcano.sh/role-id: prefill-7 -> prefill-0 (it contradicted the pod name)",
-        "servinggate: repaired annotation volcano.sh/task-spec: decode-0 -> prefill-0 (it contradicted the pod name)",
+    assert changes(out) == [
+        "repaired label modelserving.volcano.sh/role-id: prefill-7 -> prefill-0 (it contradicted the pod name)",
+        "repaired annotation volcano.sh/task-spec: decode-0 -> prefill-0 (it contradicted the pod name)",
     ]
 
 
@@ -79,7 +84,7 @@ def test_worker_pod_loses_entry_label(kit):
     pod["metadata"]["name"] = "sample-0-prefill-0-1"
     out = kit.mutate(pod)
     assert out.patch == [{"op": "remove", "path": "/metadata/labels/modelserving.volcano.sh~1entry"}]
-    assert out.warning_texts == ["servinggate: removed label modelserving.volcano.sh/entry=true (it contradicted the pod name)"]
+    assert changes(out) == ["removed label modelserving.volcano.sh/entry=true (it contradicted the pod name)"]
 
 
 def test_generate_name_pod_works_from_labels(kit):
@@ -104,7 +109,7 @@ def test_opt_in_pod_maps_gang_and_subgroup(kit):
         {"op": "add", "path": "/metadata/annotations", "value": {"scheduling.k8s.io/group-name": "npu-infer", "volcano.sh/task-spec": "tp-0"}},
         {"op": "replace", "path": "/spec/schedulerName", "value": "volcano"},
     ]
-    assert len(out.warning_texts) == 5
+    assert len(changes(out)) == 5 and out.warning_texts == []
 
 
 def test_skip_label_and_skipped_namespace(kit):
@@ -177,7 +182,7 @@ def test_mutation_is_idempotent(kit, pod):
     first = kit.mutate(pod, namespace=pod["metadata"]["namespace"])
     assert pod == original  # the request object is never edited in place
     assert first.code == 200
-    assert bool(first.patch) == bool(first.warnings) or not first.patch
+    assert bool(first.patch) == bool(first.changes), "every change is recorded, and only changes"
     mutated = jsonpatch.apply_patch(pod, first.patch)
     second = kit.mutate(mutated, namespace=pod["metadata"]["namespace"])
     assert second.patch == []

@@ -10,7 +10,7 @@ import pytest
 
 from webhook.admission import allowed
 from webhook.config import ServeSettings
-from webhook.policies import NoLookups, Registry
+from webhook.policies import DictLookups, NoLookups, Registry
 from webhook.policies.registry import Target
 from webhook.server.app import create_app
 
@@ -116,10 +116,16 @@ def test_unregistered_resource_is_allowed_without_patch(client):
     assert resp == {"uid": json.loads(body)["request"]["uid"], "allowed": True}
 
 
-def test_pod_mutation_end_to_end_through_the_registry(client):
+def test_pod_mutation_end_to_end_through_the_registry(settings):
+    # the pod's ModelServing is not among the known objects: its scheduler choice is the default
+    client = create_app(settings, lookups=DictLookups([])).test_client()
     resp = client.post("/mutate", data=POD_MUTATE, content_type="application/json").get_json()
     assert resp["response"]["patchType"] == "JSONPatch"
-    assert any("schedulerName" in w for w in resp["response"]["warnings"])
+    # routine changes are recorded for the audit log, not shown to the client as warnings
+    assert "warnings" not in resp["response"]
+    notes = resp["response"]["auditAnnotations"]
+    assert notes["rules"] == "pods.default-scheduler,pods.gang-labels"
+    assert "[pods.default-scheduler] set spec.schedulerName to 'volcano'" in notes["changes"]
 
 
 def test_a_rule_that_raises_gives_a_500_review_with_the_uid_and_a_logged_traceback(settings, caplog):
@@ -183,3 +189,20 @@ def test_far_oversized_body_is_refused_without_draining_and_the_connection_close
     resp = client.post("/validate", data=b" " * (3 * settings.max_body_bytes), content_type="application/json")
     assert resp.status_code == 413 and resp.headers["Connection"] == "close"
     assert f"body of {3 * settings.max_body_bytes} bytes exceeds" in status_of(resp)["message"]
+
+
+def test_metrics_name_each_rule_verdict_and_the_build(settings):
+    from webhook import __version__
+    from webhook.config import load
+
+    configured = load(ServeSettings, {"certs_dir": str(settings.certs_dir)}, environ={"SERVINGGATE_RULE_ACTIONS": "modelservings.reserved-labels=audit"})
+    client = create_app(configured, lookups=DictLookups([])).test_client()
+    text = client.get("/metrics").get_data(as_text=True)
+    # present from the start, at zero, with the configured action
+    assert 'servinggate_rule_verdicts_total{action="audit",rule="modelservings.reserved-labels",verdict="fail"} 0.0' in text
+    assert f'servinggate_build_info{{version="{__version__}"}} 1.0' in text
+    client.post("/mutate", data=POD_MUTATE, content_type="application/json")
+    text = client.get("/metrics").get_data(as_text=True)
+    assert 'servinggate_rule_verdicts_total{action="on",rule="pods.gang-labels",verdict="pass"}' in text
+    line = next(l for l in text.splitlines() if l.startswith('servinggate_rule_verdicts_total{action="on",rule="pods.gang-labels",verdict="pass"}'))
+    assert float(line.split()[-1]) >= 1

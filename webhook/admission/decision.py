@@ -39,6 +39,25 @@ def refused(message: str, *, warnings: list[str] | None = None) -> Verdict:
     return Verdict(refusal=message, warnings=list(warnings or []))
 
 
+@dataclass(slots=True)
+class Changes:
+    """What one mutating rule did: `made` says what it changed (recorded in the review's audit
+    annotations and log line, not shown to the client), `warnings` are problems the client
+    should fix (shown by kubectl)."""
+
+    made: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class RuleVerdict:
+    """How one rule judged one request, under its enforcement action (for metrics and logs)."""
+
+    rule: str
+    action: str  # deny | warn | audit (validating), on (mutating)
+    passed: bool
+
+
 @dataclass(frozen=True, slots=True)
 class RuleError:
     """A field error, tagged with the rule that found it."""
@@ -72,12 +91,36 @@ class Decision:
     edited: dict[str, Any] | None = None  # mutate: the object as the mutators left it
     patch: list[dict[str, Any]] = field(default_factory=list)  # mutate: RFC 6902, original -> edited
     crash: RuleNote | None = None
+    audit: list[RuleNote] = field(default_factory=list)  # findings of rules in `audit` mode
+    changes: list[RuleNote] = field(default_factory=list)  # what mutators changed
+    verdicts: list[RuleVerdict] = field(default_factory=list)
 
-    def add(self, rule: str, verdict: Verdict) -> None:
-        self.errors += [RuleError(rule, e) for e in verdict.errors]
+    def add(self, rule: str, verdict: Verdict, action: str = "deny") -> None:
+        """Record a validating rule's verdict under its enforcement action: `deny` denies,
+        `warn` turns each finding into a warning naming the rule, `audit` records it only."""
+        self.verdicts.append(RuleVerdict(rule, action, verdict.allowed))
         self.warnings += [RuleNote(rule, w) for w in verdict.warnings]
-        if verdict.refusal is not None and self.refusal is None:
-            self.refusal = RuleNote(rule, verdict.refusal)
+        if action == "deny":
+            self.errors += [RuleError(rule, e) for e in verdict.errors]
+            if verdict.refusal is not None and self.refusal is None:
+                self.refusal = RuleNote(rule, verdict.refusal)
+            return
+        found = [str(e) for e in verdict.errors] + ([verdict.refusal] if verdict.refusal is not None else [])
+        target = self.warnings if action == "warn" else self.audit
+        target += [RuleNote(rule, text) for text in found]
+
+    def add_changes(self, rule: str, changes: Changes) -> None:
+        self.verdicts.append(RuleVerdict(rule, "on", True))
+        self.changes += [RuleNote(rule, c) for c in changes.made]
+        self.warnings += [RuleNote(rule, w) for w in changes.warnings]
+
+    @property
+    def decided_by(self) -> list[str]:
+        """The rules whose findings shaped the answer (denied, warned, audited or changed), in order."""
+        notes = [e.rule for e in self.errors] + [n.rule for n in (self.warnings + self.audit + self.changes)]
+        if self.refusal is not None:
+            notes.append(self.refusal.rule)
+        return list(dict.fromkeys(notes))
 
     @property
     def matched(self) -> bool:

@@ -13,7 +13,7 @@ from typing import Any
 import jsonpatch
 import orjson
 
-from .decision import Decision
+from .decision import Decision, RuleNote
 from .fields import FieldError
 from .review import Request
 
@@ -120,8 +120,38 @@ def review_response(req: Request, decision: Decision) -> dict[str, Any]:
         response["patchType"] = "JSONPatch"
         response["patch"] = base64.b64encode(orjson.dumps(decision.patch)).decode("ascii")
     if decision.warnings:
-        response["warnings"] = _dedupe(decision.warning_texts)
+        response["warnings"] = _dedupe([warning_text(w) for w in decision.warnings])
+    notes = audit_annotations(decision)
+    if notes:
+        response["auditAnnotations"] = notes
     return _envelope(req.api_version, response)
+
+
+def warning_text(note: RuleNote) -> str:
+    """A warning as the client sees it, naming the rule: `servinggate [rule]: ...`."""
+    text = note.text.removeprefix("servinggate: ")
+    return f"servinggate [{note.rule}]: {text}"
+
+
+MAX_ANNOTATION_CHARS = 1024
+
+
+def _joined(notes: list[str]) -> str:
+    text = "; ".join(notes)
+    return text if len(text) <= MAX_ANNOTATION_CHARS else text[: MAX_ANNOTATION_CHARS - 1] + "…"
+
+
+def audit_annotations(decision: Decision) -> dict[str, str]:
+    """What the API server's audit log records for this review. It prefixes each key with the
+    webhook's name (e.g. `pods-modelserving.mutate.servinggate.io/changes`): `rules` lists the
+    rules that ran; `audit` holds the findings of rules in audit mode; `changes` what the
+    mutators changed. A review no rule ran for carries none."""
+    notes = {"rules": ",".join(decision.rules)} if decision.rules else {}
+    if decision.audit:
+        notes["audit"] = _joined([f"[{n.rule}] {n.text}" for n in decision.audit])
+    if decision.changes:
+        notes["changes"] = _joined([f"[{n.rule}] {n.text}" for n in decision.changes])
+    return notes
 
 
 def error_response(uid: str, api_version: str, code: int, message: str, reason: str) -> dict[str, Any]:

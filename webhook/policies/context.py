@@ -6,7 +6,7 @@ same role): the server wires a cached API client, `check` the documents given, t
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -56,3 +56,8 @@ class DictLookups:
 class Context:
     settings: PolicySettings = field(default_factory=PolicySettings)
     lookups: Lookups = field(default_factory=NoLookups)
+    # rule name -> enforcement action, from settings.rule_actions (computed once, read per review)
+    actions: Mapping[str, str] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "actions", self.settings.actions())

@@ -45,14 +45,16 @@ def _crashed(decision: Decision, req: Request, rule_name: str) -> Decision:
 
 
 def validate(req: Request, ctx: Context, registry: Registry = REGISTRY) -> Decision:
-    rules = registry.match("validate", req.resource.group, req.resource.resource, req.sub_resource, req.operation)
+    matched = registry.match("validate", req.resource.group, req.resource.resource, req.sub_resource, req.operation)
+    actions = ctx.actions
+    rules = [r for r in matched if actions.get(r.name) != "off"] if actions else matched
     decision = Decision("validate", rules=tuple(r.name for r in rules))
     for rule in rules:
         try:
             verdict = rule.judge(req, ctx)
         except Exception:
             return _crashed(decision, req, rule.name)
-        decision.add(rule.name, verdict)
+        decision.add(rule.name, verdict, actions.get(rule.name, "deny"))
     return decision
 
 
@@ -77,17 +79,20 @@ def mutate(req: Request, ctx: Context, registry: Registry = REGISTRY) -> Decisio
         return Decision("mutate")
     # A rule's scope is judged on the object as sent, as the API server's objectSelector is.
     labels, namespace = _labels(original), _namespace(req, original)
-    in_scope = tuple(r for r in rules if r.scope is None or r.scope.admits(labels, namespace, ctx.settings))
+    in_scope = tuple(
+        r for r in rules
+        if ctx.actions.get(r.name) != "off" and (r.scope is None or r.scope.admits(labels, namespace, ctx.settings))
+    )
     decision = Decision("mutate", rules=tuple(r.name for r in in_scope), original=original)
     if not in_scope:
         return decision
     edited = deep_copy(original)
     for rule in in_scope:
         try:
-            notes = rule.fn(req, edited, ctx)
+            changes = rule.fn(req, edited, ctx)
         except Exception:
             return _crashed(decision, req, rule.name)
-        decision.warnings += [RuleNote(rule.name, n) for n in notes or ()]
+        decision.add_changes(rule.name, changes)
     decision.edited = edited
     decision.patch = make_patch(original, edited)
     return decision

@@ -10,7 +10,10 @@ Scope: pods of a ModelServing (label `modelserving.volcano.sh/name`) and pods th
   name, from the labels); a value contradicting the name is repaired. Opt-in pods map
   `servinggate.io/gang` / `servinggate.io/subgroup` onto the same keys.
 
-Both are minimal (no change, no patch) and idempotent; every change is named in a warning.
+Both are minimal (no change, no patch) and idempotent. Every change is recorded in the review's
+audit annotations (`changes`) and log line; a warning is only for a problem the client should
+fix (an explicit non-gang scheduler on a gang pod, an owner that could not be read). Pods of a
+ModelServing that explicitly chose another scheduler are left alone (`owner_choice`).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..admission.decision import Changes
 from ..admission.review import Request
 from .common import (
     ANNOTATION_GROUP,
@@ -27,6 +31,8 @@ from .common import (
     LABEL_NAME,
     LABEL_ROLE,
     LABEL_ROLE_ID,
+    as_dict,
+    lookup_modelserving,
 )
 from .context import Context
 from .registry import REGISTRY, LabelScope, Target
@@ -55,22 +61,43 @@ def _labels(pod: dict[str, Any]) -> dict[str, Any] | None:
     return labels if isinstance(labels, dict) else None
 
 
+def owner_choice(req: Request, pod: dict[str, Any], ctx: Context) -> tuple[bool, list[str]]:
+    """(leave the pod alone?, warnings): a ModelServing whose spec.schedulerName explicitly names
+    another scheduler than the gang scheduler gets no PodGroup from Kthena, so its pods must not
+    be switched to Volcano or given PodGroup annotations (they would wait forever). The owner is
+    read through the lookups; when it cannot be read the pod is mutated as usual, with a warning."""
+    labels = _labels(pod) or {}
+    ms_name = labels.get(MODELSERVING_NAME_LABEL)
+    if not isinstance(ms_name, str) or not ms_name:
+        return False, []  # opted in with servinggate.io/gang: no owner to ask
+    meta = pod.get("metadata")
+    namespace = req.namespace or str((meta if isinstance(meta, dict) else {}).get("namespace") or "")
+    ms, failure = lookup_modelserving(ctx, namespace, ms_name)
+    if failure is not None:
+        return False, [f"servinggate: ModelServing {namespace}/{ms_name} unreadable ({failure}); its scheduler choice was not checked"]
+    chosen = as_dict((ms or {}).get("spec")).get("schedulerName")
+    return isinstance(chosen, str) and chosen not in ("", ctx.settings.scheduler_name), []
+
+
 @REGISTRY.mutates("pods.default-scheduler", PODS, scope=GANG_PODS)
-def default_scheduler(req: Request, pod: dict[str, Any], ctx: Context) -> list[str]:
+def default_scheduler(req: Request, pod: dict[str, Any], ctx: Context) -> Changes:
     """An empty or `default-scheduler` schedulerName becomes the gang scheduler; another is kept, with a warning."""
+    leave, warnings = owner_choice(req, pod, ctx)
+    if leave:
+        return Changes()
     spec = pod.get("spec")
     if spec is None:
         spec = pod["spec"] = {}
     if not isinstance(spec, dict):
-        return []
+        return Changes(warnings=warnings)
     current = spec.get("schedulerName") or ""
     wanted = ctx.settings.scheduler_name
     if current in ("", "default-scheduler"):
         spec["schedulerName"] = wanted
-        return [f"servinggate: set spec.schedulerName to {wanted!r} for gang scheduling"]
+        return Changes([f"set spec.schedulerName to {wanted!r} for gang scheduling"], warnings)
     if current != wanted:
-        return [f"servinggate: spec.schedulerName {current!r} kept; gang scheduling needs {wanted!r}"]
-    return []
+        warnings.append(f"servinggate: spec.schedulerName {current!r} kept; gang scheduling needs {wanted!r}")
+    return Changes(warnings=warnings)
 
 
 def parse_pod_name(name: str, ms_name: str) -> tuple[str, str, str, bool] | None:
@@ -117,20 +144,22 @@ def _wanted(pod: dict[str, Any], labels: dict[str, Any]) -> tuple[dict[str, str 
 
 
 @REGISTRY.mutates("pods.gang-labels", PODS, scope=GANG_PODS)
-def gang_labels(req: Request, pod: dict[str, Any], ctx: Context) -> list[str]:
+def gang_labels(req: Request, pod: dict[str, Any], ctx: Context) -> Changes:
     """The subgroup labels and PodGroup annotations Volcano needs, from the pod name (or the opt-in labels)."""
+    if owner_choice(req, pod, ctx)[0]:  # the warning, if any, comes from pods.default-scheduler
+        return Changes()
     meta = pod["metadata"]
     labels = _labels(pod)
     if labels is None:
-        return []
+        return Changes()
     want_labels, want_notes, from_name = _wanted(pod, labels)
-    warnings: list[str] = []
+    made: list[str] = []  # what changed: recorded in the audit annotations and the log, not warned
     why = " (it contradicted the pod name)" if from_name else ""
     for key, value in want_labels.items():
         current = labels.get(key)
         if value is None:
             if key in labels:
-                warnings.append(f"servinggate: removed label {key}={current}{why}")
+                made.append(f"removed label {key}={current}{why}")
                 del labels[key]
             continue
         if current == value:
@@ -138,17 +167,17 @@ def gang_labels(req: Request, pod: dict[str, Any], ctx: Context) -> list[str]:
         if "labels" not in meta or meta["labels"] is None:
             meta["labels"] = labels
         if key in labels:
-            warnings.append(f"servinggate: repaired label {key}: {current} -> {value}{why}")
+            made.append(f"repaired label {key}: {current} -> {value}{why}")
         else:
-            warnings.append(f"servinggate: added label {key}={value}")
+            made.append(f"added label {key}={value}")
         labels[key] = value
     # PodGroup annotations only help a pod Volcano schedules.
     scheduler = (pod.get("spec") or {}).get("schedulerName") if isinstance(pod.get("spec"), dict) else None
     if scheduler != ctx.settings.scheduler_name:
-        return warnings
+        return Changes(made)
     notes = meta.get("annotations")
     if notes is not None and not isinstance(notes, dict):
-        return warnings
+        return Changes(made)
     for key, value in want_notes.items():
         current = (notes or {}).get(key)
         if current == value:
@@ -156,8 +185,8 @@ def gang_labels(req: Request, pod: dict[str, Any], ctx: Context) -> list[str]:
         if notes is None:
             notes = meta["annotations"] = {}
         if key in notes:
-            warnings.append(f"servinggate: repaired annotation {key}: {current} -> {value}{why}")
+            made.append(f"repaired annotation {key}: {current} -> {value}{why}")
         else:
-            warnings.append(f"servinggate: added annotation {key}={value}")
+            made.append(f"added annotation {key}={value}")
         notes[key] = value
-    return warnings
+    return Changes(made)

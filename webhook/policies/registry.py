@@ -10,8 +10,9 @@ is registered, so no rule needs a wrapper that only converts:
 - `@REGISTRY.validates_update(name, target)`: `fn(obj, old) -> findings` — only on UPDATE;
 - `@REGISTRY.validates_request(name, target)`: `fn(req, ctx) -> findings` — when the rule needs
   the request (name, namespace, subresource) or other objects through `ctx.lookups`;
-- `@REGISTRY.mutates(name, target, scope=...)`: `fn(req, obj, ctx) -> notes` — edits `obj`, a
-  private deep copy; the engine computes the JSON Patch by diffing it against the request.
+- `@REGISTRY.mutates(name, target, scope=...)`: `fn(req, obj, ctx) -> Changes` — edits `obj`, a
+  private deep copy; the engine computes the JSON Patch by diffing it against the request. What
+  it changed goes to the audit annotations and the log; only problems are warnings.
 
 Findings are a list of field errors, or a `Verdict` when there are warnings or a refusal too.
 """
@@ -22,7 +23,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
-from ..admission.decision import Verdict
+from ..admission.decision import Changes, Verdict
 from ..admission.fields import FieldError
 from ..admission.review import OPERATIONS, Request
 
@@ -48,7 +49,7 @@ class RequestCheck(Protocol):
 
 
 class Mutation(Protocol):
-    def __call__(self, req: Request, obj: dict[str, Any], ctx: Context, /) -> list[str]: ...
+    def __call__(self, req: Request, obj: dict[str, Any], ctx: Context, /) -> Changes: ...
 
 
 RuleFn = ObjectCheck | UpdateCheck | RequestCheck | Mutation
@@ -188,7 +189,7 @@ class Registry:
         return self._register("request", name, target)
 
     def mutates(self, name: str, target: Target, *, scope: LabelScope | None = None) -> Callable[[F], F]:
-        """`fn(req, obj, ctx) -> notes`; `obj` is a private deep copy the rule edits."""
+        """`fn(req, obj, ctx) -> Changes`; `obj` is a private deep copy the rule edits."""
         return self._register("mutation", name, target, scope=scope)
 
     def rules(self, action: Action | None = None) -> list[Rule]:

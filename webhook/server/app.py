@@ -16,6 +16,8 @@ import orjson
 from flask import Flask, Response, request
 from werkzeug.exceptions import HTTPException
 
+from .. import __version__
+from ..admission.decision import Decision
 from ..admission.responses import error_response, review_response
 from ..admission.review import ReviewError, parse_review
 from ..config import ServeSettings
@@ -51,6 +53,17 @@ def _clip(value: Any) -> str:
     if not isinstance(value, str):
         return ""
     return value if len(value) <= MAX_LOGGED_CHARS else value[: MAX_LOGGED_CHARS - 1] + "…"
+
+
+def _decision_fields(decision: Decision) -> dict[str, Any]:
+    """The rules that ran and those whose findings shaped the answer, for the review's log line;
+    audit findings and mutations are logged here too (they are not shown to the client)."""
+    fields: dict[str, Any] = {"rules": list(decision.rules), "decidedBy": decision.decided_by}
+    if decision.audit:
+        fields["audit"] = [_clip(f"[{n.rule}] {n.text}") for n in decision.audit]
+    if decision.changes:
+        fields["changes"] = [_clip(f"[{n.rule}] {n.text}") for n in decision.changes]
+    return fields
 
 
 def _http_error(code: int, message: str) -> Response:
@@ -104,9 +117,10 @@ def create_app(
         on_load=metrics.certificate_loaded,
     )
     max_body = settings.max_body_bytes
+    defaults = {"validate": "deny", "mutate": "on"}
+    metrics.initialise([(r.name, ctx.actions.get(r.name, defaults[r.action])) for r in registry.rules()], __version__)
 
     app = Flask("servinggate")
-    app.config["PROVIDE_AUTOMATIC_OPTIONS"] = False  # OPTIONS gets the JSON 405, not an empty 200
     # The body limit is enforced in read_body(), not through MAX_CONTENT_LENGTH: Werkzeug's limited
     # stream silently truncates a chunked body at the limit instead of refusing it.
     app.extensions["servinggate"] = {"settings": settings, "context": ctx, "certificates": certificates, "registry": registry}
@@ -195,6 +209,8 @@ def create_app(
             answer, allowed, code, n_ops = review_response(req, decision), decision.allowed, decision.code, len(decision.patch)
             if decision.crash is not None:
                 metrics.child(metrics.RULE_ERRORS, decision.crash.rule).inc()
+            for v in decision.verdicts:
+                metrics.child(metrics.RULE_VERDICTS, v.rule, v.action, "pass" if v.passed else "fail").inc()
             if not decision.matched:
                 metrics.child(metrics.UNMATCHED, action, resource, req.operation).inc()
         payload = orjson.dumps(answer)
@@ -208,6 +224,7 @@ def create_app(
                     "object": _clip(req.display_name), "operation": req.operation, "dryRun": req.dry_run,
                     "user": _clip(req.user_info.get("username")), "allowed": allowed, "code": code,
                     "patchOps": n_ops, "latencyMs": round(elapsed * 1000, 3),
+                    **(_decision_fields(decision) if decision is not None else {}),
                 }
             )
         return Response(payload, status=200, mimetype=JSON)

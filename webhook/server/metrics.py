@@ -33,6 +33,14 @@ IN_FLIGHT = Gauge(
     multiprocess_mode="livesum",
 )
 RULE_ERRORS = Counter("servinggate_rule_errors_total", "Rules that raised instead of answering.", ["rule"])
+RULE_VERDICTS = Counter(
+    "servinggate_rule_verdicts_total",
+    "Rule verdicts by rule, enforcement action (deny, warn, audit; on for mutators) and verdict (pass, fail).",
+    ["rule", "action", "verdict"],
+)
+BUILD_INFO = Gauge(
+    "servinggate_build_info", "Always 1; the labels say which build is running.", ["version"], multiprocess_mode="max"
+)
 UNMATCHED = Counter(
     "servinggate_admission_unmatched_total",
     "Reviews for a resource and operation no rule is registered for (allowed unchanged).",
@@ -64,6 +72,18 @@ def child(metric: Any, *values: str) -> Any:
         if len(_CHILDREN) < _CHILDREN_MAX:
             _CHILDREN[key] = found
     return found
+
+
+def initialise(rules: list[tuple[str, str]], version: str) -> None:
+    """Create every bounded series at zero, so dashboards and alerts see them from the start
+    (a counter with labels is otherwise absent until its first increment)."""
+    BUILD_INFO.labels(version=version).set(1)
+    for rule, action in rules:
+        for verdict in ("pass", "fail"):
+            child(RULE_VERDICTS, rule, action, verdict)
+        child(RULE_ERRORS, rule)
+    for code in ("400", "404", "405", "413", "415"):
+        BAD_REQUESTS.labels(code=code)
 
 
 def render() -> tuple[bytes, str]:
