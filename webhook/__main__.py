@@ -15,11 +15,13 @@ from .errors import OperatorError
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("webhook.server.serving", "run the admission webhook over HTTPS"),
-    "check": ("webhook.checking", "check manifests offline with the webhook's rules (for CI)"),
+    "check": ("webhook.check", "check manifests offline as the API server and the webhook would (for CI)"),
     "plan": ("webhook.scalein.planning", "show which pods a scale-in would remove, from a snapshot"),
     "reconcile": ("webhook.scalein.reconciling", "write pod-deletion-cost for NPU-compacting scale-in"),
     "manifests": ("webhook.deploy.generating", "write the webhook configurations derived from the rule registry"),
     "certs": ("webhook.certs.cli", "generate a development CA and serving certificate"),
+    "crds": ("webhook.crds.refresh", "list or refresh the CRDs bundled for check"),
+    "version": ("webhook.version", "print the product version and the bundled CRD versions"),
 }
 
 
@@ -33,6 +35,8 @@ def usage() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "--version":
+        argv = ["version"]
     if not argv or argv[0] in ("-h", "--help", "help"):
         print(usage())
         return 0 if argv else 2

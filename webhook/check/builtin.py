@@ -1,0 +1,281 @@
+"""Built-in kinds (Pod, HPA autoscaling/v1 and v2, Deployment, ...): the API server's decoding with
+the Kubernetes OpenAPI schemas that `kubernetes-validate` ships, one set per Kubernetes release.
+
+Decoding a built-in kind is Go's JSON decoding into the versioned type, strict: a value of the
+wrong type stops it with encoding/json's own message (`json: cannot unmarshal string into Go
+struct field HorizontalPodAutoscalerSpec.spec.minReplicas of type int32`), unknown fields are
+`strict decoding error: unknown field "spec.minReplica"`. The schemas carry field types, not
+the validation code, so the validation that matters to the kinds we judge is written here, with
+the API server's messages (HPA bounds and target reference; a Pod's containers and their names;
+object names). What is not written here is listed in docs/policies.md.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+import importlib.util
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from .apierrors import ApiError
+from .structural import render
+
+_LEGACY_GROUPS = frozenset({"", "apps", "autoscaling", "batch", "policy", "extensions"})
+_GO_JSON_TYPES = {dict: "object", list: "array", str: "string", bool: "bool", int: "number", float: "number"}
+
+
+def is_builtin_group(group: str) -> bool:
+    return group in _LEGACY_GROUPS or group.endswith(".k8s.io")
+
+
+def _file_key(group: str, version: str, kind: str) -> str:
+    short = group.split(".", 1)[0]
+    return f"{kind.lower()}-{short}-{version}" if group else f"{kind.lower()}-{version}"
+
+
+@dataclass(slots=True)
+class Builtins:
+    """The schemas of one Kubernetes release (default 1.28, the release the reference verdicts come from)."""
+
+    release: str = "1.28"
+    _dir: Any = field(default=None, repr=False)
+    _defs: dict[str, Any] | None = field(default=None, repr=False)
+    _files: frozenset[str] = field(default=frozenset(), repr=False)
+
+    def __post_init__(self) -> None:
+        # kubernetes-validate's package data: kubernetes-json-schema/v<X.Y.Z>-local-strict/<kind>-<group>-<version>.json
+        # Located without importing the package, whose __init__ loads jsonschema (slow, unused here).
+        spec = importlib.util.find_spec("kubernetes_validate")
+        if spec is None or not spec.submodule_search_locations:
+            raise ValueError("kubernetes-validate is not installed")
+        root = Path(list(spec.submodule_search_locations)[0]) / "kubernetes-json-schema"
+        known = sorted(p.name for p in root.iterdir() if p.name.startswith(f"v{self.release}.") and p.name.endswith("-local-strict"))
+        if not known:
+            raise ValueError(f"kubernetes-validate has no schemas for Kubernetes {self.release}")
+        self._dir = root / known[-1]
+        self._files = frozenset(p.name[: -len(".json")] for p in self._dir.iterdir() if p.name.endswith(".json"))
+
+    def serves(self, group: str, version: str, kind: str) -> bool:
+        return _file_key(group, version, kind) in self._files
+
+    def serves_kind(self, group: str, kind: str) -> bool:
+        """The kind exists in this group in some version (so another version is `no matches`)."""
+        prefix = _file_key(group, "", kind)
+        return any(name.startswith(prefix) for name in self._files)
+
+    def schema(self, group: str, version: str, kind: str) -> dict[str, Any] | None:
+        key = _file_key(group, version, kind)
+        if key not in self._files:
+            return None
+        loaded: dict[str, Any] = orjson.loads((self._dir / (key + ".json")).read_bytes())
+        return loaded
+
+    def definitions(self) -> dict[str, Any]:
+        if self._defs is None:
+            self._defs = orjson.loads((self._dir / "_definitions.json").read_bytes())["$defs"]
+        assert self._defs is not None
+        return self._defs
+
+
+@dataclass(slots=True)
+class Decoded:
+    unknown: list[str] = field(default_factory=list)
+    type_error: str | None = None
+    required: list[ApiError] = field(default_factory=list)
+
+
+class _Decoder:
+    """Go's strict JSON decoding of one object into the type the schema describes."""
+
+    def __init__(self, defs: dict[str, Any]) -> None:
+        self.defs = defs
+        self.out = Decoded()
+
+    def resolve(self, schema: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
+        ref = schema.get("$ref")
+        if isinstance(ref, str) and "#/$defs/" in ref:
+            name = ref.split("#/$defs/", 1)[1]
+            return self.defs.get(name, {}), name
+        return schema, None
+
+    def go_type(self, schema: dict[str, Any]) -> str:
+        resolved, name = self.resolve(schema)
+        if name is not None:
+            parts = name.split(".")
+            return f"{parts[-2]}.{parts[-1]}"
+        types = resolved.get("type")
+        t = next((x for x in types if x != "null"), "") if isinstance(types, list) else str(types or "")
+        if t == "integer":
+            return str(resolved.get("format") or "int64")
+        if t == "number":
+            return "float64"
+        if t == "boolean":
+            return "bool"
+        if t == "array":
+            return "[]" + self.go_type(resolved.get("items") or {})
+        if t == "object" and isinstance(resolved.get("additionalProperties"), dict):
+            return "map[string]" + self.go_type(resolved["additionalProperties"])
+        return t or "interface {}"
+
+    def walk(self, value: Any, schema: dict[str, Any], parts: tuple[str | int, ...], struct: str) -> None:
+        if self.out.type_error is not None:
+            return
+        resolved, name = self.resolve(schema)
+        if name is not None:
+            struct = name.rsplit(".", 1)[-1]
+        if value is None:
+            return
+        if "oneOf" in resolved:
+            allowed = {t for option in resolved["oneOf"] for t in _types(option)}
+            if _json_type(value) not in allowed and not (_json_type(value) == "integer" and "number" in allowed):
+                self._type_error(value, parts, struct, self.go_type(schema))
+            return
+        types = _types(resolved)
+        kind = _json_type(value)
+        if types and kind not in types and not (kind == "integer" and "number" in types):
+            if not (kind == "number" and "integer" in types and float(value).is_integer()):
+                self._type_error(value, parts, struct, self.go_type(schema))
+                return
+        if kind == "object":
+            props = resolved.get("properties") or {}
+            additional = resolved.get("additionalProperties")
+            for req in resolved.get("required") or []:
+                if req not in value:
+                    child = parts + (req,)
+                    self.out.required.append(ApiError("FieldValueRequired", render(child), child))
+            for key, child_value in value.items():
+                if key in props:
+                    self.walk(child_value, props[key], parts + (key,), struct)
+                elif isinstance(additional, dict):
+                    self.walk(child_value, additional, parts + (key,), struct)
+                elif additional is False or props:
+                    self.out.unknown.append(render(parts + (key,)))
+        elif kind == "array" and isinstance(resolved.get("items"), dict):
+            for i, item in enumerate(value):
+                self.walk(item, resolved["items"], parts + (i,), struct)
+
+    def _type_error(self, value: Any, parts: tuple[str | int, ...], struct: str, go_type: str) -> None:
+        shown = _GO_JSON_TYPES.get(type(value), "object")
+        if isinstance(value, float) and go_type.startswith(("int", "uint")):
+            shown = f"number {value:g}"
+        names = ".".join(p for p in parts if isinstance(p, str))
+        self.out.type_error = f"json: cannot unmarshal {shown} into Go struct field {struct}.{names} of type {go_type}"
+
+
+def _types(schema: dict[str, Any]) -> set[str]:
+    t = schema.get("type")
+    if isinstance(t, list):
+        return {x for x in t if x != "null"}
+    return {t} if isinstance(t, str) else set()
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+def decode(builtins: Builtins, obj: dict[str, Any], group: str, version: str, kind: str) -> Decoded | None:
+    schema = builtins.schema(group, version, kind)
+    if schema is None:
+        return None
+    decoder = _Decoder(builtins.definitions())
+    decoder.walk(obj, schema, (), kind)
+    decoder.out.unknown.sort()
+    return decoder.out
+
+
+# ---- validation written from the API server's code (pkg/apis/*/validation), 1.28 --------------
+
+_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+DNS_SUBDOMAIN_TEXT = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must "
+    "start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is "
+    r"'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+)
+
+
+def validate_name(obj: dict[str, Any]) -> list[ApiError]:
+    """ValidateObjectMeta's name check (NameIsDNSSubdomain), for custom resources and the built-in
+    kinds we check alike."""
+    meta = obj.get("metadata") or {}
+    name = meta.get("name")
+    if not isinstance(name, str) or not name:
+        return []
+    errs = []
+    if len(name) > 253:
+        errs.append(ApiError("FieldValueInvalid", "metadata.name", ("metadata", "name"), "must be no more than 253 characters", name))
+    if not _DNS_SUBDOMAIN.fullmatch(name):
+        errs.append(ApiError("FieldValueInvalid", "metadata.name", ("metadata", "name"), DNS_SUBDOMAIN_TEXT, name))
+    return errs
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def validate_hpa(obj: dict[str, Any]) -> list[ApiError]:
+    """validateHorizontalPodAutoscalerSpec: bounds, then the target reference."""
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    assert isinstance(spec, dict)
+    errs: list[ApiError] = []
+    low, high = _int(spec.get("minReplicas")), _int(spec.get("maxReplicas")) or 0
+    if low is not None and low < 1:
+        errs.append(ApiError("FieldValueInvalid", "spec.minReplicas", ("spec", "minReplicas"), "must be greater than or equal to 1", low))
+    if high < 1:
+        errs.append(ApiError("FieldValueInvalid", "spec.maxReplicas", ("spec", "maxReplicas"), "must be greater than 0", high))
+    if low is not None and high < low:
+        errs.append(ApiError("FieldValueInvalid", "spec.maxReplicas", ("spec", "maxReplicas"), "must be greater than or equal to `minReplicas`", high))
+    ref = spec.get("scaleTargetRef") if isinstance(spec.get("scaleTargetRef"), dict) else {}
+    assert isinstance(ref, dict)
+    ref_errs = [ApiError("FieldValueRequired", f"spec.scaleTargetRef.{key}", ("spec", "scaleTargetRef", key)) for key in ("kind", "name") if not ref.get(key)]
+    if ref_errs:
+        return errs + ref_errs
+    # validateMetrics (v2 shape; a v1 object has no metrics): scale to zero needs an Object or External metric.
+    metrics = spec.get("metrics") if isinstance(spec.get("metrics"), list) else []
+    assert isinstance(metrics, list)
+    if low == 0 and not any(isinstance(m, dict) and m.get("type") in ("Object", "External") for m in metrics):
+        errs.append(ApiError("FieldValueForbidden", "spec.metrics", ("spec", "metrics"),
+                             "must specify at least one Object or External metric to support scaling to zero replicas"))
+    return errs
+
+
+def validate_pod(obj: dict[str, Any]) -> list[ApiError]:
+    """ValidatePodSpec's emptiness checks the schema cannot express: `containers: []` and a
+    container with an empty name are `Required value` (a missing one is the schema's `required`)."""
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    assert isinstance(spec, dict)
+    containers = spec.get("containers")
+    if isinstance(containers, list) and not containers:
+        return [ApiError("FieldValueRequired", "spec.containers", ("spec", "containers"))]
+    errs = []
+    for i, c in enumerate(containers if isinstance(containers, list) else []):
+        if isinstance(c, dict) and "name" in c and not c.get("name"):
+            errs.append(ApiError("FieldValueRequired", f"spec.containers[{i}].name", ("spec", "containers", i, "name")))
+    return errs
+
+
+HPA_SCHEMA_REQUIRED_REPLACED = ("spec.maxReplicas", "spec.scaleTargetRef")  # validate_hpa words these itself
+
+
+def default_hpa(obj: dict[str, Any]) -> None:
+    spec = obj.get("spec")
+    if isinstance(spec, dict) and spec.get("minReplicas") is None:
+        spec["minReplicas"] = 1
+
+
+def default_pod_spec(spec: Any) -> None:
+    """The one Pod default our rules read: an unset schedulerName is `default-scheduler`."""
+    if isinstance(spec, dict) and not spec.get("schedulerName"):
+        spec["schedulerName"] = "default-scheduler"

@@ -1,0 +1,134 @@
+"""A CRD's `x-kubernetes-validations` CEL rules, evaluated as the API server does (1.28).
+
+Rules run only on schema-valid parts: the API server skips every rule when the schema found a
+blocking error (a type, required, maxLength, maxItems or maxProperties error; an enum error does
+not block, as a 1.28 API server shows) and says so
+with one `<nil>` error. A transition rule (one that reads `oldSelf`) runs only on an update, and
+only where the old object has the same field (map entries by key, list items only in
+`x-kubernetes-list-type: map` lists, by their keys).
+
+Programs are compiled once per rule text with the cel-rust bindings (`common-expression-language`).
+A rule that library cannot compile (a Kubernetes CEL extension it lacks) is not guessed at: it is
+reported as a warning that the rule was not checked.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.machinery
+import importlib.util
+from functools import lru_cache
+from typing import Any
+
+from .apierrors import RULE_REASONS, ApiError
+from .structural import RuleSite, render_field
+
+BLOCKING = frozenset({"FieldValueRequired", "FieldValueTooLong", "FieldValueTooMany", "FieldValueTypeInvalid"})
+SKIPPED = ApiError(
+    "FieldValueInvalid", "", (),
+    "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation",
+    None,
+)
+
+
+def _load_cel() -> Any:
+    """The compiled `cel.cel` extension. The package's __init__ also imports its interactive CLI
+    (typer, rich, prompt_toolkit), which cost more than a whole `check` run; the extension alone
+    is all we call, so it is loaded from its file when that can be found."""
+    spec = importlib.util.find_spec("cel")
+    for folder in (spec.submodule_search_locations or []) if spec is not None else []:
+        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+            location = f"{folder}/cel{suffix}"
+            ext = importlib.util.spec_from_file_location("cel.cel", location)
+            if ext is None or ext.loader is None:
+                continue
+            try:
+                module = importlib.util.module_from_spec(ext)
+                ext.loader.exec_module(module)
+            except (ImportError, OSError):
+                continue
+            return module
+    return importlib.import_module("cel")
+
+
+cel = _load_cel()
+
+
+class Uncompilable(Exception):
+    pass
+
+
+@lru_cache(maxsize=512)
+def program(rule: str) -> Any:
+    try:
+        return cel.compile(rule)
+    except (ValueError, RuntimeError) as exc:
+        raise Uncompilable(" ".join(str(exc).split())) from None
+
+
+def is_transition(rule: str) -> bool:
+    return "oldSelf" in rule
+
+
+def _message(rule: dict[str, Any], ctx: dict[str, Any]) -> str:
+    message = rule.get("message")
+    if isinstance(message, str) and message.strip():
+        return message.strip()
+    expression = rule.get("messageExpression")
+    if isinstance(expression, str) and expression.strip():
+        try:
+            text = program(expression).execute(ctx)
+        except Exception:  # noqa: BLE001 - the API server falls back to the default message too
+            text = None
+        if isinstance(text, str) and text.strip():
+            return text.strip()
+    return "failed rule: " + rule["rule"].strip()
+
+
+def _error_text(rule: dict[str, Any]) -> str:
+    message = rule.get("message")
+    return message.strip() if isinstance(message, str) and message.strip() else rule["rule"].strip()
+
+
+def _path(site: RuleSite, rule: dict[str, Any]) -> tuple[str, tuple[str | int, ...]]:
+    where = render_field(site.parts, site.keys)
+    extra = rule.get("fieldPath")
+    if isinstance(extra, str) and extra:
+        where = (where + extra) if where else extra.lstrip(".")
+        parts = site.parts + tuple(p for p in extra.replace("[", ".").replace("]", "").replace("'", "").split(".") if p)
+        return where, parts
+    return where, site.parts
+
+
+def evaluate(sites: list[RuleSite], is_update: bool) -> tuple[list[ApiError], list[str]]:
+    """Errors of the failing rules, and warnings for rules that could not be evaluated offline."""
+    errors: list[ApiError] = []
+    notes: list[str] = []
+    for site in sites:
+        for rule in site.schema.rules:
+            text = rule["rule"]
+            transition = is_transition(text)
+            if transition and not (is_update and site.has_old):
+                continue
+            ctx: dict[str, Any] = {"self": site.value}
+            if transition:
+                ctx["oldSelf"] = site.old
+            where, parts = _path(site, rule)
+            try:
+                result = program(text).execute(ctx)
+            except Uncompilable as exc:
+                notes.append(f"rule {text!r} at {where or '<root>'} not checked offline: {exc}")
+                continue
+            except KeyError as exc:
+                detail = f"no such key: {exc.args[0] if exc.args else ''} evaluating rule: {_error_text(rule)}"
+                errors.append(ApiError("FieldValueInvalid", where, parts, detail, site.schema.type))
+                continue
+            except Exception as exc:  # noqa: BLE001 - any runtime error is the rule's error, as in cel-go
+                detail = f"{' '.join(str(exc).split())} evaluating rule: {_error_text(rule)}"
+                errors.append(ApiError("FieldValueInvalid", where, parts, detail, site.schema.type))
+                continue
+            if result is True:
+                continue
+            kind = RULE_REASONS.get(str(rule.get("reason") or "FieldValueInvalid"), "FieldValueInvalid")
+            errors.append(ApiError(kind, where, parts, _message(rule, ctx), site.schema.type))
+    return errors, notes

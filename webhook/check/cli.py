@@ -1,0 +1,112 @@
+"""`python -m webhook check`: what the API server and the webhook would say about manifests, offline.
+
+Inputs are files, directories (searched recursively for .yaml, .yml and .json) and `-` (stdin,
+e.g. `kustomize build | python -m webhook check -`). Each object is a CREATE, or an UPDATE when an
+`--old` input holds an object with the same group, kind, namespace and name. Lookups (an
+autoscaler's target ModelServing) are answered from the inputs.
+
+Exit codes (stable): 0 every object passes; 1 at least one object is refused or has an error
+finding (or, with --fail-on-warn, a warning); 2 unusable input (unreadable, not YAML, not a
+Kubernetes object, or no object at all) or a usage error. Unusable input wins over 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, TextIO, cast
+
+from .. import config
+from ..config import CheckSettings, PolicySettings, ServeSettings
+from ..policies import Context, DictLookups
+from . import catalog, reporting, templates
+from .builtin import Builtins
+from .loading import Loaded, Problem, load
+from .pipeline import FieldValidation, Finding, Pipeline, Result
+
+EXIT_OK, EXIT_DENIED, EXIT_UNUSABLE = 0, 1, 2
+
+
+def _identity(obj: dict[str, Any]) -> tuple[str, str, str, str]:
+    meta = obj.get("metadata") or {}
+    group = str(obj.get("apiVersion") or "").rpartition("/")[0]
+    return group, str(obj.get("kind")), str(meta.get("namespace") or ""), str(meta.get("name") or "")
+
+
+def run(paths: list[str], old_paths: list[str], settings: PolicySettings, *, crd_paths: list[str] | None = None,
+        field_validation: str = "Strict", kubernetes_version: str = "1.28", previews: bool = True,
+        stdin: TextIO = sys.stdin) -> tuple[list[Result], list[Problem]]:
+    new = load(paths, stdin)
+    old = load(old_paths, stdin) if old_paths else Loaded()
+    olds = {_identity(d.obj): d.obj for d in old.documents}
+    ctx = Context(settings=settings, lookups=DictLookups([d.obj for d in old.documents] + [d.obj for d in new.documents]))
+    pipeline = Pipeline(catalog.build(crd_paths or []), Builtins(kubernetes_version), ctx, cast(FieldValidation, field_validation))
+    results = [pipeline.run(d, olds.get(_identity(d.obj))) for d in new.documents]
+    if previews:
+        for r in results:
+            _preview(r, ctx)
+    problems = new.problems + old.problems
+    if not new.documents and not new.problems:
+        problems.append(Problem(", ".join(paths), 0, 0, "no objects found"))
+    return results, problems
+
+
+def _preview(r: Result, ctx: Context) -> None:
+    """Pods of an accepted workload, with what our pod rules will do to them."""
+    if r.status == "denied" or r.final is None:
+        return
+    r.pods = templates.preview(r.final, ctx)
+    for pod in r.pods:
+        for e in pod["errors"]:
+            r.findings.append(Finding(e["rule"], "error", e["message"], e["field"], e["type"], r.doc.line, r.doc.column, pod["name"]))
+
+
+def exit_code(results: list[Result], problems: list[Problem], fail_on_warn: bool) -> int:
+    if problems:
+        return EXIT_UNUSABLE
+    if any(r.status == "denied" or r.errors for r in results):
+        return EXIT_DENIED
+    if fail_on_warn and any(r.warnings for r in results):
+        return EXIT_DENIED
+    return EXIT_OK
+
+
+def _arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("files", nargs="*", metavar="PATH", help="YAML/JSON files, directories (recursive) or - for stdin")
+    p.add_argument("--output", "-o", choices=reporting.FORMATS, default="text", help="report format (default text)")
+    p.add_argument("--old", action="append", default=[], metavar="PATH",
+                   help="the objects as they are now: matching objects are checked as UPDATEs (repeatable)")
+    p.add_argument("--crd", action="append", default=[], metavar="FILE|DIR",
+                   help="CRDs to validate against instead of the bundled ones of the same name (repeatable)")
+    p.add_argument("--field-validation", choices=("Strict", "Warn", "Ignore"), default="Strict",
+                   help="unknown fields: Strict refuses them (kubectl's default), Warn warns and drops them, Ignore drops them")
+    p.add_argument("--kubernetes-version", default="1.28", metavar="X.Y", help="schemas of built-in kinds from this release (default 1.28)")
+    p.add_argument("--fail-on-warn", action="store_true", help="exit 1 when there are warnings, even if every object passes")
+    p.add_argument("--verbose", "-v", action="store_true", help="text: show every object's verdict and patches, not only findings")
+    p.add_argument("--no-pods", action="store_true", help="do not preview the pods of workloads")
+
+
+def main(argv: list[str]) -> int:
+    try:
+        settings, args = config.parse_command(
+            CheckSettings, argv, "python -m webhook check", "Check manifests offline: decoding, CRD defaults, schema, CEL, then the webhook's rules.",
+            extra=_arguments, shared_with=ServeSettings,
+        )
+    except SystemExit as exc:  # argparse: 0 for --help, 2 for a usage error
+        return int(exc.code or 0)
+    if not args.files:
+        print("check: no input given (files, directories or - for stdin)", file=sys.stderr)
+        return EXIT_UNUSABLE
+    if args.files.count("-") + args.old.count("-") > 1:
+        print("check: stdin (-) can be given only once", file=sys.stderr)
+        return EXIT_UNUSABLE
+    try:
+        results, problems = run(args.files, args.old, settings, crd_paths=args.crd, field_validation=args.field_validation,
+                                kubernetes_version=args.kubernetes_version, previews=not args.no_pods)
+    except ValueError as exc:  # a Kubernetes release without schemas, an unreadable --crd
+        print(f"check: {exc}", file=sys.stderr)
+        return EXIT_UNUSABLE
+    reporting.write(args.output, results, problems, sys.stdout, args.verbose)
+    for p in problems:
+        print(f"check: {p}", file=sys.stderr)
+    return exit_code(results, problems, args.fail_on_warn)

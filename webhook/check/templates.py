@@ -1,0 +1,133 @@
+"""The pods a workload will create, built as its controller builds them, so `check` can show the
+mutation (and any refusal) each will get from our pod rules before the workload is applied.
+
+- ModelServing (Kthena, reference kthena.md §3): for each role, the entry pod and, with
+  `workerReplicas > 0`, the first worker of ServingGroup 0, replica 0: name
+  `<ms>-0-<role>-0-<k>`, the labels the controller sets (`modelserving.volcano.sh/name`,
+  `group-name`, `role`, `role-id`, `entry` on the entry pod) with the template's labels merged
+  over them, the PodGroup annotations when the ModelServing's scheduler is `volcano`, and
+  `spec.schedulerName` overwritten with the ModelServing's. The `revision` and
+  `role-template-hash` labels are hashes of Go structures and are left out: no rule reads them.
+- Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, CronJob and OpenKruise CloneSet: a pod
+  from `spec.template` (CronJob: `spec.jobTemplate.spec.template`) with the template's labels and
+  annotations, named as the controller names it (`<sts>-0`, or a generateName).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from ..admission.responses import review_response
+from ..admission.review import make_request
+from ..policies import REGISTRY, Context
+from ..policies import engine
+from ..policies.common import ANNOTATION_GROUP, ANNOTATION_TASK, LABEL_ENTRY, LABEL_GROUP, LABEL_NAME, LABEL_ROLE, LABEL_ROLE_ID
+
+MODELSERVING = ("workload.serving.volcano.sh", "ModelServing")
+TEMPLATE_PATHS: dict[tuple[str, str], tuple[str, ...]] = {
+    ("apps", "Deployment"): ("spec", "template"),
+    ("apps", "ReplicaSet"): ("spec", "template"),
+    ("apps", "StatefulSet"): ("spec", "template"),
+    ("apps", "DaemonSet"): ("spec", "template"),
+    ("batch", "Job"): ("spec", "template"),
+    ("batch", "CronJob"): ("spec", "jobTemplate", "spec", "template"),
+    ("apps.kruise.io", "CloneSet"): ("spec", "template"),
+}
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _pod(name: str, generate: bool, namespace: str, labels: dict[str, Any], annotations: dict[str, Any], spec: Any) -> dict[str, Any]:
+    meta: dict[str, Any] = {"generateName" if generate else "name": name}
+    if namespace:
+        meta["namespace"] = namespace
+    if labels:
+        meta["labels"] = labels
+    if annotations:
+        meta["annotations"] = annotations
+    pod_spec = copy.deepcopy(spec) if isinstance(spec, dict) else {}
+    if not pod_spec.get("schedulerName"):
+        pod_spec["schedulerName"] = "default-scheduler"  # the API server's default, before any webhook
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": pod_spec}
+
+
+def modelserving_pods(ms: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    meta, spec = _dict(ms.get("metadata")), _dict(ms.get("spec"))
+    name, namespace = str(meta.get("name") or meta.get("generateName") or ""), str(meta.get("namespace") or "")
+    scheduler = spec.get("schedulerName") or "volcano"
+    group = f"{name}-0"
+    pods: list[tuple[str, dict[str, Any]]] = []
+    roles = _dict(spec.get("template")).get("roles")
+    for i, role in enumerate(roles if isinstance(roles, list) else []):
+        if not isinstance(role, dict) or not isinstance(role.get("name"), str):
+            continue
+        role_name, role_id = role["name"], f"{role['name']}-0"
+        workers = role.get("workerReplicas") if isinstance(role.get("workerReplicas"), int) else 0
+        for k, which in ((0, "entryTemplate"), (1, "workerTemplate")):
+            if k == 1 and not workers:
+                continue
+            template = _dict(role.get(which))
+            labels: dict[str, Any] = {LABEL_NAME: name, LABEL_GROUP: group, LABEL_ROLE: role_name, LABEL_ROLE_ID: role_id}
+            if k == 0:
+                labels[LABEL_ENTRY] = "true"
+            annotations: dict[str, Any] = {}
+            if scheduler == "volcano":
+                annotations = {ANNOTATION_GROUP: group, ANNOTATION_TASK: role_id}
+            labels.update(_dict(_dict(template.get("metadata")).get("labels")))
+            annotations.update(_dict(_dict(template.get("metadata")).get("annotations")))
+            pod = _pod(f"{group}-{role_name}-0-{k}", False, namespace, labels, annotations, template.get("spec"))
+            pod["spec"]["schedulerName"] = scheduler
+            pods.append((f"spec.template.roles[{i}].{which}", pod))
+    return pods
+
+
+def workload_pods(obj: dict[str, Any], group: str, kind: str) -> list[tuple[str, dict[str, Any]]]:
+    path = TEMPLATE_PATHS[(group, kind)]
+    node: Any = obj
+    for part in path:
+        node = _dict(node).get(part)
+    template = _dict(node)
+    meta = _dict(obj.get("metadata"))
+    name, namespace = str(meta.get("name") or meta.get("generateName") or ""), str(meta.get("namespace") or "")
+    tmeta = _dict(template.get("metadata"))
+    labels, annotations = dict(_dict(tmeta.get("labels"))), dict(_dict(tmeta.get("annotations")))
+    if kind == "StatefulSet":
+        return [(".".join(path), _pod(f"{name}-0", False, namespace, labels, annotations, template.get("spec")))]
+    return [(".".join(path), _pod(f"{name}-", True, namespace, labels, annotations, template.get("spec")))]
+
+
+def pods_of(obj: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    group = str(obj.get("apiVersion") or "").rpartition("/")[0]
+    kind = str(obj.get("kind") or "")
+    if (group, kind) == MODELSERVING:
+        return modelserving_pods(obj)
+    if (group, kind) in TEMPLATE_PATHS:
+        return workload_pods(obj, group, kind)
+    return []
+
+
+def preview(obj: dict[str, Any], ctx: Context) -> list[dict[str, Any]]:
+    """Each pod the workload makes, with what our pod rules would do to it at creation."""
+    out: list[dict[str, Any]] = []
+    for template, pod in pods_of(obj):
+        req = make_request(pod, operation="CREATE")
+        mutation = engine.mutate(req, ctx, REGISTRY)
+        edited = mutation.edited if mutation.edited is not None else pod
+        validation = engine.validate(make_request(edited, operation="CREATE"), ctx, REGISTRY)
+        refusal = next((d for d in (mutation, validation) if not d.allowed), None)
+        meta = pod["metadata"]
+        out.append({
+            "name": meta.get("name") or meta.get("generateName", "") + "*",
+            "template": template,
+            "rules": list(mutation.rules + validation.rules),
+            "allowed": refusal is None,
+            "message": review_response(req, refusal)["response"].get("status", {}).get("message") if refusal else None,
+            "errors": [{"rule": e.rule, "field": e.error.field, "type": e.error.kind, "message": e.error.body()}
+                       for d in (mutation, validation) for e in d.errors],
+            "warnings": [w.text for w in mutation.warnings + validation.warnings],
+            "patch": mutation.patch,
+        })
+    return out
