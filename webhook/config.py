@@ -291,6 +291,7 @@ class ListenerSettings:
     keepalive: int = setting(120, int_range(30, 3600), "seconds an idle keep-alive connection stays open (the API server's client idles 90 s)")
     graceful_timeout: int = setting(20, int_range(1, 600), "seconds in-flight reviews get to finish on SIGTERM")
     max_body_bytes: int = setting(7 * 1024 * 1024, byte_size, "largest AdmissionReview body accepted (413 above)")
+    request_timeout: int = setting(10, int_range(1, 300), "seconds a client has to finish the TLS handshake and send a whole request (408 after); idle keep-alive time is not counted")
     tls_min_version: str = setting("1.2", choice("1.2", "1.3"), "minimum TLS version")
     cert_reload_seconds: int = setting(10, int_range(1, 3600), "how often the certificate files are checked for a change")
     metrics_dir: str = setting("", str, "folder for multi-process metrics (emptied at start); default: a fresh temporary folder")

@@ -100,3 +100,21 @@ def find(docs: list[dict], kind: str, name: str) -> dict:
 @pytest.fixture
 def find_doc():
     return find
+
+
+
+# ---- kubectl kustomize (tests/deploy/rendering.py) ----------------------------------------------
+
+from deploy.rendering import kubectl_kustomize, write_overlay  # noqa: E402  (tests/ is on sys.path)
+
+
+@pytest.fixture
+def render_overlay(tmp_path):
+    """`render_overlay(resources, components=..., transformers=..., namespace=...)`: the objects
+    `kubectl kustomize` renders for such a user overlay."""
+    count = iter(range(1000))
+
+    def render(resources: list[Path], **kwargs) -> list[dict]:
+        return kubectl_kustomize(write_overlay(tmp_path / f"overlay-{next(count)}", resources, **kwargs))
+
+    return render

@@ -91,16 +91,26 @@ def test_everything_namespaced_lives_in_our_namespace(variant):
 # ---- webhook configurations ----------------------------------------------------------------------
 
 
-def test_the_committed_webhook_configurations_match_the_registry():
-    committed = (REPO / "manifests" / "base" / generating.OUTPUT_FILE).read_text()
-    assert committed == generating.render(), "run: python -m webhook manifests"
+def test_the_committed_generated_files_match_the_registry():
+    files = generating.outputs()
+    assert Path("base") / generating.OUTPUT_FILE in files
+    for relative, text in files.items():
+        path = REPO / "manifests" / relative
+        assert path.exists() and path.read_text() == text, f"{path} is stale; run: python -m webhook manifests"
 
 
 def test_manifests_command_check_mode(tmp_path, capsys):
-    assert generating.main(["--output-dir", str(tmp_path), "--check"]) == 1
-    assert generating.main(["--output-dir", str(tmp_path)]) == 0
-    assert generating.main(["--output-dir", str(tmp_path), "--check"]) == 0
-    assert (tmp_path / generating.OUTPUT_FILE).read_text() == generating.render()
+    assert generating.main(["--manifests-dir", str(tmp_path), "--check"]) == 1
+    assert generating.main(["--manifests-dir", str(tmp_path)]) == 0
+    assert generating.main(["--manifests-dir", str(tmp_path), "--check"]) == 0
+    assert (tmp_path / "base" / generating.OUTPUT_FILE).read_text() == generating.render()
+    written = {p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file()}
+    assert written == set(generating.outputs())
+    # One stale component is enough for --check to fail.
+    some_component = next(p for p in written if p.parts[0] == "components")
+    (tmp_path / some_component).write_text("# edited by hand\n")
+    assert generating.main(["--manifests-dir", str(tmp_path), "--check"]) == 1
+    assert "out of date" in capsys.readouterr().err
 
 
 def _configs(docs):

@@ -56,6 +56,30 @@ class Server:
         self.stop()
         raise RuntimeError(f"server did not come up in {timeout}s:\n{self.log()}")
 
+    def worker_pids(self) -> list[int]:
+        assert self.proc is not None
+        return [int(p) for p in Path(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children").read_text().split()]
+
+    def connections_per_worker(self) -> dict[int, int]:
+        """Established TCP connections to our port held by each worker process (Linux /proc)."""
+        established = set()
+        for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+            for row in Path(table).read_text().splitlines()[1:]:
+                fields = row.split()
+                if fields[3] == "01" and int(fields[1].rsplit(":", 1)[1], 16) == self.port:
+                    established.add(fields[9])
+        counts = {}
+        for pid in self.worker_pids():
+            held = 0
+            for fd in Path(f"/proc/{pid}/fd").iterdir():
+                try:
+                    target = os.readlink(fd)
+                except OSError:
+                    continue
+                held += target.startswith("socket:[") and target[8:-1] in established
+            counts[pid] = held
+        return counts
+
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 

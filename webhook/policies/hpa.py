@@ -14,11 +14,14 @@ from .registry import REGISTRY, MatchCondition, Target
 
 SPEC = FieldPath.of("spec")
 HPAS = Target(group="autoscaling", resource="horizontalpodautoscalers", versions=("v1", "v2"))
-# Only HPAs that scale a ModelServing are sent (the rule ignores the others anyway).
+# Only HPAs that scale a ModelServing are sent (the rule ignores the others anyway). It must be
+# false only where the rule finds nothing: the rule takes the group before the last "/" and also
+# judges an empty group, so an apiVersion without "/" or starting with "/" is sent too.
 TARGETS_MODELSERVING = MatchCondition(
     "scales-a-modelserving",
     "has(object.spec.scaleTargetRef) && object.spec.scaleTargetRef.kind == 'ModelServing' && "
-    "(!has(object.spec.scaleTargetRef.apiVersion) || object.spec.scaleTargetRef.apiVersion == '' || "
+    "(!has(object.spec.scaleTargetRef.apiVersion) || !object.spec.scaleTargetRef.apiVersion.contains('/') || "
+    "object.spec.scaleTargetRef.apiVersion.startsWith('/') || "
     f"object.spec.scaleTargetRef.apiVersion.startsWith('{MODELSERVING_GROUP}/'))",
 )
 

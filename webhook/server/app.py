@@ -121,6 +121,7 @@ def create_app(
     metrics.initialise([(r.name, ctx.actions.get(r.name, defaults[r.action])) for r in registry.rules()], __version__)
 
     app = Flask("servinggate")
+    app.config["PROVIDE_AUTOMATIC_OPTIONS"] = False  # OPTIONS gets the JSON 405, not an empty 200
     # The body limit is enforced in read_body(), not through MAX_CONTENT_LENGTH: Werkzeug's limited
     # stream silently truncates a chunked body at the limit instead of refusing it.
     app.extensions["servinggate"] = {"settings": settings, "context": ctx, "certificates": certificates, "registry": registry}

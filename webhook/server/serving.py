@@ -35,22 +35,38 @@ def gunicorn_options(settings: ServeSettings, certificates: Any) -> dict[str, An
         # Called for every accepted connection; the source hands out a cached context.
         return certificates.context()
 
+    from .balance import LoadTable
+    from .worker import Limits, WebhookWorker
+
+    # Shared with every worker (forked after this): how many connections each one holds.
+    loads = LoadTable()
+    limits = Limits(max_body=settings.max_body_bytes, request_timeout=settings.request_timeout)
+
+    def pre_fork(server: Any, worker: Any) -> None:
+        worker.slot = loads.claim({w.slot for w in server.WORKERS.values() if getattr(w, "slot", None) is not None})
+
     def child_exit(server: Any, worker: Any) -> None:
+        if getattr(worker, "slot", None) is not None:
+            loads.release(worker.slot)
         if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
             from prometheus_client import multiprocess
 
             multiprocess.mark_process_dead(worker.pid)
 
     def post_fork(server: Any, worker: Any) -> None:
+        worker.loads, worker.limits = loads, limits
         # With the default 5 ms GIL switch interval a review that becomes ready while another
         # thread computes waits up to 5 ms; 1 ms cuts the tail latency at little throughput cost.
         sys.setswitchinterval(0.001)
 
     return {
+        "pre_fork": pre_fork,
         "post_fork": post_fork,
         "bind": [f"{host}:{settings.port}"],
         "workers": settings.workers,
-        "worker_class": "gthread",
+        # gthread's thread pool for the application; handshakes, request reading, deadlines,
+        # error answers and connection placement in its event loop (worker.py).
+        "worker_class": WebhookWorker,
         "threads": settings.threads,
         # The API server reuses connections; a long keep-alive spares a TLS handshake per review.
         "keepalive": settings.keepalive,

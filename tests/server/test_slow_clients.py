@@ -1,0 +1,232 @@
+"""The real server against clients that stall, garble their framing or send too much: each one
+costs an event-loop entry, never an application thread, and every answer is JSON."""
+
+from __future__ import annotations
+
+import json
+import socket
+import ssl
+import threading
+import time
+
+import pytest
+import yaml
+
+from serverproc import Server  # noqa: E402  (tests/server is on sys.path via conftest)
+
+from support import REPO, admission_fixture_paths  # noqa: E402
+
+FUZZ = REPO / "tests/fixtures/fuzz-findings"
+REVIEW = admission_fixture_paths()[0].read_bytes()
+THREADS = 2 * 8  # the server below: 2 workers of 8 threads
+
+
+def webhook_timeout_seconds() -> int:
+    """The longest timeoutSeconds our webhook configurations give the API server."""
+    docs = yaml.safe_load_all((REPO / "manifests/base/webhook-configurations.yaml").read_text())
+    return max(hook["timeoutSeconds"] for doc in docs if doc for hook in doc.get("webhooks", []))
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    srv = Server(tmp_path_factory.mktemp("slow"), "--max-body-bytes", "1Mi", "--threads", "8").start()
+    yield srv
+    srv.stop()
+
+
+def tls(srv: Server, timeout: float = 10) -> ssl.SSLSocket:
+    raw = socket.create_connection(("127.0.0.1", srv.port), timeout=timeout)
+    return srv.ssl_context().wrap_socket(raw, server_hostname="localhost")
+
+
+def read_answer(sock: socket.socket) -> tuple[int, dict[str, str], bytes]:
+    """One HTTP/1.1 response with a Content-Length body."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(65536)
+        assert chunk, f"connection closed before an answer: {data!r}"
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}
+    while len(body) < int(headers["content-length"]):
+        chunk = sock.recv(65536)
+        assert chunk
+        body += chunk
+    return int(lines[0].split()[1]), headers, body
+
+
+def json_status(headers: dict[str, str], body: bytes, code: int) -> dict:
+    assert headers["content-type"] == "application/json"
+    doc = json.loads(body)
+    assert doc["kind"] == "Status" and doc["code"] == code and doc["status"] == "Failure"
+    return doc
+
+
+def request(path: str, body: bytes = b"", method: str = "POST", ctype: str = "application/json", extra: str = "") -> bytes:
+    return (f"{method} {path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: {ctype}\r\n"
+            f"Content-Length: {len(body)}\r\n{extra}\r\n").encode() + body
+
+
+def stall(srv: Server, kind: str) -> socket.socket:
+    raw = socket.create_connection(("127.0.0.1", srv.port), timeout=10)
+    if kind == "idle-tcp":
+        return raw
+    if kind == "partial-clienthello":
+        raw.sendall(b"\x16\x03\x01\x02\x00\x01")  # a record header announcing 512 bytes, then 1
+        return raw
+    conn = srv.ssl_context().wrap_socket(raw, server_hostname="localhost")
+    if kind == "slow-headers":
+        conn.sendall(b"POST /validate HTTP/1.1\r\nHost: localhost\r\nContent-")
+    elif kind == "slow-body":
+        conn.sendall(request("/validate", REVIEW)[:-len(REVIEW) // 2])
+    return conn
+
+
+def test_stalled_clients_hold_no_thread_and_a_review_is_answered_within_the_webhook_timeout(server):
+    budget = webhook_timeout_seconds()
+    kinds = ["partial-clienthello", "idle-after-handshake", "slow-headers", "slow-body", "idle-tcp"]
+    stalled = [stall(server, kind) for kind in kinds for _ in range(THREADS // 2)]
+    assert len(stalled) > THREADS
+    try:
+        results: list[float] = []
+
+        def review() -> None:
+            started = time.monotonic()
+            with tls(server, timeout=2 * budget) as conn:
+                conn.sendall(request("/validate", REVIEW))
+                code, _, body = read_answer(conn)
+            assert code == 200 and json.loads(body)["response"]["uid"]
+            results.append(time.monotonic() - started)
+
+        clients = [threading.Thread(target=review) for _ in range(4)]
+        for t in clients:
+            t.start()
+        for t in clients:
+            t.join()
+        assert len(results) == 4 and max(results) < budget, results
+    finally:
+        for s in stalled:
+            s.close()
+
+
+def test_a_client_that_does_not_finish_its_request_in_time_gets_a_408_and_is_closed(tmp_path):
+    srv = Server(tmp_path, "--request-timeout", "1", workers=1).start()
+    try:
+        slow = stall(srv, "slow-headers")
+        code, headers, body = read_answer(slow)
+        assert code == 408 and headers["connection"] == "close"
+        assert "not received within 1 s" in json_status(headers, body, 408)["message"]
+        assert slow.recv(100) == b""
+        silent = stall(srv, "partial-clienthello")
+        assert silent.recv(100) == b""  # nothing to answer: closed
+        idle = stall(srv, "idle-after-handshake")
+        assert idle.recv(100) == b""
+        with tls(srv) as conn:  # the server is fine
+            conn.sendall(request("/healthz", method="GET"))
+            assert read_answer(conn)[0] == 200
+    finally:
+        srv.stop()
+
+
+@pytest.mark.parametrize("name, code, needle", [
+    ("http-TE-chunked-with-invalid-chunk-size", 400, "invalid chunk size"),
+    ("http-TE-chunked-with-chunk-size-overflow", 413, "exceeds the limit of 1048576 bytes"),
+])
+def test_fuzzed_chunked_framing_is_refused_at_once_with_json(server, name, code, needle):
+    with tls(server) as conn:
+        conn.sendall((FUZZ / f"{name}.raw").read_bytes())
+        status, headers, body = read_answer(conn)
+        assert status == code and headers["connection"] == "close"
+        assert needle in json_status(headers, body, code)["message"]
+        assert conn.recv(100) == b""
+
+
+def test_a_bad_chunk_extension_is_a_json_400_not_a_500(server):
+    with tls(server) as conn:
+        conn.sendall(b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+                     b"2;a=\x01\r\n{}\r\n0\r\n\r\n")
+        status, headers, body = read_answer(conn)
+        assert status == 400 and headers["connection"] == "close"
+        json_status(headers, body, 400)
+
+
+@pytest.mark.parametrize("raw, code", [
+    (b"GET /healthz HTTP/1.1 extra\r\nHost: x\r\n\r\n", 400),
+    (b"GET /" + b"a" * 5000 + b" HTTP/1.1\r\nHost: x\r\n\r\n", 414),
+    (b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + b"b" * 9000 + b"\r\n\r\n", 431),
+    (b"GET /healthz HTTP/1.1\r\nHost: x\r\n" + b"X: y\r\n" * 20000 + b"\r\n", 431),
+    (b"POST /validate HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: snappy\r\n\r\n", 501),
+    (b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n{}", 400),
+    (b"OPTIONS /validate HTTP/1.1\r\nHost: x\r\n\r\n", 405),
+    (b"OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n", 404),
+])
+def test_every_error_answer_is_json(server, raw, code):
+    with tls(server) as conn:
+        conn.sendall(raw)
+        status, headers, body = read_answer(conn)
+    assert status == code
+    json_status(headers, body, code)
+
+
+def test_a_connection_stays_usable_after_errors_that_leave_a_body_unread(server):
+    big = b"x" * (300 * 1024)  # far more than gunicorn would drain before reusing a connection
+    with tls(server) as conn:
+        for raw, code in [(request("/nope", big), 404), (request("/validate", big, ctype="text/plain"), 415),
+                          (request("/validate", big, method="PUT"), 405), (request("/validate", REVIEW), 200)]:
+            conn.sendall(raw)
+            status, headers, _ = read_answer(conn)
+            assert status == code and headers["connection"] == "keep-alive"
+
+
+def test_a_client_still_sending_a_refused_body_reads_the_413_and_a_clean_close(server):
+    body = b"[" + b"0," * (1800 * 1024) + b"0]"  # 3.5 MiB against a 1 MiB limit
+    with tls(server) as conn:
+        conn.sendall(request("/mutate", body))  # as http.client does: everything, then read
+        status, headers, answer = read_answer(conn)
+        assert status == 413 and headers["connection"] == "close"
+        assert f"body of {len(body)} bytes exceeds the limit of 1048576 bytes" in json_status(headers, answer, 413)["message"]
+        assert conn.recv(100) == b""
+
+
+def test_an_app_answer_with_connection_close_is_announced_and_kept(server):
+    # Chunked and over the limit: refused before the application; the close is on the wire.
+    with tls(server) as conn:
+        conn.sendall(b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+                     + (b"10000\r\n" + b" " * 0x10000 + b"\r\n") * 17 + b"0\r\n\r\n")
+        status, headers, _ = read_answer(conn)
+        assert status == 413 and headers["connection"] == "close"
+        assert conn.recv(100) == b""
+
+
+def test_expect_100_continue_is_answered_before_the_body(server):
+    with tls(server) as conn:
+        conn.sendall(request("/validate", REVIEW, extra="Expect: 100-continue\r\n")[:-len(REVIEW)])
+        assert conn.recv(100).startswith(b"HTTP/1.1 100 Continue\r\n\r\n")
+        conn.sendall(REVIEW)
+        status, _, _ = read_answer(conn)
+        assert status == 200
+
+
+def test_pipelined_requests_are_answered_in_order(server):
+    with tls(server) as conn:
+        conn.sendall(request("/validate", REVIEW) + request("/healthz", method="GET") + request("/nope", b"{}"))
+        assert [read_answer(conn)[0] for _ in range(3)] == [200, 200, 404]
+
+
+def test_sequential_keep_alive_connections_are_spread_evenly_over_the_workers(tmp_path):
+    srv = Server(tmp_path, workers=2).start()
+    conns = []
+    try:
+        for _ in range(16):
+            conn = tls(srv)
+            conn.sendall(request("/healthz", method="GET"))
+            assert read_answer(conn)[0] == 200
+            conns.append(conn)
+        counts = srv.connections_per_worker()
+        assert sum(counts.values()) == 16 and len(counts) == 2
+        assert max(counts.values()) - min(counts.values()) <= 1, counts
+    finally:
+        for conn in conns:
+            conn.close()
+        srv.stop()

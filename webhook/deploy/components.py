@@ -1,0 +1,54 @@
+"""The opt-in kustomize components `python -m webhook manifests` writes next to the base.
+
+- `components/without-match-conditions`: for API servers without webhook `matchConditions`
+  (before 1.28, or the AdmissionWebhookMatchConditions feature gate off). It removes every
+  entry's `matchConditions`, so those entries see all objects of their resources again; the
+  rules give the same answers (a rule never relies on its condition), only the webhook's
+  outage then blocks more writes.
+
+Each patch first tests the entry's name at its index, so a component that no longer fits the
+generated configurations fails `kubectl kustomize` instead of editing the wrong entry.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..policies.registry import Rule
+from .generating import HEADER, dump
+
+COMPONENT_API = "kustomize.config.k8s.io/v1alpha1"
+WITHOUT_MATCH_CONDITIONS = Path("components") / "without-match-conditions"
+
+
+def _kustomization(comment: str, body: dict[str, Any]) -> str:
+    doc = {"apiVersion": COMPONENT_API, "kind": "Component", **body}
+    return dump([doc], HEADER + comment)
+
+
+def without_match_conditions(configurations: list[dict[str, Any]]) -> str:
+    patches = []
+    for config in configurations:
+        ops: list[dict[str, Any]] = []
+        for i, hook in enumerate(config["webhooks"]):
+            if hook.get("matchConditions"):
+                ops.append({"op": "test", "path": f"/webhooks/{i}/name", "value": hook["name"]})
+                ops.append({"op": "remove", "path": f"/webhooks/{i}/matchConditions"})
+        if ops:
+            group, _, version = config["apiVersion"].partition("/")
+            target = {"group": group, "version": version, "kind": config["kind"], "name": config["metadata"]["name"]}
+            patches.append({"target": target, "patch": yaml.safe_dump(ops, sort_keys=False, default_flow_style=False, width=120)})
+    comment = (
+        "# For API servers without webhook matchConditions (Kubernetes < 1.28, or the\n"
+        "# AdmissionWebhookMatchConditions feature gate off): the entries below then receive every\n"
+        "# object of their resources. The rules answer the same; only an outage of the webhook\n"
+        "# refuses more writes (see README, When the webhook is down).\n"
+    )
+    return _kustomization(comment, {"patches": patches})
+
+
+def render(rules: list[Rule], configurations: list[dict[str, Any]]) -> dict[Path, str]:
+    return {WITHOUT_MATCH_CONDITIONS / "kustomization.yaml": without_match_conditions(configurations)}

@@ -1,0 +1,168 @@
+"""Has a client sent a whole HTTP/1.1 request yet? The worker's event loop asks this of the bytes
+received so far, so that a request reaches an application thread only once it is all in memory.
+
+The scanner reads just enough of the head to find where the request ends (Content-Length or
+chunked framing) and answers one of four verdicts. It is not the parser: gunicorn parses the head
+again in the thread and stays the authority on everything else. Anything the scanner finds odd
+in the framing headers (two lengths, a length and chunking, an unknown coding) is dispatched at
+once without a body, so that the parser refuses it before any body is read.
+
+Also here: the limits the event loop enforces and the JSON `Status` answer it sends itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import orjson
+
+MORE, COMPLETE, DISPATCH, REFUSE = "more", "complete", "dispatch", "refuse"
+
+MAX_CHUNK_LINE = 4096  # a chunk-size line: hex digits plus extensions
+MAX_TRAILERS = 8192
+_HEX = frozenset(b"0123456789abcdefABCDEF")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    kind: str  # MORE: wait for bytes; COMPLETE: the request is buf[:end]; DISPATCH: hand over now,
+    # incomplete (the answer must close the connection); REFUSE: answer `code` without the app
+    end: int = 0
+    code: int = 0
+    message: str = ""
+    expect_continue: bool = False  # MORE only: the head asked for "100 Continue" before the body
+
+
+WAIT = Verdict(MORE)
+
+
+class RequestScanner:
+    """One per connection; `reset()` between requests. `scan(buf)` is incremental: call it again
+    with the same buffer, grown, and it resumes where it stopped."""
+
+    def __init__(self, max_head: int, max_body: int):
+        self.max_head = max_head
+        self.max_body = max_body
+        self.reset()
+
+    def reset(self) -> None:
+        self._searched = 0  # where the search for the end of the head resumes
+        self._body_start = -1
+        self._length: int | None = None
+        self._chunked = False
+        self._continue = False
+        self._cursor = 0  # chunked: the next chunk-size line
+        self._total = 0  # chunked: body bytes seen so far
+
+    @property
+    def head_done(self) -> bool:
+        return self._body_start >= 0
+
+    def scan(self, buf: bytes | bytearray) -> Verdict:
+        if self._body_start < 0:
+            verdict = self._scan_head(buf)
+            if verdict is not None:
+                return verdict
+        if self._chunked:
+            return self._scan_chunks(buf)
+        end = self._body_start + (self._length or 0)
+        if len(buf) >= end:
+            return Verdict(COMPLETE, end=end)
+        return Verdict(MORE, expect_continue=self._continue)
+
+    def _scan_head(self, buf: bytes | bytearray) -> Verdict | None:
+        idx = buf.find(b"\r\n\r\n", self._searched)
+        if idx < 0:
+            if len(buf) > self.max_head:
+                return Verdict(REFUSE, code=431, message=f"request head exceeds {self.max_head} bytes")
+            if buf.count(b"\n") != buf.count(b"\r\n"):
+                return Verdict(DISPATCH)  # a bare LF: the parser refuses it (400)
+            self._searched = max(0, len(buf) - 3)
+            return WAIT
+        if idx > self.max_head:
+            return Verdict(REFUSE, code=431, message=f"request head exceeds {self.max_head} bytes")
+        self._body_start = idx + 4
+        lengths: list[bytes] = []
+        codings: list[bytes] = []
+        for line in bytes(buf[:idx]).split(b"\r\n")[1:]:
+            name, _, value = line.partition(b":")
+            name = name.strip().lower()
+            if name == b"content-length":
+                lengths.append(value.strip())
+            elif name == b"transfer-encoding":
+                codings += [c.strip().lower() for c in value.split(b",")]
+            elif name == b"expect" and value.strip().lower() == b"100-continue":
+                self._continue = True
+        if codings:
+            if lengths or codings[-1] != b"chunked" or codings.count(b"chunked") != 1:
+                return Verdict(DISPATCH)
+            self._chunked, self._cursor = True, self._body_start
+            return None
+        if len(lengths) > 1 or (lengths and not lengths[0].isdigit()):
+            return Verdict(DISPATCH)
+        if lengths:
+            self._length = int(lengths[0]) if len(lengths[0]) <= 18 else self.max_body + 1
+            if self._length > self.max_body:
+                return Verdict(REFUSE, code=413, message=f"body of {int(lengths[0])} bytes exceeds the limit of {self.max_body} bytes")
+        return None
+
+    def _scan_chunks(self, buf: bytes | bytearray) -> Verdict:
+        too_large = Verdict(REFUSE, code=413, message=f"body exceeds the limit of {self.max_body} bytes")
+        if len(buf) - self._body_start > 2 * self.max_body + 65536:
+            return too_large  # tiny chunks: the framing alone would outgrow any body allowed
+        while True:
+            line_end = buf.find(b"\r\n", self._cursor)
+            if line_end < 0:
+                if len(buf) - self._cursor > MAX_CHUNK_LINE:
+                    return Verdict(REFUSE, code=400, message="malformed chunked body: chunk-size line too long")
+                return Verdict(MORE, expect_continue=self._continue)
+            line = bytes(buf[self._cursor:line_end])
+            size_field, semicolon, _ = line.partition(b";")
+            if semicolon:
+                size_field = size_field.rstrip(b" \t")
+            if not size_field or not set(size_field) <= _HEX:
+                return Verdict(REFUSE, code=400, message="malformed chunked body: invalid chunk size")
+            if len(size_field.lstrip(b"0")) > 16:
+                return too_large  # more than 2^64 bytes announced: refused before reading any of it
+            size = int(size_field, 16)
+            if size == 0:
+                trailers = line_end + 2
+                if buf[trailers:trailers + 2] == b"\r\n":
+                    return Verdict(COMPLETE, end=trailers + 2)
+                end = buf.find(b"\r\n\r\n", trailers)
+                if end >= 0:
+                    return Verdict(COMPLETE, end=end + 4)
+                if len(buf) - trailers > MAX_TRAILERS:
+                    return Verdict(REFUSE, code=431, message=f"trailer section exceeds {MAX_TRAILERS} bytes")
+                return WAIT
+            if self._total + size > self.max_body:
+                return too_large
+            data_end = line_end + 2 + size
+            if len(buf) < data_end + 2:
+                return Verdict(MORE, expect_continue=self._continue)
+            if buf[data_end:data_end + 2] != b"\r\n":
+                return Verdict(REFUSE, code=400, message="malformed chunked body: chunk data not followed by CRLF")
+            self._total += size
+            self._cursor = data_end + 2
+
+
+REASONS = {400: "BadRequest", 403: "Forbidden", 408: "RequestTimeout", 413: "RequestEntityTooLarge", 414: "RequestURITooLong",
+           417: "ExpectationFailed", 431: "RequestHeaderFieldsTooLarge", 500: "InternalError", 501: "NotImplemented"}
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_body: int
+    request_timeout: float = 10.0  # handshake + head + body, from the connection or the first byte
+    linger: float = 5.0  # after a closing answer: how long what the client still sends is read and dropped
+    max_head: int = 65536
+
+
+def status_answer(code: int, message: str) -> bytes:
+    """A whole HTTP/1.1 response: a metav1.Status, as the application answers errors; always closes."""
+    reason = REASONS.get(code, "BadRequest")
+    body = orjson.dumps({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                         "message": message, "reason": reason, "code": code})
+    head = (f"HTTP/1.1 {code} {reason}\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+            "Connection: close\r\n\r\n")
+    return head.encode("latin-1") + body

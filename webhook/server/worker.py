@@ -1,0 +1,406 @@
+"""The gunicorn worker: gthread's thread pool runs the application, an event loop does the rest.
+
+gthread hands every new connection to a thread, which then blocks in the TLS handshake and in
+reading the request for as long as the client cares to take: 16 stalled clients held all 2 x 8
+threads. Here the worker's main thread, which already polls the listening socket and the idle
+keep-alive connections, also does the handshake and reads the request (head and body) without
+blocking, and submits a connection to the thread pool only once its whole request is in memory.
+A client gets `Limits.request_timeout` seconds to finish its handshake and send a request; past
+that it gets a 408 (or, before sending anything, just a close).
+
+What the event loop owns besides: answers it gives without the application (a body over the
+limit 413, malformed chunked framing 400, a head too large 431, a timeout 408, and every error
+gunicorn's parser raises), all JSON `Status` bodies like the application's; explicit
+`Connection: close` whenever the connection will not be kept; and the close itself, which sends
+the answer, half-closes and reads (discarding) what the client still sends, so that a client
+still sending a refused body can read the answer instead of a reset.
+
+Placement: a worker that holds more connections than its least-loaded sibling leaves a new
+connection in the accept queue for that sibling (balance.py), for at most `_ACCEPT_GRACE`.
+"""
+
+from __future__ import annotations
+
+import errno
+import io
+import heapq
+import itertools
+import selectors
+import socket
+import ssl
+import threading
+import time
+from functools import partial
+from typing import Any
+
+from gunicorn import http
+from gunicorn import sock as gsock
+from gunicorn.http import errors as herrors
+from gunicorn.workers.gthread import STOP_KEEPALIVE_LINGER, TConn, ThreadWorker
+
+from . import metrics
+from .balance import ACCEPTING, IDLE, LoadTable
+from .framing import COMPLETE, MORE, REFUSE, Limits, RequestScanner, Verdict, status_answer
+
+_READ, _WRITE = selectors.EVENT_READ, selectors.EVENT_WRITE
+_RECV = 65536
+_ACCEPT_RECHECK = 0.005  # a worker leaving a connection to a sibling looks again this soon
+_ACCEPT_GRACE = 0.1  # and takes it itself if the sibling has not within this time
+# The status for what gunicorn's parser refuses (gunicorn answered those with an HTML page).
+_PARSE_ERRORS = ((herrors.InvalidResponseHeader, 500), (herrors.InvalidResponseHeaderName, 500), (herrors.ConfigurationProblem, 500),
+                 (herrors.LimitRequestLine, 414), (herrors.LimitRequestHeaders, 431), (herrors.UnsupportedTransferCoding, 501),
+                 (herrors.ExpectationFailed, 417), (herrors.ParseException, 400), (ssl.SSLError, 400))
+
+
+def parse_error_status(exc: BaseException) -> int:
+    return next((code for kind, code in _PARSE_ERRORS if isinstance(exc, kind)), 500)
+
+
+class Conn(TConn):
+    """gunicorn's connection, plus what the event loop knows while it reads a request."""
+
+    def __init__(self, cfg: Any, sock: Any, client: Any, server: Any, limits: Limits):
+        super().__init__(cfg, sock, client, server)
+        self.buf = bytearray()
+        self.scanner = RequestScanner(limits.max_head, limits.max_body)
+        self.handshaken = not cfg.is_ssl
+        self.complete = False  # the request given to a thread was received whole
+        self.continued = False  # "100 Continue" was sent for this request
+        self.events = 0  # what the poller watches for, 0 when not registered with our callbacks
+        self.timer = 0  # sequence number of the live timer entry (0: none)
+        self.lingering = False
+
+
+class WebhookWorker(ThreadWorker):
+    limits = Limits(max_body=7 * 1024 * 1024)
+    loads: LoadTable | None = None
+    slot: int | None = None
+
+    def init_process(self) -> None:
+        self._timers: list[tuple[float, int, Conn]] = []
+        self._seq = itertools.count(1)
+        self._local = threading.local()
+        self._listening = False
+        self._pause_until = 0.0
+        self._defer_since: float | None = None
+        self._last_defer = 0.0
+        super().init_process()
+
+    def load_wsgi(self) -> None:
+        super().load_wsgi()
+        app: Any = getattr(self, "wsgi")
+
+        def honour_close(environ: dict[str, Any], start_response: Any) -> Any:
+            # gunicorn drops an application's Connection header (hop-by-hop) and would keep a
+            # connection open after announcing keep-alive; the decision is taken here instead,
+            # before the head goes out, so the client always learns it.
+            conn: Conn = self._local.conn
+            resp = getattr(start_response, "__self__", None)
+            if conn.complete and environ.get("HTTP_TRANSFER_ENCODING"):
+                # A chunked body is all in memory: de-chunk it here, so that a framing error is
+                # this worker's 400, not an exception inside the application.
+                environ["wsgi.input"] = io.BytesIO(environ["wsgi.input"].read())
+
+            def start(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
+                closes = any(k.lower() == "connection" and "close" in v.lower() for k, v in headers)
+                if resp is not None and (closes or not conn.complete):
+                    resp.force_close()
+                return start_response(status, headers, exc_info)
+
+            return app(environ, start)
+
+        self.wsgi = honour_close
+
+    # ---- accepting, balanced --------------------------------------------------------------
+
+    def set_accept_enabled(self, enabled: bool) -> None:
+        self._accepting = enabled
+        self._sync_listeners()
+
+    def _sync_listeners(self) -> None:
+        want = self._accepting and time.monotonic() >= self._pause_until
+        if want != self._listening:
+            for listener in self.sockets:
+                if want:
+                    listener.setblocking(False)
+                    self.poller.register(listener, _READ, self.accept)
+                else:
+                    self.poller.unregister(listener)
+            self._listening = want
+        self._publish()
+
+    def _publish(self) -> None:
+        if self.loads is not None and self.slot is not None:
+            self.loads.publish(self.slot, ACCEPTING if self._accepting and self.alive else IDLE, self.nr_conns)
+
+    def _leave_to_sibling(self) -> bool:
+        """True when a sibling holds fewer connections and should take the next one."""
+        if self.loads is None or self.slot is None:
+            return False
+        fewest = self.loads.fewest_elsewhere(self.slot)
+        if fewest is None or self.nr_conns <= fewest:
+            self._defer_since = None
+            return False
+        now = time.monotonic()
+        if self._defer_since is None or now - self._last_defer > 4 * _ACCEPT_RECHECK:
+            self._defer_since = now  # a new wait, not the continuation of one
+        self._last_defer = now
+        if now - self._defer_since >= _ACCEPT_GRACE:
+            self._defer_since = None  # the sibling did not take it: we do
+            return False
+        return True
+
+    def accept(self, listener: Any) -> None:
+        if self._leave_to_sibling():
+            self._pause_until = time.monotonic() + _ACCEPT_RECHECK
+            self._sync_listeners()
+            return
+        try:
+            client_sock, client_addr = listener.accept()
+        except OSError as e:
+            if e.errno not in (errno.EAGAIN, errno.ECONNABORTED, errno.EWOULDBLOCK):
+                raise
+            return
+        self.nr_conns += 1
+        self._publish()
+        conn = Conn(self.cfg, client_sock, client_addr, listener.getsockname(), self.limits)
+        try:
+            if self.cfg.is_ssl:
+                conn.sock = gsock.ssl_context(self.cfg).wrap_socket(
+                    client_sock, server_side=True, do_handshake_on_connect=False,
+                    suppress_ragged_eofs=self.cfg.suppress_ragged_eofs)
+        except (OSError, ValueError) as exc:  # ssl.SSLError included: no usable certificate
+            self.log.error("cannot set up TLS for a new connection: %s", exc)
+            self._close(conn)
+            return
+        self._read(conn, time.monotonic() + self.limits.request_timeout)
+
+    # ---- reading a request in the event loop ----------------------------------------------
+
+    def _watch(self, conn: Conn, events: int) -> None:
+        if conn.events == events:
+            return
+        callback = partial(self._on_linger if conn.lingering else self._on_io, conn)
+        if conn.events:
+            self.poller.modify(conn.sock, events, callback)
+        else:
+            self.poller.register(conn.sock, events, callback)
+        conn.events = events
+
+    def _unwatch(self, conn: Conn) -> None:
+        if conn.events:
+            try:
+                self.poller.unregister(conn.sock)
+            except (KeyError, ValueError, OSError):
+                pass
+            conn.events = 0
+
+    def _set_timer(self, conn: Conn, deadline: float) -> None:
+        conn.timer = next(self._seq)
+        heapq.heappush(self._timers, (deadline, conn.timer, conn))
+
+    def _read(self, conn: Conn, deadline: float) -> None:
+        self._set_timer(conn, deadline)
+        self._watch(conn, _READ)
+        self._on_io(conn)
+
+    def _on_io(self, conn: Conn, _fileobj: Any = None) -> None:
+        try:
+            if not conn.handshaken:
+                conn.sock.do_handshake()
+                conn.handshaken = True
+            verdict = conn.scanner.scan(conn.buf) if conn.buf else Verdict(MORE)
+            budget = 4 * _RECV
+            while verdict.kind == MORE:
+                if verdict.expect_continue and not conn.continued:
+                    conn.continued = True
+                    conn.sock.send(b"HTTP/1.1 100 Continue\r\n\r\n")
+                if budget <= 0 and not (self.cfg.is_ssl and conn.sock.pending()):
+                    self._watch(conn, _READ)
+                    return  # let other connections have a turn; the poller brings us back
+                data = conn.sock.recv(_RECV)
+                if not data:
+                    self._close(conn)  # the client left before finishing a request
+                    return
+                budget -= len(data)
+                conn.buf += data
+                verdict = conn.scanner.scan(conn.buf)
+        except ssl.SSLWantReadError:
+            self._watch(conn, _READ)
+            return
+        except ssl.SSLWantWriteError:
+            self._watch(conn, _WRITE)
+            return
+        except (OSError, ValueError) as exc:  # ssl.SSLError included: a failed handshake
+            self.log.debug("connection from %s dropped while reading: %s", conn.client, exc)
+            self._close(conn)
+            return
+        if verdict.kind == REFUSE:
+            self._refuse(conn, verdict.code, verdict.message)
+        else:
+            self._dispatch(conn, complete=verdict.kind == COMPLETE)
+
+    def _dispatch(self, conn: Conn, complete: bool) -> None:
+        self._unwatch(conn)
+        conn.timer = 0
+        conn.complete = complete
+        if conn.parser is None:
+            conn.parser = http.get_parser(self.cfg, conn.sock, conn.client)
+            conn.initialized = True
+        conn.parser.unreader.unread(bytes(conn.buf))
+        conn.buf = bytearray()
+        conn.scanner.reset()
+        self.enqueue_req(conn)
+
+    def _refuse(self, conn: Conn, code: int, message: str) -> None:
+        """Answer without the application (the answer fits any socket buffer) and close."""
+        metrics.BAD_REQUESTS.labels(code=str(code)).inc()
+        self.log.info("refused a request from %s: %d %s", conn.client[0] if conn.client else "", code, message)
+        try:
+            conn.sock.send(status_answer(code, message))
+        except (OSError, ValueError) as exc:
+            self.log.debug("could not send %d to %s: %s", code, conn.client, exc)
+        self._close(conn, linger=True)
+
+    # ---- in a thread: one complete request ------------------------------------------------
+
+    def handle(self, conn: Conn) -> bool:
+        self._local.conn = conn
+        req = None
+        try:
+            # Blocking, but bounded: a read here only happens for a request dispatched
+            # incomplete, and a write only for a client that stopped reading.
+            conn.sock.settimeout(self.limits.request_timeout)
+            req = next(conn.parser)
+            if conn.continued:
+                req._expected_100_continue = False  # the event loop has sent it
+            keep = self.handle_request(req, conn)
+            # Kept only when the request came whole: what the application left unread is then
+            # in memory, and dropping it cannot block.
+            return bool(keep and conn.complete and conn.parser.finish_body())
+        except (herrors.NoMoreData, StopIteration) as exc:
+            self.log.debug("closing connection: %s", exc)
+        except herrors.ParseException as exc:
+            self.handle_error(req, conn.sock, conn.client, exc)
+        except OSError as exc:  # ssl.SSLError, timeouts, resets
+            self.log.debug("connection from %s failed: %s", conn.client, exc)
+        except Exception as exc:
+            self.handle_error(req, conn.sock, conn.client, exc)
+        return False
+
+    def handle_error(self, req: Any, client: Any, addr: Any, exc: BaseException) -> None:
+        code = parse_error_status(exc)
+        if code == 500:
+            self.log.exception("error handling request")
+            message = "internal error in the webhook; see its log"
+        else:
+            message = str(exc)[:200] or type(exc).__name__
+            self.log.warning("invalid request from %s: %s", (addr or ("",))[0], message)
+        metrics.BAD_REQUESTS.labels(code=str(code)).inc()
+        try:
+            client.sendall(status_answer(code, message))
+        except (OSError, ValueError):
+            self.log.debug("failed to send an error answer")
+
+    # ---- back in the event loop: keep, read the next request, or close ---------------------
+
+    def finish_request(self, conn: Conn, fs: Any) -> None:
+        try:
+            keep = bool(fs.result()) if not fs.cancelled() else False
+        except Exception:
+            keep = False
+        if not keep:
+            self._close(conn, linger=True)
+            return
+        try:
+            conn.sock.setblocking(False)
+            conn.buf = bytearray(conn.parser.unreader.take_buffered())
+            conn.continued = False
+        except OSError:
+            self._close(conn)
+            return
+        if conn.buf:  # the client has started its next request already
+            self._read(conn, time.monotonic() + self.limits.request_timeout)
+            return
+        conn.set_timeout()  # idle keep-alive: gunicorn's list and timeouts, as before
+        if not self.alive:
+            conn.timeout = min(conn.timeout, time.monotonic() + STOP_KEEPALIVE_LINGER)
+        self.keepalived_conns.append(conn)
+        self.poller.register(conn.sock, _READ, partial(self.on_client_socket_readable, conn))
+
+    def on_client_socket_readable(self, conn: Conn, client: Any) -> None:
+        self.poller.unregister(client)
+        self.keepalived_conns.remove(conn)
+        self._read(conn, time.monotonic() + self.limits.request_timeout)
+
+    def _close(self, conn: Conn, linger: bool = False) -> None:
+        self._unwatch(conn)
+        conn.timer = 0
+        if linger and conn.handshaken and not conn.lingering:
+            try:
+                conn.sock.setblocking(False)
+                if isinstance(conn.sock, ssl.SSLSocket):
+                    try:
+                        conn.sock.unwrap()  # sends close_notify; the client's is not awaited
+                    except (ssl.SSLError, OSError, ValueError):
+                        pass
+                conn.sock.shutdown(socket.SHUT_WR)
+                conn.lingering = True
+                self._set_timer(conn, time.monotonic() + self.limits.linger)
+                self._watch(conn, _READ)
+                self._on_linger(conn)
+                return
+            except (OSError, ValueError):
+                pass
+        conn.close()
+        self.nr_conns -= 1
+        self._publish()
+
+    def _on_linger(self, conn: Conn, _fileobj: Any = None) -> None:
+        """Read and drop what a client still sends after a closing answer, until it closes too."""
+        try:
+            for _ in range(16):
+                if not socket.socket.recv(conn.sock, _RECV):  # the raw bytes: no need to decrypt them
+                    break
+            else:
+                return
+        except BlockingIOError:
+            return
+        except OSError:
+            pass
+        conn.lingering = False
+        self._close(conn)
+
+    # ---- timers ----------------------------------------------------------------------------
+
+    def murder_pending(self) -> None:
+        super().murder_pending()
+        now = time.monotonic()
+        while self._timers and self._timers[0][0] <= now:
+            _, seq, conn = heapq.heappop(self._timers)
+            if conn.timer != seq:
+                continue  # the connection moved on since this timer was set
+            if conn.lingering:
+                conn.lingering = False
+                self._close(conn)
+            elif conn.buf and conn.handshaken:
+                self._refuse(conn, 408, f"request not received within {self.limits.request_timeout:g} s")
+            else:
+                self._close(conn)
+
+    def _cap_keepalive(self, deadline: float) -> None:
+        """Stopping: connections that have not started a request get no longer than kept-alive ones."""
+        super()._cap_keepalive(deadline)
+        for when, seq, conn in list(self._timers):
+            if conn.timer == seq and not conn.buf and not conn.lingering and when > deadline:
+                self._set_timer(conn, deadline)
+        self._publish()
+
+    def wait_for_and_dispatch_events(self, timeout: float) -> None:
+        now = time.monotonic()
+        if self._timers:
+            timeout = min(timeout, max(self._timers[0][0] - now, 0.0))
+        if self._accepting and not self._listening:
+            timeout = min(timeout, max(self._pause_until - now, 0.0))
+        super().wait_for_and_dispatch_events(timeout)
+        self._sync_listeners()
