@@ -17,6 +17,7 @@ from __future__ import annotations
 import importlib
 import importlib.machinery
 import importlib.util
+import sys
 from functools import lru_cache
 from typing import Any
 
@@ -35,6 +36,9 @@ def _load_cel() -> Any:
     """The compiled `cel.cel` extension. The package's __init__ also imports its interactive CLI
     (typer, rich, prompt_toolkit), which cost more than a whole `check` run; the extension alone
     is all we call, so it is loaded from its file when that can be found."""
+    loaded = sys.modules.get("cel.cel")
+    if loaded is not None:  # the extension initialises a Rust logger: it must load only once
+        return loaded
     spec = importlib.util.find_spec("cel")
     for folder in (spec.submodule_search_locations or []) if spec is not None else []:
         for suffix in importlib.machinery.EXTENSION_SUFFIXES:
@@ -47,6 +51,7 @@ def _load_cel() -> Any:
                 ext.loader.exec_module(module)
             except (ImportError, OSError):
                 continue
+            sys.modules["cel.cel"] = module  # `import cel` elsewhere reuses it instead of loading it twice
             return module
     return importlib.import_module("cel")
 
