@@ -17,6 +17,7 @@ from __future__ import annotations
 import importlib
 import importlib.machinery
 import importlib.util
+import re
 import sys
 from functools import lru_cache
 from typing import Any
@@ -75,6 +76,45 @@ def is_transition(rule: str) -> bool:
     return "oldSelf" in rule
 
 
+_MACRO = re.compile(r"\.\s*(all|exists|exists_one|map|filter)\s*\(\s*([A-Za-z_][A-Za-z0-9_]*)\s*,")
+_MEMBER = re.compile(r"\.\s*([A-Za-z_][A-Za-z0-9_]*)")
+_IDENT = re.compile(r"(?<![.\w])([A-Za-z_][A-Za-z0-9_]*)(?!\w)")
+
+
+@lru_cache(maxsize=512)
+def projection(rule: str) -> frozenset[str] | None:
+    """The member names a rule can read, when the rule can observe `self` (and `oldSelf`) only
+    through them, else None. Converting a value to CEL costs in proportion to its size, and a
+    rule on `roles` reads only each role's `name`: handing it roles cut down to those members
+    took the 500-ModelServing run from 0.4 s of CEL to a few ms. Safe only when every use of
+    `self`, `oldSelf` and each macro variable is followed by `.` (a member or a macro call), so
+    no whole value is compared, sized or indexed; a macro directly on `self` must iterate a list
+    (a map would iterate its keys, which a projection would drop), which `project` checks."""
+    text = re.sub(r"'[^']*'|\"[^\"]*\"", "''", rule)  # string literals cannot name variables
+    bindings = {m.start(2) for m in _MACRO.finditer(text)}  # `x` in `.all(x, ...)`: a declaration, not a use
+    variables = {"self", "oldSelf"} | {m.group(2) for m in _MACRO.finditer(text)}
+    for m in _IDENT.finditer(text):
+        if m.group(1) in variables and m.start() not in bindings:
+            rest = text[m.end():].lstrip()
+            if not rest.startswith("."):
+                return None
+            if _MACRO.match(rest) and m.group(1) not in ("self", "oldSelf"):
+                return None  # a macro on an item: it may be a map, iterated by its keys
+    return frozenset(m.group(1) for m in _MEMBER.finditer(text))
+
+
+def project(value: Any, keys: frozenset[str], rule: str) -> Any:
+    """`value` cut down to `keys` (see `projection`): an object's members, or each object item of a
+    list. A map that a macro iterates directly is left whole."""
+    if isinstance(value, list):
+        return [{k: v for k, v in item.items() if k in keys} if isinstance(item, dict) else item for item in value]
+    if isinstance(value, dict):
+        if re.search(r"\b(self|oldSelf)\s*\.\s*(all|exists|exists_one|map|filter)\s*\(", rule):
+            return value
+        return {k: v for k, v in value.items() if k in keys}
+    return value
+
+
 def _message(rule: dict[str, Any], ctx: dict[str, Any]) -> str:
     message = rule.get("message")
     if isinstance(message, str) and message.strip():
@@ -115,9 +155,10 @@ def evaluate(sites: list[RuleSite], is_update: bool) -> tuple[list[ApiError], li
             transition = is_transition(text)
             if transition and not (is_update and site.has_old):
                 continue
-            ctx: dict[str, Any] = {"self": site.value}
+            keys = projection(text)
+            ctx: dict[str, Any] = {"self": site.value if keys is None else project(site.value, keys, text)}
             if transition:
-                ctx["oldSelf"] = site.old
+                ctx["oldSelf"] = site.old if keys is None else project(site.old, keys, text)
             where, parts = _path(site, rule)
             try:
                 result = program(text).execute(ctx)

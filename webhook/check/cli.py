@@ -13,6 +13,7 @@ Kubernetes object, or no object at all) or a usage error. Unusable input wins ov
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 from typing import Any, TextIO, cast
 
@@ -36,6 +37,20 @@ def _identity(obj: dict[str, Any]) -> tuple[str, str, str, str]:
 def run(paths: list[str], old_paths: list[str], settings: PolicySettings, *, crd_paths: list[str] | None = None,
         field_validation: str = "Strict", kubernetes_version: str = "1.28", previews: bool = True,
         stdin: TextIO = sys.stdin) -> tuple[list[Result], list[Problem]]:
+    # The loaded documents are hundreds of thousands of small objects (values and YAML nodes, kept
+    # for line numbers) and hold no reference cycles; with the cyclic collector on, each new
+    # generation sweeps them again, which cost more than parsing (1.2 s against 0.3 s for 1 MB).
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _run(paths, old_paths, settings, crd_paths, field_validation, kubernetes_version, previews, stdin)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _run(paths: list[str], old_paths: list[str], settings: PolicySettings, crd_paths: list[str] | None,
+         field_validation: str, kubernetes_version: str, previews: bool, stdin: TextIO) -> tuple[list[Result], list[Problem]]:
     new = load(paths, stdin)
     old = load(old_paths, stdin) if old_paths else Loaded()
     olds = {_identity(d.obj): d.obj for d in old.documents}

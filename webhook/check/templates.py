@@ -15,8 +15,9 @@ mutation (and any refusal) each will get from our pod rules before the workload 
 
 from __future__ import annotations
 
-import copy
 from typing import Any
+
+import orjson
 
 from ..admission.responses import review_response
 from ..admission.review import make_request
@@ -48,7 +49,7 @@ def _pod(name: str, generate: bool, namespace: str, labels: dict[str, Any], anno
         meta["labels"] = labels
     if annotations:
         meta["annotations"] = annotations
-    pod_spec = copy.deepcopy(spec) if isinstance(spec, dict) else {}
+    pod_spec = orjson.loads(orjson.dumps(spec)) if isinstance(spec, dict) else {}
     if not pod_spec.get("schedulerName"):
         pod_spec["schedulerName"] = "default-scheduler"  # the API server's default, before any webhook
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": pod_spec}

@@ -52,7 +52,8 @@ def entry_for(crd: dict[str, Any], file_name: str, upstream: str, source: str, s
 
 
 def refresh(paths: list[Path], upstream: str | None, add: bool, target: Path = HERE) -> list[dict[str, Any]]:
-    current = {e["name"]: e for e in versions()} if (target / VERSIONS_FILE).exists() else {}
+    existing = target / VERSIONS_FILE
+    current = {e["name"]: e for e in orjson.loads(existing.read_bytes())} if existing.exists() else {}
     changed: list[dict[str, Any]] = []
     for root in paths:
         label = upstream or _git_label(root) or "unknown"
