@@ -336,16 +336,33 @@ def test_role_scaled_down_to_floor_is_allowed(kit):
 def test_reserved_template_labels(kit):
     ms = kit.gang_ms()
     ms["spec"]["template"]["roles"][0]["entryTemplate"]["metadata"] = {
-        "labels": {"team": "llm", "modelserving.volcano.sh/role-id": "x", "modelserving.volcano.sh/entry": "false"}
+        "labels": {"team": "llm", "modelserving.volcano.sh/role-id": "x", "modelserving.volcano.sh/entry": "false",
+                   "modelserving.volcano.sh/revision": "r", "modelserving.volcano.sh/role-template-hash": "h"}
     }
-    ms["spec"]["template"]["roles"][1]["workerTemplate"]["metadata"] = {"labels": {"modelserving.volcano.sh/group-name": "g"}}
+    ms["spec"]["template"]["roles"][1]["workerTemplate"]["metadata"] = {
+        "labels": {"modelserving.volcano.sh/group-name": "g", "modelserving.volcano.sh/name": "n", "modelserving.volcano.sh/role": "r"}
+    }
     out = kit.validate(ms)
-    detail = "Forbidden: label keys under modelserving.volcano.sh/ are set by the ModelServing controller"
+    detail = ("Forbidden: the ModelServing controller sets this label on every pod it creates; a template value "
+              "would replace it and detach the pod from its ServingGroup and role (Kthena issue #1582)")
+    entry = "spec.template.roles[0].entryTemplate.metadata.labels"
+    worker = "spec.template.roles[1].workerTemplate.metadata.labels"
     assert kit.causes(out) == [
-        ("FieldValueForbidden", "spec.template.roles[0].entryTemplate.metadata.labels[modelserving.volcano.sh/entry]", detail),
-        ("FieldValueForbidden", "spec.template.roles[0].entryTemplate.metadata.labels[modelserving.volcano.sh/role-id]", detail),
-        ("FieldValueForbidden", "spec.template.roles[1].workerTemplate.metadata.labels[modelserving.volcano.sh/group-name]", detail),
+        ("FieldValueForbidden", f"{entry}[modelserving.volcano.sh/entry]", detail),
+        ("FieldValueForbidden", f"{entry}[modelserving.volcano.sh/revision]", detail),
+        ("FieldValueForbidden", f"{entry}[modelserving.volcano.sh/role-id]", detail),
+        ("FieldValueForbidden", f"{entry}[modelserving.volcano.sh/role-template-hash]", detail),
+        ("FieldValueForbidden", f"{worker}[modelserving.volcano.sh/group-name]", detail),
+        ("FieldValueForbidden", f"{worker}[modelserving.volcano.sh/name]", detail),
+        ("FieldValueForbidden", f"{worker}[modelserving.volcano.sh/role]", detail),
     ]
+
+
+def test_labels_the_controller_never_sets_are_allowed_under_its_prefix(kit):
+    """Kthena's router PD-disaggregation example labels its templates modelserving.volcano.sh/rolename."""
+    ms = kit.gang_ms()
+    ms["spec"]["template"]["roles"][0]["entryTemplate"]["metadata"] = {"labels": {"modelserving.volcano.sh/rolename": "prefill"}}
+    assert kit.validate(ms).allowed
 
 
 def test_other_template_labels_are_fine(kit):

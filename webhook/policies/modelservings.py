@@ -8,7 +8,7 @@
   `replicas: 0` is not rejected by its CRD-defaulted `maxUnavailable: 1` (Kthena issue #1749).
 - `modelservings.gang-immutable`: the CRD's CEL transition rules, enforced from `oldObject`.
 - `modelservings.gang-floor`: a role's replicas may not go below its gang minimum.
-- `modelservings.reserved-labels`: templates may not set controller-owned labels (Kthena #1582).
+- `modelservings.reserved-labels`: templates may not set the labels the controller sets (Kthena #1582).
 - `modelservings.scale`: `modelservings/scale` (kubectl scale, HPA, KEDA) re-runs the rules
   registered with `replica_dependent=True` on the looked-up ModelServing with the new count.
 """
@@ -35,7 +35,7 @@ from .common import (
     scaled_int_or_percent,
 )
 from .context import Context
-from .registry import REGISTRY, CelCheck, Target
+from .registry import REGISTRY, Target
 
 SPEC = FieldPath.of("spec")
 TEMPLATE = SPEC.child("template")
@@ -298,48 +298,22 @@ def check_recovery_and_rollout(ms: dict[str, Any]) -> list[FieldError]:
 # ---- beyond Kthena ------------------------------------------------------------------------------
 
 
-# The CEL fallback (see CelCheck) of the two gang rules below, on the object as the API server sees it.
-_NEW, _OLD = "object.spec.template", "oldObject.spec.template"
-_MINS = f"{_NEW}.gangPolicy.minRoleReplicas"
-GANG_REQUIRED = "gangPolicy is required once set"
-MINS_IMMUTABLE = "minRoleReplicas is immutable"
-GANG_IMMUTABLE_CEL = (
-    CelCheck(f"!has({_OLD}.gangPolicy) || has({_NEW}.gangPolicy)", message=GANG_REQUIRED),
-    CelCheck(
-        f"!has({_OLD}.gangPolicy) || !has({_OLD}.gangPolicy.minRoleReplicas) || !has({_NEW}.gangPolicy) || "
-        f"!has({_MINS}) || {_MINS} == {_OLD}.gangPolicy.minRoleReplicas",
-        message=MINS_IMMUTABLE,
-    ),
-)
-_BELOW_FLOOR = f"has(r.replicas) && r.name in {_MINS} && r.replicas >= 0 && r.replicas < {_MINS}[r.name]"
-GANG_FLOOR_CEL = (
-    CelCheck(
-        f"!has({_NEW}.gangPolicy) || !has({_MINS}) || !{_NEW}.roles.exists(r, {_BELOW_FLOOR})",
-        # The first role below its floor (the rule names each one).
-        message_expression=(
-            f"{_NEW}.roles.filter(r, {_BELOW_FLOOR}).map(r, 'role ' + r.name + ' asks for ' + string(r.replicas) + "
-            f"' replicas, below its gang minimum gangPolicy.minRoleReplicas[' + r.name + '] (' + string({_MINS}[r.name]) + ')')[0]"
-        ),
-    ),
-)
-
-
-@REGISTRY.validates_update("modelservings.gang-immutable", MODELSERVINGS, cel=GANG_IMMUTABLE_CEL)
+@REGISTRY.validates_update("modelservings.gang-immutable", MODELSERVINGS)
 def check_gang_immutable(new: dict[str, Any], old: dict[str, Any]) -> list[FieldError]:
     """The CRD's CEL rules: gangPolicy cannot be removed; minRoleReplicas cannot change once set."""
     new_template = shape(new).template
     old_template = shape(old).template
     if "gangPolicy" in old_template and old_template["gangPolicy"] is not None:
         if new_template.get("gangPolicy") is None:
-            return [required(GANG, GANG_REQUIRED)]
+            return [required(GANG, "gangPolicy is required once set")]
     old_mins = as_dict(old_template.get("gangPolicy")).get("minRoleReplicas")
     new_mins = as_dict(new_template.get("gangPolicy")).get("minRoleReplicas")
     if old_mins is not None and new_mins is not None and old_mins != new_mins:
-        return [invalid(MIN_ROLE_REPLICAS, new_mins, MINS_IMMUTABLE)]
+        return [invalid(MIN_ROLE_REPLICAS, new_mins, "minRoleReplicas is immutable")]
     return []
 
 
-@REGISTRY.validates("modelservings.gang-floor", MODELSERVINGS, cel=GANG_FLOOR_CEL)
+@REGISTRY.validates("modelservings.gang-floor", MODELSERVINGS)
 def check_gang_floor(ms: dict[str, Any]) -> list[FieldError]:
     """A role's replicas may not be set below its gangPolicy.minRoleReplicas."""
     s = shape(ms)
@@ -362,9 +336,16 @@ def check_gang_floor(ms: dict[str, Any]) -> list[FieldError]:
     return errs
 
 
+# The labels Kthena's ModelServing controller sets on every pod it creates (kthena.md §3.2). It
+# merges a template's labels over them, so a template value would replace the controller's and
+# detach the pod from its ServingGroup, role, Service and PodGroup. Other keys under the prefix
+# (e.g. `modelserving.volcano.sh/rolename` in Kthena's router example) are left alone.
+CONTROLLER_LABELS = tuple(MS_LABEL_PREFIX + k for k in ("name", "group-name", "role", "role-id", "entry", "revision", "role-template-hash"))
+
+
 @REGISTRY.validates("modelservings.reserved-labels", MODELSERVINGS)
 def check_reserved_labels(ms: dict[str, Any]) -> list[FieldError]:
-    """Entry/worker template labels may not set keys the ModelServing controller owns."""
+    """Entry/worker template labels may not set a key the ModelServing controller sets."""
     s = shape(ms)
     errs: list[FieldError] = []
     for i, role in s.roles:
@@ -374,11 +355,12 @@ def check_reserved_labels(ms: dict[str, Any]) -> list[FieldError]:
             labels = meta.get("labels") if type(meta) is dict else None
             if type(labels) is not dict or not labels:
                 continue
-            for key in sorted(k for k in labels if isinstance(k, str) and k.startswith(MS_LABEL_PREFIX)):
+            for key in sorted(k for k in labels if k in CONTROLLER_LABELS):
                 errs.append(
                     forbidden(
                         ROLES.index(i).child(which, "metadata", "labels").key(key),
-                        f"label keys under {MS_LABEL_PREFIX} are set by the ModelServing controller",
+                        "the ModelServing controller sets this label on every pod it creates; a template value "
+                        "would replace it and detach the pod from its ServingGroup and role (Kthena issue #1582)",
                     )
                 )
     return errs
