@@ -370,3 +370,29 @@ def test_the_image_runs_what_the_deployments_ask_for(base_docs):
         assert "command" not in _container(find_(base_docs, "Deployment", name))
     ignore = (REPO / ".dockerignore").read_text().split()
     assert ignore[ignore.index("*") + 1:][:3] == ["!pyproject.toml", "!README.md", "!webhook/"]
+
+
+# ---- every overlay and component renders with kubectl --------------------------------------------
+
+from deploy.rendering import COMPONENTS, kubectl_kustomize  # noqa: E402
+
+
+def _component_dirs():
+    return sorted(p.name for p in COMPONENTS.iterdir() if (p / "kustomization.yaml").exists())
+
+
+def test_the_components_are_kustomize_components():
+    assert _component_dirs()
+    for name in _component_dirs():
+        spec = yaml.safe_load((COMPONENTS / name / "kustomization.yaml").read_text())
+        assert (spec["apiVersion"], spec["kind"]) == ("kustomize.config.k8s.io/v1alpha1", "Component"), name
+
+
+@pytest.mark.parametrize("target", ["manifests", "manifests/overlays/cert-manager"])
+@pytest.mark.parametrize("component", _component_dirs())
+def test_kubectl_renders_each_component_over_each_variant(target, component, render_overlay):
+    plain = kubectl_kustomize(REPO / target)
+    with_component = render_overlay([REPO / target], components=[COMPONENTS / component])
+    assert with_component != plain
+    # A component adds or edits; it never drops one of the install's objects.
+    assert set(map(_key, plain)) <= set(map(_key, with_component))

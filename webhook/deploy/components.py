@@ -6,8 +6,11 @@
   rules give the same answers (a rule never relies on its condition), only the webhook's
   outage then blocks more writes.
 
-Each patch first tests the entry's name at its index, so a component that no longer fits the
-generated configurations fails `kubectl kustomize` instead of editing the wrong entry.
+  Each patch first tests the entry's name at its index, so a component that no longer fits
+  the generated configurations fails `kubectl kustomize` instead of editing the wrong entry.
+- `components/cel-fallback-v1` (Kubernetes 1.30+) and `components/cel-fallback-v1beta1`
+  (1.28-1.29, with the feature gate and API version turned on): the ValidatingAdmissionPolicies
+  of fallback.py, for the rules CEL can express.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import Any
 import yaml
 
 from ..policies.registry import Rule
+from . import fallback
 from .generating import HEADER, dump
 
 COMPONENT_API = "kustomize.config.k8s.io/v1alpha1"
@@ -50,5 +54,28 @@ def without_match_conditions(configurations: list[dict[str, Any]]) -> str:
     return _kustomization(comment, {"patches": patches})
 
 
+FALLBACK_NEEDS = {
+    "v1": "# Kubernetes 1.30+ (ValidatingAdmissionPolicy is GA and on).\n",
+    "v1beta1": (
+        "# Kubernetes 1.28-1.29: the API server needs --feature-gates=ValidatingAdmissionPolicy=true\n"
+        "# --runtime-config=admissionregistration.k8s.io/v1beta1=true (off by default).\n"
+    ),
+}
+
+
+def cel_fallback(variant: str) -> str:
+    comment = (
+        "# The CEL fallback: ValidatingAdmissionPolicies the API server enforces by itself, for the\n"
+        "# rules CEL can express, with the rules' messages. They still hold when the webhook is\n"
+        "# bypassed. Opt in by listing this folder under `components:` in your overlay.\n"
+    ) + FALLBACK_NEEDS[variant]
+    return _kustomization(comment, {"resources": ["policies.yaml"]})
+
+
 def render(rules: list[Rule], configurations: list[dict[str, Any]]) -> dict[Path, str]:
-    return {WITHOUT_MATCH_CONDITIONS / "kustomization.yaml": without_match_conditions(configurations)}
+    files = {WITHOUT_MATCH_CONDITIONS / "kustomization.yaml": without_match_conditions(configurations)}
+    for variant in fallback.API_VERSIONS:
+        folder = Path("components") / f"cel-fallback-{variant}"
+        files[folder / "kustomization.yaml"] = cel_fallback(variant)
+        files[folder / "policies.yaml"] = dump(fallback.policies(rules, variant), HEADER + FALLBACK_NEEDS[variant])
+    return files

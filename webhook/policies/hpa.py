@@ -10,7 +10,7 @@ from typing import Any
 
 from ..admission.fields import FieldError, FieldPath, invalid
 from .common import MODELSERVING_GROUP, MODELSERVING_KIND, as_dict, is_int
-from .registry import REGISTRY, MatchCondition, Target
+from .registry import REGISTRY, CelCheck, MatchCondition, Target
 
 SPEC = FieldPath.of("spec")
 HPAS = Target(group="autoscaling", resource="horizontalpodautoscalers", versions=("v1", "v2"))
@@ -25,8 +25,19 @@ TARGETS_MODELSERVING = MatchCondition(
     f"object.spec.scaleTargetRef.apiVersion.startsWith('{MODELSERVING_GROUP}/'))",
 )
 
+AT_LEAST_ONE = "must be at least 1 for a ModelServing target: at zero there are no pods, so no metrics to scale back up"
+# The CEL fallback (see CelCheck), after the same condition; minReplicas defaults to 1.
+_LOW = "(has(object.spec.minReplicas) ? object.spec.minReplicas : 1)"
+BOUNDS_CEL = (
+    CelCheck("!has(object.spec.minReplicas) || object.spec.minReplicas >= 1", message=AT_LEAST_ONE),
+    CelCheck(
+        f"!has(object.spec.maxReplicas) || object.spec.maxReplicas >= {_LOW}",
+        message_expression=f"'must be greater than or equal to minReplicas (' + string({_LOW}) + ')'",
+    ),
+)
 
-@REGISTRY.validates("horizontalpodautoscalers.modelserving-bounds", HPAS, match=(TARGETS_MODELSERVING,))
+
+@REGISTRY.validates("horizontalpodautoscalers.modelserving-bounds", HPAS, match=(TARGETS_MODELSERVING,), cel=BOUNDS_CEL)
 def hpa_errors(hpa: dict[str, Any]) -> list[FieldError]:
     """An HPA of a ModelServing keeps minReplicas >= 1 and maxReplicas >= minReplicas."""
     spec = as_dict(hpa.get("spec"))
@@ -38,9 +49,7 @@ def hpa_errors(hpa: dict[str, Any]) -> list[FieldError]:
     high = spec.get("maxReplicas")
     errs: list[FieldError] = []
     if is_int(low) and low < 1:
-        errs.append(
-            invalid(SPEC.child("minReplicas"), low, "must be at least 1 for a ModelServing target: at zero there are no pods, so no metrics to scale back up")
-        )
+        errs.append(invalid(SPEC.child("minReplicas"), low, AT_LEAST_ONE))
     if is_int(low) and is_int(high) and high < low:
         errs.append(invalid(SPEC.child("maxReplicas"), high, f"must be greater than or equal to minReplicas ({low})"))
     return errs

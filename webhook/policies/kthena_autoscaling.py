@@ -32,12 +32,35 @@ from .common import (
 )
 from ..quantity import parse_quantity
 from .context import Context, LookupFailed
-from .registry import REGISTRY, Target
+from .registry import REGISTRY, CelCheck, Target
 
 POLICIES = Target(group=MODELSERVING_GROUP, resource="autoscalingpolicies", versions=("v1alpha1",))
 BINDINGS = Target(group=MODELSERVING_GROUP, resource="autoscalingpolicybindings", versions=("v1alpha1",))
 SPEC = FieldPath.of("spec")
 MIN_LE_MAX = "minReplicas must be <= maxReplicas"
+
+
+# ---- the CEL fallback (see CelCheck) of min <= max, where the rules below compare them -----------
+
+
+def _cel_min_max(bounds: str) -> str:
+    return f"(!has({bounds}.minReplicas) || !has({bounds}.maxReplicas) || {bounds}.minReplicas <= {bounds}.maxReplicas)"
+
+
+_S = "object.spec"
+_HOMO = f"(!has({_S}.homogeneousTarget) || {_cel_min_max(_S + '.homogeneousTarget')})"
+_HETERO = (
+    f"(!has({_S}.heterogeneousTarget) || !has({_S}.heterogeneousTarget.params) || "
+    f"{_S}.heterogeneousTarget.params.all(p, {_cel_min_max('p')}))"
+)
+_DISAGGREGATED = (
+    f"(!has({_S}.disaggregatedTarget) || !has({_S}.disaggregatedTarget.roles) || "
+    f"{_S}.disaggregatedTarget.roles.all(n, {_cel_min_max(_S + '.disaggregatedTarget.roles[n]')}))"
+)
+# A policy is judged per target only when exactly one target is set (else: "exactly one of ...").
+_ONE_TARGET = f"[has({_S}.homogeneousTarget), has({_S}.heterogeneousTarget), has({_S}.disaggregatedTarget)].filter(t, t).size() == 1"
+POLICY_MIN_MAX_CEL = (CelCheck(f"!({_ONE_TARGET}) || ({_HOMO} && {_HETERO} && {_DISAGGREGATED})", message=MIN_LE_MAX, detail=MIN_LE_MAX),)
+BINDING_MIN_MAX_CEL = (CelCheck(f"{_HOMO} && {_HETERO}", message=MIN_LE_MAX, detail=MIN_LE_MAX),)
 
 
 def _min_max(target: dict[str, Any], path: FieldPath) -> list[FieldError]:
@@ -217,7 +240,7 @@ def _ratio_errors(ratio: dict[str, Any], roles: dict[str, Any], path: FieldPath)
     return errs
 
 
-@REGISTRY.validates("autoscalingpolicies.bounds", POLICIES)
+@REGISTRY.validates("autoscalingpolicies.bounds", POLICIES, cel=POLICY_MIN_MAX_CEL)
 def autoscaling_policy_errors(policy: dict[str, Any]) -> list[FieldError]:
     """Kthena's AutoscalingPolicy validator plus min <= max for homogeneous and heterogeneous targets."""
     spec = as_dict(policy.get("spec"))
@@ -266,7 +289,7 @@ def check_policy_role_floor(req: Request, ctx: Context) -> Verdict:
 # ---- AutoscalingPolicyBinding (Kthena <= v0.4) --------------------------------------------------
 
 
-@REGISTRY.validates("autoscalingpolicybindings.bounds", BINDINGS)
+@REGISTRY.validates("autoscalingpolicybindings.bounds", BINDINGS, cel=BINDING_MIN_MAX_CEL)
 def binding_errors(binding: dict[str, Any]) -> list[FieldError]:
     """Kthena v0.4's AutoscalingPolicyBinding validator (target shape) plus min <= max."""
     spec = as_dict(binding.get("spec"))

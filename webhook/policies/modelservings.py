@@ -35,7 +35,7 @@ from .common import (
     scaled_int_or_percent,
 )
 from .context import Context
-from .registry import REGISTRY, Target
+from .registry import REGISTRY, CelCheck, Target
 
 SPEC = FieldPath.of("spec")
 TEMPLATE = SPEC.child("template")
@@ -298,22 +298,48 @@ def check_recovery_and_rollout(ms: dict[str, Any]) -> list[FieldError]:
 # ---- beyond Kthena ------------------------------------------------------------------------------
 
 
-@REGISTRY.validates_update("modelservings.gang-immutable", MODELSERVINGS)
+# The CEL fallback (see CelCheck) of the two gang rules below, on the object as the API server sees it.
+_NEW, _OLD = "object.spec.template", "oldObject.spec.template"
+_MINS = f"{_NEW}.gangPolicy.minRoleReplicas"
+GANG_REQUIRED = "gangPolicy is required once set"
+MINS_IMMUTABLE = "minRoleReplicas is immutable"
+GANG_IMMUTABLE_CEL = (
+    CelCheck(f"!has({_OLD}.gangPolicy) || has({_NEW}.gangPolicy)", message=GANG_REQUIRED),
+    CelCheck(
+        f"!has({_OLD}.gangPolicy) || !has({_OLD}.gangPolicy.minRoleReplicas) || !has({_NEW}.gangPolicy) || "
+        f"!has({_MINS}) || {_MINS} == {_OLD}.gangPolicy.minRoleReplicas",
+        message=MINS_IMMUTABLE,
+    ),
+)
+_BELOW_FLOOR = f"has(r.replicas) && r.name in {_MINS} && r.replicas >= 0 && r.replicas < {_MINS}[r.name]"
+GANG_FLOOR_CEL = (
+    CelCheck(
+        f"!has({_NEW}.gangPolicy) || !has({_MINS}) || !{_NEW}.roles.exists(r, {_BELOW_FLOOR})",
+        # The first role below its floor (the rule names each one).
+        message_expression=(
+            f"{_NEW}.roles.filter(r, {_BELOW_FLOOR}).map(r, 'role ' + r.name + ' asks for ' + string(r.replicas) + "
+            f"' replicas, below its gang minimum gangPolicy.minRoleReplicas[' + r.name + '] (' + string({_MINS}[r.name]) + ')')[0]"
+        ),
+    ),
+)
+
+
+@REGISTRY.validates_update("modelservings.gang-immutable", MODELSERVINGS, cel=GANG_IMMUTABLE_CEL)
 def check_gang_immutable(new: dict[str, Any], old: dict[str, Any]) -> list[FieldError]:
     """The CRD's CEL rules: gangPolicy cannot be removed; minRoleReplicas cannot change once set."""
     new_template = shape(new).template
     old_template = shape(old).template
     if "gangPolicy" in old_template and old_template["gangPolicy"] is not None:
         if new_template.get("gangPolicy") is None:
-            return [required(GANG, "gangPolicy is required once set")]
+            return [required(GANG, GANG_REQUIRED)]
     old_mins = as_dict(old_template.get("gangPolicy")).get("minRoleReplicas")
     new_mins = as_dict(new_template.get("gangPolicy")).get("minRoleReplicas")
     if old_mins is not None and new_mins is not None and old_mins != new_mins:
-        return [invalid(MIN_ROLE_REPLICAS, new_mins, "minRoleReplicas is immutable")]
+        return [invalid(MIN_ROLE_REPLICAS, new_mins, MINS_IMMUTABLE)]
     return []
 
 
-@REGISTRY.validates("modelservings.gang-floor", MODELSERVINGS)
+@REGISTRY.validates("modelservings.gang-floor", MODELSERVINGS, cel=GANG_FLOOR_CEL)
 def check_gang_floor(ms: dict[str, Any]) -> list[FieldError]:
     """A role's replicas may not be set below its gangPolicy.minRoleReplicas."""
     s = shape(ms)

@@ -90,6 +90,24 @@ class MatchCondition:
 
 
 @dataclass(frozen=True, slots=True)
+class CelCheck:
+    """The rule, or the part of it whose findings have `detail`, as a CEL validation the API
+    server can run by itself: `python -m webhook manifests` writes it into an opt-in
+    ValidatingAdmissionPolicy, the fallback that still holds when the webhook is bypassed.
+
+    `expression` is true when the object is allowed. It reads `object` (and `oldObject` in an
+    update rule) as a ValidatingAdmissionPolicy does, after the rule's `match` conditions. The
+    message is the detail text of the rule's finding: `message` when it is fixed,
+    `message_expression` when it names values. The engine never runs it; tests evaluate the
+    generated policies against the same cases as the rule, so the two cannot drift apart."""
+
+    expression: str
+    message: str = ""
+    message_expression: str = ""
+    detail: str = ""  # only the rule's findings with this detail are mirrored; "" = all of them
+
+
+@dataclass(frozen=True, slots=True)
 class LabelScope:
     """Which objects of a resource a rule is for, by label: any of `any_of`, unless opted out.
 
@@ -132,6 +150,7 @@ class Rule:
     # The rule's outcome depends on the object's replica counts, so the `scale` subresource
     # (kubectl scale, HPA) must re-run it with the new count (see modelservings.scale).
     replica_dependent: bool = False
+    cel: tuple[CelCheck, ...] = ()  # the CEL fallback policy's validations (webhook/deploy/fallback.py)
 
     @property
     def action(self) -> Action:
@@ -158,7 +177,8 @@ class Registry:
         self._served: set[tuple[str, str, str]] = set()
 
     def _register(self, kind: Kind, name: str, target: Target, *, scope: LabelScope | None = None,
-                  replica_dependent: bool = False, match: tuple[MatchCondition, ...] = ()) -> Callable[[F], F]:
+                  replica_dependent: bool = False, match: tuple[MatchCondition, ...] = (),
+                  cel: tuple[CelCheck, ...] = ()) -> Callable[[F], F]:
         unknown = set(target.operations) - set(OPERATIONS)
         if unknown:
             raise ValueError(f"rule {name}: unknown operations {sorted(unknown)}")
@@ -168,7 +188,7 @@ class Registry:
         def decorate(fn: F) -> F:
             if any(r.name == name for r in self._rules):
                 raise ValueError(f"rule {name} is registered twice")
-            self._rules.append(Rule(name, kind, target, fn, scope, match, replica_dependent))
+            self._rules.append(Rule(name, kind, target, fn, scope, match, replica_dependent, cel=cel))
             self._served.add((target.group, target.resource, target.subresource))
             self._index.clear()
             return fn
@@ -176,13 +196,13 @@ class Registry:
         return decorate
 
     def validates(self, name: str, target: Target, *, replica_dependent: bool = False,
-                  match: tuple[MatchCondition, ...] = ()) -> Callable[[F], F]:
+                  match: tuple[MatchCondition, ...] = (), cel: tuple[CelCheck, ...] = ()) -> Callable[[F], F]:
         """`fn(obj) -> findings`."""
-        return self._register("object", name, target, replica_dependent=replica_dependent, match=match)
+        return self._register("object", name, target, replica_dependent=replica_dependent, match=match, cel=cel)
 
-    def validates_update(self, name: str, target: Target) -> Callable[[F], F]:
+    def validates_update(self, name: str, target: Target, *, cel: tuple[CelCheck, ...] = ()) -> Callable[[F], F]:
         """`fn(obj, old) -> findings`, on UPDATE."""
-        return self._register("update", name, target.on("UPDATE"))
+        return self._register("update", name, target.on("UPDATE"), cel=cel)
 
     def validates_request(self, name: str, target: Target) -> Callable[[F], F]:
         """`fn(req, ctx) -> findings`."""
