@@ -11,7 +11,13 @@ is how independent `kubectl apply`s and controllers arrive, and by `hey -q`, who
 tick in lockstep and so send bursts of 16 at once (a harsher, less realistic shape). Both are
 Debian packages (apt-get install wrk hey).
 
+Placement: with 2, 4 and 16 keep-alive connections (`--placement 2,4,16`), each round reports how
+the connections are spread over the workers (counted from /proc while wrk runs) and its
+throughput; then the worst and best round. Targets: every round within one connection of even,
+the worst round at least 0.8x the best. `--placement-only` runs just that part.
+
 Usage: python benchmarks/serve.py [--seconds 3] [--rounds 5] [--connections 16] [--threads N]
+                                  [--placement 2,4,16] [--placement-only]
 Prints figures; it passes or fails nothing.
 """
 
@@ -37,7 +43,8 @@ POD = REPO / "tests/fixtures/admission/pods-create-kthena-entry-missing-schedule
 # ---- server side (run in a child process) -------------------------------------------------------
 
 
-def run_server(kind: str, tls: bool, port: int, certs: str, workers: int, gunicorn_ctx: bool = False, threads: int = 0) -> None:
+def run_server(kind: str, tls: bool, port: int, certs: str, workers: int, gunicorn_ctx: bool = False, threads: int = 0,
+               placement: str = "balanced") -> None:
     sys.path.insert(0, str(REPO))
     from webhook.config import ServeSettings
     from webhook.server.serving import prepare_metrics_dir
@@ -77,6 +84,17 @@ def run_server(kind: str, tls: bool, port: int, certs: str, workers: int, gunico
             options.pop(key)
     elif gunicorn_ctx:
         options.pop("ssl_context")  # gunicorn's own: a new context and key parse per connection
+    if placement == "shared":  # the design before: gthread, every worker accepting from one socket
+        options["worker_class"] = "gthread"
+    elif placement == "reuseport":  # one SO_REUSEPORT socket per worker, the kernel hashing connections
+        options["reuse_port"] = True
+        balanced_post_fork = options["post_fork"]
+
+        def post_fork(server, worker):
+            balanced_post_fork(server, worker)
+            worker.loads = None
+
+        options["post_fork"] = post_fork
     WebhookServer(app, options).run()
 
 
@@ -143,6 +161,64 @@ def wrk_paced(url: str, lua: str, seconds: int, rate: float, connections: int, t
     return wrk(url, str(script), seconds, connections)
 
 
+def connections_per_worker(master: int, port: int) -> list[int]:
+    """Established connections to `port` held by each worker of a gunicorn master (Linux /proc)."""
+    established = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for row in Path(table).read_text().splitlines()[1:]:
+            fields = row.split()
+            if fields[3] == "01" and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                established.add(fields[9])
+    counts = []
+    for pid in Path(f"/proc/{master}/task/{master}/children").read_text().split():
+        held = 0
+        for fd in Path(f"/proc/{pid}/fd").iterdir():
+            try:
+                target = os.readlink(fd)
+            except OSError:
+                continue
+            held += target.startswith("socket:[") and target[8:-1] in established
+        counts.append(held)
+    return sorted(counts, reverse=True)
+
+
+def wrk_with_spread(url: str, lua: str, seconds: int, connections: int, master: int, port: int) -> dict:
+    """One wrk run; halfway through it, how its connections sit on the workers."""
+    with tempfile.TemporaryFile("w+") as out:
+        proc = subprocess.Popen(["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "-s", lua, url], stdout=out, text=True)
+        time.sleep(seconds / 2)
+        spread = connections_per_worker(master, port)
+        proc.wait()
+        out.seek(0)
+        text = out.read()
+    m = re.search(r"RESULT (\d+) (\d+) ([\d.]+) ([\d.]+) (\d+)", text)
+    if not m:
+        raise RuntimeError(text)
+    return {"rps": int(m[1]) / (int(m[2]) / 1e6), "p50": float(m[3]), "errors": int(m[5]), "spread": spread}
+
+
+def placement(args: argparse.Namespace, certs: Path, lua: Path) -> None:
+    counts = [int(c) for c in args.placement.split(",")]
+    print(f"placement: product over TLS, {args.workers} workers, {args.rounds} rounds of {args.seconds}s per connection count"
+          f" (design: {args.placement_design}); spread = connections per worker, from /proc halfway through each round")
+    proc, port = start_server("product", True, certs, args, "--placement-design", args.placement_design)
+    try:
+        wait_port(port)
+        url = f"https://127.0.0.1:{port}/mutate"
+        wrk(url, str(lua), 2, max(counts))  # warm-up
+        for c in counts:
+            runs = [wrk_with_spread(url, str(lua), args.seconds, c, proc.pid, port) for _ in range(args.rounds)]
+            even = all(max(r["spread"]) - min(r["spread"]) <= 1 and sum(r["spread"]) == c for r in runs)
+            lo, hi = min(r["rps"] for r in runs), max(r["rps"] for r in runs)
+            rounds = "  ".join(f"{'/'.join(map(str, r['spread']))}:{r['rps']:.0f}" for r in runs)
+            print(f"  {c:>3} conns  rounds (spread:rev/s) {rounds}")
+            print(f"            worst/best {lo:.0f}/{hi:.0f} rev/s = {lo / hi:.2f}x (target >= 0.80); "
+                  f"every round within one of even: {'yes' if even else 'NO'}; errors {sum(r['errors'] for r in runs)}")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(30)
+
+
 def server_cpu_seconds(pid: int) -> float:
     """User+system CPU of a gunicorn master and its workers (Linux /proc). Unlike wall-clock
     throughput, CPU per review hardly moves when a noisy neighbour slows the whole VM down."""
@@ -207,9 +283,14 @@ def main() -> None:
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--certs", help=argparse.SUPPRESS)
     parser.add_argument("--gunicorn-ctx", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--placement", default="2,4,16", help="keep-alive connection counts for the placement rounds")
+    parser.add_argument("--placement-only", action="store_true", help="run only the placement rounds")
+    # The candidates measured for docs/design-notes.md: balanced (ours), shared (gthread on one
+    # listening socket, the design before), reuseport (one SO_REUSEPORT socket per worker).
+    parser.add_argument("--placement-design", choices=["balanced", "shared", "reuseport"], default="balanced", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
-        run_server(args.serve, args.tls == "on", args.port, args.certs, args.workers, args.gunicorn_ctx, args.threads)
+        run_server(args.serve, args.tls == "on", args.port, args.certs, args.workers, args.gunicorn_ctx, args.threads, args.placement_design)
         return
     for tool in ("wrk", "hey"):
         if shutil.which(tool) is None:
@@ -222,7 +303,11 @@ def main() -> None:
     ensure_dev_certs(tmp / "certs", "servinggate-webhook", "servinggate-system")
     lua = tmp / "post.lua"
     lua.write_text(WRK_LUA.replace("{body}", str(POD)))
-    print(f"machine: {os.cpu_count()} cores; {args.workers} gunicorn gthread workers; wrk -t2 -c{args.connections}; {args.seconds}s per run, {args.rounds} rounds")
+    if args.placement_only:
+        placement(args, tmp / "certs", lua)
+        shutil.rmtree(tmp, ignore_errors=True)
+        return
+    print(f"machine: {os.cpu_count()} cores; {args.workers} gunicorn workers; wrk -t2 -c{args.connections}; {args.seconds}s per run, {args.rounds} rounds")
     print(f"body: {POD.name} ({POD.stat().st_size} bytes), POST /mutate (the product patches it)\n")
     # All four servers run side by side (idle ones cost nothing) and are measured in interleaved
     # rounds, each figure the median of its rounds: a shared 2-core VM drifts by tens of percent
@@ -284,6 +369,9 @@ def main() -> None:
           f"   by server CPU per review: {get[('product', False)]['cpu_us'] / get[('product', True)]['cpu_us']:.2f}x")
     print(f"TLS/plain HTTP for baseline:{get[('baseline', True)]['rps'] / get[('baseline', False)]['rps']:.2f}x")
     print(f"product p99 at half of peak over TLS: {half_tls['p99']:.2f} ms paced, {burst_tls['p99']:.2f} ms in bursts of {args.connections}   (target < 10 ms)")
+
+    print()
+    placement(args, tmp / "certs", lua)
 
     # What a TLS handshake per review costs (a client that does not keep connections alive, or a
     # keep-alive shorter than the API server's idle interval): our cached ECDSA context against

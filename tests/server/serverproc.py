@@ -80,6 +80,23 @@ class Server:
             counts[pid] = held
         return counts
 
+    def worker_of(self, client_port: int) -> int | None:
+        """The worker process that holds the server end of the client's connection from `client_port`."""
+        inodes = set()
+        for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+            for row in Path(table).read_text().splitlines()[1:]:
+                fields = row.split()
+                if int(fields[1].rsplit(":", 1)[1], 16) == self.port and int(fields[2].rsplit(":", 1)[1], 16) == client_port:
+                    inodes.add(fields[9])
+        for pid in self.worker_pids():
+            for fd in Path(f"/proc/{pid}/fd").iterdir():
+                try:
+                    if os.readlink(fd)[8:-1] in inodes:
+                        return pid
+                except OSError:
+                    continue
+        return None
+
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 

@@ -216,17 +216,68 @@ def test_pipelined_requests_are_answered_in_order(server):
 
 def test_sequential_keep_alive_connections_are_spread_evenly_over_the_workers(tmp_path):
     srv = Server(tmp_path, workers=2).start()
-    conns = []
+    conns: list[ssl.SSLSocket] = []
     try:
-        for _ in range(16):
-            conn = tls(srv)
-            conn.sendall(request("/healthz", method="GET"))
-            assert read_answer(conn)[0] == 200
-            conns.append(conn)
+        conns = keep_alive_connections(srv, 16)
         counts = srv.connections_per_worker()
         assert sum(counts.values()) == 16 and len(counts) == 2
         assert max(counts.values()) - min(counts.values()) <= 1, counts
     finally:
         for conn in conns:
             conn.close()
+        srv.stop()
+
+
+def keep_alive_connections(srv: Server, n: int, rounds: int = 100) -> list[ssl.SSLSocket]:
+    """n connections the server keeps, spread over all its workers once they are all up (one may
+    still be starting when the first connections arrive): a client told to close reconnects."""
+    conns: list[ssl.SSLSocket] = []
+    for _ in range(rounds):
+        for c in conns + [tls(srv) for _ in range(n - len(conns))]:
+            c.sendall(request("/healthz", method="GET"))
+            status, headers, _ = read_answer(c)
+            assert status == 200
+            if headers["connection"] == "close":
+                c.close()
+            elif c not in conns:
+                conns.append(c)
+        conns = [c for c in conns if c.fileno() != -1]
+        owners = [srv.worker_of(c.getsockname()[1]) for c in conns]
+        if len(conns) == n and None not in owners and len(set(owners)) == len(srv.worker_pids()):
+            return conns
+        time.sleep(0.1)  # not a timing target: a retry while the other worker starts up
+    raise AssertionError("the connections never settled")
+
+
+def test_a_worker_two_connections_ahead_closes_one_after_announcing_it_and_the_client_lands_on_the_other(tmp_path):
+    srv = Server(tmp_path, workers=2).start()
+    conns: list[ssl.SSLSocket] = []
+    try:
+        conns = keep_alive_connections(srv, 4)
+        owner = {c: srv.worker_of(c.getsockname()[1]) for c in conns}
+        assert sorted(srv.connections_per_worker().values()) == [2, 2]
+        emptied = owner[conns[0]]
+        for c in [c for c in conns if owner[c] == emptied]:
+            c.close()
+        kept = [c for c in conns if owner[c] != emptied]  # the other worker is now two ahead
+        closed = []
+        for _ in range(20):  # the worker learns of the closes when it reads them: ask until it acts
+            for c in kept:
+                if c not in closed:
+                    c.sendall(request("/healthz", method="GET"))
+                    status, headers, _ = read_answer(c)
+                    assert status == 200
+                    if headers["connection"] == "close":
+                        closed.append(c)
+                        assert c.recv(100) == b""
+            if closed:
+                break
+        assert len(closed) == 1
+        fresh = tls(srv)
+        conns.append(fresh)
+        fresh.sendall(request("/healthz", method="GET"))
+        assert read_answer(fresh)[0] == 200 and srv.worker_of(fresh.getsockname()[1]) == emptied
+    finally:
+        for c in conns:
+            c.close()
         srv.stop()

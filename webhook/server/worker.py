@@ -15,8 +15,9 @@ gunicorn's parser raises), all JSON `Status` bodies like the application's; expl
 the answer, half-closes and reads (discarding) what the client still sends, so that a client
 still sending a refused body can read the answer instead of a reset.
 
-Placement: a worker that holds more connections than its least-loaded sibling leaves a new
-connection in the accept queue for that sibling (balance.py), for at most `_ACCEPT_GRACE`.
+Placement (balance.py): a worker that holds more connections than its least-loaded sibling leaves
+a new connection in the accept queue for that sibling, for at most `_ACCEPT_GRACE`; one that holds
+two or more beyond it closes a kept-alive connection after its next answer (`_shed`).
 """
 
 from __future__ import annotations
@@ -69,6 +70,7 @@ class Conn(TConn):
         self.events = 0  # what the poller watches for, 0 when not registered with our callbacks
         self.timer = 0  # sequence number of the live timer entry (0: none)
         self.lingering = False
+        self.shed = False  # closed to move its client to a less loaded worker
 
 
 class WebhookWorker(ThreadWorker):
@@ -84,6 +86,8 @@ class WebhookWorker(ThreadWorker):
         self._pause_until = 0.0
         self._defer_since: float | None = None
         self._last_defer = 0.0
+        self._shed_lock = threading.Lock()
+        self._shedding = 0  # connections told to close for balance, not closed yet
         super().init_process()
 
     def load_wsgi(self) -> None:
@@ -103,7 +107,7 @@ class WebhookWorker(ThreadWorker):
 
             def start(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
                 closes = any(k.lower() == "connection" and "close" in v.lower() for k, v in headers)
-                if resp is not None and (closes or not conn.complete):
+                if resp is not None and (closes or not conn.complete or self._shed(conn)):
                     resp.force_close()
                 return start_response(status, headers, exc_info)
 
@@ -150,6 +154,20 @@ class WebhookWorker(ThreadWorker):
             return False
         return True
 
+    def _shed(self, conn: Conn) -> bool:
+        """Before an answer: close this connection (announced) if this worker holds two or more
+        beyond its least-loaded sibling; the client reconnects there. Placing at accept alone
+        cannot stay even: connections that close later (wrk's probe, short-lived ones) skew it."""
+        if self.loads is None or self.slot is None or not self.alive:
+            return False
+        fewest = self.loads.fewest_elsewhere(self.slot)
+        with self._shed_lock:
+            if fewest is None or (self.nr_conns - self._shedding) - (fewest + self._shedding) < 2:
+                return False
+            self._shedding += 1
+        conn.shed = True
+        return True
+
     def accept(self, listener: Any) -> None:
         if self._leave_to_sibling():
             self._pause_until = time.monotonic() + _ACCEPT_RECHECK
@@ -189,16 +207,15 @@ class WebhookWorker(ThreadWorker):
 
     def _unwatch(self, conn: Conn) -> None:
         if conn.events:
+            conn.events = 0
             try:
                 self.poller.unregister(conn.sock)
             except (KeyError, ValueError, OSError):
                 pass
-            conn.events = 0
 
     def _set_timer(self, conn: Conn, deadline: float) -> None:
         conn.timer = next(self._seq)
         heapq.heappush(self._timers, (deadline, conn.timer, conn))
-
     def _read(self, conn: Conn, deadline: float) -> None:
         self._set_timer(conn, deadline)
         self._watch(conn, _READ)
@@ -259,7 +276,7 @@ class WebhookWorker(ThreadWorker):
         try:
             conn.sock.send(status_answer(code, message))
         except (OSError, ValueError) as exc:
-            self.log.debug("could not send %d to %s: %s", code, conn.client, exc)
+            self.log.debug("could not send %d: %s", code, exc)
         self._close(conn, linger=True)
 
     # ---- in a thread: one complete request ------------------------------------------------
@@ -290,11 +307,10 @@ class WebhookWorker(ThreadWorker):
 
     def handle_error(self, req: Any, client: Any, addr: Any, exc: BaseException) -> None:
         code = parse_error_status(exc)
+        message = "internal error in the webhook; see its log" if code == 500 else str(exc)[:200] or type(exc).__name__
         if code == 500:
             self.log.exception("error handling request")
-            message = "internal error in the webhook; see its log"
         else:
-            message = str(exc)[:200] or type(exc).__name__
             self.log.warning("invalid request from %s: %s", (addr or ("",))[0], message)
         metrics.BAD_REQUESTS.labels(code=str(code)).inc()
         try:
@@ -305,10 +321,7 @@ class WebhookWorker(ThreadWorker):
     # ---- back in the event loop: keep, read the next request, or close ---------------------
 
     def finish_request(self, conn: Conn, fs: Any) -> None:
-        try:
-            keep = bool(fs.result()) if not fs.cancelled() else False
-        except Exception:
-            keep = False
+        keep = not fs.cancelled() and fs.exception() is None and bool(fs.result())
         if not keep:
             self._close(conn, linger=True)
             return
@@ -354,6 +367,9 @@ class WebhookWorker(ThreadWorker):
                 pass
         conn.close()
         self.nr_conns -= 1
+        if conn.shed:
+            with self._shed_lock:
+                self._shedding -= 1
         self._publish()
 
     def _on_linger(self, conn: Conn, _fileobj: Any = None) -> None:
@@ -372,7 +388,6 @@ class WebhookWorker(ThreadWorker):
         self._close(conn)
 
     # ---- timers ----------------------------------------------------------------------------
-
     def murder_pending(self) -> None:
         super().murder_pending()
         now = time.monotonic()
@@ -380,12 +395,10 @@ class WebhookWorker(ThreadWorker):
             _, seq, conn = heapq.heappop(self._timers)
             if conn.timer != seq:
                 continue  # the connection moved on since this timer was set
-            if conn.lingering:
-                conn.lingering = False
-                self._close(conn)
-            elif conn.buf and conn.handshaken:
+            if conn.buf and conn.handshaken and not conn.lingering:
                 self._refuse(conn, 408, f"request not received within {self.limits.request_timeout:g} s")
             else:
+                conn.lingering = False
                 self._close(conn)
 
     def _cap_keepalive(self, deadline: float) -> None:
