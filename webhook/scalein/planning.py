@@ -1,8 +1,12 @@
 """`python -m webhook plan`: which pods a scale-in would remove, and what that frees.
 
-Offline and read-only: it scores a `{"nodes": NodeList, "pods": PodList}` snapshot with the same
-code as the reconciler, then orders each workload's pods the way its controller does (reference:
-ReplicaSet `ActivePodsWithRanks`, CloneSet's sorter, Kthena's summed Role/ServingGroup cost)."""
+Read-only: it scores the nodes and pods of a cluster, read live (`--kubeconfig`, the in-cluster
+service account, `$KUBECONFIG`, `~/.kube/config`) or from a snapshot file, with the same code as
+the reconciler, then orders each workload's pods the way its controller does (reference:
+ReplicaSet `ActivePodsWithRanks`, CloneSet's sorter, Kthena's summed Role/ServingGroup cost).
+
+A snapshot is JSON or YAML: `{"nodes": NodeList, "pods": PodList}`, or the `List` that
+`kubectl get nodes,pods -A -o yaml > snapshot.yaml` prints (Node and Pod items together)."""
 
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import orjson
+import yaml
 
 from .. import config
 from ..errors import OperatorError
@@ -28,18 +33,63 @@ class SnapshotError(OperatorError, ValueError):
     """The snapshot file is unusable (the operator's to fix: exit 2, one line)."""
 
 
+SNAPSHOT_FORMS = ('{"nodes": NodeList, "pods": PodList}, or the List `kubectl get nodes,pods -A -o yaml` prints')
+
+
 def load_snapshot(path: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The node and pod items of a `{"nodes": NodeList, "pods": PodList}` file."""
+    """The node and pod items of a snapshot file (JSON or YAML, either form of SNAPSHOT_FORMS)."""
     try:
         with open(path, "rb") as fh:
-            data = orjson.loads(fh.read())
+            raw = fh.read()
     except OSError as exc:
         raise SnapshotError(f"{path}: cannot read: {exc.strerror}") from None
-    except orjson.JSONDecodeError as exc:
-        raise SnapshotError(f"{path}: not JSON: {exc}") from None
-    if not isinstance(data, dict) or not isinstance(data.get("nodes"), dict) or not isinstance(data.get("pods"), dict):
-        raise SnapshotError(f'{path}: must be {{"nodes": NodeList, "pods": PodList}} as `kubectl get -o json` prints them')
-    return list(data["nodes"].get("items") or []), list(data["pods"].get("items") or [])
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        try:
+            data = yaml.load(raw, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        except yaml.YAMLError as exc:
+            raise SnapshotError(f"{path}: neither JSON nor YAML: {' '.join(str(exc).split())}") from None
+    if isinstance(data, dict) and isinstance(data.get("nodes"), dict) and isinstance(data.get("pods"), dict):
+        return list(data["nodes"].get("items") or []), list(data["pods"].get("items") or [])
+    if isinstance(data, dict) and isinstance(data.get("items"), list):
+        items = [i for i in data["items"] if isinstance(i, dict)]
+        nodes = [i for i in items if i.get("kind") == "Node"]
+        pods = [i for i in items if i.get("kind") == "Pod"]
+        if nodes or pods:
+            return nodes, pods
+    raise SnapshotError(f"{path}: must be {SNAPSHOT_FORMS}")
+
+
+def read_live(kubeconfig: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Nodes and pods from the API server, a page of 500 at a time; a refused or failed request is
+    one line naming what to grant or fix (exit 2), as for every command."""
+    from kubernetes import client as kube_client
+
+    from ..kube.client import load_api_client
+    from ..kube.errors import KubeAccessError, Request, describe_api_error
+    from ..kube.responses import json_body
+
+    api = load_api_client(kubeconfig)
+    core = kube_client.CoreV1Api(api)
+    out: dict[str, list[dict[str, Any]]] = {}
+    for resource, call in (("nodes", core.list_node), ("pods", core.list_pod_for_all_namespaces)):
+        items: list[dict[str, Any]] = []
+        token = None
+        while True:
+            try:
+                kwargs: dict[str, Any] = {"limit": 500, "_preload_content": False, "_request_timeout": 60}
+                if token:
+                    kwargs["_continue"] = token
+                page = json_body(call(**kwargs))
+            except Exception as exc:  # noqa: BLE001 - the client raises many types; all become one line
+                raise KubeAccessError(describe_api_error(exc, Request("list", resource), api.configuration.host)) from None
+            items += page.get("items") or []
+            token = (page.get("metadata") or {}).get("continue")
+            if not token:
+                break
+        out[resource] = items
+    return out["nodes"], out["pods"]
 
 
 def make_cluster(settings: ScoringSettings, nodes: list[dict[str, Any]], pods: list[dict[str, Any]]) -> Cluster:
@@ -61,28 +111,45 @@ def _select(workloads: list[Workload], wanted: str | None) -> list[Workload]:
     return [w for w in workloads if hit(w)]
 
 
+def check_remove(workloads: list[Workload], remove: int) -> None:
+    """`--remove K` beyond a workload's units would silently remove all of it: refuse instead."""
+    short = [w for w in workloads if len(w.units) < remove]
+    if short:
+        unit = lambda w: "ServingGroups" if w.kind == "ModelServing" else "pods"  # noqa: E731
+        listed = "; ".join(f"{w.label} ({w.namespace}) has {len(w.units)} {unit(w)}" for w in short[:5])
+        more = f" and {len(short) - 5} more" if len(short) > 5 else ""
+        raise OperatorError(f"--remove {remove} is more than some workloads have: {listed}{more}; lower --remove or pick one with --workload")
+
+
 def main(argv: Sequence[str]) -> int:
-    """Rank the snapshot's workloads, print them (text or JSON), and draw the SVG if asked."""
+    """Rank the cluster's workloads, print them (text or JSON), and draw the SVG if asked."""
     parser = argparse.ArgumentParser(prog="python -m webhook plan", description=__doc__.splitlines()[0])
-    parser.add_argument("--snapshot", required=True, metavar="FILE", help='{"nodes": NodeList, "pods": PodList} as kubectl get -o json prints them')
-    parser.add_argument("--remove", type=int, default=1, metavar="K", help="units each workload loses (pods; ServingGroups for a ModelServing); default 1")
+    parser.add_argument("--snapshot", default=None, metavar="FILE", help=f"read the cluster from FILE (JSON or YAML: {SNAPSHOT_FORMS}) instead of the API server")
+    parser.add_argument("--kubeconfig", default="", metavar="FILE",
+                        help="read nodes and pods live through this kubeconfig (default without --snapshot: in-cluster, then $KUBECONFIG, then ~/.kube/config)")
+    parser.add_argument("--remove", type=int, default=1, metavar="K", help="units each workload loses (pods; ServingGroups for a ModelServing); default 1; more than a workload has is an error")
     parser.add_argument("--workload", default=None, metavar="[NS/]NAME", help="only this workload (Deployment, ReplicaSet, ModelServing or third-party name)")
     parser.add_argument("--output", choices=("text", "json"), default="text")
     parser.add_argument("--svg", default=None, metavar="FILE", help="also draw the node map before and after to FILE")
+    parser.add_argument("--svg-all-nodes", action="store_true", help="draw every accelerator node, not only those the scale-in frees devices on")
     config.add_arguments(parser, ScoringSettings)
     args = parser.parse_args(list(argv))
     if args.remove < 0:
         parser.error("--remove must be 0 or more")
+    if args.snapshot and args.kubeconfig:
+        parser.error("give --snapshot or --kubeconfig, not both")
     # the reconciler's own config file works here too: its scoring settings apply, the rest is ignored
     settings = config.load(ScoringSettings, args, shared_with=ReconcileSettings)
     # a short-lived process building millions of small objects: the cyclic GC would only
     # re-scan them over and over (4x slower on 150,000 pods) and find nothing to free
     gc.disable()
-    nodes, pods = load_snapshot(args.snapshot)  # SnapshotError: exit 2 with its line (webhook/__main__.py)
+    # SnapshotError, KubeAccessError: exit 2 with their line (webhook/__main__.py)
+    nodes, pods = load_snapshot(args.snapshot) if args.snapshot else read_live(args.kubeconfig)
     cluster = make_cluster(settings, nodes, pods)
     workloads = _select(build_plan(cluster), args.workload)
     if args.workload and not workloads:
-        raise OperatorError(f"no scored workload named {args.workload!r} in {args.snapshot}")
+        raise OperatorError(f"no scored workload named {args.workload!r} in {args.snapshot or 'the cluster'}")
+    check_remove(workloads, args.remove)
     usage = node_usage(cluster, workloads, args.remove)
     if args.output == "json":
         sys.stdout.write(orjson.dumps(to_json(settings, workloads, usage, args.remove), option=orjson.OPT_INDENT_2).decode() + "\n")
@@ -90,5 +157,5 @@ def main(argv: Sequence[str]) -> int:
         sys.stdout.write(to_text(settings, workloads, usage, args.remove))
     if args.svg:
         with open(args.svg, "w", encoding="utf-8") as fh:
-            fh.write(to_svg(cluster, usage, args.remove))
+            fh.write(to_svg(cluster, workloads, usage, args.remove, all_nodes=args.svg_all_nodes))
     return 0

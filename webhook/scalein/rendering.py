@@ -4,7 +4,6 @@ SVG map of the accelerator nodes before and after the scale-in."""
 from __future__ import annotations
 
 import html
-import zlib
 from typing import Any
 
 from .cluster import Cluster
@@ -30,7 +29,7 @@ PRIORITY_TEXT = {
 
 def _entry_json(e: Entry) -> dict[str, Any]:
     return {"pod": e.pod.key, "node": e.pod.node, "phase": e.pod.phase, "ready": e.pod.ready,
-            "current": e.current, "cost": e.planned, "action": e.action}
+            "current": e.current, "cost": e.planned, "action": e.action, "remove_last": e.remove_last}
 
 
 def _unit_json(u: Unit) -> dict[str, Any]:
@@ -64,6 +63,11 @@ def _bar(used: int, total: int, width: int = 16) -> str:
     return "#" * filled + "." * (width - filled)
 
 
+def _marks(e: Entry) -> str:
+    """`remove-last` beside a protected pod's cost, so the top value explains itself."""
+    return "  remove-last" if e.remove_last else ""
+
+
 def _note(e: Entry) -> str:
     if e.action == "foreign":
         return f"set by someone else, kept ({e.current})"
@@ -74,6 +78,62 @@ def _note(e: Entry) -> str:
     if e.action == "unscored":
         return "not scored (no accelerator on its node)"
     return "already set"
+
+
+# ---- why each removed unit goes first -----------------------------------------------------------------
+
+
+def _pod_facts(u: Unit, colocated: dict[str, int]) -> tuple[tuple[Any, str], ...]:
+    """The controller's ranking (ranking.pod_key), each criterion with how to say it."""
+    p, e = u.entries[0].pod, u.entries[0]
+    here = colocated.get(p.node, 0) if p.node else 0
+    phase_rank = {"Pending": 0, "Unknown": 1, "Running": 2}.get(p.phase, 1)
+    return (
+        (1 if p.node else 0, "not scheduled on a node"),
+        (phase_rank, f"{p.phase}, before Running pods"),
+        (1 if p.ready else 0, "not ready, before ready pods"),
+        (e.planned, f"lowest cost {e.planned}"),
+        (-here, f"{here} replicas share its node, more than on the next kept pod's"),
+        (p.ready_since if p.ready else "", "ready most recently"),
+        (-p.restarts, f"{p.restarts} restarts"),
+        (p.created, "created most recently"),
+    )
+
+
+def _reason_pod(u: Unit, kept: Unit | None, colocated: dict[str, int]) -> str:
+    if kept is None:
+        return "every pod is removed"
+    mine, theirs = _pod_facts(u, colocated), _pod_facts(kept, colocated)
+    for (a, text), (b, _) in zip(mine, theirs):
+        if text and a != b:
+            if text.startswith("lowest cost"):
+                return f"lowest cost {a} (next kept pod: {b})"
+            if text in ("ready most recently", "created most recently"):
+                return text + f" (after {kept.name})"
+            return text
+    return "tie on every criterion: the controller's last tie-breaker decides"
+
+
+def _reason_group(u: Unit, kept: Unit | None, colocated: dict[str, int]) -> str:
+    if kept is None:
+        return "every ServingGroup is removed"
+    if u.running != kept.running:
+        return "not running, before running groups"
+    if u.cost != kept.cost:
+        return f"lowest summed cost {u.cost} (next kept group: {kept.cost})"
+    return f"same summed cost, higher ordinal ({u.ordinal} > {kept.ordinal})"
+
+
+def removal_reasons(w: Workload, remove: int) -> list[str]:
+    """One line per removed unit: the first ranking criterion that puts it before the first unit kept."""
+    kept = w.units[remove] if remove < len(w.units) else None
+    colocated: dict[str, int] = {}
+    for unit in w.units:
+        for e in unit.entries:
+            if e.pod.node:
+                colocated[e.pod.node] = colocated.get(e.pod.node, 0) + 1
+    why = _reason_group if w.kind == "ModelServing" else _reason_pod
+    return [why(u, kept, colocated) for u in w.units[:remove]]
 
 
 def to_text(s: ScoringSettings, workloads: list[Workload], usage: list[dict[str, Any]], remove: int) -> str:
@@ -87,22 +147,24 @@ def to_text(s: ScoringSettings, workloads: list[Workload], usage: list[dict[str,
         out.append(f"third-party types: {', '.join(s.third_party_types)}")
     for w in workloads:
         out.append("")
+        reasons = removal_reasons(w, remove)
         if w.kind == "ModelServing":
             out.append(f"{w.label} ({w.namespace}): ServingGroups in removal order (Kthena: not running first, lower summed cost, higher ordinal)")
             for i, g in enumerate(w.units, 1):
-                mark = "  <- removed" if i <= remove else ""
-                out.append(f"  {i}. {g.name}  sum {g.cost}  {'Running' if g.running else 'not running'}{mark}")
+                mark = f"  <- removed: {reasons[i - 1]}" if i <= remove else ""
+                protected = "  (holds a remove-last pod)" if any(e.remove_last for e in g.entries) else ""
+                out.append(f"  {i}. {g.name}  sum {g.cost}  {'Running' if g.running else 'not running'}{protected}{mark}")
                 for role in g.roles:
                     out.append(f"       role {role.name}: sum {role.cost}")
                     for e in role.entries:
-                        out.append(f"         {e.pod.name}  on {e.pod.node or '-'}  cost {e.planned}  ({_note(e)})")
+                        out.append(f"         {e.pod.name}  on {e.pod.node or '-'}  cost {e.planned}{_marks(e)}  ({_note(e)})")
         else:
             out.append(f"{w.label} ({w.namespace}): pods in removal order")
             for i, u in enumerate(w.units, 1):
                 e = u.entries[0]
                 state = f"{e.pod.phase}{', ready' if e.pod.ready else ', not ready'}"
-                mark = "  <- removed" if i <= remove else ""
-                out.append(f"  {i}. {e.pod.name}  on {e.pod.node or '-'}  cost {e.planned}  [{state}]  ({_note(e)}){mark}")
+                mark = f"  <- removed: {reasons[i - 1]}" if i <= remove else ""
+                out.append(f"  {i}. {e.pod.name}  on {e.pod.node or '-'}  cost {e.planned}{_marks(e)}  [{state}]  ({_note(e)}){mark}")
     out.append("")
     out.append(f"accelerators per node, before -> after removing the first {remove} of each workload listed:")
     width = max((len(r["node"]) for r in usage), default=4)
@@ -114,18 +176,29 @@ def to_text(s: ScoringSettings, workloads: list[Workload], usage: list[dict[str,
     return "\n".join(out) + "\n"
 
 
-def _color(name: str) -> str:
-    h = zlib.crc32(name.encode()) % 360
-    return f"hsl({h},55%,55%)"
+# Workload colours: a fixed qualitative palette (Okabe-Ito, colour-blind safe, without its black),
+# never white or grey, so no workload can look like an idle, removed (black cross) or freed
+# (white, dashed) device. More workloads than colours reuse them in order of appearance.
+PALETTE = ("#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#8C6D31", "#7F3C8D", "#11A579")
+IDLE, REMOVED, FREED = "#eeeeee", "#000000", "#ffffff"
 
 
-def to_svg(cluster: Cluster, usage: list[dict[str, Any]], remove: int) -> str:
+def to_svg(cluster: Cluster, workloads: list[Workload], usage: list[dict[str, Any]], remove: int, all_nodes: bool = False) -> str:
     """Node map, before (left) and after (right): one square per device, coloured by workload;
-    removed pods are outlined red on the left and gone on the right."""
-    cell, pad, label_w = 10, 6, 120
-    per_row_cells = 16
+    removed pods carry a black cross on the left and are white, dashed, on the right. Only the
+    nodes the scale-in frees devices on, unless `all_nodes`. A legend, and one line per removed
+    unit with its cost and why it goes first, as text (not only in tooltips)."""
+    cell, pad, label_w, per_row_cells, line_h = 10, 6, 130, 16, 13
+    rows_in = [r for r in usage if all_nodes or r["removed"]]
+    colours: dict[str, str] = {}
+
+    def colour(owner: str) -> str:
+        if owner not in colours:
+            colours[owner] = PALETTE[len(colours) % len(PALETTE)]
+        return colours[owner]
+
     rows = []
-    for r in usage:
+    for r in rows_in:
         node = cluster.nodes[r["node"]]
         cells: list[tuple[str, str, bool]] = []  # (colour, title, removed)
         removed = set(r["removed"])
@@ -133,34 +206,56 @@ def to_svg(cluster: Cluster, usage: list[dict[str, Any]], remove: int) -> str:
             p = cluster.pods[key]
             if not p.holds:
                 continue
-            n = cluster.units_on(p, node)
-            owner = p.owner[2] if p.owner else p.name
-            cells += [(_color(owner), f"{p.key} ({owner})", key in removed)] * n
+            owner = f"{p.owner[1]} {p.owner[2]}" if p.owner else f"Pod {p.name}"
+            cells += [(colour(owner), f"{p.key} ({owner})", key in removed)] * cluster.units_on(p, node)
         rows.append((r, cells[: node.total]))
     lines_per_node = [max(1, -(-r["allocatable"] // per_row_cells)) for r, _ in rows]
     panel_w = label_w + per_row_cells * cell + pad
-    height = 40 + sum(n * cell + pad for n in lines_per_node)
-    width = 2 * panel_w + 3 * pad
-    svg = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="monospace" font-size="10">',
-           f'<text x="{pad}" y="14">before</text><text x="{panel_w + 2 * pad}" y="14">after removing the first {remove} of each workload</text>']
+    removed_lines = [(w, u, why) for w in workloads for u, why in zip(w.units[:remove], removal_reasons(w, remove))]
+    legend = [(c, name) for name, c in colours.items()] + [(IDLE, "idle device"), (REMOVED, "removed (before)"), (FREED, "freed (after)")]
+    map_h = sum(n * cell + pad for n in lines_per_node) if rows else line_h
+    height = 40 + map_h + pad + line_h * (len(legend) + 2 + len(removed_lines))
+    texts = [f"{w.label} ({w.namespace}): {u.name}  cost {u.cost}  - {why}" for w, u, why in removed_lines] + [name for _, name in legend]
+    width = max(2 * panel_w + 3 * pad, 40 + 6.1 * max((len(x) for x in texts), default=0))  # monospace 10: ~6 px a character
+    svg = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height}" font-family="monospace" font-size="10">',
+           f'<text x="{pad}" y="14">before</text><text x="{panel_w + 2 * pad}" y="14">after removing the first {remove} of each workload'
+           f'{"" if all_nodes else " (nodes where devices are freed)"}</text>']
     y = 28
+    if not rows:
+        svg.append(f'<text x="{pad}" y="{y + 9}">no device is freed on any node</text>')
+        y += line_h
     for (r, cells), nlines in zip(rows, lines_per_node):
         for side in (0, 1):
             x0 = pad + side * (panel_w + pad)
-            svg.append(f'<text x="{x0}" y="{y + 9}">{html.escape(r["node"][:18])} {r["after" if side else "before"]}/{r["allocatable"]}</text>')
+            svg.append(f'<text x="{x0}" y="{y + 9}">{html.escape(r["node"][:20])} {r["after" if side else "before"]}/{r["allocatable"]}</text>')
             for i in range(r["allocatable"]):
-                cx = x0 + label_w + (i % per_row_cells) * cell
-                cy = y + (i // per_row_cells) * cell
-                fill, title, stroke = "#e6e6e6", "idle", "#999"
-                if i < len(cells):
-                    colour, who, gone = cells[i]
-                    if side == 1 and gone:
-                        fill, title = "#ffffff", f"freed: {who}"
-                        stroke = "#2a2"
-                    else:
-                        fill, title = colour, who
-                        stroke = "#d00" if gone else "#555"
-                svg.append(f'<rect x="{cx}" y="{cy}" width="{cell - 1}" height="{cell - 1}" fill="{fill}" stroke="{stroke}"><title>{html.escape(title)}</title></rect>')
+                cx, cy = x0 + label_w + (i % per_row_cells) * cell, y + (i // per_row_cells) * cell
+                svg.append(_device(cx, cy, cell, cells[i] if i < len(cells) else None, after=bool(side)))
         y += nlines * cell + pad
+    y += pad
+    for c, name in legend:
+        mark = _device(pad, y, cell, (c, name, False), after=False) if c not in (REMOVED, FREED) else \
+            _device(pad, y, cell, ("#999999", name, True), after=c == FREED)
+        svg.append(mark + f'<text x="{pad + cell + 4}" y="{y + 8}">{html.escape(name)}</text>')
+        y += line_h
+    y += line_h
+    svg.append(f'<text x="{pad}" y="{y}">removed units, with their cost and why they go first:</text>')
+    for w, u, why in removed_lines:
+        y += line_h
+        svg.append(f'<text x="{pad}" y="{y}">{html.escape(f"{w.label} ({w.namespace}): {u.name}  cost {u.cost}  - {why}")}</text>')
     svg.append("</svg>")
     return "\n".join(svg) + "\n"
+
+
+def _device(x: int, y: int, cell: int, held: tuple[str, str, bool] | None, after: bool) -> str:
+    size = cell - 1
+    if held is None:
+        return f'<rect x="{x}" y="{y}" width="{size}" height="{size}" fill="{IDLE}" stroke="#aaaaaa"><title>idle</title></rect>'
+    fill, who, gone = held
+    if gone and after:
+        return (f'<rect x="{x}" y="{y}" width="{size}" height="{size}" fill="{FREED}" stroke="#000000" stroke-dasharray="2,1">'
+                f'<title>{html.escape("freed: " + who)}</title></rect>')
+    rect = f'<rect x="{x}" y="{y}" width="{size}" height="{size}" fill="{fill}" stroke="#555555"><title>{html.escape(("removed: " if gone else "") + who)}</title></rect>'
+    if gone:
+        rect += (f'<path d="M{x} {y}L{x + size} {y + size}M{x + size} {y}L{x} {y + size}" stroke="{REMOVED}" stroke-width="1.5"/>')
+    return rect
