@@ -58,3 +58,27 @@ def test_check_agrees_with_the_api_server(name):
             assert result.message == status["message"]
     else:
         assert result.message == status["message"]
+
+
+WARN_CASES = sorted(name for name, v in VERDICTS.items() if "warn" in v)
+
+
+def test_some_cases_were_recorded_with_field_validation_warn():
+    assert {"ms-unknown-gangPolcy", "ms-unknown-workerReplica"} <= set(WARN_CASES)
+
+
+@pytest.mark.parametrize("name", WARN_CASES)
+def test_field_validation_warn_agrees_with_the_api_server(name):
+    """With Warn the API server drops unknown fields with a warning each, then validates what is
+    left: the misspelled workerReplicas leaves the required one missing."""
+    warn = VERDICTS[name]["warn"]
+    results, problems = run([str(ROOT / "cases" / f"{name}.yaml")], [], PolicySettings(), field_validation="Warn")
+    assert problems == []
+    [result] = results
+    assert sorted(f.message for f in result.warnings if f.rule == "schema") == sorted(warn["warnings"])
+    if warn["code"] in (200, 201):
+        assert result.reason not in API_SERVER_STEPS
+    else:
+        assert (result.code, result.reason) == (warn["code"], "validation")
+        ours = sorted(f"{f.field}: {f.message}" for f in result.errors if f.rule in ("schema", "cel", "decode"))
+        assert ours == sorted(f"{c['field']}: {c['message']}" for c in warn["causes"])

@@ -18,10 +18,10 @@ from __future__ import annotations
 import copy
 import re
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 from .apierrors import ApiError, go_float
+from .formats import format_ok as _format_ok
 
 Path = tuple[str | int, ...]
 
@@ -88,6 +88,7 @@ class Schema:
     max_properties: int | None = None
     list_type: str = ""
     list_keys: tuple[str, ...] = ()
+    any_of_types: tuple[str, ...] = ()  # the `type` of each anyOf branch (int-or-string: integer, string)
     rules: list[dict[str, Any]] = field(default_factory=list)
     # Any x-kubernetes-validations below this node: the validator only collects where needed.
     has_rules_below: bool = False
@@ -132,6 +133,7 @@ def compile_schema(raw: dict[str, Any]) -> Schema:
     s.min_properties, s.max_properties = raw.get("minProperties"), raw.get("maxProperties")
     s.list_type = str(raw.get("x-kubernetes-list-type") or "")
     s.list_keys = tuple(raw.get("x-kubernetes-list-map-keys") or ())
+    s.any_of_types = tuple(str(b.get("type") or "") for b in raw.get("anyOf") or [] if isinstance(b, dict))
     s.rules = [r for r in raw.get("x-kubernetes-validations") or [] if isinstance(r, dict) and isinstance(r.get("rule"), str)]
     children = list(s.properties.values()) + [c for c in (s.additional, s.items) if c is not None]
     s.has_rules_below = bool(s.rules) or any(c.has_rules_below for c in children)
@@ -270,6 +272,11 @@ class Validator:
         if s.int_or_string:
             if kind not in ("integer", "string"):
                 self._type_error(parts, "integer,string", kind)
+                if s.any_of_types:  # kube-openapi also reports the anyOf, and its first branch's own error
+                    where = render(parts)
+                    self.errors.append(ApiError("FieldValueInvalid", "", (), f'"{where}" must validate at least one schema (anyOf)', ""))
+                    if s.any_of_types[0]:
+                        self._type_error(parts, s.any_of_types[0], kind)
                 return
         elif s.type and kind != s.type:
             if not (s.type == "number" and kind == "integer") and not (s.type == "integer" and kind == "number" and float(v).is_integer()):
@@ -396,19 +403,3 @@ def _correlate_list(s: Schema, old: Any) -> dict[str | None, Any] | None:
         if key is not None:
             out[key] = item
     return out
-
-
-_BAD_URI = re.compile(r"[\x00-\x1f\x7f]|^:|%(?![0-9A-Fa-f]{2})")
-
-
-def _format_ok(fmt: str, value: str) -> bool:
-    """The string formats the bundled CRDs use; others are accepted (the API server knows more)."""
-    if fmt == "date-time":
-        try:
-            datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
-        except ValueError:
-            return False
-        return "T" in value or "t" in value or " " in value
-    if fmt == "uri":  # Go's url.Parse refuses little: control characters, no scheme before ':', bad escapes
-        return not _BAD_URI.search(value)
-    return True
