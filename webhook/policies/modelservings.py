@@ -362,33 +362,24 @@ def check_gang_floor(ms: dict[str, Any]) -> list[FieldError]:
     return errs
 
 
-# The labels Kthena's ModelServing controller sets on every pod it creates (kthena.md §3.2). It
-# merges a template's labels over them, so a template value would replace the controller's and
-# detach the pod from its ServingGroup, role, Service and PodGroup. Other keys under the prefix
-# (e.g. `modelserving.volcano.sh/rolename` in Kthena's router example) are left alone.
+# The labels Kthena's controller sets on every pod it creates (kthena.md 3.2), then merges the
+# template's over: other keys under the prefix (the router example's `rolename`) are left alone.
 CONTROLLER_LABELS = tuple(MS_LABEL_PREFIX + k for k in ("name", "group-name", "role", "role-id", "entry", "revision", "role-template-hash"))
+RESERVED = ("the ModelServing controller sets this label on every pod it creates; a template value "
+            "would replace it and detach the pod from its ServingGroup and role (Kthena issue #1582)")
 
 
 @REGISTRY.validates("modelservings.reserved-labels", MODELSERVINGS)
 def check_reserved_labels(ms: dict[str, Any]) -> list[FieldError]:
     """Entry/worker template labels may not set a key the ModelServing controller sets."""
-    s = shape(ms)
     errs: list[FieldError] = []
-    for i, role in s.roles:
+    for i, role in shape(ms).roles:
         for which in ("entryTemplate", "workerTemplate"):
             template = role.get(which)
             meta = template.get("metadata") if type(template) is dict else None
             labels = meta.get("labels") if type(meta) is dict else None
-            if type(labels) is not dict or not labels:
-                continue
-            for key in sorted(k for k in labels if k in CONTROLLER_LABELS):
-                errs.append(
-                    forbidden(
-                        ROLES.index(i).child(which, "metadata", "labels").key(key),
-                        "the ModelServing controller sets this label on every pod it creates; a template value "
-                        "would replace it and detach the pod from its ServingGroup and role (Kthena issue #1582)",
-                    )
-                )
+            if type(labels) is dict:
+                errs += [forbidden(ROLES.index(i).child(which, "metadata", "labels").key(k), RESERVED) for k in sorted(labels) if k in CONTROLLER_LABELS]
     return errs
 
 
