@@ -235,3 +235,19 @@ def test_crds_refresh_records_upstream_and_sha(tmp_path):
     assert entry["upstream"] == "volcano v9.9" and entry["source"] == "pg.yaml" and len(entry["sha256"]) == 64
     assert json.loads((target / "versions.json").read_text()) == [entry]
     assert json.loads((target / entry["file"]).read_text())["spec"]["names"]["kind"] == "PodGroup"
+
+
+def test_manifests_shaped_like_kthenas_examples_pass():
+    """Our own manifests in the shapes Kthena's examples use: an autoscaled ModelServing without
+    spec.replicas (the prometheus-autoscaler example), a PD-disaggregated one whose templates carry
+    modelserving.volcano.sh/rolename (the router example), and the AutoscalingPolicy for it."""
+    autoscaled = ms()
+    del autoscaled["spec"]["replicas"]
+    routed = ms()
+    routed["metadata"]["name"] = "llm-pd"
+    for role in routed["spec"]["template"]["roles"]:
+        role["entryTemplate"]["metadata"] = {"labels": {"app": "llm-pd", "modelserving.volcano.sh/rolename": role["name"]}}
+    policy = yaml.safe_load((CASES / "asp-valid.yaml").read_text())
+    results = check_text(yaml.safe_dump_all([autoscaled, routed, policy], sort_keys=False))
+    assert [(r.obj["kind"], r.status) for r in results] == [("ModelServing", "allowed"), ("ModelServing", "allowed"), ("AutoscalingPolicy", "allowed")]
+    assert all(not r.findings for r in results), [f.message for r in results for f in r.findings]
