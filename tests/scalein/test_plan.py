@@ -119,3 +119,19 @@ def test_plan_reads_the_reconcilers_configmap_file(s1_path, tmp_path):
     cfg.write_text(yaml.safe_dump({**data, "scale-in-prority": "wl"}))
     r = webhook("plan", "--snapshot", str(s1_path), "--config", str(cfg))
     assert r.returncode == 2 and "unknown setting(s) scale_in_prority" in r.stderr
+
+
+def test_plan_shows_a_remove_last_pod_with_the_top_cost_last(s1, tmp_path):
+    pods = s1["pods"]["items"]
+    keep = next(p for p in pods if p["metadata"]["name"].startswith("deploy1") and p["spec"]["nodeName"] == "node-b")
+    keep["metadata"].setdefault("annotations", {})["servinggate.io/remove-last"] = "true"
+    snap = tmp_path / "s.json"
+    snap.write_text(json.dumps(s1))
+    text = webhook("plan", "--snapshot", str(snap), "--workload", "default/deploy1")
+    assert text.returncode == 0, text.stderr
+    ranked = [line for line in text.stdout.splitlines() if line.strip()[:2] in ("1.", "2.", "3.", "4.")]
+    assert keep["metadata"]["name"] in ranked[-1] and "cost 2147483647  remove-last" in ranked[-1]
+    assert sum("remove-last" in line for line in ranked) == 1
+    data = json.loads(webhook("plan", "--snapshot", str(snap), "--output", "json", "--workload", "default/deploy1").stdout)
+    last = data["workloads"][0]["order"][-1]["pods"][0]
+    assert (last["pod"], last["cost"], last["remove_last"]) == ("default/" + keep["metadata"]["name"], 2147483647, True)

@@ -10,7 +10,8 @@ import pytest
 
 from webhook.scalein import planning, scoring
 from webhook.scalein.cluster import Cluster, WorkloadTypes
-from webhook.scalein.settings import COST_KEY, RECORD_KEY, ScoringSettings
+from webhook.scalein.ranking import MS_GROUP, MS_ROLE, MS_ROLE_ID
+from webhook.scalein.settings import COST_KEY, RECORD_KEY, REMOVE_LAST_KEY, ScoringSettings
 
 ASCEND = "huawei.com/Ascend910"
 
@@ -231,3 +232,62 @@ def test_clear_patch_removes_only_what_we_wrote():
     assert out["metadata"]["annotations"] == {COST_KEY: "100"}
     assert scoring.clear_patch({COST_KEY: "100"}, COST_KEY, RECORD_KEY) == []
     assert scoring.clear_patch(None, COST_KEY, RECORD_KEY) == []
+
+
+# ---- remove-last: the pod its owner wants kept ---------------------------------------------------
+
+
+def ready(p: dict, is_ready: bool = True) -> dict:
+    p["status"]["conditions"] = [{"type": "Ready", "status": "True" if is_ready else "False"}]
+    return p
+
+
+def protect(p: dict, value: str = "true") -> dict:
+    p["metadata"].setdefault("annotations", {})[REMOVE_LAST_KEY] = value
+    return p
+
+
+def test_remove_last_pod_gets_the_top_cost_and_still_counts_toward_its_node():
+    nodes = [node("empty", 8), node("full", 8)]
+    pods = [ready(protect(pod("keep", "empty", 1))), ready(pod("next-to-it", "empty", 1)),
+            ready(pod("b", "full", 4)), ready(pod("c", "full", 4)), ready(protect(pod("typo", "full", 0), "yes"))]
+    desired = build(nodes, pods).desired_all()
+    assert desired["default/keep"] == scoring.REMOVE_LAST_COST == scoring.INT32_MAX
+    assert desired["default/next-to-it"] == scoring.cost(2, 8, 1)  # the protected pod's device still counts
+    assert desired["default/b"] == desired["default/c"] == scoring.cost(8, 8, 4)
+    assert "default/typo" not in desired  # no accelerator: not scored, annotation or not
+
+
+def test_remove_last_goes_last_among_ready_pods_but_an_unready_one_still_goes_first():
+    nodes = [node("empty", 8), node("full", 8)]
+    pods = [ready(protect(pod("keep", "empty", 1))), ready(pod("b", "full", 4)), ready(pod("c", "full", 3)),
+            ready(pod("d", "empty", 1))]
+    order = [u.entries[0].pod.name for u in planning.build_plan(build(nodes, pods))[0].units]
+    assert order[-1] == "keep" and order[0] == "d"  # without the annotation "keep" would tie with "d" for first
+    ready(pods[0], False)
+    order = [u.entries[0].pod.name for u in planning.build_plan(build(nodes, pods))[0].units]
+    assert order[0] == "keep"  # the controller's own criteria come before any cost
+
+
+def test_remove_last_in_a_modelserving_keeps_its_whole_servinggroup():
+    """A group is removed as one, by the sum of its pods' costs: one protected pod lifts its sum
+    above every group without one, even a group on the emptiest nodes."""
+    ms = ("workload.serving.volcano.sh/v1alpha1", "ModelServing", "llm")
+
+    def member(name: str, node_name: str, group: str) -> dict:
+        p = ready(pod(name, node_name, 2, owner=ms))
+        p["metadata"]["labels"] = {MS_GROUP: group, MS_ROLE_ID: "decode-0", MS_ROLE: "decode"}
+        return p
+
+    nodes = [node("empty", 8), node("full", 8)]
+    pods = [member("llm-0-a", "empty", "llm-0"), member("llm-0-b", "empty", "llm-0"),
+            member("llm-1-a", "full", "llm-1"), member("llm-1-b", "full", "llm-1"),
+            member("llm-1-c", "full", "llm-1"), member("llm-1-d", "full", "llm-1")]
+    groups = lambda c: [u.name for u in planning.build_plan(c)[0].units]  # noqa: E731
+    assert groups(build(nodes, pods)) == ["llm-0", "llm-1"]  # the emptier group goes first
+    protect(pods[1])
+    c = build(nodes, pods)
+    assert groups(c) == ["llm-1", "llm-0"]
+    llm0 = planning.build_plan(c)[0].units[1]
+    assert llm0.cost == scoring.REMOVE_LAST_COST + scoring.cost(4, 8, 2) > 0
+    assert [e.remove_last for e in llm0.entries] == [False, True]

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import scoring
-from .settings import RECORD_KEY, ScoringSettings
+from .settings import RECORD_KEY, REMOVE_LAST_KEY, ScoringSettings
 
 
 @dataclass(slots=True)
@@ -33,6 +33,11 @@ class PodView:
 
     def annotation(self, key: str) -> str | None:
         return self.annotations.get(key) if self.annotations else None
+
+    @property
+    def remove_last(self) -> bool:
+        """Annotated `servinggate.io/remove-last: "true"`: its owner asked for it to go last."""
+        return self.annotation(REMOVE_LAST_KEY) == "true"
 
 
 @dataclass(slots=True)
@@ -188,7 +193,8 @@ class Cluster:
         return bool(pod.accel) and pod.holds and self.types.scored(pod.owner)
 
     def desired_on(self, name: str) -> dict[str, int]:
-        """Costs of the scored pods on one node (pod key -> cost); depends on nothing else."""
+        """Costs of the scored pods on one node (pod key -> cost); depends on nothing else. A
+        remove-last pod still counts toward its node's use; only its own cost is the top one."""
         node = self.nodes.get(name)
         if node is None or not node.total:
             return {}
@@ -200,7 +206,7 @@ class Cluster:
         for p in pods:
             own = units.get(p.key, 0)
             if own and p.holds and self.types.scored(p.owner):
-                out[p.key] = scoring.cost(used, node.total, own)
+                out[p.key] = scoring.REMOVE_LAST_COST if p.remove_last else scoring.cost(used, node.total, own)
         return out
 
     def desired_all(self) -> dict[str, int]:

@@ -48,6 +48,7 @@ class Entry:
     current: str | None
     planned: int  # what the controller will rank by
     action: str  # none | write | overwrite | foreign | unscored
+    remove_last: bool = False  # annotated remove-last, and scored: its cost is the top one
 
 
 @dataclass
@@ -112,7 +113,8 @@ def build_plan(cluster: Cluster) -> list[Workload]:
         else:
             planned, action = scoring.ranking_cost(current), "unscored"
         api_version, kind, name = pod.owner  # type: ignore[misc]
-        owners[(scoring.group_of(api_version), kind, pod.namespace, name)].append(Entry(pod, current, planned, action))
+        entry = Entry(pod, current, planned, action, pod.remove_last and key in desired)
+        owners[(scoring.group_of(api_version), kind, pod.namespace, name)].append(entry)
 
     workloads = []
     for (group, kind, ns, name), entries in sorted(owners.items(), key=lambda kv: (kv[0][2], kv[0][3], kv[0][1])):
