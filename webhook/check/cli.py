@@ -102,6 +102,16 @@ def _arguments(p: argparse.ArgumentParser) -> None:
 
 
 def main(argv: list[str]) -> int:
+    # A short-lived command: the cyclic collector stays off (see `run`), and what it built is
+    # frozen before returning so neither a late collection nor the one at exit walks it again.
+    gc.disable()
+    try:
+        return _main(argv)
+    finally:
+        gc.freeze()
+
+
+def _main(argv: list[str]) -> int:
     try:
         settings, args = config.parse_command(
             CheckSettings, argv, "python -m webhook check", "Check manifests offline: decoding, CRD defaults, schema, CEL, then the webhook's rules.",
