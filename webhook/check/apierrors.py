@@ -72,6 +72,14 @@ def go_float(value: float) -> str:
     return minus + format(abs(Decimal(repr(float(value)))), f".{max(len(digits) - point, 0)}f")
 
 
+def plain_number(value: float) -> str:
+    """A schema bound as kube-openapi's messages print it: decimal digits, never an exponent
+    (`should be less than or equal to 1000000`, as a 1.28 API server shows)."""
+    if float(value).is_integer():
+        return str(int(value))
+    return format(Decimal(repr(float(value))), "f")
+
+
 def go_value(value: Any) -> str:
     """A bad value as ErrorBody prints it: %v for numbers and bools, %q for strings, "null" for nil,
     Go's %#v for composite values."""

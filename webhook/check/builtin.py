@@ -121,11 +121,11 @@ class _Decoder:
         return t or "interface {}"
 
     def walk(self, value: Any, schema: dict[str, Any], parts: tuple[str | int, ...], struct: str) -> None:
+        """`struct` is the Go struct that holds this field: encoding/json names it in a type error,
+        with the field's path without list indices (`PodSpec.spec.containers`)."""
         if self.out.type_error is not None:
             return
         resolved, name = self.resolve(schema)
-        if name is not None:
-            struct = name.rsplit(".", 1)[-1]
         if value is None:
             return
         if "oneOf" in resolved:
@@ -139,6 +139,7 @@ class _Decoder:
             if not (kind == "number" and "integer" in types and float(value).is_integer()):
                 self._type_error(value, parts, struct, self.go_type(schema))
                 return
+        inner = name.rsplit(".", 1)[-1] if name is not None else struct  # the struct this value is
         if kind == "object":
             props = resolved.get("properties") or {}
             additional = resolved.get("additionalProperties")
@@ -148,7 +149,7 @@ class _Decoder:
                     self.out.required.append(ApiError("FieldValueRequired", render(child), child))
             for key, child_value in value.items():
                 if key in props:
-                    self.walk(child_value, props[key], parts + (key,), struct)
+                    self.walk(child_value, props[key], parts + (key,), inner)
                 elif isinstance(additional, dict):
                     self.walk(child_value, additional, parts + (key,), struct)
                 elif additional is False or props:
@@ -239,7 +240,15 @@ def validate_hpa(obj: dict[str, Any]) -> list[ApiError]:
         errs.append(ApiError("FieldValueInvalid", "spec.maxReplicas", ("spec", "maxReplicas"), "must be greater than or equal to `minReplicas`", high))
     ref = spec.get("scaleTargetRef") if isinstance(spec.get("scaleTargetRef"), dict) else {}
     assert isinstance(ref, dict)
-    ref_errs = [ApiError("FieldValueRequired", f"spec.scaleTargetRef.{key}", ("spec", "scaleTargetRef", key)) for key in ("kind", "name") if not ref.get(key)]
+    ref_errs: list[ApiError] = []
+    for key in ("kind", "name"):
+        where = ("spec", "scaleTargetRef", key)
+        value = ref.get(key)
+        if not value:
+            ref_errs.append(ApiError("FieldValueRequired", f"spec.scaleTargetRef.{key}", where))
+        elif isinstance(value, str):  # IsValidPathSegmentName
+            problems = [f"may not be '{value}'"] if value in (".", "..") else [f"may not contain '{c}'" for c in ("/", "%") if c in value]
+            ref_errs += [ApiError("FieldValueInvalid", f"spec.scaleTargetRef.{key}", where, text, value) for text in problems]
     if ref_errs:
         return errs + ref_errs
     # validateMetrics (v2 shape; a v1 object has no metrics): scale to zero needs an Object or External metric.
@@ -257,20 +266,43 @@ def validate_pod(obj: dict[str, Any]) -> list[ApiError]:
     spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
     assert isinstance(spec, dict)
     containers = spec.get("containers")
-    if isinstance(containers, list) and not containers:
+    # Go decodes null as the zero value: a null list is empty, a null container has no name or image.
+    if (containers is None and ("containers" in spec or obj.get("spec") is None)) or (isinstance(containers, list) and not containers):
         return [ApiError("FieldValueRequired", "spec.containers", ("spec", "containers"))]
     errs = []
     for i, c in enumerate(containers if isinstance(containers, list) else []):
-        if isinstance(c, dict) and "name" in c and not c.get("name"):
-            errs.append(ApiError("FieldValueRequired", f"spec.containers[{i}].name", ("spec", "containers", i, "name")))
+        c = {} if c is None else c
+        if not isinstance(c, dict):
+            continue
+        where = ("spec", "containers", i)
+        name = c.get("name")
+        if not name:
+            errs.append(ApiError("FieldValueRequired", f"spec.containers[{i}].name", where + ("name",)))
+        elif isinstance(name, str) and name:
+            if len(name) > 63:
+                errs.append(ApiError("FieldValueInvalid", f"spec.containers[{i}].name", where + ("name",), "must be no more than 63 characters", name))
+            if not _DNS_LABEL.fullmatch(name):
+                errs.append(ApiError("FieldValueInvalid", f"spec.containers[{i}].name", where + ("name",), DNS_LABEL_TEXT, name))
+        if not c.get("image"):
+            errs.append(ApiError("FieldValueRequired", f"spec.containers[{i}].image", where + ("image",)))
     return errs
+
+
+_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+DNS_LABEL_TEXT = (
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end "
+    "with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+)
 
 
 HPA_SCHEMA_REQUIRED_REPLACED = ("spec.maxReplicas", "spec.scaleTargetRef")  # validate_hpa words these itself
 
 
 def default_hpa(obj: dict[str, Any]) -> None:
+    """SetDefaults_HorizontalPodAutoscaler's minReplicas; a missing or null spec is Go's zero value."""
     spec = obj.get("spec")
+    if spec is None:
+        spec = obj["spec"] = {}
     if isinstance(spec, dict) and spec.get("minReplicas") is None:
         spec["minReplicas"] = 1
 

@@ -169,6 +169,7 @@ class Pipeline:
             required = [e for e in required if not e.field.startswith(builtin.HPA_SCHEMA_REQUIRED_REPLACED)]
             errors += builtin.validate_hpa(edited)
         errors += required + errors_pod
+        errors = list({(e.field, e.body()): e for e in errors}.values())  # schema and code may name the same field
         if errors:
             return self._invalid(result, kind, group, errors, cel=set())
         return self._validate(result, edited, old)
@@ -304,7 +305,24 @@ def _copy(obj: dict[str, Any]) -> dict[str, Any]:
         return copy.deepcopy(obj)
 
 
-_GO_TYPES = {str: "string", float: "float64", bool: "bool", dict: "map[string]interface {}", list: "[]interface {}"}
+_GO_TYPES = {str: "string", float: "float64", bool: "bool", int: "int64", dict: "map[string]interface {}", list: "[]interface {}"}
+
+
+def _go_type(value: Any) -> str:
+    return _GO_TYPES.get(type(value), "string")
+
+
+def _go_text(value: Any) -> str:
+    """%v of a decoded JSON value, as unstructured's accessor errors print it."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return go_float(value)
+    if isinstance(value, list):
+        return "[" + " ".join(_go_text(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "map[" + " ".join(f"{k}:{_go_text(v)}" for k, v in sorted(value.items())) + "]"
+    return str(value)
 
 
 def _scale_errors(obj: dict[str, Any], replicas_path: str) -> list[ApiError]:
@@ -316,14 +334,16 @@ def _scale_errors(obj: dict[str, Any], replicas_path: str) -> list[ApiError]:
     parts = tuple(p for p in replicas_path.split(".") if p)
     node: Any = obj
     for part in parts:
+        if node is not None and not isinstance(node, dict):  # unstructured's accessor: a non-map on the way
+            detail = f"{replicas_path} accessor error: {_go_text(node)} is of the type {_go_type(node)}, expected map[string]interface{{}}"
+            return [ApiError("FieldValueInvalid", replicas_path, parts, detail, 0)]
         if not isinstance(node, dict) or part not in node:
             return []
         node = node[part]
     if node is None:
         return []
     if isinstance(node, bool) or not isinstance(node, int):
-        shown = go_float(node) if isinstance(node, float) else str(node).lower() if isinstance(node, bool) else str(node)
-        detail = f"{replicas_path} accessor error: {shown} is of the type {_GO_TYPES.get(type(node), 'string')}, expected int64"
+        detail = f"{replicas_path} accessor error: {_go_text(node)} is of the type {_go_type(node)}, expected int64"
         return [ApiError("FieldValueInvalid", replicas_path, parts, detail, 0)]
     if node < 0:
         return [ApiError("FieldValueInvalid", replicas_path, parts, "should be a non-negative integer", node)]

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .apierrors import ApiError, go_float
+from .apierrors import ApiError, plain_number
 from .formats import format_ok as _format_ok
 
 Path = tuple[str | int, ...]
@@ -194,8 +194,6 @@ def _walk(value: Any, s: Schema, path: str, unknown: list[str]) -> None:
                 if sub is None:
                     if s.preserve_unknown or (s.embedded and key in ("apiVersion", "kind", "metadata")):
                         continue
-                    if not s.type and not props:  # an untyped node keeps what it holds
-                        continue
                     unknown.append(f"{path}.{key}")
                     del value[key]
                     continue
@@ -204,7 +202,7 @@ def _walk(value: Any, s: Schema, path: str, unknown: list[str]) -> None:
                     if sub.has_default:
                         value[key] = copy.deepcopy(sub.default)
                         _walk(value[key], sub, f"{path}.{key}", unknown)
-                    elif sub is not additional:
+                    else:  # a property or a map entry alike
                         del value[key]
                     continue
                 if type(child) is dict or type(child) is list:
@@ -313,16 +311,16 @@ class Validator:
     def _number(self, v: float, s: Schema, parts: Path) -> None:
         if s.maximum is not None:
             if s.exclusive_maximum and v >= s.maximum:
-                self._invalid(parts, v, f"{render(parts)} in body should be less than {go_float(float(s.maximum))}")
+                self._invalid(parts, v, f"{render(parts)} in body should be less than {plain_number(s.maximum)}")
             elif v > s.maximum:
-                self._invalid(parts, v, f"{render(parts)} in body should be less than or equal to {go_float(float(s.maximum))}")
+                self._invalid(parts, v, f"{render(parts)} in body should be less than or equal to {plain_number(s.maximum)}")
         if s.minimum is not None:
             if s.exclusive_minimum and v <= s.minimum:
-                self._invalid(parts, v, f"{render(parts)} in body should be greater than {go_float(float(s.minimum))}")
+                self._invalid(parts, v, f"{render(parts)} in body should be greater than {plain_number(s.minimum)}")
             elif v < s.minimum:
-                self._invalid(parts, v, f"{render(parts)} in body should be greater than or equal to {go_float(float(s.minimum))}")
+                self._invalid(parts, v, f"{render(parts)} in body should be greater than or equal to {plain_number(s.minimum)}")
         if s.multiple_of and (v / s.multiple_of) % 1 != 0:
-            self._invalid(parts, v, f"{render(parts)} in body should be a multiple of {go_float(float(s.multiple_of))}")
+            self._invalid(parts, v, f"{render(parts)} in body should be a multiple of {plain_number(s.multiple_of)}")
 
     def _array(self, v: list[Any], s: Schema, parts: Path, old: Any, has_old: bool, keys: frozenset[int]) -> None:
         if s.max_items is not None and len(v) > s.max_items:
@@ -350,6 +348,8 @@ class Validator:
             found: set[str] = set()
             for i, item in enumerate(v):
                 if not isinstance(item, dict):
+                    where = parts + (i,)
+                    self.errors.append(ApiError("FieldValueInvalid", render_field(where, keys), where, "must be an object for an array of list-type map", item))
                     continue
                 key = _json({k: item.get(k) for k in s.list_keys if k in item})
                 if key in found:
