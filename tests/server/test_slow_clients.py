@@ -12,6 +12,8 @@ import time
 import pytest
 import yaml
 
+from pathlib import Path
+
 from serverproc import Server  # noqa: E402  (tests/server is on sys.path via conftest)
 
 from support import REPO, admission_fixture_paths  # noqa: E402
@@ -280,4 +282,58 @@ def test_a_worker_two_connections_ahead_closes_one_after_announcing_it_and_the_c
     finally:
         for c in conns:
             c.close()
+        srv.stop()
+
+
+def _rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def test_many_unfinished_large_bodies_do_not_grow_a_worker_past_its_read_budget(tmp_path):
+    """24 clients each send 1.9 MiB of a 2 MiB body and pause: 45 MiB offered to one worker whose
+    budget for unfinished requests is 4 x 2 MiB. The worker stops reading (the rest waits in the
+    kernel's socket buffers), its memory stays bounded, and every request is answered once the
+    clients finish."""
+    srv = Server(tmp_path, "--max-body-bytes", "2Mi", "--request-timeout", "60", workers=1).start()
+    try:
+        [pid] = srv.worker_pids()
+        with tls(srv) as warm:  # the app loaded, one request served: the baseline
+            warm.sendall(request("/healthz", method="GET"))
+            assert read_answer(warm)[0] == 200
+        before = _rss_kib(pid)
+        size, sent = 2 * 1024 * 1024, 1900 * 1024
+        clients = [tls(srv, timeout=60) for _ in range(24)]
+        head = (f"POST /validate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                f"Content-Length: {size}\r\n\r\n").encode()
+        left = {}
+        for c in clients:
+            c.sendall(head)
+            c.settimeout(0.2)
+            done = 0
+            while done < sent:  # until 1.9 MiB are out, or the server stops reading
+                try:
+                    done += c.send(b" " * min(65536, sent - done))
+                except (TimeoutError, ssl.SSLWantWriteError):
+                    break
+            left[c] = size - done
+            c.settimeout(60)
+        time.sleep(1)
+        grown_mib = (_rss_kib(pid) - before) / 1024
+        assert grown_mib < 30, f"the worker grew {grown_mib:.0f} MiB holding unfinished bodies"
+        # finish every body (a 400 each: blanks are not a review); parked clients are read again
+        threads = [threading.Thread(target=c.sendall, args=(b" " * left[c],)) for c in clients]
+        for t in threads:
+            t.start()
+        for t in threads:  # all sends finish: the server reads every parked client in turn
+            t.join(timeout=60)
+            assert not t.is_alive(), "a client could not finish sending: the server stopped reading it"
+        for c in clients:
+            code, headers, _ = read_answer(c)
+            assert code == 400 and headers["content-type"] == "application/json"
+        for c in clients:
+            c.close()
+    finally:
         srv.stop()

@@ -10,8 +10,14 @@ how many connections it holds. Reads of the other slots may be a moment stale; t
 from __future__ import annotations
 
 import mmap
+import selectors
+import threading
+import time
+from typing import Any
 
 FREE, IDLE, ACCEPTING = 0, 1, 2
+ACCEPT_RECHECK = 0.005  # a worker leaving a connection to a sibling looks again this soon
+ACCEPT_GRACE = 0.1  # and takes it itself if the sibling has not within this time
 
 
 class LoadTable:
@@ -43,3 +49,76 @@ class LoadTable:
         cells = self._cells
         counts = [cells[2 * s + 1] for s in range(self.slots) if s != slot and cells[2 * s] == ACCEPTING]
         return min(counts) if counts else None
+
+
+class Placement:
+    """The worker's side of balanced placement (a mixin of WebhookWorker): publish this worker's
+    load, leave a new connection to a less loaded sibling for a moment, and shed a kept-alive
+    connection when this worker holds two or more beyond the least loaded one."""
+
+    # set by the worker (gunicorn's ThreadWorker and WebhookWorker.init_process)
+    loads: LoadTable | None
+    slot: int | None
+    sockets: list[Any]
+    poller: Any
+    alive: bool
+    nr_conns: int
+    accept: Any
+    _accepting: bool
+    _listening: bool
+    _pause_until: float
+    _defer_since: float | None
+    _last_defer: float
+    _shed_lock: threading.Lock
+    _shedding: int
+
+    def set_accept_enabled(self, enabled: bool) -> None:
+        self._accepting = enabled
+        self._sync_listeners()
+
+    def _sync_listeners(self) -> None:
+        want = self._accepting and time.monotonic() >= self._pause_until
+        if want != self._listening:
+            for listener in self.sockets:
+                if want:
+                    listener.setblocking(False)
+                    self.poller.register(listener, selectors.EVENT_READ, self.accept)
+                else:
+                    self.poller.unregister(listener)
+            self._listening = want
+        self._publish()
+
+    def _publish(self) -> None:
+        if self.loads is not None and self.slot is not None:
+            self.loads.publish(self.slot, ACCEPTING if self._accepting and self.alive else IDLE, self.nr_conns)
+
+    def _leave_to_sibling(self) -> bool:
+        """True when a sibling holds fewer connections and should take the next one."""
+        if self.loads is None or self.slot is None:
+            return False
+        fewest = self.loads.fewest_elsewhere(self.slot)
+        if fewest is None or self.nr_conns <= fewest:
+            self._defer_since = None
+            return False
+        now = time.monotonic()
+        if self._defer_since is None or now - self._last_defer > 4 * ACCEPT_RECHECK:
+            self._defer_since = now  # a new wait, not the continuation of one
+        self._last_defer = now
+        if now - self._defer_since >= ACCEPT_GRACE:
+            self._defer_since = None  # the sibling did not take it: we do
+            return False
+        return True
+
+    def _shed(self, conn: Any) -> bool:
+        """Before an answer: close this connection (announced) if this worker holds two or more
+        beyond its least-loaded sibling; the client reconnects there. Placing at accept alone
+        cannot stay even: connections that close later (wrk's probe, short-lived ones) skew it."""
+        if self.loads is None or self.slot is None or not self.alive:
+            return False
+        fewest = self.loads.fewest_elsewhere(self.slot)
+        with self._shed_lock:
+            if fewest is None or (self.nr_conns - self._shedding) - (fewest + self._shedding) < 2:
+                return False
+            self._shedding += 1
+        conn.shed = True
+        return True

@@ -156,6 +156,14 @@ class Limits:
     request_timeout: float = 10.0  # handshake + head + body, from the connection or the first byte
     linger: float = 5.0  # after a closing answer: how long what the client still sends is read and dropped
     max_head: int = 65536
+    # Memory one worker sets aside for unfinished large requests (see WebhookWorker._take_large_slot):
+    # read_budget // max_body of them are read at once, the others wait (TCP pushes back), so
+    # many clients each sending a large body cannot grow memory without bound.
+    max_buffered: int = 0  # 0: 4 x max_body
+
+    @property
+    def read_budget(self) -> int:
+        return self.max_buffered or 4 * self.max_body
 
 
 def status_answer(code: int, message: str) -> bytes:

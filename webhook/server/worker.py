@@ -16,7 +16,7 @@ the answer, half-closes and reads (discarding) what the client still sends, so t
 still sending a refused body can read the answer instead of a reset.
 
 Placement (balance.py): a worker that holds more connections than its least-loaded sibling leaves
-a new connection in the accept queue for that sibling, for at most `_ACCEPT_GRACE`; one that holds
+a new connection in the accept queue for that sibling, for at most `ACCEPT_GRACE`; one that holds
 two or more beyond it closes a kept-alive connection after its next answer (`_shed`).
 """
 
@@ -40,13 +40,12 @@ from gunicorn.http import errors as herrors
 from gunicorn.workers.gthread import STOP_KEEPALIVE_LINGER, TConn, ThreadWorker
 
 from . import metrics
-from .balance import ACCEPTING, IDLE, LoadTable
+from .balance import ACCEPT_RECHECK, LoadTable, Placement
 from .framing import COMPLETE, MORE, REFUSE, Limits, RequestScanner, Verdict, status_answer
 
 _READ, _WRITE = selectors.EVENT_READ, selectors.EVENT_WRITE
 _RECV = 65536
-_ACCEPT_RECHECK = 0.005  # a worker leaving a connection to a sibling looks again this soon
-_ACCEPT_GRACE = 0.1  # and takes it itself if the sibling has not within this time
+SMALL_REQUEST = 256 * 1024  # buffered by any connection without a large-request slot
 # The status for what gunicorn's parser refuses (gunicorn answered those with an HTML page).
 _PARSE_ERRORS = ((herrors.InvalidResponseHeader, 500), (herrors.InvalidResponseHeaderName, 500), (herrors.ConfigurationProblem, 500),
                  (herrors.LimitRequestLine, 414), (herrors.LimitRequestHeaders, 431), (herrors.UnsupportedTransferCoding, 501),
@@ -71,9 +70,10 @@ class Conn(TConn):
         self.timer = 0  # sequence number of the live timer entry (0: none)
         self.lingering = False
         self.shed = False  # closed to move its client to a less loaded worker
+        self.large = False  # holds one of the worker's slots for a request larger than SMALL_REQUEST
 
 
-class WebhookWorker(ThreadWorker):
+class WebhookWorker(Placement, ThreadWorker):
     limits = Limits(max_body=7 * 1024 * 1024)
     loads: LoadTable | None = None
     slot: int | None = None
@@ -88,6 +88,8 @@ class WebhookWorker(ThreadWorker):
         self._last_defer = 0.0
         self._shed_lock = threading.Lock()
         self._shedding = 0  # connections told to close for balance, not closed yet
+        self._large = 0  # connections reading a request beyond SMALL_REQUEST (Limits.read_budget)
+        self._parked: list[Conn] = []  # connections waiting for such a slot, not read meanwhile
         super().init_process()
 
     def load_wsgi(self) -> None:
@@ -117,60 +119,9 @@ class WebhookWorker(ThreadWorker):
 
     # ---- accepting, balanced --------------------------------------------------------------
 
-    def set_accept_enabled(self, enabled: bool) -> None:
-        self._accepting = enabled
-        self._sync_listeners()
-
-    def _sync_listeners(self) -> None:
-        want = self._accepting and time.monotonic() >= self._pause_until
-        if want != self._listening:
-            for listener in self.sockets:
-                if want:
-                    listener.setblocking(False)
-                    self.poller.register(listener, _READ, self.accept)
-                else:
-                    self.poller.unregister(listener)
-            self._listening = want
-        self._publish()
-
-    def _publish(self) -> None:
-        if self.loads is not None and self.slot is not None:
-            self.loads.publish(self.slot, ACCEPTING if self._accepting and self.alive else IDLE, self.nr_conns)
-
-    def _leave_to_sibling(self) -> bool:
-        """True when a sibling holds fewer connections and should take the next one."""
-        if self.loads is None or self.slot is None:
-            return False
-        fewest = self.loads.fewest_elsewhere(self.slot)
-        if fewest is None or self.nr_conns <= fewest:
-            self._defer_since = None
-            return False
-        now = time.monotonic()
-        if self._defer_since is None or now - self._last_defer > 4 * _ACCEPT_RECHECK:
-            self._defer_since = now  # a new wait, not the continuation of one
-        self._last_defer = now
-        if now - self._defer_since >= _ACCEPT_GRACE:
-            self._defer_since = None  # the sibling did not take it: we do
-            return False
-        return True
-
-    def _shed(self, conn: Conn) -> bool:
-        """Before an answer: close this connection (announced) if this worker holds two or more
-        beyond its least-loaded sibling; the client reconnects there. Placing at accept alone
-        cannot stay even: connections that close later (wrk's probe, short-lived ones) skew it."""
-        if self.loads is None or self.slot is None or not self.alive:
-            return False
-        fewest = self.loads.fewest_elsewhere(self.slot)
-        with self._shed_lock:
-            if fewest is None or (self.nr_conns - self._shedding) - (fewest + self._shedding) < 2:
-                return False
-            self._shedding += 1
-        conn.shed = True
-        return True
-
     def accept(self, listener: Any) -> None:
         if self._leave_to_sibling():
-            self._pause_until = time.monotonic() + _ACCEPT_RECHECK
+            self._pause_until = time.monotonic() + ACCEPT_RECHECK
             self._sync_listeners()
             return
         try:
@@ -235,6 +186,9 @@ class WebhookWorker(ThreadWorker):
                 if budget <= 0 and not (self.cfg.is_ssl and conn.sock.pending()):
                     self._watch(conn, _READ)
                     return  # let other connections have a turn; the poller brings us back
+                if len(conn.buf) >= SMALL_REQUEST and not conn.large and not self._take_large_slot(conn):
+                    self._park(conn)
+                    return  # memory is reserved for other large requests: this client waits
                 data = conn.sock.recv(_RECV)
                 if not data:
                     self._close(conn)  # the client left before finishing a request
@@ -257,8 +211,37 @@ class WebhookWorker(ThreadWorker):
         else:
             self._dispatch(conn, complete=verdict.kind == COMPLETE)
 
+    # Memory for unfinished requests: every connection may buffer SMALL_REQUEST bytes (a review
+    # is a few KiB, so reviews never wait here); beyond that a request needs one of
+    # read_budget // max_body slots, or its connection is not read (TCP pushes back on the
+    # client) until a slot frees. A slot holder always finishes, so this cannot deadlock.
+
+    def _take_large_slot(self, conn: Conn) -> bool:
+        if self._large >= max(1, self.limits.read_budget // self.limits.max_body):
+            return False
+        self._large += 1
+        conn.large = True
+        return True
+
+    def _release(self, conn: Conn) -> None:
+        if conn.large:
+            conn.large = False
+            self._large -= 1
+
+    def _park(self, conn: Conn) -> None:
+        self._unwatch(conn)  # its request timer keeps running: a parked client can still get a 408
+        self._parked.append(conn)
+
+    def _unpark(self) -> None:
+        """Read parked connections again, oldest first, while slots are free."""
+        while self._parked and self._large < max(1, self.limits.read_budget // self.limits.max_body):
+            conn = self._parked.pop(0)
+            if conn.timer and not conn.lingering:
+                self._on_io(conn)
+
     def _dispatch(self, conn: Conn, complete: bool) -> None:
         self._unwatch(conn)
+        self._release(conn)
         conn.timer = 0
         conn.complete = complete
         if conn.parser is None:
@@ -348,6 +331,9 @@ class WebhookWorker(ThreadWorker):
 
     def _close(self, conn: Conn, linger: bool = False) -> None:
         self._unwatch(conn)
+        self._release(conn)
+        if conn in self._parked:
+            self._parked.remove(conn)
         conn.timer = 0
         if linger and conn.handshaken and not conn.lingering:
             try:
@@ -416,4 +402,5 @@ class WebhookWorker(ThreadWorker):
         if self._accepting and not self._listening:
             timeout = min(timeout, max(self._pause_until - now, 0.0))
         super().wait_for_and_dispatch_events(timeout)
+        self._unpark()
         self._sync_listeners()
