@@ -10,7 +10,7 @@ import pytest
 
 from webhook.scalein import planning, scoring
 from webhook.scalein.cluster import Cluster, WorkloadTypes
-from webhook.scalein.ranking import MS_GROUP, MS_ROLE, MS_ROLE_ID
+from webhook.kthena import LABEL_GROUP as MS_GROUP, LABEL_ROLE as MS_ROLE, LABEL_ROLE_ID as MS_ROLE_ID
 from webhook.scalein.settings import COST_KEY, RECORD_KEY, REMOVE_LAST_KEY, ScoringSettings
 
 ASCEND = "huawei.com/Ascend910"

@@ -11,6 +11,7 @@ import base64
 from typing import Any
 
 import jsonpatch
+from jsonpointer import escape
 import orjson
 
 from .decision import Decision, RuleNote
@@ -68,20 +69,16 @@ def status_invalid(req: Request, errors: list[FieldError]) -> dict[str, Any]:
     }
 
 
-def _escape(key: str) -> str:
-    return key.replace("~", "~0").replace("/", "~1")
-
-
 def _diff(src: Any, dst: Any, path: str, ops: list[dict[str, Any]]) -> None:
     if isinstance(src, dict) and isinstance(dst, dict):
         for key, value in src.items():
             if key not in dst:
-                ops.append({"op": "remove", "path": f"{path}/{_escape(key)}"})
+                ops.append({"op": "remove", "path": f"{path}/{escape(key)}"})
             elif value is not dst[key] and value != dst[key]:
-                _diff(value, dst[key], f"{path}/{_escape(key)}", ops)
+                _diff(value, dst[key], f"{path}/{escape(key)}", ops)
         for key, value in dst.items():
             if key not in src:
-                ops.append({"op": "add", "path": f"{path}/{_escape(key)}", "value": value})
+                ops.append({"op": "add", "path": f"{path}/{escape(key)}", "value": value})
     elif isinstance(src, list) and isinstance(dst, list):
         # Lists rarely change in a mutation; jsonpatch finds the minimal edit within this one.
         for op in jsonpatch.make_patch(src, dst).patch:

@@ -21,11 +21,10 @@ import orjson
 
 from ..admission.responses import review_response
 from ..admission.review import make_request
+from ..kthena import ANNOTATION_GROUP, ANNOTATION_TASK, LABEL_ENTRY, LABEL_GROUP, LABEL_NAME, LABEL_ROLE, LABEL_ROLE_ID, MODELSERVING
 from ..policies import REGISTRY, Context
 from ..policies import engine
-from ..policies.common import ANNOTATION_GROUP, ANNOTATION_TASK, LABEL_ENTRY, LABEL_GROUP, LABEL_NAME, LABEL_ROLE, LABEL_ROLE_ID
 
-MODELSERVING = ("workload.serving.volcano.sh", "ModelServing")
 TEMPLATE_PATHS: dict[tuple[str, str], tuple[str, ...]] = {
     ("apps", "Deployment"): ("spec", "template"),
     ("apps", "ReplicaSet"): ("spec", "template"),

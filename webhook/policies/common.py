@@ -12,20 +12,19 @@ from typing import Any, TypeGuard
 
 from .context import Context, LookupFailed
 
-MODELSERVING_API_VERSION = "workload.serving.volcano.sh/v1alpha1"
-MODELSERVING_GROUP = "workload.serving.volcano.sh"
-MODELSERVING_KIND = "ModelServing"
-
-# Pod labels owned by the ModelServing controller (reference: kthena.md §3.2).
-MS_LABEL_PREFIX = "modelserving.volcano.sh/"
-LABEL_NAME = MS_LABEL_PREFIX + "name"
-LABEL_GROUP = MS_LABEL_PREFIX + "group-name"
-LABEL_ROLE = MS_LABEL_PREFIX + "role"
-LABEL_ROLE_ID = MS_LABEL_PREFIX + "role-id"
-LABEL_ENTRY = MS_LABEL_PREFIX + "entry"
-# Volcano's keys that attach a pod to its PodGroup and task (volcano-deletion-cost.md §1.4).
-ANNOTATION_GROUP = "scheduling.k8s.io/group-name"
-ANNOTATION_TASK = "volcano.sh/task-spec"
+from ..kthena import (  # noqa: F401  (re-exported for the rule modules)
+    ANNOTATION_GROUP,
+    ANNOTATION_TASK,
+    LABEL_ENTRY,
+    LABEL_GROUP,
+    LABEL_NAME,
+    LABEL_PREFIX as MS_LABEL_PREFIX,
+    LABEL_ROLE,
+    LABEL_ROLE_ID,
+    MODELSERVING_API_VERSION,
+    MODELSERVING_GROUP,
+    MODELSERVING_KIND,
+)
 
 
 def as_dict(value: Any) -> dict[str, Any]:

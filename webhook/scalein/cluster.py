@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..admission.review import plural_of
 from . import scoring
 from .settings import RECORD_KEY, REMOVE_LAST_KEY, ScoringSettings
 
@@ -99,11 +100,9 @@ class WorkloadTypes:
         if (group, kind) in self.kinds:
             return True
         if self.guess:
-            low = kind.lower()
-            for plural in (low + "s", low + "es", low[:-1] + "ies" if low.endswith("y") else None):
-                if (group, plural) in self.guess:
-                    self.kinds.add((group, kind))
-                    return True
+            if (group, plural_of(kind)) in self.guess:  # third-party types are given by resource name
+                self.kinds.add((group, kind))
+                return True
         return False
 
 

@@ -14,13 +14,11 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..kthena import LABEL_GROUP, LABEL_ROLE, LABEL_ROLE_ID, MODELSERVING
 from . import scoring
 from .cluster import Cluster, PodView
 from .settings import RECORD_KEY
 
-MS_GROUP = "modelserving.volcano.sh/group-name"
-MS_ROLE = "modelserving.volcano.sh/role"
-MS_ROLE_ID = "modelserving.volcano.sh/role-id"
 PHASE_RANK = {"Pending": 0, "Unknown": 1, "Running": 2}
 _ORDINAL = re.compile(r"^(.*)-([0-9]+)$")
 
@@ -118,7 +116,7 @@ def build_plan(cluster: Cluster) -> list[Workload]:
 
     workloads = []
     for (group, kind, ns, name), entries in sorted(owners.items(), key=lambda kv: (kv[0][2], kv[0][3], kv[0][1])):
-        if (group, kind) == scoring.MODELSERVING:
+        if (group, kind) == MODELSERVING:
             workloads.append(_modelserving(ns, name, entries))
             continue
         per_node: dict[str, int] = defaultdict(int)
@@ -144,14 +142,14 @@ def _rollup(name: str, entries: list[Entry]) -> Unit:
 def _modelserving(ns: str, name: str, entries: list[Entry]) -> Workload:
     groups: dict[str, list[Entry]] = defaultdict(list)
     for e in entries:
-        groups[e.pod.labels.get(MS_GROUP, "?")].append(e)
+        groups[e.pod.labels.get(LABEL_GROUP, "?")].append(e)
     units = []
     for gname, gentries in groups.items():
         unit = _rollup(gname, gentries)
         roles: dict[str, list[Entry]] = defaultdict(list)
         for e in gentries:
-            roles[e.pod.labels.get(MS_ROLE_ID, "?")].append(e)
-        unit.roles = sorted((_rollup(r, es) for r, es in roles.items()), key=lambda u: (u.entries[0].pod.labels.get(MS_ROLE, ""),) + group_key(u))
+            roles[e.pod.labels.get(LABEL_ROLE_ID, "?")].append(e)
+        unit.roles = sorted((_rollup(r, es) for r, es in roles.items()), key=lambda u: (u.entries[0].pod.labels.get(LABEL_ROLE, ""),) + group_key(u))
         units.append(unit)
     units.sort(key=group_key)
     return Workload("ModelServing", ns, name, f"ModelServing {name}", units)

@@ -20,6 +20,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from jsonpointer import escape
+
+from ..kthena import MODELSERVING
 from ..quantity import parse_quantity
 
 LEVELS = 1000  # utilization resolution (per mille)
@@ -34,7 +37,6 @@ INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 REMOVE_LAST_COST = INT32_MAX
 
 REPLICASET = ("apps", "ReplicaSet")
-MODELSERVING = ("workload.serving.volcano.sh", "ModelServing")
 BUILTIN_TYPES = frozenset({REPLICASET, MODELSERVING})
 
 TERMINATED_PHASES = frozenset({"Succeeded", "Failed"})
@@ -229,11 +231,6 @@ def decide(current: str | None, record: str | None, desired: int, priority: str)
     if priority == "wl":
         return Decision(FOREIGN, current)
     return Decision(OVERWRITE, want)
-
-
-def escape(key: str) -> str:
-    """RFC 6901: '~' -> '~0', '/' -> '~1'."""
-    return key.replace("~", "~0").replace("/", "~1")
 
 
 def write_patch(annotations: Mapping[str, str] | None, resource_version: str, key: str, record_key: str, value: str) -> list[dict[str, Any]]:

@@ -1,0 +1,25 @@
+"""Kthena's and Volcano's names as the other components see them: the ModelServing API, the labels
+Kthena's ModelServing controller sets on the pods it creates, and the keys that attach a pod to
+its Volcano PodGroup and task. One home, so the webhook's rules, the scale-in ranking and `check`'s
+pod previews cannot disagree (reference: Kthena's ModelServing controller; Volcano's PodGroup).
+"""
+
+from __future__ import annotations
+
+MODELSERVING_GROUP = "workload.serving.volcano.sh"
+MODELSERVING_VERSION = "v1alpha1"
+MODELSERVING_API_VERSION = f"{MODELSERVING_GROUP}/{MODELSERVING_VERSION}"
+MODELSERVING_KIND = "ModelServing"
+MODELSERVING = (MODELSERVING_GROUP, MODELSERVING_KIND)
+
+# Pod labels the ModelServing controller owns.
+LABEL_PREFIX = "modelserving.volcano.sh/"
+LABEL_NAME = LABEL_PREFIX + "name"
+LABEL_GROUP = LABEL_PREFIX + "group-name"
+LABEL_ROLE = LABEL_PREFIX + "role"
+LABEL_ROLE_ID = LABEL_PREFIX + "role-id"
+LABEL_ENTRY = LABEL_PREFIX + "entry"
+
+# Volcano: the pod's PodGroup and its task (subgroup) within it.
+ANNOTATION_GROUP = "scheduling.k8s.io/group-name"
+ANNOTATION_TASK = "volcano.sh/task-spec"
