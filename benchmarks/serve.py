@@ -162,24 +162,11 @@ def wrk_paced(url: str, lua: str, seconds: int, rate: float, connections: int, t
 
 
 def connections_per_worker(master: int, port: int) -> list[int]:
-    """Established connections to `port` held by each worker of a gunicorn master (Linux /proc)."""
-    established = set()
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        for row in Path(table).read_text().splitlines()[1:]:
-            fields = row.split()
-            if fields[3] == "01" and int(fields[1].rsplit(":", 1)[1], 16) == port:
-                established.add(fields[9])
-    counts = []
-    for pid in Path(f"/proc/{master}/task/{master}/children").read_text().split():
-        held = 0
-        for fd in Path(f"/proc/{pid}/fd").iterdir():
-            try:
-                target = os.readlink(fd)
-            except OSError:
-                continue
-            held += target.startswith("socket:[") and target[8:-1] in established
-        counts.append(held)
-    return sorted(counts, reverse=True)
+    """Established connections to `port` held by each worker of a gunicorn master, most first."""
+    sys.path.insert(0, str(REPO / "tests"))
+    from support.procfs import connections_per_worker as per_worker
+
+    return sorted(per_worker(master, port).values(), reverse=True)
 
 
 def wrk_with_spread(url: str, lua: str, seconds: int, connections: int, master: int, port: int) -> dict:

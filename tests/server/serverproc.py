@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from support import REPO, free_port  # tests/ is on sys.path via the root conftest
+from support.procfs import connections_per_worker, worker_pids
 
 
 class Server:
@@ -58,27 +59,12 @@ class Server:
 
     def worker_pids(self) -> list[int]:
         assert self.proc is not None
-        return [int(p) for p in Path(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children").read_text().split()]
+        return worker_pids(self.proc.pid)
 
     def connections_per_worker(self) -> dict[int, int]:
         """Established TCP connections to our port held by each worker process (Linux /proc)."""
-        established = set()
-        for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-            for row in Path(table).read_text().splitlines()[1:]:
-                fields = row.split()
-                if fields[3] == "01" and int(fields[1].rsplit(":", 1)[1], 16) == self.port:
-                    established.add(fields[9])
-        counts = {}
-        for pid in self.worker_pids():
-            held = 0
-            for fd in Path(f"/proc/{pid}/fd").iterdir():
-                try:
-                    target = os.readlink(fd)
-                except OSError:
-                    continue
-                held += target.startswith("socket:[") and target[8:-1] in established
-            counts[pid] = held
-        return counts
+        assert self.proc is not None
+        return connections_per_worker(self.proc.pid, self.port)
 
     def worker_of(self, client_port: int) -> int | None:
         """The worker process that holds the server end of the client's connection from `client_port`."""
