@@ -153,7 +153,7 @@ def main() -> None:
     print(f"writes caused by one pod event:                   mean {statistics.mean(writes):.2f}, max {max(writes)} "
           f"(only pods on that node; NPU pods per node <= 8, all pods per node ~{statistics.mean(per_node):.0f})")
 
-    # the same through Reconciler.reconcile_nodes (sync_pod decides; writes refused as not leader)
+    # the same through Reconciler.reconcile_nodes (decisions and the write queue; writes refused as not leader)
     key = bound[0]
     t = time.perf_counter()
     rec.apply("MODIFIED", "pods", raw[key])

@@ -4,7 +4,9 @@ exercised the way they are against a real control plane."""
 
 from __future__ import annotations
 
+import bisect
 import copy
+import itertools
 import json
 import re
 import threading
@@ -111,10 +113,14 @@ class FakeAPI:
     """State and behaviour of a fake control plane, served on 127.0.0.1 over HTTP/1.1.
 
     What it serves (JSON only; anything else is a 404 `Status`):
-      - Nodes and Pods: `GET /api/v1/{nodes,pods}` lists, and with `?watch=true` a chunked watch
+      - Nodes and Pods: `GET /api/v1/{nodes,pods}` lists (in pages with `limit` and `continue`,
+        from a snapshot taken at the first page), and with `?watch=true` a chunked watch
         stream from `resourceVersion` that ends after `min(timeoutSeconds, 2)` seconds; a watch
         from below `compacted` gets a 410 ERROR event. `GET` and JSON-Patch `PATCH` (with `test`
-        ops honoured, failures answered 422) of `/api/v1/namespaces/{ns}/pods/{name}`.
+        ops honoured, failures answered 422) of `/api/v1/namespaces/{ns}/pods/{name}`; a pod
+        PATCH takes `write_latency` seconds before it is applied (0 unless a test sets it), the
+        way a real control plane spends its round trip on admission and storage, and waits
+        while `hold_writes()` is in force.
       - Secrets: `POST` (409 AlreadyExists), `GET`, merge-patch `PATCH` with a
         `metadata.resourceVersion` precondition (409 Conflict).
       - Validating/mutating webhook configurations: `GET`, strategic-merge `PATCH` of `webhooks`
@@ -127,8 +133,8 @@ class FakeAPI:
     the dicts `nodes`, `pods` ("ns/name"), `secrets`, `hooks`, `leases`, `discovery`.
 
     What a test can observe: `requests` (every `Call`, in arrival order), `calls(method, regex)`,
-    `count(method, prefix, **query)`, and `patches` (pod key and JSON Patch ops of every accepted
-    pod patch).
+    `count(method, prefix, **query)`, `patches` (pod key and JSON Patch ops of every accepted
+    pod patch, in the order applied) and `patch_times` (time.monotonic() of each, same order).
 
     Scripted trouble, checked in this order before a request is routed:
       - `before`: entries `(method, path regex, fn)`. The first entry matching a request is
@@ -163,6 +169,13 @@ class FakeAPI:
         self.compacted = 0  # watches from below this resourceVersion get 410 Gone
         self.requests: list[Call] = []
         self.patches: list[tuple[str, list]] = []
+        self.patch_times: list[float] = []
+        self.write_latency = 0.0  # seconds a pod PATCH takes before it is applied
+        self.writes_open = threading.Event()  # cleared by hold_writes: pod PATCHes wait at the door
+        self.writes_open.set()
+        self.writes_waiting = 0
+        self._pages: dict[str, tuple[str, list[dict]]] = {}  # continue token -> (resourceVersion, items left)
+        self._page_ids = itertools.count(1)
         self.before: list[tuple[str, str, Callable[[FakeAPI], tuple[int, dict] | None]]] = []
         self.before_patch: Callable[[str], None] | None = None
         self.injected: list[_Injected] = []
@@ -184,6 +197,7 @@ class FakeAPI:
         return self
 
     def close(self) -> None:
+        self.writes_open.set()  # nothing stays held past the test
         for c in self._clients:
             c.close()
         self._clients.clear()
@@ -309,6 +323,14 @@ class FakeAPI:
             return sum(1 for c in self.requests if c.method == method and c.path.startswith(prefix)
                        and all(c.query.get(k) == v for k, v in query.items()))
 
+    def hold_writes(self) -> None:
+        """Pod PATCHes wait, unanswered, until `release_writes` (`writes_waiting` counts them): a
+        test can change the cluster while the writes a client already sent are held."""
+        self.writes_open.clear()
+
+    def release_writes(self) -> None:
+        self.writes_open.set()
+
     def fail(self, method: str, path_regex: str, status_code: int, reason: str, message: str, *,
              times: int | None = None) -> None:
         """Answer `method` requests whose path matches `path_regex` (re.search) with a failure Status,
@@ -350,9 +372,7 @@ class FakeAPI:
             if watching:
                 since = int(call.query.get("resourceVersion") or 0)
                 return _Expired() if since < self.compacted else _Watch(kind, since, int(call.query.get("timeoutSeconds") or 5))
-            with self.lock:
-                items = [copy.deepcopy(o) for o in (self.nodes if kind == "nodes" else self.pods).values()]
-                return 200, {"kind": "List", "apiVersion": "v1", "metadata": {"resourceVersion": str(self.rv)}, "items": items}
+            return self._list(kind, int(call.query.get("limit") or 0), call.query.get("continue"))
         if m := POD_RE.match(path):
             return self._pod(method, f"{m['ns']}/{m['name']}", m["name"], payload, content_type)
         if m := SECRET_RE.match(path):
@@ -366,6 +386,22 @@ class FakeAPI:
             return (200, found) if found else (404, status(404, "NotFound", "the server could not find the requested resource"))
         return 404, status(404, "NotFound", f"the fake API does not serve {method} {path}")
 
+    def _list(self, kind: str, limit: int, token: str | None) -> Answer:
+        """A list, or one page of it: the first page snapshots the items, the next ones read on."""
+        with self.lock:
+            if token:
+                if token not in self._pages:
+                    return 410, status(410, "Expired", "the provided continue parameter is too old")
+                rv, items = self._pages.pop(token)
+            else:
+                rv, items = str(self.rv), [copy.deepcopy(o) for o in (self.nodes if kind == "nodes" else self.pods).values()]
+            meta: dict[str, Any] = {"resourceVersion": rv}
+            if limit > 0 and len(items) > limit:
+                items, rest = items[:limit], items[limit:]
+                meta["continue"] = f"{rv}-{next(self._page_ids)}"
+                self._pages[meta["continue"]] = (rv, rest)
+            return 200, {"kind": "List", "apiVersion": "v1", "metadata": meta, "items": items}
+
     def _pod(self, method: str, key: str, name: str, ops: Any, content_type: str) -> Answer:
         if method == "GET":
             with self.lock:
@@ -378,6 +414,14 @@ class FakeAPI:
         if self.before_patch:
             hook, self.before_patch = self.before_patch, None
             hook(key)
+        if not self.writes_open.is_set():
+            with self.lock:
+                self.writes_waiting += 1
+            self.writes_open.wait()
+            with self.lock:
+                self.writes_waiting -= 1
+        if self.write_latency:
+            time.sleep(self.write_latency)  # outside the lock: writes overlap, as on a real server
         with self.lock:
             pod = self.pods.get(key)
             if pod is None:
@@ -389,6 +433,7 @@ class FakeAPI:
             patched["metadata"]["resourceVersion"] = self.next_rv()
             self.pods[key] = patched
             self.patches.append((key, ops))
+            self.patch_times.append(time.monotonic())
             self.emit("pods", "MODIFIED", patched)
             return 200, copy.deepcopy(patched)
 
@@ -530,16 +575,18 @@ class _Handler(BaseHTTPRequestHandler):
         sent = w.since
         while time.monotonic() < deadline:
             with api.lock:
-                pending = [(rv, t, o) for rv, k, t, o in api.history if k == w.kind and rv > sent]
-                if not pending:
+                # history is in resourceVersion order: start after the last one looked at, of any kind
+                tail = api.history[bisect.bisect_right(api.history, sent, key=lambda e: e[0]):]
+                if not tail:
                     api.lock.wait(0.05)
                     continue
-            for rv, t, o in pending:
+                pending = [(t, o) for _, k, t, o in tail if k == w.kind]
+            for t, o in pending:
                 try:
                     self._chunk(json.dumps({"type": t, "object": o}).encode() + b"\n")
                 except OSError:
                     return
-                sent = rv
+            sent = tail[-1][0]
         try:
             self._chunk(b"")  # the server ends the watch at its timeout, as timeoutSeconds asks
         except OSError:

@@ -7,7 +7,6 @@ import threading
 import time
 import urllib.request
 
-import pytest
 from kubernetes import client
 
 from webhook.scalein import reconciling
@@ -24,38 +23,6 @@ def settings(**kw) -> ReconcileSettings:
     base = dict(enable_scale_in_score=True, scoring_qps=1000, health_port=0, watch_timeout_seconds=1, resync_seconds=0)
     base.update(kw)
     return ReconcileSettings(**base)
-
-
-class Running:
-    """A reconciler on its own thread, stopped at the end of the test."""
-
-    def __init__(self, s: ReconcileSettings, api_client, **kw):
-        self.stop = threading.Event()
-        self.metrics = reconciling.Metrics()
-        self.rec = reconciling.Reconciler(s, api_client, self.metrics, stop=self.stop, sleep_cap=0.2, **kw)
-        self.rec.start(reconciling.resolve_types(api_client, s))
-        self.thread = threading.Thread(target=self.rec.run, daemon=True)
-        self.thread.start()
-
-    def close(self):
-        self.stop.set()
-        self.thread.join(10)
-        for t in self.rec.threads:
-            t.join(10)
-
-
-@pytest.fixture
-def running():
-    started = []
-
-    def start(s, api_client, **kw):
-        r = Running(s, api_client, **kw)
-        started.append(r)
-        return r
-
-    yield start
-    for r in started:
-        r.close()
 
 
 def expected_s1(api) -> dict:
@@ -99,17 +66,19 @@ def test_concurrent_edit_fails_the_test_op_then_rereads(s1, fake_api, running, w
     api, api_client = fake_api(s1["nodes"]["items"], s1["pods"]["items"])
     target = sorted(api.pods)[0]
 
-    def someone_else(key):  # lands between our read and our patch
+    def someone_else(api):  # lands between our read and our patch of that very pod
         api.edit_pod(target, lambda p: p["metadata"].setdefault("annotations", {}).update({COST_KEY: "77"}))
 
-    api.before_patch = someone_else
+    ns, _, name = target.partition("/")
+    api.before.append(("PATCH", f"^/api/v1/namespaces/{ns}/pods/{name}$", someone_else))
     r = running(settings(scale_in_priority="wl"), api_client)
     want = {k: v for k, v in expected_s1(api).items() if k != target}
     waiter(lambda: converged(api, want), what="costs except the edited pod")
     waiter(lambda: r.metrics.registry.get_sample_value("servinggate_scalein_conflicts_total") >= 1, what="conflict counted")
-    waiter(lambda: api.count("GET", "/api/v1/namespaces/default/pods/") >= 1, what="re-read")
+    waiter(lambda: api.count("GET", f"/api/v1/namespaces/{ns}/pods/{name}") >= 1, what="re-read")
     waiter(lambda: (r.metrics.registry.get_sample_value("servinggate_scalein_skips_total", {"reason": "foreign"}) or 0) >= 1, what="foreign skip")
     assert api.annotations(target).get(COST_KEY) == "77"  # wl: theirs is kept, never lost
+    assert not [k for k, _ in api.patches if k == target]  # the refused patch was never resent
 
 
 def test_binpack_overwrites_a_foreign_value(s1, fake_api, running, waiter):

@@ -29,6 +29,18 @@ class Metrics:
                                            buckets=(0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 2, 5, 10), registry=r)
         self.leader = prom.Gauge("servinggate_scalein_leader", "1 while this replica may write", registry=r)
         self.relists = prom.Counter("servinggate_scalein_relists", "full lists (start, 410 Gone)", ["kind"], registry=r)
+        # convergence: how much is left to write, how long the oldest has waited, and how soon
+        # an event's write goes out (read at scrape time from the write queue, see `track`)
+        self.backlog = prom.Gauge("servinggate_scalein_write_backlog", "pods waiting for a cost write (not counting writes in flight)", registry=r)
+        self.backlog_oldest = prom.Gauge("servinggate_scalein_write_backlog_oldest_seconds", "how long the longest-waiting pod has waited for its write", registry=r)
+        self.event_to_write = prom.Histogram("servinggate_scalein_event_to_write_seconds", "from a watch event to the write it made necessary",
+                                             buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300), registry=r)
+        self.converged = prom.Gauge("servinggate_scalein_last_convergence_seconds", "how long the last full pass took until every cost was written", registry=r)
+
+    def track(self, size: Callable[[], float], oldest: Callable[[], float]) -> None:
+        """Read the backlog gauges from the write queue when scraped, never on the hot path."""
+        self.backlog.set_function(size)
+        self.backlog_oldest.set_function(oldest)
 
 
 def serve_health(host: str, port: int, healthy: Callable[[], bool], metrics: Metrics) -> http.server.ThreadingHTTPServer:

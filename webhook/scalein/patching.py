@@ -5,7 +5,7 @@ answers apart: written (the pod as the server now has it), gone (404), changed s
 (409, or 422 from a failed `test`: read again and decide afresh, never resend blindly),
 throttled (429 with Retry-After) and failed (anything else, network errors included). `Patcher`
 sends, classifies and counts; the caller decides what an outcome means for it (the worker
-retries through its queue, `--clear` a few times in place). It never raises."""
+retries through its write queue, `--clear` a few times in place). It never raises."""
 
 from __future__ import annotations
 
@@ -18,8 +18,10 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from ..kube.responses import json_body
+from . import scoring
 from .health import Metrics
 from .pacing import RateLimiter, retry_after
+from .settings import RECORD_KEY, ReconcileSettings
 
 log = logging.getLogger("servinggate.scalein")
 
@@ -48,18 +50,20 @@ class Patcher:
         self.metrics = metrics
         self.stop = stop
 
-    def _take_token(self) -> bool:
-        """Wait for the rate limiter; False when asked to stop meanwhile."""
+    def wait_turn(self) -> bool:
+        """Wait for the rate limiter's next token; False when asked to stop meanwhile. The writer
+        threads call it before they pick what to send, so the pick is made at sending time."""
         wait = self.limiter.delay()
         while wait > 0 and not self.stop.is_set():
             self.stop.wait(wait)
             wait = self.limiter.delay()
         return not self.stop.is_set()
 
-    def send(self, key: str, ops: list[dict[str, Any]], purpose: str) -> Outcome:
+    def send(self, key: str, ops: list[dict[str, Any]], purpose: str, *, paced: bool = True) -> Outcome:
         """Patch pod `key` ("ns/name") with `ops`. `purpose` labels the write metric (write,
-        overwrite, clear); failures count as errors of op `clear` or `patch`."""
-        if not self._take_token():
+        overwrite, clear); failures count as errors of op `clear` or `patch`. `paced=False`: the
+        caller already took its token (`wait_turn`)."""
+        if (paced and not self.wait_turn()) or self.stop.is_set():
             return Outcome("stopped")
         op = "clear" if purpose == "clear" else "patch"
         ns, _, name = key.partition("/")
@@ -98,3 +102,42 @@ class Patcher:
             self.metrics.errors.labels("read", "0").inc()
             return Outcome("failed")
         return Outcome("found", pod=pod, code=200)
+
+
+def clear_costs(patcher: Patcher, pods: list[dict[str, Any]], settings: ReconcileSettings, stop: threading.Event,
+                sleep_cap: float) -> tuple[int, int]:
+    """`reconcile --clear`: remove the costs we wrote where our record still matches, one pod at
+    a time through the same paced, guarded patch. Returns (patched, failed)."""
+    done = failed = 0
+    s = settings
+    for pod in pods:
+        if stop.is_set():
+            break
+        meta = pod.get("metadata") or {}
+        ops = scoring.clear_patch(meta.get("annotations"), s.score_annotation_key, RECORD_KEY)
+        if not ops:
+            continue
+        key = f"{meta.get('namespace')}/{meta.get('name')}"
+        if s.dry_run:
+            log.info({"msg": "would clear cost (dry run)", "pod": key})
+            continue
+        for _ in range(3):
+            outcome = patcher.send(key, ops, "clear")
+            if outcome.status in ("written", "gone", "stopped"):
+                done += outcome.status == "written"
+                break
+            if outcome.status == "changed":  # decide again from a fresh read
+                fresh = patcher.read(key)
+                if fresh.status == "gone":
+                    break
+                if fresh.status != "found" or fresh.pod is None:
+                    failed += 1
+                    break
+                ops = scoring.clear_patch((fresh.pod.get("metadata") or {}).get("annotations"), s.score_annotation_key, RECORD_KEY)
+                if not ops:
+                    break
+                continue
+            stop.wait(min(outcome.wait if outcome.status == "throttled" else 1.0, sleep_cap))
+        else:
+            failed += 1
+    return done, failed

@@ -1,11 +1,13 @@
 """The reconciler's worker: it owns the cache, re-scores only the nodes an event touches, and
-writes the costs that differ.
+decides which costs must be written; the writer threads (writing.py) send them.
 
-Events come from watching.py (one list+watch loop per kind); writes go through patching.py (the
-same guarded, rate-limited JSON Patch `--clear` uses). The worker is one thread, so the cache
-needs no lock; what it cannot write now it retries later from a heap of due times, with
-exponential back-off per pod, and a pod that refused a patch is read again before anything is
-sent (the decision is made afresh from what the pod holds now)."""
+Events come from watching.py (one list+watch loop per kind) and the writers' answers come back
+on the same queue, so the worker is the one thread that touches the cache and needs no lock. It
+never waits for the API server: a cost to write goes to the write queue (writequeue.py), which
+keeps one entry per pod with its latest value, hands out what an event made necessary before the
+backlog, and the backlog lowest cost first. A write that failed is offered again from a heap of
+due times, with exponential back-off per pod; a pod that refused a patch was read again by its
+writer, and the worker decides afresh from what it holds now."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from kubernetes import client
@@ -24,11 +27,33 @@ from . import scoring
 from .cluster import Cluster, WorkloadTypes
 from .health import Metrics
 from .pacing import MAX_BACKOFF, RateLimiter
-from .patching import Outcome, Patcher
-from .settings import RECORD_KEY, ReconcileSettings
-from .watching import KINDS, Event, Watcher
+from .patching import Patcher, clear_costs
+from .settings import ReconcileSettings
+from .watching import KINDS, Event, Watcher, new_event
+from .writequeue import Pending, WriteQueue
+from .writing import Result, Writers
 
 log = logging.getLogger("servinggate.scalein")
+
+BATCH = 2000  # events applied before the worker scores and hands out writes again
+RELISTED = "*"  # in `in_flight_seen`: a relist happened while the write was in flight
+
+
+@dataclass
+class Touched:
+    """What one turn of the worker changed: nodes to re-score, and which of them (and which pods)
+    an event touched, with the time the event arrived."""
+
+    nodes: set[str] = field(default_factory=set)
+    event_nodes: dict[str, float] = field(default_factory=dict)
+    event_pods: dict[str, float] = field(default_factory=dict)
+
+    def by_event(self, nodes: set[str], at: float, pod: str | None) -> None:
+        self.nodes |= nodes
+        for n in nodes:
+            self.event_nodes.setdefault(n, at)
+        if pod is not None:
+            self.event_pods.setdefault(pod, at)
 
 
 class Reconciler:
@@ -47,6 +72,10 @@ class Reconciler:
         self.events: queue.Queue[Event] = queue.Queue()
         self.watcher = Watcher(core, settings, self.events, self.metrics, self.stop, sleep_cap)
         self.patcher = Patcher(core, RateLimiter(settings.scoring_qps), self.metrics, self.stop)
+        self.writes = WriteQueue()
+        self.metrics.track(self.writes.size, self.writes.oldest_age)
+        self.writers = Writers(self.writes, self.patcher, settings, self.metrics, may_write,
+                               lambda r: self.events.put(new_event("RESULT", r.entry.key, r)), self.stop, sleep_cap)
         self.cluster: Cluster | None = None
         self.synced = {kind: False for kind in KINDS}
         self.retries: list[tuple[float, str]] = []  # heap of (due, pod key)
@@ -58,9 +87,15 @@ class Reconciler:
         # pods we patched: the resourceVersion our patch produced. Watch events older than it are
         # still queued behind it and must not roll the cache back (that would resend the write).
         self.awaiting: dict[str, str] = {}
+        # pods with a write in flight: the resourceVersions the watch brought meanwhile. If our
+        # own write's is among them, the cache already holds it (or newer) when the answer comes.
+        self.in_flight_seen: dict[str, set[str]] = {}
+        self.converging: tuple[float, int] | None = None  # a full pass: (started, writes then)
+        self.written = 0
 
     def healthy(self) -> bool:
-        """Alive: the worker looped within a minute and every watch thread still runs."""
+        """Alive: the worker looped within a minute and every watch and writer thread still runs.
+        A backlog is work, not a fault: the worker keeps looping while the writers drain it."""
         return time.monotonic() - self.heartbeat < 60 and all(t.is_alive() for t in self.threads)
 
     def _cache(self) -> Cluster:
@@ -68,21 +103,26 @@ class Reconciler:
         return self.cluster
 
     def start(self, types: WorkloadTypes) -> None:
-        """Build an empty cache for `types` and start one list+watch thread per kind."""
+        """Build an empty cache for `types`; start one list+watch thread per kind, and the writers."""
         self.cluster = Cluster(self.settings, types)
         for kind in KINDS:
             t = threading.Thread(target=self.watcher.loop, args=(kind,), name=f"watch-{kind}", daemon=True)
             t.start()
             self.threads.append(t)
+        self.threads += self.writers.start()
 
     def apply(self, etype: str, kind: str, obj: Any) -> set[str]:
-        """Apply one queued event to the cache; the nodes whose pods need re-scoring."""
+        """Apply one watch event (or a full list) to the cache; the nodes whose pods need re-scoring."""
         c = self._cache()
         if etype == "RESYNC":
+            self._full_pass()
             return set(c.by_node) | set(c.nodes) | set(self.desired_by_node)
         if etype == "REPLACE":
+            self._full_pass()
             if kind == "pods":
                 self.awaiting.clear()
+                for key in self.writes.in_flight_keys():  # the list may hold our write, or something newer
+                    self.in_flight_seen.setdefault(key, set()).add(RELISTED)
             if kind == "nodes":
                 c.replace_nodes(obj)
             else:
@@ -96,6 +136,8 @@ class Reconciler:
         if kind == "nodes":
             return c.delete_node(meta.get("name", "")) if etype == "DELETED" else c.upsert_node(obj)
         key = f"{meta.get('namespace', '')}/{meta.get('name', '')}"
+        if self.writes.is_in_flight(key):
+            self.in_flight_seen.setdefault(key, set()).add(meta.get("resourceVersion") or "")
         if etype == "DELETED":
             self.failures.pop(key, None)
             self.awaiting.pop(key, None)
@@ -112,84 +154,163 @@ class Reconciler:
         last_full = time.monotonic()
         while not self.stop.is_set():
             self.heartbeat = time.monotonic()
-            dirty: set[str] = set()
+            touched = Touched()
             try:
-                item = self.events.get(timeout=self._next_wait())
-                dirty |= self._apply_safely(item)
-                while True:  # drain what is queued, so a burst is scored once
-                    dirty |= self._apply_safely(self.events.get_nowait())
+                self._take(self.events.get(timeout=self._next_wait()), touched)
+                for _ in range(BATCH):  # drain what is queued, so a burst is scored once
+                    self._take(self.events.get_nowait(), touched)
             except queue.Empty:
                 pass
             if not all(self.synced.values()):
                 continue
             resync = self.settings.resync_seconds
             if resync and time.monotonic() - last_full > resync:
-                dirty |= set(self._cache().by_node) | set(self.desired_by_node)
+                self._full_pass()
+                touched.nodes |= set(self._cache().by_node) | set(self.desired_by_node)
                 last_full = time.monotonic()
-            if dirty:
-                self.reconcile_nodes(dirty)
-            self._run_due_retries()
+            touched.nodes |= self._due_retries()
+            if touched.nodes:
+                self.reconcile_nodes(touched.nodes, touched)
+            self._check_converged()
 
-    def _apply_safely(self, item: Event) -> set[str]:
-        """One malformed object is logged and skipped; it never stops the loop."""
+    def _take(self, item: Event, touched: Touched) -> None:
+        """One queued item into `touched`; a malformed object is logged and skipped, never fatal."""
         try:
-            return self.apply(*item)
+            if item.type == "RESULT":
+                touched.nodes |= self._on_result(item.obj)
+            elif item.type in ("REPLACE", "RESYNC"):
+                touched.nodes |= self.apply(item.type, item.kind, item.obj)
+            else:
+                meta = (item.obj.get("metadata") or {}) if isinstance(item.obj, dict) else {}
+                pod = f"{meta.get('namespace', '')}/{meta.get('name', '')}" if item.kind == "pods" else None
+                touched.by_event(self.apply(item.type, item.kind, item.obj), item.at, pod)
         except Exception:  # noqa: BLE001
             self.metrics.errors.labels("event", "0").inc()
-            obj = item[2] if isinstance(item[2], dict) else {}
-            log.exception({"msg": "cannot apply event; skipped", "type": item[0], "kind": item[1],
+            obj = item.obj if isinstance(item.obj, dict) else {}
+            log.exception({"msg": "cannot apply event; skipped", "type": item.type, "kind": item.kind,
                            "name": (obj.get("metadata") or {}).get("name")})
-            return set()
 
     def _next_wait(self) -> float:
         if self.retries:
             return max(0.0, min(1.0, self.retries[0][0] - time.monotonic()))
         return 1.0
 
-    def reconcile_nodes(self, nodes: set[str]) -> int:
-        """Score the pods on `nodes` and patch those whose cost differs. Returns patches sent."""
+    # -- scoring and deciding --------------------------------------------------------------------
+
+    def reconcile_nodes(self, nodes: set[str], touched: Touched | None = None) -> None:
+        """Score the pods on `nodes` and queue a write for those whose cost differs; drop the
+        queued writes of pods that no longer need one. `touched` says which an event caused."""
         c = self._cache()
         started = time.perf_counter()
         desired: dict[str, int] = {}
-        for name in nodes:
-            on_node = c.desired_on(name)
-            self.scored_count += len(on_node) - len(self.desired_by_node.get(name, ()))
-            if on_node:
-                self.desired_by_node[name] = on_node
-            else:
-                self.desired_by_node.pop(name, None)
-            desired.update(on_node)
+        left: set[str] = set()
+        with self.writes.batch():
+            for name in nodes:
+                before = self.desired_by_node.get(name, {})
+                on_node = c.desired_on(name)
+                self.scored_count += len(on_node) - len(before)
+                if on_node:
+                    self.desired_by_node[name] = on_node
+                else:
+                    self.desired_by_node.pop(name, None)
+                left |= before.keys() - on_node.keys()
+                node_event = touched.event_nodes.get(name) if touched else None
+                for key, want in on_node.items():
+                    at = touched.event_pods.get(key) if touched else None
+                    if at is None and node_event is not None and before.get(key) != want:
+                        at = node_event  # the event changed this pod's cost
+                    self._decide(key, want, at)
+                desired.update(on_node)
+            for key in left - desired.keys():  # deleted, unscheduled, or no longer scored
+                self.writes.discard(key)
         self.metrics.pass_seconds.labels("full" if len(nodes) > 1 else "event").observe(time.perf_counter() - started)
         self.metrics.scored.set(self.scored_count)
-        sent = 0
-        for key in sorted(desired):
-            if self.stop.is_set():
-                break
-            sent += self._sync_safely(key, desired[key])
-        return sent
 
-    def _sync_safely(self, key: str, want: int) -> int:
-        try:
-            return self.sync_pod(key, want)
-        except Exception:  # noqa: BLE001 - one bad pod never stops the others
-            self.metrics.errors.labels("sync", "0").inc()
-            log.exception({"msg": "cannot reconcile pod; retrying later", "pod": key})
-            self._retry_later(key)
-            return 0
-
-    def _run_due_retries(self) -> None:
-        now = time.monotonic()
-        due = set()
-        while self.retries and self.retries[0][0] <= now:
-            due.add(heapq.heappop(self.retries)[1])
+    def _decide(self, key: str, want: int, event_at: float | None) -> None:
+        """Queue `want` for pod `key` if it is ours to write, else drop what waits for it."""
         c = self._cache()
-        for key in sorted(due):
-            pod = c.pods.get(key)
-            if pod is None or not pod.node:
-                continue
-            want = c.desired_on(pod.node).get(key)
-            if want is not None:
-                self._sync_safely(key, want)
+        s = self.settings
+        pod = c.pods.get(key)
+        if pod is None:
+            self.writes.discard(key)
+            return
+        d = c.decision(key, want)
+        if d.action in (scoring.NONE, scoring.FOREIGN):
+            self.metrics.skips.labels("unchanged" if d.action == scoring.NONE else "foreign").inc()
+            if d.action == scoring.FOREIGN:
+                log.debug({"msg": "cost set by someone else; left alone (scale-in-priority wl)", "pod": key, "value": d.value})
+            self.writes.discard(key)
+            return
+        if s.dry_run or not s.enable_scale_in_score:
+            self.metrics.skips.labels("dry-run" if s.dry_run else "disabled").inc()
+            log.info({"msg": "would write cost (dry run)", "pod": key, "from": pod.annotation(s.score_annotation_key), "to": want})
+            return
+        if not self.may_write():
+            self.metrics.skips.labels("not-leader").inc()
+            self.writes.discard(key)
+            return
+        self.writes.offer(key, want, pod.annotations, pod.resource_version, d.action, event_at=event_at)
+
+    # -- the writers' answers --------------------------------------------------------------------
+
+    def _on_result(self, result: Result) -> set[str]:
+        """Apply one write's answer to the cache; the nodes to score again now."""
+        c = self._cache()
+        entry, outcome = result.entry, result.outcome
+        key = entry.key
+        seen = self.in_flight_seen.pop(key, set())
+        if outcome is None:  # not sent: we stopped leading; RESYNC offers it again when we lead
+            self.writes.finish(key)
+            self.writes.discard(key)
+            return set()
+        keep: Pending | None = None  # to send again, keeping its lane
+        dirty: set[str] = set()
+        if outcome.status == "written":
+            self.failures.pop(key, None)
+            self.written += 1
+            body = outcome.pod or {}
+            rv = (body.get("metadata") or {}).get("resourceVersion")
+            if rv and rv not in seen and RELISTED not in seen:
+                c.upsert_pod(body)  # the watch will confirm; meanwhile don't re-send
+                self.awaiting[key] = rv
+        elif outcome.status == "gone":  # the watch will delete it too
+            self.metrics.skips.labels("gone").inc()
+            dirty |= c.delete_pod(key)
+        elif outcome.status == "changed":
+            keep = self._changed(key, result)
+        elif outcome.status in ("throttled", "failed"):
+            keep = entry
+            self._retry_later(key, outcome.wait if outcome.status == "throttled" else None)
+        self.writes.finish(key, keep)
+        pod = c.pods.get(key)
+        if pod is None or not pod.node:
+            self.writes.discard(key)
+        elif key not in self.failures:
+            # score the pod again now: after a success, a write offered during the flight waits
+            # for it; after a race, the pod's fresh state decides. A failure waits for its retry.
+            dirty.add(pod.node)
+        return dirty
+
+    def _changed(self, key: str, result: Result) -> Pending | None:
+        """The pod refused our patch as stale and its writer read it again (`result.fresh`):
+        a race is decided again at once, the same object refusing it backs off."""
+        c = self._cache()
+        fresh = result.fresh
+        if fresh is not None and fresh.status == "gone":
+            c.delete_pod(key)
+            return None
+        if fresh is None or fresh.status != "found" or fresh.pod is None:
+            self._retry_later(key)
+            return result.entry
+        before = c.pods.get(key)
+        self.awaiting.pop(key, None)
+        c.upsert_pod(fresh.pod)
+        after = c.pods.get(key)
+        if before is not None and after is not None and before.resource_version == after.resource_version:
+            self._retry_later(key)
+        else:
+            self.failures.pop(key, None)
+        return result.entry
 
     def _retry_later(self, key: str, seconds: float | None = None) -> None:
         n = self.failures.get(key, 0) + 1
@@ -197,123 +318,37 @@ class Reconciler:
         delay = seconds if seconds is not None else min(2.0 ** n, 300.0)
         heapq.heappush(self.retries, (time.monotonic() + delay, key))
 
-    def sync_pod(self, key: str, want: int) -> int:
-        """Bring one pod's cost to `want` if we may. Returns 1 if a patch was sent."""
+    def _due_retries(self) -> set[str]:
+        now = time.monotonic()
+        nodes = set()
         c = self._cache()
+        while self.retries and self.retries[0][0] <= now:
+            pod = c.pods.get(heapq.heappop(self.retries)[1])
+            if pod is not None and pod.node:
+                nodes.add(pod.node)
+        return nodes
+
+    # -- convergence -----------------------------------------------------------------------------
+
+    def _full_pass(self) -> None:
+        """A list, relist or resync began: time it until every cost it found is written."""
         s = self.settings
-        self.heartbeat = time.monotonic()
-        pod = c.pods.get(key)
-        if pod is None:
-            return 0
-        d = c.decision(key, want)
-        if d.action == scoring.NONE:
-            self.metrics.skips.labels("unchanged").inc()
-            return 0
-        if d.action == scoring.FOREIGN:
-            self.metrics.skips.labels("foreign").inc()
-            log.debug({"msg": "cost set by someone else; left alone (scale-in-priority wl)", "pod": key, "value": d.value})
-            return 0
-        ops = scoring.write_patch(pod.annotations, pod.resource_version, s.score_annotation_key, RECORD_KEY, str(want))
-        if s.dry_run or not s.enable_scale_in_score:
-            self.metrics.skips.labels("dry-run" if s.dry_run else "disabled").inc()
-            log.info({"msg": "would write cost (dry run)", "pod": key, "from": pod.annotation(s.score_annotation_key), "to": want})
-            return 0
-        if not self.may_write():
-            self.metrics.skips.labels("not-leader").inc()
-            return 0
-        if d.action == scoring.OVERWRITE:
-            log.info({"msg": "overwriting a cost set by someone else (scale-in-priority binpack)", "pod": key,
-                      "from": pod.annotation(s.score_annotation_key), "to": want})
-        return self.patch(key, ops, "overwrite" if d.action == scoring.OVERWRITE else "write")
+        if self.converging is None and s.enable_scale_in_score and not s.dry_run and self.may_write():
+            self.converging = (time.monotonic(), self.written)
 
-    def patch(self, key: str, ops: list[dict[str, Any]], kind: str) -> int:
-        """Send one guarded JSON Patch and act on the outcome; never raises. 1 if a request was made."""
-        outcome = self.patcher.send(key, ops, kind)
-        if outcome.status == "stopped":
-            return 0
-        if outcome.status == "written":
-            self.failures.pop(key, None)
-            body = outcome.pod
-            if self.cluster is not None and body and body.get("metadata"):
-                self.cluster.upsert_pod(body)  # the watch will confirm; meanwhile don't re-send
-                self.awaiting[key] = body["metadata"].get("resourceVersion") or ""
-            log.info({"msg": "cost written", "pod": key, "ops": ops[-1]["value"] if ops else None})
-            return 1
-        self._patch_failed(key, outcome)
-        return 1
-
-    def _patch_failed(self, key: str, outcome: Outcome) -> None:
-        if outcome.status == "gone":  # the watch will delete it
-            self.metrics.skips.labels("gone").inc()
-            self._cache().delete_pod(key)
-        elif outcome.status == "changed":
-            # the pod changed under us (a failed `test`, or a storage conflict): read it again
-            # and decide from what it holds now; never resend the same patch blindly
-            log.info({"msg": "pod changed since read; re-reading", "pod": key, "status": outcome.code})
-            self._reread(key)
-        elif outcome.status == "throttled":
-            log.warning({"msg": "throttled by the API server", "pod": key, "retry_after": outcome.wait})
-            self._retry_later(key, outcome.wait)
-            self.stop.wait(min(outcome.wait, self.sleep_cap))  # respect Retry-After for all writes
-        else:
-            if outcome.code:
-                log.warning({"msg": "patch failed", "pod": key, "status": outcome.code})
-            self._retry_later(key)
-
-    def _reread(self, key: str) -> None:
-        c = self._cache()
-        before = c.pods.get(key)
-        fresh = self.patcher.read(key)
-        if fresh.status == "gone":
-            c.delete_pod(key)
+    def _check_converged(self) -> None:
+        if self.converging is None or not self.writes.idle():
             return
-        if fresh.status != "found" or fresh.pod is None:
-            self._retry_later(key)
-            return
-        self.awaiting.pop(key, None)
-        c.upsert_pod(fresh.pod)
-        after = c.pods[key]
-        if before is not None and before.resource_version == after.resource_version:
-            # the same object refused our patch: something other than a race; back off
-            self._retry_later(key)
-        else:
-            heapq.heappush(self.retries, (time.monotonic(), key))
+        started, before = self.converging
+        took = time.monotonic() - started
+        self.converging = None
+        self.metrics.converged.set(took)
+        log.info({"msg": "full pass converged: every cost written", "seconds": round(took, 3),
+                  "writes": self.written - before, "pods_scored": self.scored_count})
 
     # -- clear -----------------------------------------------------------------------------------
 
     def clear(self) -> tuple[int, int]:
         """Remove the costs we wrote where our record still matches. Returns (patched, failed)."""
         pods, _ = self.watcher.list_all("pods")
-        done = failed = 0
-        s = self.settings
-        for pod in pods:
-            if self.stop.is_set():
-                break
-            meta = pod.get("metadata") or {}
-            ops = scoring.clear_patch(meta.get("annotations"), s.score_annotation_key, RECORD_KEY)
-            if not ops:
-                continue
-            key = f"{meta.get('namespace')}/{meta.get('name')}"
-            if s.dry_run:
-                log.info({"msg": "would clear cost (dry run)", "pod": key})
-                continue
-            for _ in range(3):
-                outcome = self.patcher.send(key, ops, "clear")
-                if outcome.status in ("written", "gone", "stopped"):
-                    done += outcome.status == "written"
-                    break
-                if outcome.status == "changed":  # decide again from a fresh read
-                    fresh = self.patcher.read(key)
-                    if fresh.status == "gone":
-                        break
-                    if fresh.status != "found" or fresh.pod is None:
-                        failed += 1
-                        break
-                    ops = scoring.clear_patch((fresh.pod.get("metadata") or {}).get("annotations"), s.score_annotation_key, RECORD_KEY)
-                    if not ops:
-                        break
-                    continue
-                self.stop.wait(min(outcome.wait if outcome.status == "throttled" else 1.0, self.sleep_cap))
-            else:
-                failed += 1
-        return done, failed
+        return clear_costs(self.patcher, pods, self.settings, self.stop, self.sleep_cap)

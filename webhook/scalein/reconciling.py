@@ -5,8 +5,12 @@ allows what the reconciler needs, discovers the third-party workload types, elec
 asked, and runs the pieces, which live in their own modules:
 
 - watching.py: one list+watch loop per kind (Nodes, Pods) feeding a queue;
-- reconciler.py: the worker that owns the cache and re-scores only what an event touches;
-- patching.py: the rate-limited, `test`-guarded JSON Patch shared by the worker and `--clear`;
+- reconciler.py: the worker that owns the cache, re-scores only what an event touches and
+  decides what to write;
+- writequeue.py: the pending writes, one per pod with its latest cost, events before the
+  backlog and the backlog lowest cost first;
+- writing.py: the writer threads that drain it at `--scoring-qps`;
+- patching.py: the rate-limited, `test`-guarded JSON Patch shared by the writers and `--clear`;
 - leading.py: the Lease loop (--leader-elect);
 - health.py: the metrics and the /healthz + /metrics endpoint.
 
@@ -34,6 +38,7 @@ from .health import Metrics, serve_health
 from .leading import LeaderElector
 from .reconciler import Reconciler
 from .settings import ReconcileSettings
+from .watching import new_event
 
 __all__ = ["Metrics", "Reconciler", "api_client_for", "main", "preflight", "resolve_types", "run", "serve_health"]
 
@@ -118,7 +123,7 @@ def run(settings: ReconcileSettings, api_client: client.ApiClient, stop: threadi
             def changed(leading: bool) -> None:
                 metrics.leader.set(1 if leading else 0)
                 if leading:  # pods skipped while we were not leading get their turn now
-                    rec.events.put(("RESYNC", "", None))
+                    rec.events.put(new_event("RESYNC", "", None))
             threading.Thread(target=elector.run, args=(stop, changed), name="lease", daemon=True).start()
         else:
             metrics.leader.set(1)

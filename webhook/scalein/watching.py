@@ -1,8 +1,8 @@
 """The reconciler's view of the cluster: one list+watch loop per kind (Nodes, Pods).
 
 Each loop lists everything once (pages of 500, decoded straight from JSON), then watches from
-the list's resourceVersion; every change goes to the worker's queue as `(type, kind, object)`,
-and a full list as `("REPLACE", kind, items)`. A watch that is too old (410 Gone, as a status or
+the list's resourceVersion; every change goes to the worker's queue as an `Event` stamped with
+the time it arrived (the start of the event-to-write latency), and a full list as a REPLACE. A watch that is too old (410 Gone, as a status or
 as an ERROR event) starts over with a list; any other failure backs off (Retry-After on 429)
 and tries again, forever: the worker keeps scoring from the cache it has meanwhile."""
 
@@ -11,8 +11,9 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 from kubernetes import client
@@ -26,8 +27,20 @@ from .settings import ReconcileSettings
 
 log = logging.getLogger("servinggate.scalein")
 
-Event = tuple[str, str, Any]  # (ADDED | MODIFIED | DELETED | REPLACE | RESYNC, kind, object or items)
 KINDS = ("nodes", "pods")
+
+
+class Event(NamedTuple):
+    """One item of the worker's queue."""
+
+    type: str  # ADDED | MODIFIED | DELETED | REPLACE | RESYNC, or RESULT (a writer's answer)
+    kind: str  # nodes | pods; "" for RESYNC; the pod key for RESULT
+    obj: Any  # the object, the listed items, or the writer's Result
+    at: float  # time.monotonic() when it arrived
+
+
+def new_event(type_: str, kind: str, obj: Any) -> Event:
+    return Event(type_, kind, obj, time.monotonic())
 
 
 class Gone(Exception):
@@ -81,7 +94,7 @@ class Watcher:
                     raise ApiException(status=code or 500, reason=f"watch error: {obj.get('reason')}: {obj.get('message')}")
                 rv = (obj.get("metadata") or {}).get("resourceVersion") or rv
                 if etype in ("ADDED", "MODIFIED", "DELETED"):
-                    self.events.put((etype, kind, obj))
+                    self.events.put(new_event(etype, kind, obj))
         finally:
             resp.close()
             resp.release_conn()
@@ -95,7 +108,7 @@ class Watcher:
                 if not rv:
                     items, rv = self.list_all(kind)
                     self.metrics.relists.labels(kind).inc()
-                    self.events.put(("REPLACE", kind, items))
+                    self.events.put(new_event("REPLACE", kind, items))
                 rv = self.watch_once(kind, rv)
                 backoff = 1.0
             except Gone:
