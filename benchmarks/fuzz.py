@@ -138,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     server = subprocess.Popen(
         [sys.executable, "-m", "webhook", "serve", "--host", "127.0.0.1", "--port", str(port), "--certs-dir", certs,
-         "--kube-lookups", "off", "--log-level", "error", "--workers", "2"],
+         "--kube-lookups", "off", "--log-level", "error", "--workers", "2", "--metrics-port", "0"],
         cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     ctx = ssl.create_default_context(cafile=None)

@@ -49,7 +49,7 @@ def run_server(kind: str, tls: bool, port: int, certs: str, workers: int, gunico
     from webhook.config import ServeSettings
     from webhook.server.serving import prepare_metrics_dir
 
-    settings = ServeSettings(host="127.0.0.1", port=port, certs_dir=Path(certs), workers=workers, kube_lookups="off", log_level="info")
+    settings = ServeSettings(host="127.0.0.1", port=port, certs_dir=Path(certs), workers=workers, kube_lookups="off", log_level="info", metrics_port=0)
     if threads:
         import dataclasses
 

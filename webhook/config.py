@@ -295,6 +295,7 @@ class ListenerSettings:
     tls_min_version: str = setting("1.2", choice("1.2", "1.3"), "minimum TLS version")
     cert_reload_seconds: int = setting(10, int_range(1, 3600), "how often the certificate files are checked for a change")
     metrics_dir: str = setting("", str, "folder for multi-process metrics (emptied at start); default: a fresh temporary folder")
+    metrics_port: int = setting(9090, int_range(0, 65535), "plain-HTTP port of /metrics, on the same host (0: off); the HTTPS port serves only reviews and health")
 
 
 @dataclass(frozen=True)

@@ -18,12 +18,13 @@ from support.procfs import connections_per_worker, worker_pids
 class Server:
     def __init__(self, tmp: Path, *extra: str, workers: int = 2, env: dict[str, str] | None = None):
         self.port = free_port()
+        self.metrics_port = free_port()
         self.certs = tmp / "certs"
         self.log_path = tmp / "server.log"
         self.args = [
             sys.executable, "-m", "webhook", "serve", "--host", "127.0.0.1", "--port", str(self.port),
             "--certs-dir", str(self.certs), "--workers", str(workers), "--metrics-dir", str(tmp / "metrics"),
-            "--kube-lookups", "off", "--cert-reload-seconds", "1", *extra,
+            "--kube-lookups", "off", "--cert-reload-seconds", "1", "--metrics-port", str(self.metrics_port), *extra,
         ]
         self.env = {**os.environ, **(env or {})}
         self.proc: subprocess.Popen[bytes] | None = None

@@ -12,6 +12,7 @@ from webhook.admission import allowed
 from webhook.config import ServeSettings
 from webhook.policies import DictLookups, NoLookups, Registry
 from webhook.policies.registry import Target
+from webhook.server import metrics
 from webhook.server.app import create_app
 
 from support import ADMISSION_FIXTURES as FIXTURES
@@ -180,7 +181,7 @@ def test_readyz_fails_for_an_expired_certificate(settings):
 
 def test_metrics_count_reviews(client):
     client.post("/mutate", data=POD_MUTATE, content_type="application/json")
-    text = client.get("/metrics").get_data(as_text=True)
+    text = metrics.render()[0].decode()
     assert 'servinggate_admission_requests_total{allowed="true",code="200",endpoint="mutate",operation="CREATE",resource="pods"}' in text
     assert "servinggate_admission_request_duration_seconds_bucket" in text
 
@@ -197,12 +198,12 @@ def test_metrics_name_each_rule_verdict_and_the_build(settings):
 
     configured = load(ServeSettings, {"certs_dir": str(settings.certs_dir)}, environ={"SERVINGGATE_RULE_ACTIONS": "modelservings.reserved-labels=audit"})
     client = create_app(configured, lookups=DictLookups([])).test_client()
-    text = client.get("/metrics").get_data(as_text=True)
+    text = metrics.render()[0].decode()
     # present from the start, at zero, with the configured action
     assert 'servinggate_rule_verdicts_total{action="audit",rule="modelservings.reserved-labels",verdict="fail"} 0.0' in text
     assert f'servinggate_build_info{{version="{__version__}"}} 1.0' in text
     client.post("/mutate", data=POD_MUTATE, content_type="application/json")
-    text = client.get("/metrics").get_data(as_text=True)
+    text = metrics.render()[0].decode()
     assert 'servinggate_rule_verdicts_total{action="on",rule="pods.gang-labels",verdict="pass"}' in text
     line = next(l for l in text.splitlines() if l.startswith('servinggate_rule_verdicts_total{action="on",rule="pods.gang-labels",verdict="pass"}'))
     assert float(line.split()[-1]) >= 1

@@ -217,7 +217,10 @@ def test_metrics_add_up_across_workers_and_concurrent_clients(tmp_path):
         assert not errors
         conn = http.client.HTTPSConnection("localhost", srv.port, context=srv.ssl_context(), timeout=10)
         conn.request("GET", "/metrics")
-        text = conn.getresponse().read().decode()
+        assert conn.getresponse().status == 404  # the admission port serves reviews and health only
+        plain = http.client.HTTPConnection("127.0.0.1", srv.metrics_port, timeout=10)
+        plain.request("GET", "/metrics")
+        text = plain.getresponse().read().decode()
         total = sum(float(v) for v in re.findall(r'^servinggate_admission_requests_total\{[^}]*endpoint="mutate"[^}]*\} (\S+)$', text, re.M))
         count = sum(float(v) for v in re.findall(r'^servinggate_admission_request_duration_seconds_count\{endpoint="mutate"\} (\S+)$', text, re.M))
         assert total == per_client * clients

@@ -247,11 +247,6 @@ def create_app(
         ok, detail = certificates.ready()
         return _json({"status": "ok" if ok else "not ready", "detail": detail}, 200 if ok else 503)
 
-    @app.get("/metrics")
-    def metrics_view() -> Response:
-        body, content_type = metrics.render()
-        return Response(body, status=200, content_type=content_type)
-
     @app.errorhandler(HTTPException)
     def http_error(exc: HTTPException) -> Response:
         code = exc.code or 400

@@ -59,7 +59,21 @@ def gunicorn_options(settings: ServeSettings, certificates: Any) -> dict[str, An
         # thread computes waits up to 5 ms; 1 ms cuts the tail latency at little throughput cost.
         sys.setswitchinterval(0.001)
 
+    def when_ready(server: Any) -> None:
+        # In the master, once: /metrics on its own plain-HTTP port, aggregated over the workers'
+        # multiprocess files, so the admission port answers reviews and health only.
+        if settings.metrics_port:
+            from .. import plainhttp
+            from . import metrics
+
+            def render() -> tuple[int, bytes, str]:
+                body, content_type = metrics.render()
+                return 200, body, content_type
+
+            plainhttp.serve(settings.host, settings.metrics_port, {"/metrics": render}, name="metrics")
+
     return {
+        "when_ready": when_ready,
         "pre_fork": pre_fork,
         "post_fork": post_fork,
         "bind": [f"{host}:{settings.port}"],
