@@ -94,6 +94,7 @@ def test_violation_exit_1_json_shape(tmp_path):
             }
         ],
         "warnings": [],
+        "audits": [],
         "changes": [],
         "patch": [],
         "pods": [],
@@ -230,3 +231,26 @@ def test_check_reads_the_webhooks_settings_from_variables_and_config(tmp_path):
     # The namespace is skipped: no mutation at all.
     ns = pod["metadata"].get("namespace") or "default"
     assert _scheduler_patch(check("-o", "json", "--skip-namespaces", ns, str(f))) == []
+
+
+def test_rule_actions_in_check_warn_and_audit_keep_the_finding_and_its_place(tmp_path):
+    """`--rule-actions` means in check what it means in the webhook: warn and audit findings are
+    reported at their field (file:line:column), warn fails only with --fail-on-warn, audit never."""
+    ms = gang_ms()
+    ms["spec"]["template"]["roles"][0]["entryTemplate"].setdefault("metadata", {}).setdefault("labels", {})[
+        "modelserving.volcano.sh/role-id"
+    ] = "x"
+    f = write_yaml(tmp_path / "ms.yaml", ms)
+    rule = "modelservings.reserved-labels"
+    denied = check("-o", "json", str(f))
+    assert denied.returncode == 1
+    [error] = json.loads(denied.stdout)["results"][0]["errors"]
+    for action, key, code, code_strict in (("warn", "warnings", 0, 1), ("audit", "audits", 0, 0)):
+        res = check("-o", "json", "--rule-actions", f"{rule}={action}", str(f))
+        assert res.returncode == code, res.stdout + res.stderr
+        entry = json.loads(res.stdout)["results"][0]
+        assert entry["errors"] == [] and entry["allowed"] is True
+        [found] = entry[key]
+        assert (found["rule"], found["field"], found["line"], found["column"]) == (rule, error["field"], error["line"], error["column"])
+        assert check("--fail-on-warn", "--rule-actions", f"{rule}={action}", str(f)).returncode == code_strict
+    assert "audit [modelservings.reserved-labels]" in check("--rule-actions", f"{rule}=audit", str(f)).stdout

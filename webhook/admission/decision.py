@@ -68,10 +68,12 @@ class RuleError:
 
 @dataclass(frozen=True, slots=True)
 class RuleNote:
-    """A warning or a refusal message, tagged with the rule that gave it."""
+    """A warning or a refusal message, tagged with the rule that gave it; `error` keeps the field
+    error behind a finding softened to a warning or an audit note (its path, for `check`)."""
 
     rule: str
     text: str
+    error: FieldError | None = None
 
 
 @dataclass(slots=True)
@@ -105,9 +107,10 @@ class Decision:
             if verdict.refusal is not None and self.refusal is None:
                 self.refusal = RuleNote(rule, verdict.refusal)
             return
-        found = [str(e) for e in verdict.errors] + ([verdict.refusal] if verdict.refusal is not None else [])
-        target = self.warnings if action == "warn" else self.audit
-        target += [RuleNote(rule, text) for text in found]
+        found = [RuleNote(rule, str(e), e) for e in verdict.errors]
+        if verdict.refusal is not None:
+            found.append(RuleNote(rule, verdict.refusal))
+        (self.warnings if action == "warn" else self.audit).extend(found)
 
     def add_changes(self, rule: str, changes: Changes) -> None:
         self.verdicts.append(RuleVerdict(rule, "on", True))

@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 import orjson
 
-from ..admission.decision import Decision
+from ..admission.decision import Decision, RuleNote
 from ..admission.fields import FieldError
 from ..admission.responses import review_response
 from ..admission.review import make_request
@@ -42,7 +42,7 @@ Status = Literal["allowed", "denied", "skipped"]
 @dataclass(slots=True)
 class Finding:
     rule: str  # one of ours, or `schema`, `cel`, `decode`, `validation`
-    severity: Literal["error", "warning"]
+    severity: Literal["error", "warning", "audit"]  # audit: a rule set to `audit`, reported, never failing
     message: str  # the error as the API server shows it, without the path
     field: str | None = None
     type: str | None = None  # apimachinery's reason (FieldValueInvalid, ...)
@@ -78,6 +78,10 @@ class Result:
     @property
     def warnings(self) -> list[Finding]:
         return [f for f in self.findings if f.severity == "warning"]
+
+    @property
+    def audits(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity == "audit"]
 
 
 @dataclass(slots=True)
@@ -255,10 +259,15 @@ class Pipeline:
         # Engines that separate routine changes from warnings (Decision.changes) report them apart.
         result.changes += [(n.rule, n.text) for n in getattr(d, "changes", [])]
         seen = {(f.rule, f.message) for f in result.findings if f.severity == "warning"}
-        for w in d.warnings:
-            if (w.rule, w.text) not in seen:
-                seen.add((w.rule, w.text))
-                result.findings.append(Finding(w.rule, "warning", w.text, None, None, result.doc.line, result.doc.column))
+        softened: list[tuple[Literal["warning", "audit"], list[RuleNote]]] = [("warning", d.warnings), ("audit", d.audit)]
+        for severity, notes in softened:
+            for w in notes:
+                if w.error is not None:  # a rule's field error, softened by its action: keep its place
+                    line, column = result.doc.position(_field_parts(w.error))
+                    result.findings.append(Finding(w.rule, severity, w.error.body(), w.error.field, w.error.kind, line, column))
+                elif (w.rule, w.text) not in seen:
+                    seen.add((w.rule, w.text))
+                    result.findings.append(Finding(w.rule, severity, w.text, None, None, result.doc.line, result.doc.column))
 
 
 def _field_parts(error: FieldError) -> tuple[str | int, ...]:

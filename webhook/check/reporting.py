@@ -95,6 +95,7 @@ def result_dict(r: Result) -> dict[str, Any]:
         "message": r.message,
         "errors": [finding_dict(f) for f in r.errors],
         "warnings": [finding_dict(f) for f in r.warnings],
+        "audits": [finding_dict(f) for f in r.audits],
         "changes": [{"rule": rule, "message": text} for rule, text in r.changes],
         "patch": r.patch,
         "pods": r.pods,
@@ -213,7 +214,7 @@ def sarif(results: list[Result], problems: list[Problem], out: TextIO) -> None:
             entries.append({
                 "ruleId": f.rule,
                 "ruleIndex": index(f.rule),
-                "level": "error" if f.severity == "error" else "warning",
+                "level": {"error": "error", "warning": "warning"}.get(f.severity, "note"),
                 "message": {"text": f"{display(r)}: {f.field + ': ' if f.field else ''}{f.message}"},
                 "locations": [{
                     "physicalLocation": {"artifactLocation": {"uri": _uri(r.doc.source)},
@@ -263,7 +264,7 @@ def github(results: list[Result], problems: list[Problem], out: TextIO) -> None:
         print(f"::error file={_escape_property(p.source)},line={max(p.line, 1)},title=unusable input::{_escape_data(p.message)}", file=out)
     for r in results:
         for f in r.findings:
-            level = "error" if f.severity == "error" else "warning"
+            level = {"error": "error", "warning": "warning"}.get(f.severity, "notice")
             title = _escape_property(f"[{f.rule}] {display(r)}")
             message = _escape_data(f"{f.field + ': ' if f.field else ''}{f.message}")
             print(f"::{level} file={_escape_property(r.doc.source)},line={max(f.line, 1)},col={max(f.column, 1)},title={title}::{message}", file=out)
