@@ -16,20 +16,11 @@ from kubernetes import client
 
 from support import wait_for
 from webhook.certs import keeper, rotation
-from webhook.certs.issuing import SERVING_DAYS, generate_ca, generate_serving, service_sans
+from webhook.certs.issuing import SERVING_DAYS, generate_ca, generate_serving
 from webhook.config import ServeSettings
 from webhook.errors import OperatorError
 from webhook.kube import KubeAccessError
-
-NS, SECRET = "servinggate-system", "servinggate-webhook-tls"
-T0 = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
-HOSTS = service_sans("servinggate-webhook", NS)
-FOREIGN = {
-    "name": "other.example.com",
-    "admissionReviewVersions": ["v1"],
-    "clientConfig": {"service": {"name": "other", "namespace": "elsewhere", "path": "/x", "port": 443}, "caBundle": "b3RoZXI="},
-    "sideEffects": "None",
-}
+from support.certdata import FOREIGN, HOSTS, NS, SECRET, T0
 
 
 def settings(certs_dir: Path) -> ServeSettings:

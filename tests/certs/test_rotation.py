@@ -9,17 +9,8 @@ import datetime as dt
 from cryptography import x509
 
 from webhook.certs import rotation
-from webhook.certs.issuing import CA_DAYS, SERVING_DAYS, service_sans
-
-NS = "servinggate-system"
-T0 = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
-HOSTS = service_sans("servinggate-webhook", NS)
-FOREIGN = {
-    "name": "other.example.com",
-    "admissionReviewVersions": ["v1"],
-    "clientConfig": {"service": {"name": "other", "namespace": "elsewhere", "path": "/x", "port": 443}, "caBundle": "b3RoZXI="},
-    "sideEffects": "None",
-}
+from webhook.certs.issuing import CA_DAYS, SERVING_DAYS
+from support.certdata import FOREIGN, HOSTS, NS, T0
 
 
 def managed_secret_data(now: dt.datetime) -> dict[str, bytes]:
