@@ -10,21 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any, TypeGuard
 
+from ..kthena import MODELSERVING_API_VERSION, MODELSERVING_KIND
 from .context import Context, LookupFailed
-
-from ..kthena import (  # noqa: F401  (re-exported for the rule modules)
-    ANNOTATION_GROUP,
-    ANNOTATION_TASK,
-    LABEL_ENTRY,
-    LABEL_GROUP,
-    LABEL_NAME,
-    LABEL_PREFIX as MS_LABEL_PREFIX,
-    LABEL_ROLE,
-    LABEL_ROLE_ID,
-    MODELSERVING_API_VERSION,
-    MODELSERVING_GROUP,
-    MODELSERVING_KIND,
-)
 
 
 def as_dict(value: Any) -> dict[str, Any]:

@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..admission.fields import FieldError, FieldPath, invalid
-from .common import MODELSERVING_GROUP, MODELSERVING_KIND, as_dict, is_int
+from ..kthena import MODELSERVING_GROUP, MODELSERVING_KIND
+from .common import as_dict, is_int
 from .registry import REGISTRY, CelCheck, MatchCondition, Target
 
 SPEC = FieldPath.of("spec")

@@ -20,8 +20,6 @@ from ..admission.decision import Verdict
 from ..admission.fields import FieldError, FieldPath, invalid, required
 from ..admission.review import Request
 from .common import (
-    MODELSERVING_GROUP,
-    MODELSERVING_KIND,
     as_dict,
     as_list,
     is_int,
@@ -31,6 +29,7 @@ from .common import (
     role_index,
 )
 from ..quantity import parse_quantity
+from ..kthena import MODELSERVING_GROUP, MODELSERVING_KIND
 from .context import Context, LookupFailed
 from .registry import REGISTRY, CelCheck, Target
 

@@ -21,9 +21,8 @@ from typing import Any, NamedTuple
 from ..admission.fields import FieldError, FieldPath, forbidden, invalid, required
 from ..admission.decision import Verdict, allowed
 from ..admission.review import Request
+from ..kthena import MODELSERVING_GROUP, LABEL_PREFIX as MS_LABEL_PREFIX
 from .common import (
-    MODELSERVING_GROUP,
-    MS_LABEL_PREFIX,
     as_dict,
     DNS1035_LABEL,
     dns1035_label_errors,

@@ -23,17 +23,8 @@ from typing import Any
 
 from ..admission.decision import Changes
 from ..admission.review import Request
-from .common import (
-    ANNOTATION_GROUP,
-    ANNOTATION_TASK,
-    LABEL_ENTRY,
-    LABEL_GROUP,
-    LABEL_NAME,
-    LABEL_ROLE,
-    LABEL_ROLE_ID,
-    as_dict,
-    lookup_modelserving,
-)
+from ..kthena import ANNOTATION_GROUP, ANNOTATION_TASK, LABEL_ENTRY, LABEL_GROUP, LABEL_NAME, LABEL_ROLE, LABEL_ROLE_ID
+from .common import as_dict, lookup_modelserving
 from .context import Context
 from .registry import REGISTRY, LabelScope, Target
 

@@ -19,7 +19,7 @@ Findings are a list of field errors, or a `Verdict` when there are warnings or a
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
@@ -52,7 +52,6 @@ class Mutation(Protocol):
     def __call__(self, req: Request, obj: dict[str, Any], ctx: Context, /) -> Changes: ...
 
 
-RuleFn = ObjectCheck | UpdateCheck | RequestCheck | Mutation
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -240,11 +239,6 @@ class Registry:
 
     def serves(self, group: str, resource: str, subresource: str) -> bool:
         return (group, resource, subresource) in self._served
-
-
-def registered(rules: Iterable[Rule], **flags: Any) -> list[Rule]:
-    """The rules whose registration flags match, e.g. `registered(rules, replica_dependent=True)`."""
-    return [r for r in rules if all(getattr(r, k) == v for k, v in flags.items())]
 
 
 REGISTRY = Registry()
