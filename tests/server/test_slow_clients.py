@@ -251,10 +251,20 @@ def keep_alive_connections(srv: Server, n: int, rounds: int = 100) -> list[ssl.S
     raise AssertionError("the connections never settled")
 
 
+def _all_workers_accepting(srv: Server, workers: int) -> None:
+    """start() returns when one worker answers; placement needs every worker in its accept loop
+    (a worker publishes that it accepts when its loop starts, shortly after it is forked)."""
+    deadline = time.monotonic() + 20
+    while len(srv.worker_pids()) < workers and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(1.0)
+
+
 def test_a_worker_two_connections_ahead_closes_one_after_announcing_it_and_the_client_lands_on_the_other(tmp_path):
     srv = Server(tmp_path, workers=2).start()
     conns: list[ssl.SSLSocket] = []
     try:
+        _all_workers_accepting(srv, 2)
         conns = keep_alive_connections(srv, 4)
         owner = {c: srv.worker_of(c.getsockname()[1]) for c in conns}
         assert sorted(srv.connections_per_worker().values()) == [2, 2]
