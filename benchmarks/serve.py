@@ -11,13 +11,17 @@ is how independent `kubectl apply`s and controllers arrive, and by `hey -q`, who
 tick in lockstep and so send bursts of 16 at once (a harsher, less realistic shape). Both are
 Debian packages (apt-get install wrk hey).
 
-Placement: with 2, 4 and 16 keep-alive connections (`--placement 2,4,16`), each round reports how
-the connections are spread over the workers (counted from /proc while wrk runs) and its
-throughput; then the worst and best round. Targets: every round within one connection of even,
-the worst round at least 0.8x the best. `--placement-only` runs just that part.
+Placement: with 2, 4 and 16 keep-alive connections (`--placement 2,4,16`), rounds interleaved
+across the counts; each round reports how the connections are spread over the workers (counted
+from /proc while wrk runs), its throughput, the server's cores busy and each worker's share of the
+CPU; then the worst and best round. Targets: every round within one connection of even, the worst
+round at least 0.8x the best. Two yardsticks from the same run say how much of a round-to-round
+difference the machine itself makes: a Go net/http allow-all webhook (benchmarks/allowall, one
+process, so no placement question; needs `apt-get install golang-go`) run in the same rounds, and
+a fixed CPU loop timed between rounds. `--placement-only` runs just that part.
 
 Usage: python benchmarks/serve.py [--seconds 3] [--rounds 5] [--connections 16] [--threads N]
-                                  [--placement 2,4,16] [--placement-only]
+                                  [--placement 2,4,16] [--placement-only] [--placement-seconds 8]
 Prints figures; it passes or fails nothing.
 """
 
@@ -169,60 +173,142 @@ def connections_per_worker(master: int, port: int) -> list[int]:
     return sorted(per_worker(master, port).values(), reverse=True)
 
 
+def process_cpu_seconds(pid: int) -> float:
+    """User+system CPU of one process (Linux /proc); 0 once it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+
+
+def machine_probe() -> float:
+    """Seconds of CPU a fixed pure-Python loop takes in this process. On a shared VM the same loop
+    varies by tens of percent from one second to the next; the spread of this probe over a run is
+    the noise floor any throughput comparison between rounds sits on."""
+    started = time.process_time()
+    total = 0
+    for i in range(1_000_000):
+        total += i * i
+    return time.process_time() - started
+
+
 def wrk_with_spread(url: str, lua: str, seconds: int, connections: int, master: int, port: int) -> dict:
-    """One wrk run; halfway through it, how its connections sit on the workers."""
+    """One wrk run; halfway through it, how its connections sit on the workers; over the whole run,
+    how the server's CPU split between the workers (a worker with no connections does no work)."""
+    sys.path.insert(0, str(REPO / "tests"))
+    from support.procfs import worker_pids
+
+    workers = worker_pids(master)
+    before = {pid: process_cpu_seconds(pid) for pid in workers}
     with tempfile.TemporaryFile("w+") as out:
+        started = time.monotonic()
         proc = subprocess.Popen(["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "-s", lua, url], stdout=out, text=True)
         time.sleep(seconds / 2)
         spread = connections_per_worker(master, port)
         proc.wait()
+        elapsed = time.monotonic() - started
         out.seek(0)
         text = out.read()
+    used = [process_cpu_seconds(pid) - before[pid] for pid in workers]
     m = re.search(r"RESULT (\d+) (\d+) ([\d.]+) ([\d.]+) (\d+)", text)
     if not m:
         raise RuntimeError(text)
-    return {"rps": int(m[1]) / (int(m[2]) / 1e6), "p50": float(m[3]), "errors": int(m[5]), "spread": spread}
+    return {"rps": int(m[1]) / (int(m[2]) / 1e6), "p50": float(m[3]), "errors": int(m[5]), "spread": spread,
+            "cores": sum(used) / elapsed, "shares": sorted((u / max(sum(used), 1e-9) for u in used), reverse=True)}
+
+
+def start_go_baseline(certs: Path, tmp: Path) -> tuple[subprocess.Popen, int] | None:
+    """benchmarks/allowall (Go's net/http, allow-all) on a free port, or None without a Go
+    toolchain (apt-get install golang-go)."""
+    if shutil.which("go") is None:
+        return None
+    binary = tmp / "allowall"
+    subprocess.run(["go", "build", "-o", str(binary), "main.go"], cwd=REPO / "benchmarks/allowall", check=True,
+                   env={**os.environ, "GO111MODULE": "off", "GOCACHE": str(tmp / "gocache")})
+    port = free_port()
+    proc = subprocess.Popen([str(binary), "-addr", f"127.0.0.1:{port}", "-cert", str(certs / "tls.crt"), "-key", str(certs / "tls.key")],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return proc, port
+
+
+def wrk_go(url: str, lua: str, seconds: int, connections: int, pid: int) -> dict:
+    before = process_cpu_seconds(pid)
+    started = time.monotonic()
+    result = wrk(url, lua, seconds, connections)
+    return {**result, "cores": (process_cpu_seconds(pid) - before) / (time.monotonic() - started)}
 
 
 def placement(args: argparse.Namespace, certs: Path, lua: Path) -> None:
+    """Rounds interleave the connection counts (2, 4, 16, 2, 4, 16, ...) and, within each, the
+    product and the Go baseline, so that a slow minute on the VM lands on all of them alike
+    instead of on one block of rounds."""
     counts = [int(c) for c in args.placement.split(",")]
-    print(f"placement: product over TLS, {args.workers} workers, {args.rounds} rounds of {args.seconds}s per connection count"
-          f" (design: {args.placement_design}); spread = connections per worker, from /proc halfway through each round")
+    seconds = args.placement_seconds
+    print(f"placement: product over TLS, {args.workers} workers, {args.rounds} rounds of {seconds}s per connection count,"
+          f" interleaved (design: {args.placement_design})")
+    print("  per round: spread = connections per worker (from /proc halfway through), rev/s, server cores busy,"
+          " each worker's share of the server's CPU")
     proc, port = start_server("product", True, certs, args, "--placement-design", args.placement_design)
+    go = start_go_baseline(certs, lua.parent)
+    runs: dict[int, list[dict]] = {c: [] for c in counts}
+    go_runs: dict[int, list[dict]] = {c: [] for c in counts}
+    probes = []
     try:
         wait_port(port)
         url = f"https://127.0.0.1:{port}/mutate"
         wrk(url, str(lua), 2, max(counts))  # warm-up
-        for c in counts:
-            runs = [wrk_with_spread(url, str(lua), args.seconds, c, proc.pid, port) for _ in range(args.rounds)]
-            even = all(max(r["spread"]) - min(r["spread"]) <= 1 and sum(r["spread"]) == c for r in runs)
-            lo, hi = min(r["rps"] for r in runs), max(r["rps"] for r in runs)
-            rounds = "  ".join(f"{'/'.join(map(str, r['spread']))}:{r['rps']:.0f}" for r in runs)
-            print(f"  {c:>3} conns  rounds (spread:rev/s) {rounds}")
-            print(f"            worst/best {lo:.0f}/{hi:.0f} rev/s = {lo / hi:.2f}x (target >= 0.80); "
-                  f"every round within one of even: {'yes' if even else 'NO'}; errors {sum(r['errors'] for r in runs)}")
+        if go:
+            wait_port(go[1])
+            go_url = f"https://127.0.0.1:{go[1]}/mutate"
+            wrk(go_url, str(lua), 2, max(counts))
+        for _ in range(args.rounds):
+            for c in counts:
+                probes.append(machine_probe())
+                runs[c].append(wrk_with_spread(url, str(lua), seconds, c, proc.pid, port))
+                if go:
+                    go_runs[c].append(wrk_go(go_url, str(lua), seconds, c, go[0].pid))
+            probes.append(machine_probe())
     finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(30)
+        for server in (proc, go[0] if go else None):
+            if server:
+                server.send_signal(signal.SIGTERM)
+                server.wait(30)
+    for c in counts:
+        rounds = runs[c]
+        even = all(max(r["spread"]) - min(r["spread"]) <= 1 and sum(r["spread"]) == c for r in rounds)
+        lo, hi = min(r["rps"] for r in rounds), max(r["rps"] for r in rounds)
+        print(f"  {c:>3} conns")
+        for i, r in enumerate(rounds):
+            shares = "/".join(f"{s * 100:.0f}%" for s in r["shares"])
+            line = f"        {'/'.join(map(str, r['spread'])):>5}  {r['rps']:6.0f} rev/s  {r['cores']:.2f} cores  CPU split {shares}"
+            if go:
+                g = go_runs[c][i]
+                line += f"   | Go baseline {g['rps']:6.0f} rev/s  {g['cores']:.2f} cores"
+            print(line)
+        print(f"        worst/best {lo:.0f}/{hi:.0f} rev/s = {lo / hi:.2f}x (target >= 0.80); "
+              f"every round within one of even: {'yes' if even else 'NO'}; errors {sum(r['errors'] for r in rounds)}")
+        if go:
+            glo, ghi = min(g["rps"] for g in go_runs[c]), max(g["rps"] for g in go_runs[c])
+            ratios = [r["rps"] / g["rps"] for r, g in zip(rounds, go_runs[c])]
+            print(f"        Go baseline, same rounds: worst/best {glo:.0f}/{ghi:.0f} rev/s = {glo / ghi:.2f}x (the machine's noise floor); "
+                  f"product/Go per round {min(ratios):.2f}x-{max(ratios):.2f}x, worst/best of that {min(ratios) / max(ratios):.2f}x")
+    if not go:
+        print("  (no Go baseline: apt-get install golang-go to measure benchmarks/allowall in the same rounds)")
+    fastest, slowest = min(probes), max(probes)
+    print(f"  machine probe (a fixed CPU loop, timed before and after every round, same run): "
+          f"{fastest * 1000:.0f}-{slowest * 1000:.0f} ms, slowest/fastest speed = {fastest / slowest:.2f}x")
 
 
 def server_cpu_seconds(pid: int) -> float:
-    """User+system CPU of a gunicorn master and its workers (Linux /proc). Unlike wall-clock
-    throughput, CPU per review hardly moves when a noisy neighbour slows the whole VM down."""
-    tick = os.sysconf("SC_CLK_TCK")
+    """User+system CPU of a gunicorn master and its workers. Steadier than wall-clock throughput
+    when the VM's neighbours are busy, though not immune: the same work costs more CPU then too."""
     pids = [pid]
     try:
         pids += [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
     except OSError:
         pass
-    total = 0.0
-    for p in pids:
-        try:
-            fields = Path(f"/proc/{p}/stat").read_text().rpartition(")")[2].split()
-        except OSError:
-            continue
-        total += (int(fields[11]) + int(fields[12])) / tick  # utime, stime
-    return total
+    return sum(process_cpu_seconds(p) for p in pids)
 
 
 def start_server(kind: str, tls: bool, certs: Path, args: argparse.Namespace, *extra: str) -> tuple[subprocess.Popen, int]:
@@ -272,6 +358,7 @@ def main() -> None:
     parser.add_argument("--gunicorn-ctx", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--placement", default="2,4,16", help="keep-alive connection counts for the placement rounds")
     parser.add_argument("--placement-only", action="store_true", help="run only the placement rounds")
+    parser.add_argument("--placement-seconds", type=int, default=8, help="length of one placement round")
     # The candidates measured for docs/design-notes.md: balanced (ours), shared (gthread on one
     # listening socket, the design before), reuseport (one SO_REUSEPORT socket per worker).
     parser.add_argument("--placement-design", choices=["balanced", "shared", "reuseport"], default="balanced", help=argparse.SUPPRESS)
