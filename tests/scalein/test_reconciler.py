@@ -5,7 +5,10 @@ from __future__ import annotations
 import copy
 import threading
 import time
+import urllib.error
 import urllib.request
+
+import pytest
 
 from kubernetes import client
 
@@ -253,10 +256,18 @@ def test_third_party_types_through_discovery(s1, fake_api, running, waiter):
 def test_health_and_metrics_endpoint():
     m = reconciling.Metrics()
     m.writes.labels("write").inc()
-    server = reconciling.serve_health("127.0.0.1", 0, lambda: True, m)
+    healthy = [True]
+    server = reconciling.serve_health("127.0.0.1", 0, lambda: healthy[0], m)
     try:
         port = server.server_address[1]
         assert urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz").read() == b"ok\n"
+        healthy[0] = False  # the kubelet must see the failure as a status, not only in the body
+        with pytest.raises(urllib.error.HTTPError) as failed:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz")
+        assert failed.value.code == 503
+        with pytest.raises(urllib.error.HTTPError) as missing:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/nothing")
+        assert missing.value.code == 404
         body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics").read().decode()
         for name in ("servinggate_scalein_writes_total", "servinggate_scalein_skips", "servinggate_scalein_conflicts",
                      "servinggate_scalein_errors", "servinggate_scalein_pods_scored", "servinggate_scalein_pass_duration_seconds"):

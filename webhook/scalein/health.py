@@ -1,17 +1,17 @@
 """What the reconciler reports about itself: its Prometheus metrics, and the small HTTP server
 that answers /healthz (for the kubelet's probes) and /metrics (for Prometheus).
 
-It is a plain `http.server`, not the webhook's gunicorn: two cheap GETs do not justify a second
-web stack in the reconciler's image or process."""
+The endpoint is webhook/plainhttp.py, the same small server as the webhook's metrics port: two
+cheap GETs do not justify a second web stack in the reconciler's image or process."""
 
 from __future__ import annotations
 
 import http.server
-import threading
 from collections.abc import Callable
-from typing import Any
 
 import prometheus_client as prom
+
+from .. import plainhttp
 
 
 class Metrics:
@@ -46,25 +46,10 @@ class Metrics:
 def serve_health(host: str, port: int, healthy: Callable[[], bool], metrics: Metrics) -> http.server.ThreadingHTTPServer:
     """Start answering /healthz (200 while `healthy()`, else 503) and /metrics on a daemon thread."""
 
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802
-            if self.path.split("?")[0] == "/healthz":
-                ok = healthy()
-                body, code, ctype = (b"ok\n" if ok else b"unhealthy\n"), (200 if ok else 503), "text/plain"
-            elif self.path.split("?")[0] == "/metrics":
-                body, code, ctype = prom.generate_latest(metrics.registry), 200, prom.CONTENT_TYPE_LATEST
-            else:
-                body, code, ctype = b"not found\n", 404, "text/plain"
-            self.send_response(code)
-            self.send_header("Content-Type", ctype)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+    def health() -> tuple[int, bytes, str]:
+        return (200, b"ok\n", "text/plain") if healthy() else (503, b"unhealthy\n", "text/plain")
 
-        def log_message(self, *args: Any) -> None:
-            pass
+    def render() -> tuple[int, bytes, str]:
+        return 200, prom.generate_latest(metrics.registry), prom.CONTENT_TYPE_LATEST
 
-    server = http.server.ThreadingHTTPServer((host, port), Handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, name="health", daemon=True).start()
-    return server
+    return plainhttp.serve(host, port, {"/healthz": health, "/metrics": render}, name="health")
