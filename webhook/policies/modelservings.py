@@ -22,17 +22,8 @@ from ..admission.fields import FieldError, FieldPath, forbidden, invalid, requir
 from ..admission.decision import Verdict, allowed
 from ..admission.review import Request
 from ..kthena import MODELSERVING_GROUP, LABEL_PREFIX as MS_LABEL_PREFIX
-from .common import (
-    as_dict,
-    DNS1035_LABEL,
-    dns1035_label_errors,
-    int_or,
-    int_or_percent_errors,
-    is_int,
-    lookup_modelserving,
-    min_role_replicas,
-    scaled_int_or_percent,
-)
+from .common import (as_dict, DNS1035_LABEL, dns1035_label_errors, int_or, int_or_percent_errors, is_int,
+                     lookup_modelserving, min_role_replicas, scaled_int_or_percent)
 from .context import Context
 from .registry import REGISTRY, CelCheck, Target
 
@@ -63,7 +54,16 @@ class Shape(NamedTuple):
     strategy: dict[str, Any] | None  # spec.rolloutStrategy when it is an object
 
 
+# The eleven ModelServing rules of one review read the same object: shape it once. Identity
+# decides (validating rules never edit the object), and the pair is swapped in one assignment.
+_last_shaped: tuple[Any, Shape | None] = (None, None)
+
+
 def shape(ms: dict[str, Any]) -> Shape:
+    global _last_shaped
+    last, shaped = _last_shaped
+    if last is ms and shaped is not None:
+        return shaped
     spec = ms.get("spec")
     spec = spec if type(spec) is dict else {}
     template = spec.get("template")
@@ -71,7 +71,9 @@ def shape(ms: dict[str, Any]) -> Shape:
     roles = template.get("roles")
     listed = [(i, r) for i, r in enumerate(roles) if type(r) is dict] if type(roles) is list else []
     strategy = spec.get("rolloutStrategy")
-    return Shape(ms, spec, template, listed, strategy if type(strategy) is dict else None)
+    shaped = Shape(ms, spec, template, listed, strategy if type(strategy) is dict else None)
+    _last_shaped = (ms, shaped)
+    return shaped
 
 
 def _name_of(ms: dict[str, Any]) -> str:
