@@ -174,12 +174,10 @@ def connections_per_worker(master: int, port: int) -> list[int]:
 
 
 def process_cpu_seconds(pid: int) -> float:
-    """User+system CPU of one process (Linux /proc); 0 once it is gone."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+    sys.path.insert(0, str(REPO / "tests"))
+    from support.procfs import cpu_seconds
+
+    return cpu_seconds(pid)
 
 
 def machine_probe() -> float:

@@ -1,0 +1,361 @@
+"""Latency a mutating admission webhook adds to Pod creates through a real kube-apiserver.
+
+Needs a real control plane (kube-apiserver 1.28 + etcd + kube-controller-manager on this machine)
+and a kubeconfig with rights to create namespaces, pods and MutatingWebhookConfigurations.
+Nothing in the test suite runs it; without `--url` (as in `./dev bench`) it says what it needs and
+stops. It prints figures; it passes or fails nothing.
+
+Each round, for each webhook under comparison (`--url`, repeatable; `none` means no webhook, so
+the API server's own cost), in turn so that the kinds are interleaved round by round:
+  1. create a namespace carrying a unique label and wait for its `default` ServiceAccount;
+  2. register a MutatingWebhookConfiguration (admissionregistration.k8s.io/v1) calling the URL,
+     for CREATE of pods, whose namespaceSelector matches only that label (failurePolicy Fail,
+     sideEffects None, admissionReviewVersions [v1], timeoutSeconds 10), then wait `--settle`
+     seconds for the API server to load it;
+  3. create `--creates` tiny pods (one `busybox` container, labelled `servinggate.io/gang` so that
+     ServingGate's pod rules are in scope and it patches them) keeping `--concurrency` creates in
+     flight, each over its own keep-alive HTTPS connection, and time each POST;
+  4. read back the first pod's schedulerName (ServingGate sets `volcano`: proof it was in the
+     path), delete the configuration and the namespace, and wait until the namespace is gone.
+Per round: p50/p90/p99/max of the create latency, errors, creates/s, and the established TCP
+connections the API server holds to the webhook's port. With `--gunicorn-master PID` (and the
+rounds whose URL has `--gunicorn-port`), also how those connections are spread over the gunicorn
+master's workers (sampled from /proc while the creates run) and each worker's CPU seconds.
+At the end: each kind's worst round (by p99), and the latency each webhook adds to `none`
+per round index (its round minus the `none` round of the same index) at p50 and p99.
+
+Usage:
+  python benchmarks/apiserver_pods.py --kubeconfig ~/k8s/run/kubeconfig --ca-file /tmp/e2e-certs/ca.crt \
+      --url none --url ours=https://127.0.0.1:8443/mutate --url agnhost=https://127.0.0.1:9443/mutating-pods \
+      --creates 400 --concurrency 50 --rounds 3 [--gunicorn-master PID --gunicorn-port 8443]
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import http.client
+import json
+import os
+import ssl
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+NS_LABEL = "servinggate-bench"
+
+
+# ---- talking to the API server ------------------------------------------------------------------
+
+
+class Api:
+    """Just enough of a Kubernetes client: JSON over HTTPS with the kubeconfig's client certificate."""
+
+    def __init__(self, kubeconfig: str) -> None:
+        cfg = yaml.safe_load(Path(kubeconfig).read_text())
+        ctx_name = cfg.get("current-context") or cfg["contexts"][0]["name"]
+        ctx = next(c["context"] for c in cfg["contexts"] if c["name"] == ctx_name)
+        cluster = next(c["cluster"] for c in cfg["clusters"] if c["name"] == ctx["cluster"])
+        user = next(u["user"] for u in cfg["users"] if u["name"] == ctx["user"])
+        base = Path(kubeconfig).resolve().parent
+        self._tmp = tempfile.TemporaryDirectory(prefix="apiserver-pods-")
+
+        def material(entry: dict, key: str) -> str | None:
+            if entry.get(f"{key}-data"):
+                path = Path(self._tmp.name) / key
+                path.write_bytes(base64.b64decode(entry[f"{key}-data"]))
+                return str(path)
+            return str(base / entry[key]) if entry.get(key) else None
+
+        server = urlsplit(cluster["server"])
+        self.host, self.port = server.hostname, server.port or 443
+        self.ssl = ssl.create_default_context(cafile=material(cluster, "certificate-authority"))
+        cert = material(user, "client-certificate")
+        if cert:
+            self.ssl.load_cert_chain(cert, material(user, "client-key"))
+        self._local = threading.local()
+
+    def connection(self) -> http.client.HTTPSConnection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._local.conn = http.client.HTTPSConnection(self.host, self.port, context=self.ssl, timeout=60)
+        return conn
+
+    def request(self, method: str, path: str, body: dict | None = None) -> tuple[int, dict]:
+        """One request over this thread's keep-alive connection (reopened once if it was closed)."""
+        data = json.dumps(body).encode() if body is not None else None
+        headers = {"Accept": "application/json", "Content-Type": "application/json"}
+        for attempt in (1, 2):
+            conn = self.connection()
+            try:
+                conn.request(method, path, body=data, headers=headers)
+                resp = conn.getresponse()
+                raw = resp.read()
+                break
+            except (http.client.HTTPException, OSError):
+                conn.close()
+                self._local.conn = None
+                if attempt == 2:
+                    raise
+        try:
+            return resp.status, json.loads(raw) if raw else {}
+        except ValueError:
+            return resp.status, {"message": raw[:200].decode(errors="replace")}
+
+
+def expect(status_body: tuple[int, dict], *ok: int) -> dict:
+    status, body = status_body
+    if status not in ok:
+        raise RuntimeError(f"HTTP {status}: {body.get('message', body)}")
+    return body
+
+
+def wait(what: str, timeout: float, probe) -> None:
+    deadline = time.monotonic() + timeout
+    while not probe():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{what} after {timeout:.0f}s")
+        time.sleep(0.2)
+
+
+# ---- one round ----------------------------------------------------------------------------------
+
+
+def webhook_configuration(name: str, url: str, ca_bundle: bytes, ns_label_value: str) -> dict:
+    return {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "MutatingWebhookConfiguration",
+        "metadata": {"name": name},
+        "webhooks": [{
+            "name": "pods.bench.servinggate.io",
+            "clientConfig": {"url": url, "caBundle": base64.b64encode(ca_bundle).decode()},
+            "rules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods"], "scope": "Namespaced"}],
+            "namespaceSelector": {"matchLabels": {NS_LABEL: ns_label_value}},
+            "failurePolicy": "Fail",
+            "sideEffects": "None",
+            "admissionReviewVersions": ["v1"],
+            "timeoutSeconds": 10,
+        }],
+    }
+
+
+def pod(name: str) -> dict:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "labels": {"app": "bench", "servinggate.io/gang": "bench"}},
+        "spec": {"containers": [{"name": "main", "image": "busybox"}]},
+    }
+
+
+def create_pods(api: Api, namespace: str, creates: int, concurrency: int) -> tuple[list[float], list[str], float]:
+    """`creates` pod creates with `concurrency` in flight: (latencies in s, error messages, wall s)."""
+    latencies: list[float] = []
+    errors: list[str] = []
+    lock = threading.Lock()
+    next_index = iter(range(creates))
+    start = threading.Barrier(concurrency + 1)
+
+    def worker() -> None:
+        try:
+            api.connection().connect()  # TCP + TLS handshake before the clock starts
+        except OSError:
+            pass  # the first create reconnects and counts the failure if it persists
+        start.wait()
+        while True:
+            with lock:
+                i = next(next_index, None)
+            if i is None:
+                return
+            t0 = time.perf_counter()
+            try:
+                status, body = api.request("POST", f"/api/v1/namespaces/{namespace}/pods", pod(f"p-{i:05d}"))
+                problem = None if status == 201 else f"HTTP {status}: {body.get('message', '')[:160]}"
+            except Exception as exc:  # noqa: BLE001 - a benchmark counts every kind of failure
+                problem = f"{type(exc).__name__}: {exc}"
+            elapsed = time.perf_counter() - t0
+            with lock:
+                (errors.append(problem) if problem else latencies.append(elapsed))
+
+    threads = [threading.Thread(target=worker, daemon=True) for _ in range(concurrency)]
+    for t in threads:
+        t.start()
+    start.wait()
+    t0 = time.perf_counter()
+    for t in threads:
+        t.join()
+    return latencies, errors, time.perf_counter() - t0
+
+
+# ---- watching the webhook's side from /proc -----------------------------------------------------
+
+
+class Sampler(threading.Thread):
+    """Samples, every 0.1 s until stopped, the connections to `port` and (with a gunicorn master)
+    each worker's share of them."""
+
+    def __init__(self, port: int, master: int | None) -> None:
+        super().__init__(daemon=True)
+        self.port, self.master = port, master
+        self.stop_event = threading.Event()
+        self.totals: list[int] = []
+        self.peers: set[str] = set()  # every connection seen: how many the API server opened
+        self.spreads: list[tuple[int, ...]] = []
+        self.cpu_before = self._cpu()
+
+    def _cpu(self) -> dict[int, float]:
+        if self.master is None:
+            return {}
+        from support.procfs import cpu_seconds, worker_pids
+
+        return {pid: cpu_seconds(pid) for pid in worker_pids(self.master)}
+
+    def run(self) -> None:
+        from support.procfs import connections_per_worker, established
+
+        while True:  # one last sample after the stop: keep-alive connections outlive the round
+            stopping = self.stop_event.is_set()
+            peers = set(established(self.port).values())
+            self.totals.append(len(peers))
+            self.peers |= peers
+            if self.master is not None:
+                counts = connections_per_worker(self.master, self.port)
+                self.spreads.append(tuple(counts[pid] for pid in sorted(counts)))
+            if stopping:
+                return
+            self.stop_event.wait(0.1)
+
+    def finish(self) -> str:
+        self.stop_event.set()
+        self.join()
+        text = (f"conns to :{self.port} max {max(self.totals, default=0)} at once, at the end {self.totals[-1]}, "
+                f"{len(self.peers)} distinct seen")
+        if self.spreads:
+            busiest = max(self.spreads, key=sum)
+            distinct = sorted(set(self.spreads), key=self.spreads.count, reverse=True)
+            after = self._cpu()
+            cpu = [after[p] - self.cpu_before.get(p, 0.0) for p in sorted(after)]
+            text += (f"; per worker at the peak {list(busiest)}, most seen {list(distinct[0])} "
+                     f"({self.spreads.count(distinct[0])}/{len(self.spreads)} samples), "
+                     f"{len(distinct)} distinct spreads; worker CPU s {[round(c, 2) for c in cpu]}")
+        return text
+
+
+# ---- the benchmark ------------------------------------------------------------------------------
+
+
+def percentile(sorted_values: list[float], q: float) -> float:
+    """Nearest-rank percentile of an ascending list."""
+    if not sorted_values:
+        return float("nan")
+    k = max(0, min(len(sorted_values) - 1, int(-(-q * len(sorted_values) // 100)) - 1))
+    return sorted_values[k]
+
+
+def run_round(api: Api, args, run_id: str, k: int, label: str, url: str | None, ca_bundle: bytes) -> dict:
+    namespace = f"sg-bench-{run_id}-{label}-{k}"
+    config_name = f"sg-bench-{run_id}"
+    expect(api.request("POST", "/api/v1/namespaces", {
+        "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace, "labels": {NS_LABEL: namespace}}}), 201)
+    wait(f"ServiceAccount {namespace}/default", 60,
+         lambda: api.request("GET", f"/api/v1/namespaces/{namespace}/serviceaccounts/default")[0] == 200)
+    if url:
+        expect(api.request("POST", "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations",
+                           webhook_configuration(config_name, url, ca_bundle, namespace)), 201)
+    time.sleep(args.settle)
+
+    sampler = None
+    if url:
+        port = urlsplit(url).port or 443
+        master = args.gunicorn_master if port == args.gunicorn_port else None
+        sampler = Sampler(port, master)
+        sampler.start()
+    try:
+        latencies, errors, wall = create_pods(api, namespace, args.creates, args.concurrency)
+    finally:
+        watched = sampler.finish() if sampler else ""
+        status, first = api.request("GET", f"/api/v1/namespaces/{namespace}/pods/p-00000")
+        scheduler = (first.get("spec") or {}).get("schedulerName") if status == 200 else f"(HTTP {status})"
+        if url:
+            expect(api.request("DELETE", f"/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/{config_name}"), 200)
+        expect(api.request("DELETE", f"/api/v1/namespaces/{namespace}"), 200, 202)
+        wait(f"namespace {namespace} deleted", 300, lambda: api.request("GET", f"/api/v1/namespaces/{namespace}")[0] == 404)
+
+    ms = sorted(v * 1000 for v in latencies)
+    return {"label": label, "round": k, "ok": len(ms), "errors": errors, "wall": wall, "scheduler": scheduler,
+            "watched": watched, **{f"p{q}": percentile(ms, q) for q in (50, 90, 99)}, "max": ms[-1] if ms else float("nan")}
+
+
+def show(r: dict) -> str:
+    return (f"{r['label']:>10} round {r['round']}: p50 {r['p50']:7.1f}  p90 {r['p90']:7.1f}  p99 {r['p99']:7.1f}  "
+            f"max {r['max']:7.1f} ms  ok {r['ok']}  errors {len(r['errors'])}  {r['ok'] / r['wall']:6.1f} creates/s  "
+            f"schedulerName {r['scheduler']}")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    p.add_argument("--kubeconfig", default=os.environ.get("KUBECONFIG", str(Path.home() / ".kube/config")))
+    p.add_argument("--url", action="append",
+                   help="[NAME=]URL of the webhook, or `none` for no webhook; repeat to interleave several")
+    p.add_argument("--ca-file", help="CA of the webhooks' serving certificates (the caBundle)")
+    p.add_argument("--creates", type=int, default=400)
+    p.add_argument("--concurrency", type=int, default=50)
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--settle", type=float, default=2.0, help="seconds between registering the webhook and creating")
+    p.add_argument("--gunicorn-master", type=int, help="pid of the gunicorn master, to count connections per worker")
+    p.add_argument("--gunicorn-port", type=int, default=8443, help="the gunicorn server's port")
+    args = p.parse_args()
+    if not args.url:
+        print("skipped: needs a real control plane and the webhooks to compare, given as --url "
+              "(see the Usage in this script's docstring)")
+        return
+
+    sys.path.insert(0, str(REPO / "tests"))  # support.procfs
+    targets: list[tuple[str, str | None]] = []
+    for spec in args.url:
+        name, sep, url = spec.partition("=")
+        if not sep:
+            name, url = ("none", "") if spec == "none" else (urlsplit(spec).path.strip("/") or "webhook", spec)
+        targets.append((name, url or None))
+    if any(url for _, url in targets) and not args.ca_file:
+        p.error("--ca-file is needed with a webhook URL")
+    ca_bundle = Path(args.ca_file).read_bytes() if args.ca_file else b""
+
+    api = Api(args.kubeconfig)
+    run_id = uuid.uuid4().hex[:6]
+    print(f"{args.creates} pod creates, {args.concurrency} in flight, {args.rounds} rounds; kinds {[n for n, _ in targets]}")
+    results: list[dict] = []
+    for k in range(1, args.rounds + 1):
+        for label, url in targets:
+            r = run_round(api, args, run_id, k, label, url, ca_bundle)
+            results.append(r)
+            print(show(r), flush=True)
+            if r["watched"]:
+                print(f"{'':>10}          {r['watched']}", flush=True)
+            for msg in sorted(set(r["errors"]))[:5]:
+                print(f"{'':>10}          error x{r['errors'].count(msg)}: {msg}", flush=True)
+
+    print("\nworst round (by p99) of each:")
+    for label, _ in targets:
+        print(show(max((r for r in results if r["label"] == label), key=lambda r: r["p99"])))
+    base = {r["round"]: r for r in results if r["label"] == "none"}
+    if base:
+        print("\nadded to `none`, round by round (ms):")
+        for label, _ in targets:
+            if label == "none":
+                continue
+            rows = [r for r in results if r["label"] == label and r["round"] in base]
+            for q in ("p50", "p99", "max"):
+                diffs = [r[q] - base[r["round"]][q] for r in rows]
+                print(f"{label:>10} {q}: {'  '.join(f'{d:+7.1f}' for d in diffs)}   (range {min(diffs):+.1f} .. {max(diffs):+.1f})")
+
+
+if __name__ == "__main__":
+    main()
