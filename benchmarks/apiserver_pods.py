@@ -39,16 +39,16 @@ import json
 import os
 import ssl
 import sys
-import tempfile
 import threading
 import time
 import uuid
 from pathlib import Path
 from urllib.parse import urlsplit
 
-import yaml
-
 REPO = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(REPO), str(REPO / "tests")]  # webhook.kube, and support.procfs for /proc
+
+from support.procfs import connections_per_worker, cpu_seconds, established, worker_pids  # noqa: E402
 NS_LABEL = "servinggate-bench"
 
 
@@ -56,30 +56,22 @@ NS_LABEL = "servinggate-bench"
 
 
 class Api:
-    """Just enough of a Kubernetes client: JSON over HTTPS with the kubeconfig's client certificate."""
+    """Just enough of a Kubernetes client to keep 50 creates in flight: JSON over keep-alive HTTPS,
+    one connection per thread. Where to connect and with which credentials comes from the
+    project's one client bootstrap (webhook/kube), as `serve` and `reconcile` read it."""
 
     def __init__(self, kubeconfig: str) -> None:
-        cfg = yaml.safe_load(Path(kubeconfig).read_text())
-        ctx_name = cfg.get("current-context") or cfg["contexts"][0]["name"]
-        ctx = next(c["context"] for c in cfg["contexts"] if c["name"] == ctx_name)
-        cluster = next(c["cluster"] for c in cfg["clusters"] if c["name"] == ctx["cluster"])
-        user = next(u["user"] for u in cfg["users"] if u["name"] == ctx["user"])
-        base = Path(kubeconfig).resolve().parent
-        self._tmp = tempfile.TemporaryDirectory(prefix="apiserver-pods-")
+        from webhook.kube import load_api_client
 
-        def material(entry: dict, key: str) -> str | None:
-            if entry.get(f"{key}-data"):
-                path = Path(self._tmp.name) / key
-                path.write_bytes(base64.b64decode(entry[f"{key}-data"]))
-                return str(path)
-            return str(base / entry[key]) if entry.get(key) else None
-
-        server = urlsplit(cluster["server"])
+        conf = load_api_client(kubeconfig).configuration
+        server = urlsplit(conf.host)
         self.host, self.port = server.hostname, server.port or 443
-        self.ssl = ssl.create_default_context(cafile=material(cluster, "certificate-authority"))
-        cert = material(user, "client-certificate")
-        if cert:
-            self.ssl.load_cert_chain(cert, material(user, "client-key"))
+        self.ssl = ssl.create_default_context(cafile=conf.ssl_ca_cert)
+        if conf.cert_file:
+            self.ssl.load_cert_chain(conf.cert_file, conf.key_file)
+        self.headers = {"Accept": "application/json", "Content-Type": "application/json"}
+        if conf.api_key.get("authorization"):  # a bearer token ("Bearer ...") instead of a certificate
+            self.headers["Authorization"] = conf.api_key["authorization"]
         self._local = threading.local()
 
     def connection(self) -> http.client.HTTPSConnection:
@@ -91,11 +83,10 @@ class Api:
     def request(self, method: str, path: str, body: dict | None = None) -> tuple[int, dict]:
         """One request over this thread's keep-alive connection (reopened once if it was closed)."""
         data = json.dumps(body).encode() if body is not None else None
-        headers = {"Accept": "application/json", "Content-Type": "application/json"}
         for attempt in (1, 2):
             conn = self.connection()
             try:
-                conn.request(method, path, body=data, headers=headers)
+                conn.request(method, path, body=data, headers=self.headers)
                 resp = conn.getresponse()
                 raw = resp.read()
                 break
@@ -213,13 +204,9 @@ class Sampler(threading.Thread):
     def _cpu(self) -> dict[int, float]:
         if self.master is None:
             return {}
-        from support.procfs import cpu_seconds, worker_pids
-
         return {pid: cpu_seconds(pid) for pid in worker_pids(self.master)}
 
     def run(self) -> None:
-        from support.procfs import connections_per_worker, established
-
         while True:  # one last sample after the stop: keep-alive connections outlive the round
             stopping = self.stop_event.is_set()
             peers = set(established(self.port).values())
@@ -317,7 +304,6 @@ def main() -> None:
               "(see the Usage in this script's docstring)")
         return
 
-    sys.path.insert(0, str(REPO / "tests"))  # support.procfs
     targets: list[tuple[str, str | None]] = []
     for spec in args.url:
         name, sep, url = spec.partition("=")

@@ -41,6 +41,10 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests"))  # support.procfs: the server's workers and connections from /proc
+
+from support.procfs import connections_per_worker as held_per_worker, cpu_seconds, worker_pids  # noqa: E402
+
 POD = REPO / "tests/fixtures/admission/pods-create-kthena-entry-missing-scheduler-annotations-roleid-mutating.json"
 
 
@@ -167,17 +171,7 @@ def wrk_paced(url: str, lua: str, seconds: int, rate: float, connections: int, t
 
 def connections_per_worker(master: int, port: int) -> list[int]:
     """Established connections to `port` held by each worker of a gunicorn master, most first."""
-    sys.path.insert(0, str(REPO / "tests"))
-    from support.procfs import connections_per_worker as per_worker
-
-    return sorted(per_worker(master, port).values(), reverse=True)
-
-
-def process_cpu_seconds(pid: int) -> float:
-    sys.path.insert(0, str(REPO / "tests"))
-    from support.procfs import cpu_seconds
-
-    return cpu_seconds(pid)
+    return sorted(held_per_worker(master, port).values(), reverse=True)
 
 
 def machine_probe() -> float:
@@ -194,11 +188,8 @@ def machine_probe() -> float:
 def wrk_with_spread(url: str, lua: str, seconds: int, connections: int, master: int, port: int) -> dict:
     """One wrk run; halfway through it, how its connections sit on the workers; over the whole run,
     how the server's CPU split between the workers (a worker with no connections does no work)."""
-    sys.path.insert(0, str(REPO / "tests"))
-    from support.procfs import worker_pids
-
     workers = worker_pids(master)
-    before = {pid: process_cpu_seconds(pid) for pid in workers}
+    before = {pid: cpu_seconds(pid) for pid in workers}
     with tempfile.TemporaryFile("w+") as out:
         started = time.monotonic()
         proc = subprocess.Popen(["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "-s", lua, url], stdout=out, text=True)
@@ -208,7 +199,7 @@ def wrk_with_spread(url: str, lua: str, seconds: int, connections: int, master: 
         elapsed = time.monotonic() - started
         out.seek(0)
         text = out.read()
-    used = [process_cpu_seconds(pid) - before[pid] for pid in workers]
+    used = [cpu_seconds(pid) - before[pid] for pid in workers]
     m = re.search(r"RESULT (\d+) (\d+) ([\d.]+) ([\d.]+) (\d+)", text)
     if not m:
         raise RuntimeError(text)
@@ -231,10 +222,10 @@ def start_go_baseline(certs: Path, tmp: Path) -> tuple[subprocess.Popen, int] | 
 
 
 def wrk_go(url: str, lua: str, seconds: int, connections: int, pid: int) -> dict:
-    before = process_cpu_seconds(pid)
+    before = cpu_seconds(pid)
     started = time.monotonic()
     result = wrk(url, lua, seconds, connections)
-    return {**result, "cores": (process_cpu_seconds(pid) - before) / (time.monotonic() - started)}
+    return {**result, "cores": (cpu_seconds(pid) - before) / (time.monotonic() - started)}
 
 
 def placement(args: argparse.Namespace, certs: Path, lua: Path) -> None:
@@ -301,12 +292,11 @@ def placement(args: argparse.Namespace, certs: Path, lua: Path) -> None:
 def server_cpu_seconds(pid: int) -> float:
     """User+system CPU of a gunicorn master and its workers. Steadier than wall-clock throughput
     when the VM's neighbours are busy, though not immune: the same work costs more CPU then too."""
-    pids = [pid]
     try:
-        pids += [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+        workers = worker_pids(pid)
     except OSError:
-        pass
-    return sum(process_cpu_seconds(p) for p in pids)
+        workers = []
+    return sum(cpu_seconds(p) for p in [pid, *workers])
 
 
 def start_server(kind: str, tls: bool, certs: Path, args: argparse.Namespace, *extra: str) -> tuple[subprocess.Popen, int]:

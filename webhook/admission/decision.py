@@ -100,10 +100,9 @@ class Decision:
     def add(self, rule: str, verdict: Verdict, action: str = "deny") -> None:
         """Record a validating rule's verdict under its enforcement action: `deny` denies,
         `warn` turns each finding into a warning naming the rule, `audit` records it only."""
-        if not verdict.errors and not verdict.warnings and verdict.refusal is None:
-            self.verdicts.append(RuleVerdict(rule, action, True))  # the common case: nothing found
-            return
         self.verdicts.append(RuleVerdict(rule, action, verdict.allowed))
+        if not verdict.errors and not verdict.warnings and verdict.refusal is None:
+            return  # the common case, nothing found: no lists to build
         self.warnings += [RuleNote(rule, w) for w in verdict.warnings]
         if action == "deny":
             self.errors += [RuleError(rule, e) for e in verdict.errors]
