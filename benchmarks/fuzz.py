@@ -20,7 +20,6 @@ import http.client
 import json
 import os
 import random
-import socket
 import ssl
 import subprocess
 import sys
@@ -30,6 +29,11 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests"))
+
+from support import free_port  # noqa: E402
+from support.procfs import status_kib, worker_pids  # noqa: E402
+
 ADMISSION = REPO / "tests" / "fixtures" / "admission"
 FINDINGS = REPO / "tests" / "fixtures" / "fuzz-findings"
 
@@ -97,27 +101,12 @@ def encode(doc: object) -> bytes:
 # ---- the server ------------------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def children(pid: int) -> list[int]:
-    out: list[int] = []
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        text = (task / "children").read_text().split()
-        out += [int(t) for t in text]
-    return out
-
-
 def rss_kib(pids: list[int]) -> int:
+    """The processes' resident memory together; a process that has gone counts 0."""
     total = 0
     for pid in pids:
         try:
-            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    total += int(line.split()[1])
+            total += status_kib(pid, "VmRSS")
         except FileNotFoundError:
             pass
     return total
@@ -160,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
 
     counts = {"sent": 0, "http_5xx": 0, "review_500": 0, "transport_errors": 0}
     lock = threading.Lock()
-    seen_workers: set[int] = set(children(server.pid))
+    seen_workers: set[int] = set(worker_pids(server.pid))
     rss_warm: list[int] = []
     started = time.monotonic()
 
@@ -197,9 +186,9 @@ def main(argv: list[str] | None = None) -> int:
                 counts["http_5xx"] += bad_status
                 counts["review_500"] += review_500
                 if counts["sent"] == args.warmup:
-                    rss_warm.append(rss_kib(children(server.pid)))
+                    rss_warm.append(rss_kib(worker_pids(server.pid)))
                 if counts["sent"] % 5000 == 0:
-                    seen_workers.update(children(server.pid))
+                    seen_workers.update(worker_pids(server.pid))
         conn.close()
 
     per_thread = args.requests // args.threads
@@ -209,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
     for t in threads:
         t.join()
     elapsed = time.monotonic() - started
-    final_workers = children(server.pid)
+    final_workers = worker_pids(server.pid)
     rss_end = rss_kib(final_workers)
     seen_workers.update(final_workers)
     server.terminate()

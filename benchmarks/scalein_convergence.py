@@ -33,7 +33,6 @@ import os
 import random
 import re
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -47,6 +46,8 @@ REPO = HERE.parent
 sys.path[:0] = [str(REPO), str(REPO / "tests"), str(HERE)]
 
 from fakes.apiserver import FakeAPI  # noqa: E402
+from support import free_port  # noqa: E402
+from support.procfs import status_kib  # noqa: E402
 from scalein import NPU, make_snapshot  # noqa: E402  (benchmarks/scalein.py: the same synthetic cluster)
 from webhook.scalein import planning  # noqa: E402
 from webhook.scalein.settings import COST_KEY, ScoringSettings  # noqa: E402
@@ -94,19 +95,6 @@ def fake_server(conn: Any, snapshot: dict, latency: float, kubeconfig: str) -> N
 
 
 # ---- one reconciler against one fresh cluster ------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def peak_rss_mib(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
 
 
 def scrape(port: int) -> str:
@@ -193,7 +181,7 @@ def run_variant(label: str, src: Path, snapshot: dict, placements: list[tuple[st
                     if int(now - started) % 30 == 0:
                         print(f"  {label}: {now - started:.0f} s, {matched} of {len(expected)} pods hold their final cost", flush=True)
                 time.sleep(0.01)
-            rss = peak_rss_mib(rec.pid)
+            rss = status_kib(rec.pid, "VmHWM") / 1024 or float("nan")
             metrics = scrape(port)
         finally:
             rec.send_signal(signal.SIGTERM)

@@ -43,6 +43,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))  # support.procfs: the server's workers and connections from /proc
 
+from support import free_port  # noqa: E402
 from support.procfs import connections_per_worker as held_per_worker, cpu_seconds, worker_pids  # noqa: E402
 
 POD = REPO / "tests/fixtures/admission/pods-create-kthena-entry-missing-scheduler-annotations-roleid-mutating.json"
@@ -107,12 +108,6 @@ def run_server(kind: str, tls: bool, port: int, certs: str, workers: int, gunico
 
 
 # ---- driver -------------------------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def wait_port(port: int, timeout: float = 20) -> None:

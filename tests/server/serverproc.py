@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from support import REPO, free_port  # tests/ is on sys.path via the root conftest
-from support.procfs import connections_per_worker, worker_pids
+from support.procfs import connections_per_worker, established, socket_inodes, worker_pids
 
 
 class Server:
@@ -69,20 +69,8 @@ class Server:
 
     def worker_of(self, client_port: int) -> int | None:
         """The worker process that holds the server end of the client's connection from `client_port`."""
-        inodes = set()
-        for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-            for row in Path(table).read_text().splitlines()[1:]:
-                fields = row.split()
-                if int(fields[1].rsplit(":", 1)[1], 16) == self.port and int(fields[2].rsplit(":", 1)[1], 16) == client_port:
-                    inodes.add(fields[9])
-        for pid in self.worker_pids():
-            for fd in Path(f"/proc/{pid}/fd").iterdir():
-                try:
-                    if os.readlink(fd)[8:-1] in inodes:
-                        return pid
-                except OSError:
-                    continue
-        return None
+        inodes = {inode for inode, peer in established(self.port).items() if int(peer.rsplit(":", 1)[1], 16) == client_port}
+        return next((pid for pid in self.worker_pids() if socket_inodes(pid) & inodes), None)
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""

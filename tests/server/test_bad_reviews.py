@@ -6,7 +6,6 @@ from __future__ import annotations
 import copy
 import json
 import logging
-import re
 
 import orjson
 import pytest

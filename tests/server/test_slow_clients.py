@@ -12,11 +12,10 @@ import time
 import pytest
 import yaml
 
-from pathlib import Path
-
 from serverproc import Server  # noqa: E402  (tests/server is on sys.path via conftest)
 
 from support import REPO, admission_fixture_paths  # noqa: E402
+from support.procfs import status_kib  # noqa: E402
 
 FUZZ = REPO / "tests/fixtures/fuzz-findings"
 REVIEW = admission_fixture_paths()[0].read_bytes()
@@ -295,13 +294,6 @@ def test_a_worker_two_connections_ahead_closes_one_after_announcing_it_and_the_c
         srv.stop()
 
 
-def _rss_kib(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    return 0
-
-
 def test_many_unfinished_large_bodies_do_not_grow_a_worker_past_its_read_budget(tmp_path):
     """24 clients each send 1.9 MiB of a 2 MiB body and pause: 45 MiB offered to one worker whose
     budget for unfinished requests is 4 x 2 MiB. The worker stops reading (the rest waits in the
@@ -313,7 +305,7 @@ def test_many_unfinished_large_bodies_do_not_grow_a_worker_past_its_read_budget(
         with tls(srv) as warm:  # the app loaded, one request served: the baseline
             warm.sendall(request("/healthz", method="GET"))
             assert read_answer(warm)[0] == 200
-        before = _rss_kib(pid)
+        before = status_kib(pid, "VmRSS")
         size, sent = 2 * 1024 * 1024, 1900 * 1024
         clients = [tls(srv, timeout=60) for _ in range(24)]
         head = (f"POST /validate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
@@ -331,7 +323,7 @@ def test_many_unfinished_large_bodies_do_not_grow_a_worker_past_its_read_budget(
             left[c] = size - done
             c.settimeout(60)
         time.sleep(1)
-        grown_mib = (_rss_kib(pid) - before) / 1024
+        grown_mib = (status_kib(pid, "VmRSS") - before) / 1024
         assert grown_mib < 30, f"the worker grew {grown_mib:.0f} MiB holding unfinished bodies"
         # finish every body (a 400 each: blanks are not a review); parked clients are read again
         threads = [threading.Thread(target=c.sendall, args=(b" " * left[c],)) for c in clients]

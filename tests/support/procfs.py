@@ -1,6 +1,5 @@
-"""Reading a running gunicorn server from Linux /proc: its workers and the connections each holds.
-Shared by the server tests (tests/server/serverproc.py), benchmarks/serve.py and
-benchmarks/apiserver_pods.py."""
+"""Reading running processes from Linux /proc: a gunicorn server's workers, the connections each
+holds, CPU and memory. Shared by the server tests and the benchmarks."""
 
 from __future__ import annotations
 
@@ -9,7 +8,21 @@ from pathlib import Path
 
 
 def worker_pids(master: int) -> list[int]:
-    return [int(p) for p in Path(f"/proc/{master}/task/{master}/children").read_text().split()]
+    """The child processes of `master`, whichever of its threads forked them."""
+    return [int(p) for task in Path(f"/proc/{master}/task").iterdir() for p in (task / "children").read_text().split()]
+
+
+def socket_inodes(pid: int) -> set[str]:
+    """The inodes of the sockets process `pid` holds open."""
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[8:-1])
+    return inodes
 
 
 def established(port: int) -> dict[str, str]:
@@ -26,18 +39,8 @@ def established(port: int) -> dict[str, str]:
 
 def connections_per_worker(master: int, port: int) -> dict[int, int]:
     """Established TCP connections to `port` held by each worker process of `master`."""
-    inodes = established(port)
-    counts = {}
-    for pid in worker_pids(master):
-        held = 0
-        for fd in Path(f"/proc/{pid}/fd").iterdir():
-            try:
-                target = os.readlink(fd)
-            except OSError:
-                continue
-            held += target.startswith("socket:[") and target[8:-1] in inodes
-        counts[pid] = held
-    return counts
+    inodes = established(port).keys()
+    return {pid: len(socket_inodes(pid) & inodes) for pid in worker_pids(master)}
 
 
 def cpu_seconds(pid: int) -> float:
@@ -47,3 +50,12 @@ def cpu_seconds(pid: int) -> float:
     except OSError:
         return 0.0
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+
+
+def status_kib(pid: int, field: str) -> int:
+    """A memory figure of process `pid` in KiB from /proc/PID/status (`VmRSS` now, `VmHWM` its
+    peak); 0 when the process has none (a zombie). OSError once the process is gone."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    return 0
