@@ -11,7 +11,8 @@ import pytest
 
 from webhook.admission import FieldPath, ReviewError, allowed, denied, forbidden, invalid, not_supported, parse_review, refused, required
 from webhook.admission.decision import Decision, Verdict
-from webhook.admission.responses import make_patch, review_response
+from webhook.admission.patching import make_patch
+from webhook.admission.responses import review_response
 
 from support import admission_fixture_paths, admission_path
 

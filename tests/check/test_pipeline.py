@@ -14,7 +14,7 @@ import yaml
 
 from support import REPO
 from webhook.check import celrules, run
-from webhook.check.apierrors import go_float, go_value
+from webhook.admission.gofmt import go_float, go_value
 from webhook.check.loading import load, resolve_plain
 from webhook.config import PolicySettings
 

@@ -1,9 +1,9 @@
 """What rules and the engine return: typed verdicts and decisions, never wire JSON.
 
 A rule returns a `Verdict` (field errors, warnings, a refusal). The engine collects the verdicts
-of every rule that ran into a `Decision`, each finding tagged with the rule that made it; one
-function at the edge (`responses.review_response`) turns a Decision into the AdmissionReview
-response, for the server and for `check` alike.
+of every rule that ran into a `Decision`, each finding tagged with the rule that made it;
+`outcome.status_of` says what failure it answers with (for the server and `check` alike) and
+`responses.review_response` writes the AdmissionReview response.
 """
 
 from __future__ import annotations
@@ -89,7 +89,6 @@ class Decision:
     errors: list[RuleError] = field(default_factory=list)
     warnings: list[RuleNote] = field(default_factory=list)
     refusal: RuleNote | None = None
-    original: dict[str, Any] | None = None  # mutate: the object as sent
     edited: dict[str, Any] | None = None  # mutate: the object as the mutators left it
     patch: list[dict[str, Any]] = field(default_factory=list)  # mutate: RFC 6902, original -> edited
     crash: RuleNote | None = None

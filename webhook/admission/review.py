@@ -10,7 +10,7 @@ server shows the user why.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import orjson
 
@@ -24,8 +24,6 @@ MAX_NESTING = 100
 MAX_UID_LENGTH = 128
 _TOO_DEEP = b"\n" + b" " * (2 * MAX_NESTING)
 OPERATIONS = ("CREATE", "UPDATE", "DELETE", "CONNECT")
-
-Operation = Literal["CREATE", "UPDATE", "DELETE", "CONNECT"]
 
 
 class ReviewError(Exception):

@@ -20,8 +20,7 @@ from typing import Any
 
 import orjson
 
-from .apierrors import ApiError
-from .structural import render
+from ..admission.fields import BUILTIN, SCHEMA, FieldError, FieldPath, forbidden, invalid, required
 
 _LEGACY_GROUPS = frozenset({"", "apps", "autoscaling", "batch", "policy", "extensions"})
 _GO_JSON_TYPES = {dict: "object", list: "array", str: "string", bool: "bool", int: "number", float: "number"}
@@ -82,9 +81,9 @@ class Builtins:
 
 @dataclass(slots=True)
 class Decoded:
-    unknown: list[str] = field(default_factory=list)
+    unknown: list[FieldPath] = field(default_factory=list)
     type_error: str | None = None
-    required: list[ApiError] = field(default_factory=list)
+    required: list[FieldError] = field(default_factory=list)
 
 
 class _Decoder:
@@ -146,14 +145,14 @@ class _Decoder:
             for req in resolved.get("required") or []:
                 if req not in value:
                     child = parts + (req,)
-                    self.out.required.append(ApiError("FieldValueRequired", render(child), child))
+                    self.out.required.append(required(FieldPath(child), origin=SCHEMA))
             for key, child_value in value.items():
                 if key in props:
                     self.walk(child_value, props[key], parts + (key,), inner)
                 elif isinstance(additional, dict):
                     self.walk(child_value, additional, parts + (key,), struct)
                 elif additional is False or props:
-                    self.out.unknown.append(render(parts + (key,)))
+                    self.out.unknown.append(FieldPath(parts + (key,)))
         elif kind == "array" and isinstance(resolved.get("items"), dict):
             for i, item in enumerate(value):
                 self.walk(item, resolved["items"], parts + (i,), struct)
@@ -193,7 +192,7 @@ def decode(builtins: Builtins, obj: dict[str, Any], group: str, version: str, ki
         return None
     decoder = _Decoder(builtins.definitions())
     decoder.walk(obj, schema, (), kind)
-    decoder.out.unknown.sort()
+    decoder.out.unknown.sort(key=str)
     return decoder.out
 
 
@@ -207,18 +206,19 @@ DNS_SUBDOMAIN_TEXT = (
 )
 
 
-def validate_name(obj: dict[str, Any]) -> list[ApiError]:
+def validate_name(obj: dict[str, Any]) -> list[FieldError]:
     """ValidateObjectMeta's name check (NameIsDNSSubdomain), for custom resources and the built-in
     kinds we check alike."""
     meta = obj.get("metadata") or {}
     name = meta.get("name")
     if not isinstance(name, str) or not name:
         return []
-    errs = []
+    errs: list[FieldError] = []
+    where = FieldPath.of("metadata", "name")
     if len(name) > 253:
-        errs.append(ApiError("FieldValueInvalid", "metadata.name", ("metadata", "name"), "must be no more than 253 characters", name))
+        errs.append(invalid(where, name, "must be no more than 253 characters", origin=BUILTIN))
     if not _DNS_SUBDOMAIN.fullmatch(name):
-        errs.append(ApiError("FieldValueInvalid", "metadata.name", ("metadata", "name"), DNS_SUBDOMAIN_TEXT, name))
+        errs.append(invalid(where, name, DNS_SUBDOMAIN_TEXT, origin=BUILTIN))
     return errs
 
 
@@ -226,41 +226,41 @@ def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def validate_hpa(obj: dict[str, Any]) -> list[ApiError]:
+def validate_hpa(obj: dict[str, Any]) -> list[FieldError]:
     """validateHorizontalPodAutoscalerSpec: bounds, then the target reference."""
     spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
     assert isinstance(spec, dict)
-    errs: list[ApiError] = []
+    errs: list[FieldError] = []
     low, high = _int(spec.get("minReplicas")), _int(spec.get("maxReplicas")) or 0
     if low is not None and low < 1:
-        errs.append(ApiError("FieldValueInvalid", "spec.minReplicas", ("spec", "minReplicas"), "must be greater than or equal to 1", low))
+        errs.append(invalid(FieldPath.of("spec", "minReplicas"), low, "must be greater than or equal to 1", origin=BUILTIN))
     if high < 1:
-        errs.append(ApiError("FieldValueInvalid", "spec.maxReplicas", ("spec", "maxReplicas"), "must be greater than 0", high))
+        errs.append(invalid(FieldPath.of("spec", "maxReplicas"), high, "must be greater than 0", origin=BUILTIN))
     if low is not None and high < low:
-        errs.append(ApiError("FieldValueInvalid", "spec.maxReplicas", ("spec", "maxReplicas"), "must be greater than or equal to `minReplicas`", high))
+        errs.append(invalid(FieldPath.of("spec", "maxReplicas"), high, "must be greater than or equal to `minReplicas`", origin=BUILTIN))
     ref = spec.get("scaleTargetRef") if isinstance(spec.get("scaleTargetRef"), dict) else {}
     assert isinstance(ref, dict)
-    ref_errs: list[ApiError] = []
+    ref_errs: list[FieldError] = []
     for key in ("kind", "name"):
-        where = ("spec", "scaleTargetRef", key)
+        at = FieldPath.of("spec", "scaleTargetRef", key)
         value = ref.get(key)
         if not value:
-            ref_errs.append(ApiError("FieldValueRequired", f"spec.scaleTargetRef.{key}", where))
+            ref_errs.append(required(at, origin=BUILTIN))
         elif isinstance(value, str):  # IsValidPathSegmentName
             problems = [f"may not be '{value}'"] if value in (".", "..") else [f"may not contain '{c}'" for c in ("/", "%") if c in value]
-            ref_errs += [ApiError("FieldValueInvalid", f"spec.scaleTargetRef.{key}", where, text, value) for text in problems]
+            ref_errs += [invalid(at, value, text, origin=BUILTIN) for text in problems]
     if ref_errs:
         return errs + ref_errs
     # validateMetrics (v2 shape; a v1 object has no metrics): scale to zero needs an Object or External metric.
     metrics = spec.get("metrics") if isinstance(spec.get("metrics"), list) else []
     assert isinstance(metrics, list)
     if low == 0 and not any(isinstance(m, dict) and m.get("type") in ("Object", "External") for m in metrics):
-        errs.append(ApiError("FieldValueForbidden", "spec.metrics", ("spec", "metrics"),
-                             "must specify at least one Object or External metric to support scaling to zero replicas"))
+        errs.append(forbidden(FieldPath.of("spec", "metrics"),
+                              "must specify at least one Object or External metric to support scaling to zero replicas", origin=BUILTIN))
     return errs
 
 
-def validate_pod(obj: dict[str, Any]) -> list[ApiError]:
+def validate_pod(obj: dict[str, Any]) -> list[FieldError]:
     """ValidatePodSpec's emptiness checks the schema cannot express: `containers: []` and a
     container with an empty name are `Required value` (a missing one is the schema's `required`)."""
     spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
@@ -268,23 +268,23 @@ def validate_pod(obj: dict[str, Any]) -> list[ApiError]:
     containers = spec.get("containers")
     # Go decodes null as the zero value: a null list is empty, a null container has no name or image.
     if (containers is None and ("containers" in spec or obj.get("spec") is None)) or (isinstance(containers, list) and not containers):
-        return [ApiError("FieldValueRequired", "spec.containers", ("spec", "containers"))]
-    errs = []
+        return [required(FieldPath.of("spec", "containers"), origin=BUILTIN)]
+    errs: list[FieldError] = []
     for i, c in enumerate(containers if isinstance(containers, list) else []):
         c = {} if c is None else c
         if not isinstance(c, dict):
             continue
-        where = ("spec", "containers", i)
+        where = FieldPath.of("spec", "containers").index(i)
         name = c.get("name")
         if not name:
-            errs.append(ApiError("FieldValueRequired", f"spec.containers[{i}].name", where + ("name",)))
+            errs.append(required(where.child("name"), origin=BUILTIN))
         elif isinstance(name, str) and name:
             if len(name) > 63:
-                errs.append(ApiError("FieldValueInvalid", f"spec.containers[{i}].name", where + ("name",), "must be no more than 63 characters", name))
+                errs.append(invalid(where.child("name"), name, "must be no more than 63 characters", origin=BUILTIN))
             if not _DNS_LABEL.fullmatch(name):
-                errs.append(ApiError("FieldValueInvalid", f"spec.containers[{i}].name", where + ("name",), DNS_LABEL_TEXT, name))
+                errs.append(invalid(where.child("name"), name, DNS_LABEL_TEXT, origin=BUILTIN))
         if not c.get("image"):
-            errs.append(ApiError("FieldValueRequired", f"spec.containers[{i}].image", where + ("image",)))
+            errs.append(required(where.child("image"), origin=BUILTIN))
     return errs
 
 
@@ -295,7 +295,7 @@ DNS_LABEL_TEXT = (
 )
 
 
-HPA_SCHEMA_REQUIRED_REPLACED = ("spec.maxReplicas", "spec.scaleTargetRef")  # validate_hpa words these itself
+HPA_SCHEMA_REQUIRED_REPLACED = (("spec", "maxReplicas"), ("spec", "scaleTargetRef"))  # validate_hpa words these itself
 
 
 def default_hpa(obj: dict[str, Any]) -> None:

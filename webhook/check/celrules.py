@@ -22,15 +22,18 @@ import sys
 from functools import lru_cache
 from typing import Any
 
-from .apierrors import RULE_REASONS, ApiError
-from .structural import RuleSite, render_field
+from ..admission.fields import CEL, ErrorKind, FieldError, FieldPath, Key, invalid
+from .structural import RuleSite, field_path
 
 BLOCKING = frozenset({"FieldValueRequired", "FieldValueTooLong", "FieldValueTooMany", "FieldValueTypeInvalid"})
-SKIPPED = ApiError(
-    "FieldValueInvalid", "", (),
+SKIPPED = invalid(
+    FieldPath(), None,
     "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation",
-    None,
+    origin=CEL,
 )
+
+# x-kubernetes-validations `reason` -> error type (CRDValidationRules, 1.28); anything else is Invalid.
+RULE_REASONS = frozenset({"FieldValueInvalid", "FieldValueForbidden", "FieldValueRequired", "FieldValueDuplicate"})
 
 
 def _load_cel() -> Any:
@@ -135,19 +138,43 @@ def _error_text(rule: dict[str, Any]) -> str:
     return message.strip() if isinstance(message, str) and message.strip() else rule["rule"].strip()
 
 
-def _path(site: RuleSite, rule: dict[str, Any]) -> tuple[str, tuple[str | int, ...]]:
-    where = render_field(site.parts, site.keys)
+def _path(site: RuleSite, rule: dict[str, Any]) -> FieldPath:
+    """Where a failing rule points: its node, then the rule's `fieldPath` (a relative JSON path
+    written in the CRD: `.name` children and `['name']` keys)."""
+    where = field_path(site.parts, site.keys)
     extra = rule.get("fieldPath")
     if isinstance(extra, str) and extra:
-        where = (where + extra) if where else extra.lstrip(".")
-        parts = site.parts + tuple(p for p in extra.replace("[", ".").replace("]", "").replace("'", "").split(".") if p)
-        return where, parts
-    return where, site.parts
+        return where.child(*_json_path(extra))
+    return where
 
 
-def evaluate(sites: list[RuleSite], is_update: bool) -> tuple[list[ApiError], list[str]]:
+_STEP = re.compile(r"\.([^.\[]+)|\[\s*'([^']*)'\s*\]|\[\s*\"([^\"]*)\"\s*\]|\[\s*(\d+)\s*\]")
+
+
+def _json_path(text: str) -> list[str | int]:
+    """The steps of a rule's `fieldPath`; text it cannot read stays one name, as the API server
+    would print it."""
+    steps: list[str | int] = []
+    at = 0
+    text = text if text.startswith((".", "[")) else "." + text
+    while at < len(text):
+        m = _STEP.match(text, at)
+        if m is None:
+            return steps + [text[at:].lstrip(".")]
+        name, quoted, double, index = m.groups()
+        if name is not None:
+            steps.append(name)
+        elif index is not None:
+            steps.append(int(index))
+        else:
+            steps.append(Key(quoted if quoted is not None else double))
+        at = m.end()
+    return steps
+
+
+def evaluate(sites: list[RuleSite], is_update: bool) -> tuple[list[FieldError], list[str]]:
     """Errors of the failing rules, and warnings for rules that could not be evaluated offline."""
-    errors: list[ApiError] = []
+    errors: list[FieldError] = []
     notes: list[str] = []
     for site in sites:
         for rule in site.schema.rules:
@@ -159,22 +186,23 @@ def evaluate(sites: list[RuleSite], is_update: bool) -> tuple[list[ApiError], li
             ctx: dict[str, Any] = {"self": site.value if keys is None else project(site.value, keys, text)}
             if transition:
                 ctx["oldSelf"] = site.old if keys is None else project(site.old, keys, text)
-            where, parts = _path(site, rule)
+            path = _path(site, rule)
             try:
                 result = program(text).execute(ctx)
             except Uncompilable as exc:
-                notes.append(f"rule {text!r} at {where or '<root>'} not checked offline: {exc}")
+                notes.append(f"rule {text!r} at {str(path) or '<root>'} not checked offline: {exc}")
                 continue
             except KeyError as exc:
                 detail = f"no such key: {exc.args[0] if exc.args else ''} evaluating rule: {_error_text(rule)}"
-                errors.append(ApiError("FieldValueInvalid", where, parts, detail, site.schema.type))
+                errors.append(invalid(path, site.schema.type, detail, origin=CEL))
                 continue
             except Exception as exc:  # noqa: BLE001 - any runtime error is the rule's error, as in cel-go
                 detail = f"{' '.join(str(exc).split())} evaluating rule: {_error_text(rule)}"
-                errors.append(ApiError("FieldValueInvalid", where, parts, detail, site.schema.type))
+                errors.append(invalid(path, site.schema.type, detail, origin=CEL))
                 continue
             if result is True:
                 continue
-            kind = RULE_REASONS.get(str(rule.get("reason") or "FieldValueInvalid"), "FieldValueInvalid")
-            errors.append(ApiError(kind, where, parts, _message(rule, ctx), site.schema.type))
+            reason = str(rule.get("reason") or "FieldValueInvalid")
+            kind: ErrorKind = reason if reason in RULE_REASONS else "FieldValueInvalid"  # type: ignore[assignment]
+            errors.append(FieldError(kind, path, _message(rule, ctx), site.schema.type, CEL))
     return errors, notes

@@ -98,6 +98,8 @@ class Document:
         node = self.node
         line, column = self.line, self.column
         for part in parts:
+            if part == "":  # the root a path written with a leading dot starts from (`.spec.replicas`)
+                continue
             found = _child(node, part)
             if found is None:
                 break

@@ -18,44 +18,65 @@ The first step that refuses decides the verdict; the findings of earlier steps s
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import orjson
-
 from ..admission.decision import Decision, RuleNote
-from ..admission.fields import FieldError
-from ..admission.responses import review_response
-from ..admission.review import make_request
+from ..admission.fields import BUILTIN, CEL, FieldError, FieldPath, invalid, invalid_message
+from ..admission.gofmt import go_text, go_type
+from ..admission.outcome import status_of
+from ..admission.review import Request, make_request
 from ..policies import REGISTRY, Context
 from ..policies import engine
 from . import builtin, celrules, structural
-from .apierrors import ApiError, go_float, invalid_message, no_match_message, strict_decoding_message
+from .apierrors import no_match_message, strict_decoding_message
 from .catalog import Catalog, CrdVersion
 from .loading import Document
 
 FieldValidation = Literal["Strict", "Warn", "Ignore"]
-Status = Literal["allowed", "denied", "skipped"]
+Outcome = Literal["allowed", "denied", "skipped"]
+
+
+Severity = Literal["error", "warning", "audit"]  # audit: a rule set to `audit`, reported, never failing
 
 
 @dataclass(slots=True)
 class Finding:
+    """One thing a step found: a field error, or the text of a finding that is not one (a refusal,
+    a decoding note, an unknown field), with the path and type it is about when it has them."""
+
     rule: str  # one of ours, or `schema`, `cel`, `decode`, `validation`
-    severity: Literal["error", "warning", "audit"]  # audit: a rule set to `audit`, reported, never failing
-    message: str  # the error as the API server shows it, without the path
-    field: str | None = None
-    type: str | None = None  # apimachinery's reason (FieldValueInvalid, ...)
+    severity: Severity
+    error: FieldError | None = None
+    text: str = ""  # a finding that is not a field error: its message
+    where: str | None = None  # ... the path it is about
+    reason: str | None = None  # ... its type (BadRequest, Forbidden, FieldValueUnknown, ...)
     line: int = 0
     column: int = 0
     pod: str | None = None  # a previewed pod's name, for findings about the pods a workload makes
 
+    @property
+    def message(self) -> str:
+        """The finding as the API server shows it, without the path."""
+        return self.error.body() if self.error is not None else self.text
+
+    @property
+    def field(self) -> str | None:
+        return self.error.field if self.error is not None else self.where
+
+    @property
+    def type(self) -> str | None:
+        """apimachinery's reason (FieldValueInvalid, ...)."""
+        return self.error.kind if self.error is not None else self.reason
+
 
 @dataclass(slots=True)
-class Result:
+class DocumentResult:
+    """What the write of one document would come to: the verdict, where it stopped, and every finding."""
+
     doc: Document
     operation: str
-    status: Status = "allowed"
+    status: Outcome = "allowed"
     code: int = 200
     reason: str = ""  # where it stopped: decode, validation, webhook, mapping
     message: str | None = None
@@ -91,8 +112,8 @@ class Pipeline:
     ctx: Context
     field_validation: FieldValidation = "Strict"
 
-    def run(self, doc: Document, old: dict[str, Any] | None) -> Result:
-        result = Result(doc, "UPDATE" if old is not None else "CREATE")
+    def run(self, doc: Document, old: dict[str, Any] | None) -> DocumentResult:
+        result = DocumentResult(doc, "UPDATE" if old is not None else "CREATE")
         for parts, note in doc.notes:
             self._note(result, "decode", note, parts)
         obj = doc.obj
@@ -109,18 +130,18 @@ class Pipeline:
                 result.schema = "builtin"
                 return self._builtin(result, group, version, kind, old)
             return self._no_match(result, kind, str(obj["apiVersion"]))
-        return self._webhook(result, _copy(obj), old)
+        return self._webhook(result, engine.deep_copy(obj), old)
 
     # ---- the paths ---------------------------------------------------------------------------
 
-    def _custom(self, result: Result, crd: CrdVersion, old: dict[str, Any] | None) -> Result:
-        obj = _copy(result.obj)
+    def _custom(self, result: DocumentResult, crd: CrdVersion, old: dict[str, Any] | None) -> DocumentResult:
+        obj = engine.deep_copy(result.obj)
         unknown = structural.decode(obj, crd.schema)
         if unknown and not self._unknown_fields(result, crd.kind, crd.version, unknown):
             return result
         old_obj = None
         if old is not None:
-            old_obj = _copy(old)
+            old_obj = engine.deep_copy(old)
             structural.decode(old_obj, crd.schema)
         edited = self._mutate(result, obj, old_obj)
         if result.status == "denied":
@@ -130,7 +151,7 @@ class Pipeline:
         errors = list(validator.errors)
         errors += builtin.validate_name(edited)
         errors += _scale_errors(edited, crd.scale_replicas_path)
-        cel_errors: list[ApiError] = []
+        cel_errors: list[FieldError] = []
         if any(e.kind in celrules.BLOCKING for e in errors):
             if crd.schema.has_rules_below:  # the CRD has rules at all, even where the object has nothing
                 cel_errors.append(celrules.SKIPPED)
@@ -140,16 +161,16 @@ class Pipeline:
                 self._note(result, "cel", note, ())
         errors += cel_errors
         if errors:
-            return self._invalid(result, crd.kind, crd.group, errors, cel={id(e) for e in cel_errors})
+            return self._invalid(result, crd.kind, crd.group, errors)
         return self._validate(result, edited, old_obj)
 
-    def _builtin(self, result: Result, group: str, version: str, kind: str, old: dict[str, Any] | None) -> Result:
-        obj = _copy(result.obj)
+    def _builtin(self, result: DocumentResult, group: str, version: str, kind: str, old: dict[str, Any] | None) -> DocumentResult:
+        obj = engine.deep_copy(result.obj)
         decoded = builtin.decode(self.builtins, obj, group, version, kind)
         assert decoded is not None
         if decoded.type_error is not None:
             message = f'{kind} in version "{version}" cannot be handled as a {kind}: {decoded.type_error}'
-            result.findings.append(Finding("decode", "error", decoded.type_error, None, "BadRequest", result.doc.line, result.doc.column))
+            result.findings.append(Finding("decode", "error", text=decoded.type_error, reason="BadRequest", line=result.doc.line, column=result.doc.column))
             return self._refuse(result, 400, "decode", message)
         if decoded.unknown:
             if not self._unknown_fields(result, kind, version, decoded.unknown):
@@ -170,47 +191,44 @@ class Pipeline:
         errors = builtin.validate_name(edited)
         required = decoded.required
         if is_hpa:
-            required = [e for e in required if not e.field.startswith(builtin.HPA_SCHEMA_REQUIRED_REPLACED)]
+            required = [e for e in required if e.path.parts[:2] not in builtin.HPA_SCHEMA_REQUIRED_REPLACED]
             errors += builtin.validate_hpa(edited)
         errors += required + errors_pod
         errors = list({(e.field, e.body()): e for e in errors}.values())  # schema and code may name the same field
         if errors:
-            return self._invalid(result, kind, group, errors, cel=set())
+            return self._invalid(result, kind, group, errors)
         return self._validate(result, edited, old)
 
-    def _webhook(self, result: Result, obj: dict[str, Any], old: dict[str, Any] | None) -> Result:
+    def _webhook(self, result: DocumentResult, obj: dict[str, Any], old: dict[str, Any] | None) -> DocumentResult:
         edited = self._mutate(result, obj, old)
         return self._validate(result, edited, old)
 
     # ---- the steps ---------------------------------------------------------------------------
 
-    def _unknown_fields(self, result: Result, kind: str, version: str, unknown: list[str]) -> bool:
+    def _unknown_fields(self, result: DocumentResult, kind: str, version: str, unknown: list[FieldPath]) -> bool:
         """Strict: refuse (False). Warn: the API server's warnings, fields dropped. Ignore: dropped."""
         if self.field_validation == "Ignore":
             return True
         problems = [f'unknown field "{path}"' for path in unknown]
         severity: Literal["error", "warning"] = "error" if self.field_validation == "Strict" else "warning"
         for path, text in zip(unknown, problems):
-            parts = _split(path)
-            line, column = result.doc.position(parts)
-            result.findings.append(Finding("schema", severity, text, path, "FieldValueUnknown", line, column))
+            line, column = result.doc.position(path.parts)
+            result.findings.append(Finding("schema", severity, text=text, where=str(path), reason="FieldValueUnknown", line=line, column=column))
         if severity == "warning":
             return True
         self._refuse(result, 400, "decode", strict_decoding_message(kind, version, problems))
         return False
 
-    def _mutate(self, result: Result, obj: dict[str, Any], old: dict[str, Any] | None) -> dict[str, Any]:
+    def _mutate(self, result: DocumentResult, obj: dict[str, Any], old: dict[str, Any] | None) -> dict[str, Any]:
         req = make_request(obj, operation=result.operation, old=old)
         decision = engine.mutate(req, self.ctx, REGISTRY)
         result.rules += list(decision.rules)
         result.patch = decision.patch
         self._decision_findings(result, decision)
-        if not decision.allowed:
-            status = review_response(req, decision)["response"].get("status", {})
-            self._refuse(result, decision.code, "webhook", status.get("message"))
+        self._refuse_for(result, req, decision)
         return decision.edited if decision.edited is not None else obj
 
-    def _validate(self, result: Result, obj: dict[str, Any], old: dict[str, Any] | None) -> Result:
+    def _validate(self, result: DocumentResult, obj: dict[str, Any], old: dict[str, Any] | None) -> DocumentResult:
         if result.status == "denied":
             return result  # a mutating webhook refused: the API server stops there
         result.final = obj
@@ -219,83 +237,66 @@ class Pipeline:
         result.rules += list(decision.rules)
         self._decision_findings(result, decision)
         if not decision.allowed:
-            status = review_response(req, decision)["response"].get("status", {})
-            self._refuse(result, decision.code, "webhook", status.get("message"))
+            self._refuse_for(result, req, decision)
         elif not result.rules and not result.schema:
             result.status = "skipped"
         return result
 
-    def _invalid(self, result: Result, kind: str, group: str, errors: list[ApiError], cel: set[int]) -> Result:
+    def _invalid(self, result: DocumentResult, kind: str, group: str, errors: list[FieldError]) -> DocumentResult:
         for e in errors:
-            rule = "cel" if id(e) in cel else "schema"
-            line, column = result.doc.position(e.parts)
-            result.findings.append(Finding(rule, "error", e.body(), e.field or "<nil>", e.kind, line, column))
+            self._error(result, "cel" if e.origin == CEL else "schema", "error", e)
         name = str((result.obj.get("metadata") or {}).get("name") or "")
         return self._refuse(result, 422, "validation", invalid_message(kind, group, name, errors))
 
-    def _no_match(self, result: Result, kind: str, api_version: str) -> Result:
+    def _no_match(self, result: DocumentResult, kind: str, api_version: str) -> DocumentResult:
         message = no_match_message(kind, api_version)
         line, column = result.doc.position(("apiVersion",))
-        result.findings.append(Finding("schema", "error", message, "apiVersion", "NotFound", line, column))
+        result.findings.append(Finding("schema", "error", text=message, where="apiVersion", reason="NotFound", line=line, column=column))
         return self._refuse(result, 404, "mapping", message)
 
-    def _refuse(self, result: Result, code: int, reason: str, message: str | None) -> Result:
+    def _refuse(self, result: DocumentResult, code: int, reason: str, message: str | None) -> DocumentResult:
         if result.status != "denied":
             result.status, result.code, result.reason, result.message = "denied", code, reason, message
         return result
 
-    def _note(self, result: Result, rule: str, text: str, parts: tuple[str | int, ...]) -> None:
-        line, column = result.doc.position(parts)
-        result.findings.append(Finding(rule, "warning", text, structural.render(parts) or None, None, line, column))
+    def _refuse_for(self, result: DocumentResult, req: Request, decision: Decision) -> None:
+        """A webhook refusal, with the message the review response would carry."""
+        status = status_of(req, decision)
+        if status is not None:
+            self._refuse(result, status.code, "webhook", status.message)
 
-    def _decision_findings(self, result: Result, d: Decision) -> None:
+    def _error(self, result: DocumentResult, rule: str, severity: Severity, error: FieldError) -> None:
+        line, column = result.doc.position(error.path.parts)
+        result.findings.append(Finding(rule, severity, error, line=line, column=column))
+
+    def _text(self, result: DocumentResult, rule: str, severity: Severity, text: str, reason: str | None) -> None:
+        result.findings.append(Finding(rule, severity, text=text, reason=reason, line=result.doc.line, column=result.doc.column))
+
+    def _note(self, result: DocumentResult, rule: str, text: str, parts: tuple[str | int, ...]) -> None:
+        line, column = result.doc.position(parts)
+        result.findings.append(Finding(rule, "warning", text=text, where=structural.render(parts) or None, line=line, column=column))
+
+    def _decision_findings(self, result: DocumentResult, d: Decision) -> None:
         for e in d.errors:
-            line, column = result.doc.position(_field_parts(e.error))
-            result.findings.append(Finding(e.rule, "error", e.error.body(), e.error.field, e.error.kind, line, column))
+            self._error(result, e.rule, "error", e.error)
         if d.refusal is not None:
-            result.findings.append(Finding(d.refusal.rule, "error", d.refusal.text, None, "Forbidden", result.doc.line, result.doc.column))
+            self._text(result, d.refusal.rule, "error", d.refusal.text, "Forbidden")
         if d.crash is not None:
-            result.findings.append(Finding(d.crash.rule, "error", "the rule raised an exception", None, "InternalError", result.doc.line, result.doc.column))
-        # Engines that separate routine changes from warnings (Decision.changes) report them apart.
-        result.changes += [(n.rule, n.text) for n in getattr(d, "changes", [])]
+            self._text(result, d.crash.rule, "error", "the rule raised an exception", "InternalError")
+        result.changes += [(n.rule, n.text) for n in d.changes]
         seen = {(f.rule, f.message) for f in result.findings if f.severity == "warning"}
         softened: list[tuple[Literal["warning", "audit"], list[RuleNote]]] = [("warning", d.warnings), ("audit", d.audit)]
         for severity, notes in softened:
             for w in notes:
                 if w.error is not None:  # a rule's field error, softened by its action: keep its place
-                    line, column = result.doc.position(_field_parts(w.error))
-                    result.findings.append(Finding(w.rule, severity, w.error.body(), w.error.field, w.error.kind, line, column))
+                    self._error(result, w.rule, severity, w.error)
                 elif (w.rule, w.text) not in seen:
                     seen.add((w.rule, w.text))
-                    result.findings.append(Finding(w.rule, severity, w.text, None, None, result.doc.line, result.doc.column))
+                    self._text(result, w.rule, severity, w.text, None)
 
 
-def _field_parts(error: FieldError) -> tuple[str | int, ...]:
-    out: list[str | int] = []
-    for part in error.path.parts:
-        if part.startswith("[") and part.endswith("]"):
-            inner = part[1:-1]
-            out.append(int(inner) if inner.isdigit() else inner)
-        else:
-            out.append(part)
-    return tuple(out)
-
-
-def _split(path: str) -> tuple[str | int, ...]:
-    out: list[str | int] = []
-    for segment in path.split("."):
-        name, _, rest = segment.partition("[")
-        if name:
-            out.append(name)
-        while rest:
-            index, _, rest = rest.partition("]")
-            out.append(int(index) if index.isdigit() else index)
-            rest = rest.lstrip("[")
-    return tuple(out)
-
-
-def _delete(obj: dict[str, Any], path: str) -> None:
-    parts = _split(path)
+def _delete(obj: dict[str, Any], path: FieldPath) -> None:
+    parts = path.parts
     node: Any = obj
     for part in parts[:-1]:
         try:
@@ -306,56 +307,29 @@ def _delete(obj: dict[str, Any], path: str) -> None:
         node.pop(parts[-1], None)
 
 
-def _copy(obj: dict[str, Any]) -> dict[str, Any]:
-    try:
-        copied: dict[str, Any] = orjson.loads(orjson.dumps(obj))
-        return copied
-    except (orjson.JSONEncodeError, TypeError):
-        return copy.deepcopy(obj)
-
-
-_GO_TYPES = {str: "string", float: "float64", bool: "bool", int: "int64", dict: "map[string]interface {}", list: "[]interface {}"}
-
-
-def _go_type(value: Any) -> str:
-    return _GO_TYPES.get(type(value), "string")
-
-
-def _go_text(value: Any) -> str:
-    """%v of a decoded JSON value, as unstructured's accessor errors print it."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return go_float(value)
-    if isinstance(value, list):
-        return "[" + " ".join(_go_text(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "map[" + " ".join(f"{k}:{_go_text(v)}" for k, v in sorted(value.items())) + "]"
-    return str(value)
-
-
-def _scale_errors(obj: dict[str, Any], replicas_path: str) -> list[ApiError]:
+def _scale_errors(obj: dict[str, Any], replicas_path: str) -> list[FieldError]:
     """The scale subresource's specReplicasPath must hold a non-negative int32: customresource
     validation checks it on every write of the main resource, naming the path as the CRD spells
-    it (`.spec.replicas`)."""
+    it (`.spec.replicas`: a leading empty name renders the leading dot)."""
     if not replicas_path:
         return []
     parts = tuple(p for p in replicas_path.split(".") if p)
+    where = FieldPath(("",) + parts if replicas_path.startswith(".") else parts)
     node: Any = obj
     for part in parts:
         if node is not None and not isinstance(node, dict):  # unstructured's accessor: a non-map on the way
-            detail = f"{replicas_path} accessor error: {_go_text(node)} is of the type {_go_type(node)}, expected map[string]interface{{}}"
-            return [ApiError("FieldValueInvalid", replicas_path, parts, detail, 0)]
+            detail = f"{replicas_path} accessor error: {go_text(node)} is of the type {go_type(node)}, expected map[string]interface{{}}"
+            return [invalid(where, 0, detail, origin=BUILTIN)]
         if not isinstance(node, dict) or part not in node:
             return []
         node = node[part]
     if node is None:
         return []
     if isinstance(node, bool) or not isinstance(node, int):
-        detail = f"{replicas_path} accessor error: {_go_text(node)} is of the type {_go_type(node)}, expected int64"
-        return [ApiError("FieldValueInvalid", replicas_path, parts, detail, 0)]
+        detail = f"{replicas_path} accessor error: {go_text(node)} is of the type {go_type(node)}, expected int64"
+        return [invalid(where, 0, detail, origin=BUILTIN)]
     if node < 0:
-        return [ApiError("FieldValueInvalid", replicas_path, parts, "should be a non-negative integer", node)]
+        return [invalid(where, node, "should be a non-negative integer", origin=BUILTIN)]
     if node > 2**31 - 1:
-        return [ApiError("FieldValueInvalid", replicas_path, parts, "should be less than or equal to 2147483647", node)]
+        return [invalid(where, node, "should be less than or equal to 2147483647", origin=BUILTIN)]
     return []

@@ -22,7 +22,7 @@ import orjson
 
 from .. import __version__
 from .loading import Problem
-from .pipeline import Finding, Result
+from .pipeline import DocumentResult, Finding
 
 FORMATS = ("text", "json", "junit", "sarif", "github")
 INFORMATION_URI = "https://github.com/servinggate/servinggate"
@@ -44,7 +44,7 @@ class Summary:
         return {"checked": self.checked, "denied": self.denied, "warned": self.warned, "skipped": self.skipped, "unusable": self.unusable}
 
 
-def summarize(results: list[Result], problems: list[Problem]) -> Summary:
+def summarize(results: list[DocumentResult], problems: list[Problem]) -> Summary:
     return Summary(
         checked=len(results),
         denied=sum(r.status == "denied" for r in results),
@@ -54,13 +54,13 @@ def summarize(results: list[Result], problems: list[Problem]) -> Summary:
     )
 
 
-def identity(r: Result) -> tuple[str, str, str]:
+def identity(r: DocumentResult) -> tuple[str, str, str]:
     meta = r.obj.get("metadata") or {}
     name = str(meta.get("name") or "") or str(meta.get("generateName") or "") + "*"
     return str(r.obj.get("kind")), str(meta.get("namespace") or ""), name
 
 
-def display(r: Result) -> str:
+def display(r: DocumentResult) -> str:
     kind, namespace, name = identity(r)
     return f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}"
 
@@ -72,7 +72,7 @@ def finding_dict(f: Finding) -> dict[str, Any]:
     return out
 
 
-def result_dict(r: Result) -> dict[str, Any]:
+def result_dict(r: DocumentResult) -> dict[str, Any]:
     kind, namespace, name = identity(r)
     return {
         "file": r.doc.source,
@@ -109,13 +109,13 @@ def problem_dict(p: Problem) -> dict[str, Any]:
 # ---- text -------------------------------------------------------------------------------------
 
 
-def _finding_line(r: Result, f: Finding) -> str:
+def _finding_line(r: DocumentResult, f: Finding) -> str:
     where = f"{f.field}: " if f.field else ""
     pod = f"pod {f.pod}: " if f.pod else ""
     return f"{r.doc.source}:{f.line}:{f.column}: {f.severity} [{f.rule}] {display(r)}: {pod}{where}{f.message}"
 
 
-def text(results: list[Result], problems: list[Problem], out: TextIO, verbose: bool) -> None:
+def text(results: list[DocumentResult], problems: list[Problem], out: TextIO, verbose: bool) -> None:
     for p in problems:
         print(f"{p.source}:{p.line}:1: error [unusable] {p.message}" if p.number == 0 else f"{p}  [unusable]", file=out)
     for r in results:
@@ -139,7 +139,7 @@ def text(results: list[Result], problems: list[Problem], out: TextIO, verbose: b
     print(summarize(results, problems).line(), file=out)
 
 
-def json_report(results: list[Result], problems: list[Problem], out: TextIO) -> None:
+def json_report(results: list[DocumentResult], problems: list[Problem], out: TextIO) -> None:
     report = {
         "results": [result_dict(r) for r in results],
         "problems": [problem_dict(p) for p in problems],
@@ -151,7 +151,7 @@ def json_report(results: list[Result], problems: list[Problem], out: TextIO) -> 
 # ---- junit ------------------------------------------------------------------------------------
 
 
-def junit(results: list[Result], problems: list[Problem], out: TextIO) -> None:
+def junit(results: list[DocumentResult], problems: list[Problem], out: TextIO) -> None:
     suites: dict[str, list[ET.Element]] = {}
     counts: dict[str, Counter[str]] = {}
     for r in results:
@@ -198,7 +198,7 @@ def _uri(source: str) -> str:
     return "stdin" if source == "<stdin>" else source.replace("\\", "/")
 
 
-def sarif(results: list[Result], problems: list[Problem], out: TextIO) -> None:
+def sarif(results: list[DocumentResult], problems: list[Problem], out: TextIO) -> None:
     rule_ids: list[str] = []
     entries: list[dict[str, Any]] = []
 
@@ -259,7 +259,7 @@ def _escape_property(text: str) -> str:
     return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def github(results: list[Result], problems: list[Problem], out: TextIO) -> None:
+def github(results: list[DocumentResult], problems: list[Problem], out: TextIO) -> None:
     for p in problems:
         print(f"::error file={_escape_property(p.source)},line={max(p.line, 1)},title=unusable input::{_escape_data(p.message)}", file=out)
     for r in results:
@@ -271,7 +271,7 @@ def github(results: list[Result], problems: list[Problem], out: TextIO) -> None:
     print(summarize(results, problems).line(), file=out)
 
 
-def write(fmt: str, results: list[Result], problems: list[Problem], out: TextIO, verbose: bool = False) -> None:
+def write(fmt: str, results: list[DocumentResult], problems: list[Problem], out: TextIO, verbose: bool = False) -> None:
     if fmt == "json":
         json_report(results, problems, out)
     elif fmt == "junit":

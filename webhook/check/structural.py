@@ -20,7 +20,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .apierrors import ApiError, plain_number
+from ..admission.fields import (
+    SCHEMA, FieldError, FieldPath, Key, duplicate, invalid, not_supported, required, too_long, too_many, type_invalid,
+)
+from ..admission.gofmt import plain_number
 from .formats import format_ok as _format_ok
 
 Path = tuple[str | int, ...]
@@ -36,24 +39,14 @@ def json_type(value: Any) -> str:
 
 def render(parts: Path) -> str:
     """kube-openapi's path: `.` between names and map keys, `[i]` for list items."""
-    out = ""
-    for part in parts:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += ("." if out else "") + part
-    return out
+    return str(FieldPath(parts))
 
 
-def render_field(parts: Path, keys: frozenset[int] = frozenset()) -> str:
-    """apimachinery's field.Path: like `render`, but the positions in `keys` are map keys, `[key]`."""
-    out = ""
-    for i, part in enumerate(parts):
-        if isinstance(part, int) or i in keys:
-            out += f"[{part}]"
-        else:
-            out += ("." if out else "") + part
-    return out
+def field_path(parts: Path, keys: frozenset[int] = frozenset()) -> FieldPath:
+    """apimachinery's field.Path: as `render` spells it, but the positions in `keys` are map keys, `[key]`."""
+    if not keys:
+        return FieldPath(parts)
+    return FieldPath(tuple(Key(p) if i in keys and isinstance(p, str) else p for i, p in enumerate(parts)))
 
 
 @dataclass(slots=True, eq=False)
@@ -149,41 +142,40 @@ _META_FIELDS = frozenset({
 })
 
 
-def decode(obj: dict[str, Any], root: Schema) -> list[str]:
+def decode(obj: dict[str, Any], root: Schema) -> list[FieldPath]:
     """Prune and default `obj` in place as the API server decodes a custom resource; returns the
-    unknown fields' paths (sorted), which strict decoding reports and Warn/Ignore drop."""
-    unknown: list[str] = []
+    unknown fields' paths (sorted as printed), which strict decoding reports and Warn/Ignore drop."""
+    unknown: list[Path] = []
     for key in list(obj):
         if key in ("apiVersion", "kind"):
             continue
         if key == "metadata":
             meta = obj[key]
             if isinstance(meta, dict):
-                unknown += [f"metadata.{k}" for k in meta if k not in _META_FIELDS]
+                unknown += [("metadata", k) for k in meta if k not in _META_FIELDS]
                 for k in [k for k in meta if k not in _META_FIELDS]:
                     del meta[k]
             continue
         sub = root.properties.get(key)
         if sub is None:
             if not root.preserve_unknown:
-                unknown.append(key)
+                unknown.append((key,))
                 del obj[key]
             continue
         value = obj[key]
         if value is None and not sub.nullable:
             if sub.has_default:
                 obj[key] = copy.deepcopy(sub.default)
-                _walk(obj[key], sub, key, unknown)
+                _walk(obj[key], sub, (key,), unknown)
             else:
                 del obj[key]
             continue
-        _walk(value, sub, key, unknown)
-    _apply_defaults(obj, root, unknown, "")
-    unknown.sort()
-    return unknown
+        _walk(value, sub, (key,), unknown)
+    _apply_defaults(obj, root, unknown, ())
+    return sorted((FieldPath(p) for p in unknown), key=str)
 
 
-def _walk(value: Any, s: Schema, path: str, unknown: list[str]) -> None:
+def _walk(value: Any, s: Schema, path: Path, unknown: list[Path]) -> None:
     if type(value) is dict:
         if s.properties or s.additional is not None or not s.preserve_unknown:
             props, additional = s.properties, s.additional
@@ -194,33 +186,33 @@ def _walk(value: Any, s: Schema, path: str, unknown: list[str]) -> None:
                 if sub is None:
                     if s.preserve_unknown or (s.embedded and key in ("apiVersion", "kind", "metadata")):
                         continue
-                    unknown.append(f"{path}.{key}")
+                    unknown.append(path + (key,))
                     del value[key]
                     continue
                 child = value[key]
                 if child is None and not sub.nullable:
                     if sub.has_default:
                         value[key] = copy.deepcopy(sub.default)
-                        _walk(value[key], sub, f"{path}.{key}", unknown)
+                        _walk(value[key], sub, path + (key,), unknown)
                     else:  # a property or a map entry alike
                         del value[key]
                     continue
                 if type(child) is dict or type(child) is list:
-                    _walk(child, sub, f"{path}.{key}", unknown)
+                    _walk(child, sub, path + (key,), unknown)
             _apply_defaults(value, s, unknown, path)
     elif type(value) is list and s.items is not None:
         items = s.items
         for i, child in enumerate(value):
             if type(child) is dict or type(child) is list:
-                _walk(child, items, f"{path}[{i}]", unknown)
+                _walk(child, items, path + (i,), unknown)
 
 
-def _apply_defaults(value: dict[str, Any], s: Schema, unknown: list[str], path: str) -> None:
+def _apply_defaults(value: dict[str, Any], s: Schema, unknown: list[Path], path: Path) -> None:
     for key, sub in s.properties.items():
         if sub.has_default and key not in value:
             value[key] = copy.deepcopy(sub.default)
             if type(value[key]) is dict or type(value[key]) is list:
-                _walk(value[key], sub, f"{path}.{key}" if path else key, unknown)
+                _walk(value[key], sub, path + (key,), unknown)
 
 
 # ---- step 2: validation --------------------------------------------------------------------------
@@ -240,18 +232,18 @@ class RuleSite:
 
 class Validator:
     def __init__(self) -> None:
-        self.errors: list[ApiError] = []
+        self.errors: list[FieldError] = []
         self.sites: list[RuleSite] = []
 
     # Each check appends kube-openapi's error, converted as the API server converts it.
     def _invalid(self, parts: Path, value: Any, text: str) -> None:
-        self.errors.append(ApiError("FieldValueInvalid", render(parts), parts, text, value))
+        self.errors.append(invalid(FieldPath(parts), value, text, origin=SCHEMA))
 
     def run(self, obj: dict[str, Any], root: Schema, old: dict[str, Any] | None) -> None:
         for key, sub in root.properties.items():
             if key == "metadata" or key not in obj:
                 if key in root.required and key not in obj:
-                    self.errors.append(ApiError("FieldValueRequired", key, (key,)))
+                    self.errors.append(required(FieldPath.of(key), origin=SCHEMA))
                 continue
             has_old = old is not None and key in old
             self.value(obj[key], sub, (key,), old[key] if has_old and old is not None else None, has_old, frozenset())
@@ -263,8 +255,8 @@ class Validator:
             self.sites.append(RuleSite(s, parts, v, old, has_old, keys))
         if v is None:
             if not s.nullable and s.type:
-                self.errors.append(ApiError("FieldValueTypeInvalid", render(parts), parts,
-                                            f"{render(parts)} in body must be of type {s.type}: \"null\"", "null"))
+                where = render(parts)
+                self.errors.append(type_invalid(FieldPath(parts), "null", f'{where} in body must be of type {s.type}: "null"', origin=SCHEMA))
             return
         kind = json_type(v)
         if s.int_or_string:
@@ -272,7 +264,7 @@ class Validator:
                 self._type_error(parts, "integer,string", kind)
                 if s.any_of_types:  # kube-openapi also reports the anyOf, and its first branch's own error
                     where = render(parts)
-                    self.errors.append(ApiError("FieldValueInvalid", "", (), f'"{where}" must validate at least one schema (anyOf)', ""))
+                    self.errors.append(invalid(FieldPath(), "", f'"{where}" must validate at least one schema (anyOf)', origin=SCHEMA))
                     if s.any_of_types[0]:
                         self._type_error(parts, s.any_of_types[0], kind)
                 return
@@ -282,8 +274,7 @@ class Validator:
                 return
         if s.enum is not None and v not in s.enum:
             supported = [x if isinstance(x, str) else _json(x) for x in s.enum]
-            detail = "supported values: " + ", ".join(f'"{x}"' for x in supported)
-            self.errors.append(ApiError("FieldValueNotSupported", render(parts), parts, detail, v))
+            self.errors.append(not_supported(FieldPath(parts), v, supported, origin=SCHEMA))
         if kind == "string":
             self._string(v, s, parts)
         elif kind in ("integer", "number"):
@@ -295,18 +286,18 @@ class Validator:
 
     def _type_error(self, parts: Path, wanted: str, got: str) -> None:
         where = render(parts)
-        self.errors.append(ApiError("FieldValueTypeInvalid", where, parts, f'{where} in body must be of type {wanted}: "{got}"', got))
+        self.errors.append(type_invalid(FieldPath(parts), got, f'{where} in body must be of type {wanted}: "{got}"', origin=SCHEMA))
 
     def _string(self, v: str, s: Schema, parts: Path) -> None:
         if s.max_length is not None and len(v) > s.max_length:
-            self.errors.append(ApiError("FieldValueTooLong", render(parts), parts, f"may not be longer than {s.max_length}", v))
+            self.errors.append(too_long(FieldPath(parts), s.max_length, origin=SCHEMA))
         if s.min_length is not None and len(v) < s.min_length:
             self._invalid(parts, v, f"{render(parts)} in body should be at least {s.min_length} chars long")
         if s.pattern is not None and not s.pattern.search(v):
             self._invalid(parts, v, f"{render(parts)} in body should match '{s.pattern_text}'")
         if s.format and not _format_ok(s.format, v):
             where = render(parts)
-            self.errors.append(ApiError("FieldValueTypeInvalid", where, parts, f'{where} in body must be of type {s.format}: "{v}"', v))
+            self.errors.append(type_invalid(FieldPath(parts), v, f'{where} in body must be of type {s.format}: "{v}"', origin=SCHEMA))
 
     def _number(self, v: float, s: Schema, parts: Path) -> None:
         if s.maximum is not None:
@@ -324,7 +315,7 @@ class Validator:
 
     def _array(self, v: list[Any], s: Schema, parts: Path, old: Any, has_old: bool, keys: frozenset[int]) -> None:
         if s.max_items is not None and len(v) > s.max_items:
-            self.errors.append(ApiError("FieldValueTooMany", render(parts), parts, f"must have at most {s.max_items} items", len(v)))
+            self.errors.append(too_many(FieldPath(parts), len(v), s.max_items, origin=SCHEMA))
         if s.min_items is not None and len(v) < s.min_items:
             self._invalid(parts, len(v), f"{render(parts)} in body should have at least {s.min_items} items")
         if s.items is None:
@@ -341,7 +332,7 @@ class Validator:
             seen: list[Any] = []
             for i, item in enumerate(v):
                 if item in seen:
-                    self.errors.append(ApiError("FieldValueDuplicate", render_field(parts + (i,), keys), parts + (i,), "", item))
+                    self.errors.append(duplicate(field_path(parts + (i,), keys), item, origin=SCHEMA))
                 else:
                     seen.append(item)
         elif s.list_type == "map" and s.list_keys:
@@ -349,23 +340,23 @@ class Validator:
             for i, item in enumerate(v):
                 if not isinstance(item, dict):
                     where = parts + (i,)
-                    self.errors.append(ApiError("FieldValueInvalid", render_field(where, keys), where, "must be an object for an array of list-type map", item))
+                    self.errors.append(invalid(field_path(where, keys), item, "must be an object for an array of list-type map", origin=SCHEMA))
                     continue
                 key = _json({k: item.get(k) for k in s.list_keys if k in item})
                 if key in found:
                     dup = {k: item[k] for k in s.list_keys if k in item}
-                    self.errors.append(ApiError("FieldValueDuplicate", render_field(parts + (i,), keys), parts + (i,), "", dup))
+                    self.errors.append(duplicate(field_path(parts + (i,), keys), dup, origin=SCHEMA))
                 found.add(key)
 
     def _object(self, v: dict[str, Any], s: Schema, parts: Path, old: Any, has_old: bool, keys: frozenset[int]) -> None:
         if s.max_properties is not None and len(v) > s.max_properties:
-            self.errors.append(ApiError("FieldValueTooMany", render(parts), parts, f"must have at most {s.max_properties} items", len(v)))
+            self.errors.append(too_many(FieldPath(parts), len(v), s.max_properties, origin=SCHEMA))
         if s.min_properties is not None and len(v) < s.min_properties:
             self._invalid(parts, len(v), f"{render(parts)} in body should have at least {s.min_properties} properties")
         for name in s.required:
             if name not in v:
                 child = parts + (name,)
-                self.errors.append(ApiError("FieldValueRequired", render(child), child))
+                self.errors.append(required(FieldPath(child), origin=SCHEMA))
         old_map = old if has_old and isinstance(old, dict) else None
         props = s.properties
         for key, child in v.items():

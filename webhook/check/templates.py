@@ -15,11 +15,13 @@ mutation (and any refusal) each will get from our pod rules before the workload 
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
-from ..admission.responses import review_response
+from ..admission.decision import RuleError
+from ..admission.outcome import status_of
 from ..admission.review import make_request
 from ..kthena import ANNOTATION_GROUP, ANNOTATION_TASK, LABEL_ENTRY, LABEL_GROUP, LABEL_NAME, LABEL_ROLE, LABEL_ROLE_ID, MODELSERVING
 from ..policies import REGISTRY, Context
@@ -109,25 +111,35 @@ def pods_of(obj: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     return []
 
 
-def preview(obj: dict[str, Any], ctx: Context) -> list[dict[str, Any]]:
+@dataclass(slots=True)
+class PodPreview:
+    """One pod a workload makes: `summary` is what the report shows of it, `errors` the field
+    errors our pod rules would refuse it with (findings of the workload, naming the pod)."""
+
+    summary: dict[str, Any]
+    errors: list[RuleError] = field(default_factory=list)
+
+
+def preview(obj: dict[str, Any], ctx: Context) -> list[PodPreview]:
     """Each pod the workload makes, with what our pod rules would do to it at creation."""
-    out: list[dict[str, Any]] = []
+    out: list[PodPreview] = []
     for template, pod in pods_of(obj):
         req = make_request(pod, operation="CREATE")
         mutation = engine.mutate(req, ctx, REGISTRY)
         edited = mutation.edited if mutation.edited is not None else pod
         validation = engine.validate(make_request(edited, operation="CREATE"), ctx, REGISTRY)
         refusal = next((d for d in (mutation, validation) if not d.allowed), None)
+        status = status_of(req, refusal) if refusal is not None else None
+        errors = [e for d in (mutation, validation) for e in d.errors]
         meta = pod["metadata"]
-        out.append({
+        out.append(PodPreview({
             "name": meta.get("name") or meta.get("generateName", "") + "*",
             "template": template,
             "rules": list(mutation.rules + validation.rules),
             "allowed": refusal is None,
-            "message": review_response(req, refusal)["response"].get("status", {}).get("message") if refusal else None,
-            "errors": [{"rule": e.rule, "field": e.error.field, "type": e.error.kind, "message": e.error.body()}
-                       for d in (mutation, validation) for e in d.errors],
+            "message": status.message if status is not None else None,
+            "errors": [{"rule": e.rule, "field": e.error.field, "type": e.error.kind, "message": e.error.body()} for e in errors],
             "warnings": [w.text for w in mutation.warnings + validation.warnings],
             "patch": mutation.patch,
-        })
+        }, errors))
     return out

@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 
 from ..admission.decision import Decision, RuleNote
-from ..admission.responses import make_patch
+from ..admission.patching import make_patch
 from ..admission.review import Request
 from .context import Context
 from .registry import REGISTRY, Action, Registry
@@ -83,7 +83,7 @@ def mutate(req: Request, ctx: Context, registry: Registry = REGISTRY) -> Decisio
         r for r in rules
         if ctx.actions.get(r.name) != "off" and (r.scope is None or r.scope.admits(labels, namespace, ctx.settings))
     )
-    decision = Decision("mutate", rules=tuple(r.name for r in in_scope), original=original)
+    decision = Decision("mutate", rules=tuple(r.name for r in in_scope))
     if not in_scope:
         return decision
     edited = deep_copy(original)
