@@ -87,3 +87,12 @@ def test_one_invalid_message_for_one_or_many_errors():
         "[spec.replicas: Invalid value: -1: must be non-negative, spec.template.roles: Required value]"
     )
     assert isinstance(one, FieldError)
+
+
+def test_copies_keep_the_omitted_value_and_the_map_keys():
+    import copy
+    import pickle
+
+    e = required(FieldPath.of("metadata", "labels").key("foo"))
+    for twin in (copy.deepcopy(e), pickle.loads(pickle.dumps(e))):
+        assert twin == e and twin.value is OMIT and str(twin) == "metadata.labels[foo]: Required value"

@@ -60,6 +60,9 @@ class _Omit:
     def __repr__(self) -> str:
         return "OMIT"
 
+    def __reduce__(self) -> str:  # copies and pickles stay the one sentinel `value is OMIT` tests for
+        return "OMIT"
+
 
 OMIT: Any = _Omit()  # `value` of an error that has none
 

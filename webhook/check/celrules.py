@@ -20,7 +20,7 @@ import importlib.util
 import re
 import sys
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 
 from ..admission.fields import CEL, ErrorKind, FieldError, FieldPath, Key, invalid
 from .structural import RuleSite, field_path
@@ -203,6 +203,6 @@ def evaluate(sites: list[RuleSite], is_update: bool) -> tuple[list[FieldError], 
             if result is True:
                 continue
             reason = str(rule.get("reason") or "FieldValueInvalid")
-            kind: ErrorKind = reason if reason in RULE_REASONS else "FieldValueInvalid"  # type: ignore[assignment]
+            kind = cast(ErrorKind, reason) if reason in RULE_REASONS else "FieldValueInvalid"
             errors.append(FieldError(kind, path, _message(rule, ctx), site.schema.type, CEL))
     return errors, notes

@@ -35,8 +35,6 @@ from .loading import Document
 
 FieldValidation = Literal["Strict", "Warn", "Ignore"]
 Outcome = Literal["allowed", "denied", "skipped"]
-
-
 Severity = Literal["error", "warning", "audit"]  # audit: a rule set to `audit`, reported, never failing
 
 
@@ -170,7 +168,7 @@ class Pipeline:
         assert decoded is not None
         if decoded.type_error is not None:
             message = f'{kind} in version "{version}" cannot be handled as a {kind}: {decoded.type_error}'
-            result.findings.append(Finding("decode", "error", text=decoded.type_error, reason="BadRequest", line=result.doc.line, column=result.doc.column))
+            self._text(result, "decode", "error", decoded.type_error, "BadRequest")
             return self._refuse(result, 400, "decode", message)
         if decoded.unknown:
             if not self._unknown_fields(result, kind, version, decoded.unknown):
