@@ -3,6 +3,7 @@ and a repository that needs nothing beside itself."""
 
 from __future__ import annotations
 
+import ast
 import re
 import subprocess
 import sys
@@ -10,6 +11,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 MAX_MODULE_LINES = 420  # "no module over ~400 lines": split by concern before it grows past this
+MAX_FUNCTION_LINES = 80  # a function a reader takes in at once; past this, name its steps
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -40,6 +42,20 @@ def test_no_bare_type_ignores_and_no_oversized_modules():
         assert not re.search(r"#\s*type:\s*ignore(?!\[)", text), f"{path}: a type: ignore without an error code"
         lines = text.count("\n")
         assert lines <= MAX_MODULE_LINES, f"{path.relative_to(REPO)} has {lines} lines: split it by concern"
+
+
+def test_no_oversized_functions():
+    """Every function and method under webhook/, nested ones included, counted from its first
+    decorator to its last line (docstring and comments count: they are read too)."""
+    too_long = []
+    for path in sorted((REPO / "webhook").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+                lines = (node.end_lineno or node.lineno) - first + 1
+                if lines > MAX_FUNCTION_LINES:
+                    too_long.append(f"{path.relative_to(REPO)}:{first} {node.name}() has {lines} lines")
+    assert not too_long, "split into named steps:\n" + "\n".join(too_long)
 
 
 def test_nothing_reads_outside_the_repository():

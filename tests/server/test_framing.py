@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from webhook.server.balance import ACCEPTING, IDLE, LoadTable
-from webhook.server.framing import COMPLETE, DISPATCH, MORE, REFUSE, RequestScanner
+from webhook.server.framing import COMPLETE, DISPATCH, MORE, REFUSE, RequestScanner, status_answer
 
 HEAD = b"POST /validate HTTP/1.1\r\nHost: x\r\n"
 
@@ -80,6 +80,15 @@ def test_expect_continue_is_reported_while_the_body_is_awaited():
     assert verdict.kind == MORE and verdict.expect_continue
     scanner.reset()
     assert not scanner.scan(HEAD + b"Content-Length: 2\r\n\r\n").expect_continue
+
+
+def test_the_event_loop_answer_is_byte_for_byte_the_status_the_application_sends():
+    body = (b'{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",'
+            b'"message":"request not received within 10 s","reason":"RequestTimeout","code":408}')
+    assert status_answer(408, "request not received within 10 s") == (
+        b"HTTP/1.1 408 RequestTimeout\r\nContent-Type: application/json\r\nContent-Length: %d\r\n"
+        b"Connection: close\r\n\r\n" % len(body)) + body
+    assert status_answer(499, "x").startswith(b"HTTP/1.1 499 BadRequest\r\n")  # a code without a reason
 
 
 def test_the_load_table_names_the_fewest_connections_of_accepting_siblings():

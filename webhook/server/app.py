@@ -3,6 +3,11 @@
 The only module that knows about HTTP. Everything it answers is JSON: reviews (HTTP 200) when
 the request carried a uid, otherwise a `Status`-shaped error with a 4xx code. No handler lets an
 exception reach Flask's HTML error pages.
+
+One review is a pipeline of small functions: `read_body` (HTTP framing to bytes), `handle_review`
+(bytes to an answer: parse, judge, record, log), `judge` (the engine, its crashes contained) and
+`record` (the metrics). What does not depend on the review (settings, the rule context, each
+endpoint's metric series) is assembled once by `create_app` into a `Reviewing`.
 """
 
 from __future__ import annotations
@@ -10,6 +15,8 @@ from __future__ import annotations
 import logging
 import time
 import traceback
+from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import orjson
@@ -19,10 +26,12 @@ from werkzeug.exceptions import HTTPException
 from .. import __version__
 from ..admission.decision import Decision
 from ..admission.responses import error_response, review_response
-from ..admission.review import ReviewError, parse_review
+from ..admission.review import Request, ReviewError, parse_review
+from ..admission.status import Status, reason_for
 from ..config import ServeSettings
 from ..policies import REGISTRY, Context, LookupFailed, Lookups, NoLookups, Registry
 from ..policies import engine
+from ..policies.registry import Action
 from . import metrics
 from .tls import CertificateSource
 
@@ -30,18 +39,16 @@ log = logging.getLogger("servinggate.server")
 review_log = logging.getLogger("servinggate.review")
 
 JSON = "application/json"
-
+INTERNAL_ERROR = "internal error in the webhook; see its log"
 
 def _json(body: Any, status: int = 200) -> Response:
     return Response(orjson.dumps(body), status=status, mimetype=JSON)
 
 
-def status_body(code: int, reason: str, message: str) -> dict[str, Any]:
-    """A metav1.Status, the shape Kubernetes clients expect for an error."""
-    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": message, "reason": reason, "code": code}
-
-
-_REASONS = {400: "BadRequest", 404: "NotFound", 405: "MethodNotAllowed", 413: "RequestEntityTooLarge", 415: "UnsupportedMediaType", 500: "InternalError"}
+def http_error(status: Status) -> Response:
+    """An HTTP error answer (a whole metav1.Status), counted as a request refused before review."""
+    metrics.BAD_REQUESTS.labels(code=str(status.code)).inc()
+    return _json(status.http_dict(), status.code)
 
 
 MAX_LOGGED_CHARS = 256
@@ -64,11 +71,6 @@ def _decision_fields(decision: Decision) -> dict[str, Any]:
     if decision.changes:
         fields["changes"] = [_clip(f"[{n.rule}] {n.text}") for n in decision.changes]
     return fields
-
-
-def _http_error(code: int, message: str) -> Response:
-    metrics.BAD_REQUESTS.labels(code=str(code)).inc()
-    return _json(status_body(code, _REASONS.get(code, "BadRequest"), message), code)
 
 
 def default_lookups(settings: ServeSettings) -> Lookups:
@@ -103,6 +105,188 @@ class CountingLookups:
             raise
 
 
+def read_body(environ: dict[str, Any]) -> bytes | Status:
+    """The body of a review request, or the Status that refuses it (400, 415).
+
+    No size check here: the worker owns the body limit (`framing.Limits` says why), so the whole
+    request is in memory, within the limit, before the application runs. Straight from the WSGI
+    environ: werkzeug's request.stream and mimetype parsing cost more than the policy of a
+    typical review. A body shorter than its Content-Length reaches the parser truncated (400).
+    """
+    length_header = environ.get("CONTENT_LENGTH")
+    length = None
+    if length_header:
+        try:
+            length = int(length_header)
+        except ValueError:
+            return Status(400, f"Content-Length {length_header!r} is not a number")
+    content_type = environ.get("CONTENT_TYPE") or ""
+    if content_type.partition(";")[0].strip().lower() != JSON:
+        return Status(415, f"Content-Type must be {JSON}, got {content_type or 'none'!r}")
+    stream = environ["wsgi.input"]
+    if length is not None:
+        body = stream.read(length) if length else b""
+    elif environ.get("wsgi.input_terminated"):
+        body = stream.read()  # chunked: the worker has de-chunked it into memory
+    else:
+        body = b""
+    if not body:
+        return Status(400, "body is empty; expected an AdmissionReview")
+    return body
+
+
+@dataclass(frozen=True, slots=True)
+class Series:
+    """One endpoint's metric series that do not depend on the review, resolved at app creation."""
+
+    in_flight: Any
+    latency: Any
+
+    @classmethod
+    def of(cls, action: Action) -> Series:
+        return cls(metrics.child(metrics.IN_FLIGHT, action), metrics.child(metrics.LATENCY, action))
+
+
+@dataclass(frozen=True, slots=True)
+class Reviewing:
+    """What every review needs and no review changes, assembled once by `create_app`."""
+
+    ctx: Context
+    registry: Registry
+    series: dict[Action, Series]  # by endpoint
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """One judged review: the request, its metric label, the decision (None: our own bug) and
+    the answer to send."""
+
+    action: Action
+    req: Request
+    asked: str  # resource[/subresource] as the request names it
+    resource: str  # `asked`, or "other" when no rule serves it (a bounded metric label)
+    decision: Decision | None
+    answer: dict[str, Any]
+
+    @property
+    def allowed(self) -> bool:
+        return self.decision is not None and self.decision.allowed
+
+    @property
+    def code(self) -> int:
+        return 500 if self.decision is None else self.decision.code
+
+
+def handle_review(action: Action, body: bytes, reviewing: Reviewing, started: float) -> Response:
+    """One review from its body to the HTTP answer. A body that is no review at all gets an HTTP
+    error; one whose uid could be read gets a denied review, so the API server can match it."""
+    try:
+        req = parse_review(body)
+    except ReviewError as exc:
+        if exc.uid is None:
+            return http_error(Status(exc.code, exc.message))
+        return refused_review(action, exc, exc.uid)
+    outcome = judge(action, req, reviewing)
+    payload = orjson.dumps(outcome.answer)
+    elapsed = time.perf_counter() - started
+    record(reviewing.series[action], outcome, elapsed)
+    if review_log.isEnabledFor(logging.INFO):
+        review_log.info(review_line(outcome, elapsed))
+    return Response(payload, status=200, mimetype=JSON)
+
+
+def refused_review(action: Action, exc: ReviewError, uid: str) -> Response:
+    """A review whose uid we read but whose content we cannot judge: denied with the error."""
+    metrics.BAD_REQUESTS.labels(code=str(exc.code)).inc()
+    if review_log.isEnabledFor(logging.INFO):
+        review_log.info({"msg": "review refused", "endpoint": action, "uid": _clip(uid), "allowed": False,
+                         "code": exc.code, "error": _clip(exc.message)})
+    return _json(error_response(uid, exc.api_version or "admission.k8s.io/v1", exc.code, exc.message, reason_for(exc.code)))
+
+
+def judge(action: Action, req: Request, reviewing: Reviewing) -> Outcome:
+    """The engine's decision and the answer built from it. The engine contains rule errors; an
+    exception here is a bug of ours, logged and still answered as a review (code 500)."""
+    # Metric labels come from a bounded set: the resources rules are registered for, else
+    # "other" (a client inventing resource names must not create series or grow memory).
+    asked = req.resource.resource + ("/" + req.sub_resource if req.sub_resource else "")
+    resource = asked if reviewing.registry.serves(req.resource.group, req.resource.resource, req.sub_resource) else "other"
+    gauge = reviewing.series[action].in_flight
+    gauge.inc()
+    try:
+        decision: Decision | None = engine.review(action, req, reviewing.ctx, reviewing.registry)
+    except Exception:
+        log.error("review %s failed:\n%s", req.uid, traceback.format_exc())
+        decision = None
+    finally:
+        gauge.dec()
+    if decision is None:
+        answer = error_response(req.uid, req.api_version, 500, INTERNAL_ERROR, reason_for(500))
+    else:
+        answer = review_response(req, decision)
+    return Outcome(action, req, asked, resource, decision, answer)
+
+
+def record(series: Series, outcome: Outcome, elapsed: float) -> None:
+    """A judged review in the metrics: rule crashes and verdicts, unmatched requests, the count
+    by endpoint, resource, operation, verdict and code, and the latency."""
+    action, req, decision = outcome.action, outcome.req, outcome.decision
+    if decision is not None:
+        if decision.crash is not None:
+            metrics.child(metrics.RULE_ERRORS, decision.crash.rule).inc()
+        for v in decision.verdicts:
+            metrics.child(metrics.RULE_VERDICTS, v.rule, v.action, "pass" if v.passed else "fail").inc()
+        if not decision.matched:
+            metrics.child(metrics.UNMATCHED, action, outcome.resource, req.operation).inc()
+    allowed = "true" if outcome.allowed else "false"
+    metrics.child(metrics.REQUESTS, action, outcome.resource, req.operation, allowed, str(outcome.code)).inc()
+    series.latency.observe(elapsed)
+
+
+def review_line(outcome: Outcome, elapsed: float) -> dict[str, Any]:
+    """The log line of a judged review; whatever it echoes from the request is clipped."""
+    req, decision = outcome.req, outcome.decision
+    return {
+        "msg": "review", "endpoint": outcome.action, "uid": req.uid, "resource": _clip(outcome.asked),
+        "object": _clip(req.display_name), "operation": req.operation, "dryRun": req.dry_run,
+        "user": _clip(req.user_info.get("username")), "allowed": outcome.allowed, "code": outcome.code,
+        "patchOps": len(decision.patch) if decision is not None else 0, "latencyMs": round(elapsed * 1000, 3),
+        **(_decision_fields(decision) if decision is not None else {}),
+    }
+
+
+def answer_http_exception(exc: HTTPException) -> Response:
+    """Flask's own refusals (no route, wrong method) as JSON Status answers."""
+    code = exc.code or 400
+    if code == 405:
+        allowed = ", ".join(sorted(exc.valid_methods or []))  # type: ignore[attr-defined]
+        return http_error(Status(405, f"method {request.method} not allowed on {request.path}; allowed: {allowed}"))
+    if code == 404:
+        return http_error(Status(404, f"no such path {request.path}; reviews go to /validate or /mutate"))
+    return http_error(Status(code, exc.description or exc.name))
+
+
+def answer_unexpected(exc: Exception) -> Response:
+    log.error("unhandled error on %s %s:\n%s", request.method, request.path, traceback.format_exc())
+    return _json(Status(500, INTERNAL_ERROR).http_dict(), 500)
+
+
+def serve_review(action: Action, reviewing: Reviewing) -> Response:
+    """The view of /validate and /mutate."""
+    started = time.perf_counter()
+    body = read_body(request.environ)
+    return http_error(body) if isinstance(body, Status) else handle_review(action, body, reviewing, started)
+
+
+def healthz() -> Response:
+    return _json({"status": "ok"})
+
+
+def readyz(certificates: CertificateSource) -> Response:
+    ok, detail = certificates.ready()
+    return _json({"status": "ok" if ok else "not ready", "detail": detail}, 200 if ok else 503)
+
+
 def create_app(
     settings: ServeSettings | None = None,
     *,
@@ -110,157 +294,26 @@ def create_app(
     lookups: Lookups | None = None,
     certificates: CertificateSource | None = None,
 ) -> Flask:
+    """The application; the `create_app` arguments replace what tests and benchmarks fake."""
     settings = settings or ServeSettings()
     ctx = Context(settings=settings, lookups=CountingLookups(lookups if lookups is not None else default_lookups(settings)))
     certificates = certificates or CertificateSource(
         settings.certs_dir, min_version=settings.tls_min_version, reload_seconds=settings.cert_reload_seconds,
         on_load=metrics.certificate_loaded,
     )
-    max_body = settings.max_body_bytes
     defaults = {"validate": "deny", "mutate": "on"}
     metrics.initialise([(r.name, ctx.actions.get(r.name, defaults[r.action])) for r in registry.rules()], __version__)
+    actions: tuple[Action, ...] = ("validate", "mutate")
+    reviewing = Reviewing(ctx, registry, {action: Series.of(action) for action in actions})
 
     app = Flask("servinggate")
     app.config["PROVIDE_AUTOMATIC_OPTIONS"] = False  # OPTIONS gets the JSON 405, not an empty 200
-    # The body limit is enforced in read_body(), not through MAX_CONTENT_LENGTH: Werkzeug's limited
-    # stream silently truncates a chunked body at the limit instead of refusing it.
     app.extensions["servinggate"] = {"settings": settings, "context": ctx, "certificates": certificates, "registry": registry}
 
-    def too_large(message: str) -> Response:
-        # Discard what the client is still sending (up to another limit's worth) so it can read
-        # the 413 instead of a connection reset; past that, close the connection.
-        stream, left = request.environ["wsgi.input"], max_body
-        while left > 0:
-            chunk = stream.read(min(left, 65536))
-            if not chunk:
-                break
-            left -= len(chunk)
-        resp = _http_error(413, message)
-        if left <= 0:
-            resp.headers["Connection"] = "close"
-        return resp
-
-    def read_body() -> bytes | Response:
-        # Straight from the WSGI environ: werkzeug's request.stream and mimetype parsing cost
-        # more than the policy of a typical review. With a Content-Length, gunicorn's body
-        # reader stops there; a shorter body reaches the parser truncated and gets a 400.
-        environ = request.environ
-        length_header = environ.get("CONTENT_LENGTH")
-        length = None
-        if length_header:
-            try:
-                length = int(length_header)
-            except ValueError:
-                return _http_error(400, f"Content-Length {length_header!r} is not a number")
-        if length is not None and length > max_body:
-            if length > 2 * max_body:
-                resp = _http_error(413, f"body of {length} bytes exceeds the limit of {max_body} bytes")
-                resp.headers["Connection"] = "close"
-                return resp
-            return too_large(f"body of {length} bytes exceeds the limit of {max_body} bytes")
-        content_type = environ.get("CONTENT_TYPE") or ""
-        if content_type.partition(";")[0].strip().lower() != JSON:
-            return _http_error(415, f"Content-Type must be {JSON}, got {content_type or 'none'!r}")
-        stream = environ["wsgi.input"]
-        if length is not None:
-            body = stream.read(length) if length else b""
-        elif environ.get("wsgi.input_terminated"):
-            # Chunked: a bounded read, cut at the limit, never buffered whole.
-            body = stream.read(max_body + 1)
-            if len(body) > max_body:
-                return too_large(f"body exceeds the limit of {max_body} bytes")
-        else:
-            body = b""
-        if not body:
-            return _http_error(400, "body is empty; expected an AdmissionReview")
-        return body
-
-    def serve_review(action: str) -> Response:
-        started = time.perf_counter()
-        body = read_body()
-        if isinstance(body, Response):
-            return body
-        try:
-            req = parse_review(body)
-        except ReviewError as exc:
-            if exc.uid is None:
-                return _http_error(exc.code, exc.message)
-            metrics.BAD_REQUESTS.labels(code=str(exc.code)).inc()
-            if review_log.isEnabledFor(logging.INFO):
-                review_log.info({"msg": "review refused", "endpoint": action, "uid": _clip(exc.uid), "allowed": False,
-                                 "code": exc.code, "error": _clip(exc.message)})
-            return _json(error_response(exc.uid, exc.api_version or "admission.k8s.io/v1", exc.code, exc.message, _REASONS.get(exc.code, "BadRequest")))
-        # Metric labels come from a bounded set: the resources rules are registered for, else
-        # "other" (a client inventing resource names must not create series or grow memory).
-        asked = req.resource.resource + ("/" + req.sub_resource if req.sub_resource else "")
-        resource = asked if registry.serves(req.resource.group, req.resource.resource, req.sub_resource) else "other"
-        gauge = metrics.child(metrics.IN_FLIGHT, action)
-        gauge.inc()
-        try:
-            decision = engine.review(action, req, ctx, registry)  # type: ignore[arg-type]
-        except Exception:  # the engine contains rule errors; this is a bug of ours, still answered as a review
-            log.error("review %s failed:\n%s", req.uid, traceback.format_exc())
-            decision = None
-        finally:
-            gauge.dec()
-        if decision is None:
-            answer = error_response(req.uid, req.api_version, 500, "internal error in the webhook; see its log", "InternalError")
-            allowed, code, n_ops = False, 500, 0
-        else:
-            answer, allowed, code, n_ops = review_response(req, decision), decision.allowed, decision.code, len(decision.patch)
-            if decision.crash is not None:
-                metrics.child(metrics.RULE_ERRORS, decision.crash.rule).inc()
-            for v in decision.verdicts:
-                metrics.child(metrics.RULE_VERDICTS, v.rule, v.action, "pass" if v.passed else "fail").inc()
-            if not decision.matched:
-                metrics.child(metrics.UNMATCHED, action, resource, req.operation).inc()
-        payload = orjson.dumps(answer)
-        elapsed = time.perf_counter() - started
-        metrics.child(metrics.REQUESTS, action, resource, req.operation, "true" if allowed else "false", str(code)).inc()
-        metrics.child(metrics.LATENCY, action).observe(elapsed)
-        if review_log.isEnabledFor(logging.INFO):
-            review_log.info(
-                {
-                    "msg": "review", "endpoint": action, "uid": req.uid, "resource": _clip(asked),
-                    "object": _clip(req.display_name), "operation": req.operation, "dryRun": req.dry_run,
-                    "user": _clip(req.user_info.get("username")), "allowed": allowed, "code": code,
-                    "patchOps": n_ops, "latencyMs": round(elapsed * 1000, 3),
-                    **(_decision_fields(decision) if decision is not None else {}),
-                }
-            )
-        return Response(payload, status=200, mimetype=JSON)
-
-    @app.post("/validate")
-    def validate() -> Response:
-        return serve_review("validate")
-
-    @app.post("/mutate")
-    def mutate() -> Response:
-        return serve_review("mutate")
-
-    @app.get("/healthz")
-    def healthz() -> Response:
-        return _json({"status": "ok"})
-
-    @app.get("/readyz")
-    def readyz() -> Response:
-        ok, detail = certificates.ready()
-        return _json({"status": "ok" if ok else "not ready", "detail": detail}, 200 if ok else 503)
-
-    @app.errorhandler(HTTPException)
-    def http_error(exc: HTTPException) -> Response:
-        code = exc.code or 400
-        if code == 405:
-            return _http_error(405, f"method {request.method} not allowed on {request.path}; allowed: {', '.join(sorted(exc.valid_methods or []))}")  # type: ignore[attr-defined]
-        if code == 413:
-            return _http_error(413, f"body exceeds the limit of {max_body} bytes")
-        if code == 404:
-            return _http_error(404, f"no such path {request.path}; reviews go to /validate or /mutate")
-        return _http_error(code, exc.description or exc.name)
-
-    @app.errorhandler(Exception)
-    def unexpected(exc: Exception) -> Response:
-        log.error("unhandled error on %s %s:\n%s", request.method, request.path, traceback.format_exc())
-        return _json(status_body(500, "InternalError", "internal error in the webhook; see its log"), 500)
-
+    for action in actions:
+        app.add_url_rule(f"/{action}", action, partial(serve_review, action, reviewing), methods=["POST"])
+    app.add_url_rule("/healthz", "healthz", healthz, methods=["GET"])
+    app.add_url_rule("/readyz", "readyz", partial(readyz, certificates), methods=["GET"])
+    app.register_error_handler(HTTPException, answer_http_exception)
+    app.register_error_handler(Exception, answer_unexpected)
     return app

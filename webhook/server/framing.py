@@ -2,12 +2,13 @@
 received so far, so that a request reaches an application thread only once it is all in memory.
 
 The scanner reads just enough of the head to find where the request ends (Content-Length or
-chunked framing) and answers one of four verdicts. It is not the parser: gunicorn parses the head
+chunked framing) and answers one of four outcomes. It is not the parser: gunicorn parses the head
 again in the thread and stays the authority on everything else. Anything the scanner finds odd
 in the framing headers (two lengths, a length and chunking, an unknown coding) is dispatched at
 once without a body, so that the parser refuses it before any body is read.
 
-Also here: the limits the event loop enforces and the JSON `Status` answer it sends itself.
+Also here: the limits the event loop enforces (`Limits`, the one owner of the body limit) and
+the JSON `Status` answer it sends itself.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import orjson
+
+from ..admission.status import Status
 
 MORE, COMPLETE, DISPATCH, REFUSE = "more", "complete", "dispatch", "refuse"
 
@@ -24,7 +27,9 @@ _HEX = frozenset(b"0123456789abcdefABCDEF")
 
 
 @dataclass(frozen=True)
-class Verdict:
+class ScanOutcome:
+    """What `RequestScanner.scan` found in the bytes received so far, and what to do next."""
+
     kind: str  # MORE: wait for bytes; COMPLETE: the request is buf[:end]; DISPATCH: hand over now,
     # incomplete (the answer must close the connection); REFUSE: answer `code` without the app
     end: int = 0
@@ -33,7 +38,7 @@ class Verdict:
     expect_continue: bool = False  # MORE only: the head asked for "100 Continue" before the body
 
 
-WAIT = Verdict(MORE)
+WAIT = ScanOutcome(MORE)
 
 
 class RequestScanner:
@@ -58,29 +63,29 @@ class RequestScanner:
     def head_done(self) -> bool:
         return self._body_start >= 0
 
-    def scan(self, buf: bytes | bytearray) -> Verdict:
+    def scan(self, buf: bytes | bytearray) -> ScanOutcome:
         if self._body_start < 0:
-            verdict = self._scan_head(buf)
-            if verdict is not None:
-                return verdict
+            outcome = self._scan_head(buf)
+            if outcome is not None:
+                return outcome
         if self._chunked:
             return self._scan_chunks(buf)
         end = self._body_start + (self._length or 0)
         if len(buf) >= end:
-            return Verdict(COMPLETE, end=end)
-        return Verdict(MORE, expect_continue=self._continue)
+            return ScanOutcome(COMPLETE, end=end)
+        return ScanOutcome(MORE, expect_continue=self._continue)
 
-    def _scan_head(self, buf: bytes | bytearray) -> Verdict | None:
+    def _scan_head(self, buf: bytes | bytearray) -> ScanOutcome | None:
         idx = buf.find(b"\r\n\r\n", self._searched)
         if idx < 0:
             if len(buf) > self.max_head:
-                return Verdict(REFUSE, code=431, message=f"request head exceeds {self.max_head} bytes")
+                return ScanOutcome(REFUSE, code=431, message=f"request head exceeds {self.max_head} bytes")
             if buf.count(b"\n") != buf.count(b"\r\n"):
-                return Verdict(DISPATCH)  # a bare LF: the parser refuses it (400)
+                return ScanOutcome(DISPATCH)  # a bare LF: the parser refuses it (400)
             self._searched = max(0, len(buf) - 3)
             return WAIT
         if idx > self.max_head:
-            return Verdict(REFUSE, code=431, message=f"request head exceeds {self.max_head} bytes")
+            return ScanOutcome(REFUSE, code=431, message=f"request head exceeds {self.max_head} bytes")
         self._body_start = idx + 4
         lengths: list[bytes] = []
         codings: list[bytes] = []
@@ -95,63 +100,68 @@ class RequestScanner:
                 self._continue = True
         if codings:
             if lengths or codings[-1] != b"chunked" or codings.count(b"chunked") != 1:
-                return Verdict(DISPATCH)
+                return ScanOutcome(DISPATCH)
             self._chunked, self._cursor = True, self._body_start
             return None
         if len(lengths) > 1 or (lengths and not lengths[0].isdigit()):
-            return Verdict(DISPATCH)
+            return ScanOutcome(DISPATCH)
         if lengths:
             self._length = int(lengths[0]) if len(lengths[0]) <= 18 else self.max_body + 1
             if self._length > self.max_body:
-                return Verdict(REFUSE, code=413, message=f"body of {int(lengths[0])} bytes exceeds the limit of {self.max_body} bytes")
+                return ScanOutcome(REFUSE, code=413, message=f"body of {int(lengths[0])} bytes exceeds the limit of {self.max_body} bytes")
         return None
 
-    def _scan_chunks(self, buf: bytes | bytearray) -> Verdict:
-        too_large = Verdict(REFUSE, code=413, message=f"body exceeds the limit of {self.max_body} bytes")
+    def _scan_chunks(self, buf: bytes | bytearray) -> ScanOutcome:
+        too_large = ScanOutcome(REFUSE, code=413, message=f"body exceeds the limit of {self.max_body} bytes")
         if len(buf) - self._body_start > 2 * self.max_body + 65536:
             return too_large  # tiny chunks: the framing alone would outgrow any body allowed
         while True:
             line_end = buf.find(b"\r\n", self._cursor)
             if line_end < 0:
                 if len(buf) - self._cursor > MAX_CHUNK_LINE:
-                    return Verdict(REFUSE, code=400, message="malformed chunked body: chunk-size line too long")
-                return Verdict(MORE, expect_continue=self._continue)
+                    return ScanOutcome(REFUSE, code=400, message="malformed chunked body: chunk-size line too long")
+                return ScanOutcome(MORE, expect_continue=self._continue)
             line = bytes(buf[self._cursor:line_end])
             size_field, semicolon, _ = line.partition(b";")
             if semicolon:
                 size_field = size_field.rstrip(b" \t")
             if not size_field or not set(size_field) <= _HEX:
-                return Verdict(REFUSE, code=400, message="malformed chunked body: invalid chunk size")
+                return ScanOutcome(REFUSE, code=400, message="malformed chunked body: invalid chunk size")
             if len(size_field.lstrip(b"0")) > 16:
                 return too_large  # more than 2^64 bytes announced: refused before reading any of it
             size = int(size_field, 16)
             if size == 0:
                 trailers = line_end + 2
                 if buf[trailers:trailers + 2] == b"\r\n":
-                    return Verdict(COMPLETE, end=trailers + 2)
+                    return ScanOutcome(COMPLETE, end=trailers + 2)
                 end = buf.find(b"\r\n\r\n", trailers)
                 if end >= 0:
-                    return Verdict(COMPLETE, end=end + 4)
+                    return ScanOutcome(COMPLETE, end=end + 4)
                 if len(buf) - trailers > MAX_TRAILERS:
-                    return Verdict(REFUSE, code=431, message=f"trailer section exceeds {MAX_TRAILERS} bytes")
+                    return ScanOutcome(REFUSE, code=431, message=f"trailer section exceeds {MAX_TRAILERS} bytes")
                 return WAIT
             if self._total + size > self.max_body:
                 return too_large
             data_end = line_end + 2 + size
             if len(buf) < data_end + 2:
-                return Verdict(MORE, expect_continue=self._continue)
+                return ScanOutcome(MORE, expect_continue=self._continue)
             if buf[data_end:data_end + 2] != b"\r\n":
-                return Verdict(REFUSE, code=400, message="malformed chunked body: chunk data not followed by CRLF")
+                return ScanOutcome(REFUSE, code=400, message="malformed chunked body: chunk data not followed by CRLF")
             self._total += size
             self._cursor = data_end + 2
 
 
-REASONS = {400: "BadRequest", 403: "Forbidden", 408: "RequestTimeout", 413: "RequestEntityTooLarge", 414: "RequestURITooLong",
-           417: "ExpectationFailed", 431: "RequestHeaderFieldsTooLarge", 500: "InternalError", 501: "NotImplemented"}
-
-
 @dataclass(frozen=True)
 class Limits:
+    """What one request may cost, enforced by the worker's event loop before any thread runs.
+
+    The body limit (`--max-body-bytes`) is owned here, and only here. The event loop buffers a
+    whole request before handing it to a thread, so it must know the limit to bound its memory,
+    and it is the only layer that can refuse a body before reading it (413 on the announced
+    Content-Length, or on the first chunk that crosses the limit) and then drain what the client
+    still sends. The application therefore never sees a body over the limit and does not check.
+    """
+
     max_body: int
     request_timeout: float = 10.0  # handshake + head + body, from the connection or the first byte
     linger: float = 5.0  # after a closing answer: how long what the client still sends is read and dropped
@@ -168,9 +178,8 @@ class Limits:
 
 def status_answer(code: int, message: str) -> bytes:
     """A whole HTTP/1.1 response: a metav1.Status, as the application answers errors; always closes."""
-    reason = REASONS.get(code, "BadRequest")
-    body = orjson.dumps({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-                         "message": message, "reason": reason, "code": code})
-    head = (f"HTTP/1.1 {code} {reason}\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+    status = Status(code, message)
+    body = orjson.dumps(status.http_dict())
+    head = (f"HTTP/1.1 {code} {status.reason_text}\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n"
             "Connection: close\r\n\r\n")
     return head.encode("latin-1") + body

@@ -26,7 +26,10 @@ _MIN_VERSIONS = {"1.2": ssl.TLSVersion.TLSv1_2, "1.3": ssl.TLSVersion.TLSv1_3}
 
 
 @dataclass(frozen=True)
-class Loaded:
+class ServingCertificate:
+    """A certificate and key read from disk: the TLS context serving them, the digest of the
+    files it was built from, and the serial and expiry that logs, /readyz and metrics report."""
+
     context: ssl.SSLContext
     digest: str
     serial: int
@@ -41,11 +44,11 @@ class CertificateSource:
         self.reload_seconds = reload_seconds
         self._on_load = on_load
         self._lock = threading.Lock()
-        self._loaded: Loaded | None = None
+        self._loaded: ServingCertificate | None = None
         self._checked_at = 0.0
         self._last_error: str | None = None
 
-    def _build(self, cert_pem: bytes, digest: str) -> Loaded:
+    def _build(self, cert_pem: bytes, digest: str) -> ServingCertificate:
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.minimum_version = self.min_version
         # Prefer AEAD suites with forward secrecy (TLS 1.3 suites are always AEAD).
@@ -53,9 +56,9 @@ class CertificateSource:
         context.options |= ssl.OP_NO_COMPRESSION
         context.load_cert_chain(certfile=str(self.cert_file), keyfile=str(self.key_file))
         cert = x509.load_pem_x509_certificate(cert_pem)
-        return Loaded(context, digest, cert.serial_number, cert.not_valid_after_utc)
+        return ServingCertificate(context, digest, cert.serial_number, cert.not_valid_after_utc)
 
-    def refresh(self) -> Loaded | None:
+    def refresh(self) -> ServingCertificate | None:
         """Re-read the files now; returns the current (possibly unchanged) certificate."""
         try:
             cert_pem = self.cert_file.read_bytes()
@@ -78,7 +81,7 @@ class CertificateSource:
                 self._on_load(None, self._loaded)
         return self._loaded
 
-    def current(self) -> Loaded | None:
+    def current(self) -> ServingCertificate | None:
         now = time.monotonic()
         if self._loaded is None or now - self._checked_at >= self.reload_seconds:
             with self._lock:

@@ -41,7 +41,7 @@ from gunicorn.workers.gthread import STOP_KEEPALIVE_LINGER, TConn, ThreadWorker
 
 from . import metrics
 from .balance import ACCEPT_RECHECK, LoadTable, Placement
-from .framing import COMPLETE, MORE, REFUSE, Limits, RequestScanner, Verdict, status_answer
+from .framing import COMPLETE, MORE, REFUSE, WAIT, Limits, RequestScanner, status_answer
 
 _READ, _WRITE = selectors.EVENT_READ, selectors.EVENT_WRITE
 _RECV = 65536
@@ -177,10 +177,10 @@ class WebhookWorker(Placement, ThreadWorker):
             if not conn.handshaken:
                 conn.sock.do_handshake()
                 conn.handshaken = True
-            verdict = conn.scanner.scan(conn.buf) if conn.buf else Verdict(MORE)
+            outcome = conn.scanner.scan(conn.buf) if conn.buf else WAIT
             budget = 4 * _RECV
-            while verdict.kind == MORE:
-                if verdict.expect_continue and not conn.continued:
+            while outcome.kind == MORE:
+                if outcome.expect_continue and not conn.continued:
                     conn.continued = True
                     conn.sock.send(b"HTTP/1.1 100 Continue\r\n\r\n")
                 if budget <= 0 and not (self.cfg.is_ssl and conn.sock.pending()):
@@ -195,7 +195,7 @@ class WebhookWorker(Placement, ThreadWorker):
                     return
                 budget -= len(data)
                 conn.buf += data
-                verdict = conn.scanner.scan(conn.buf)
+                outcome = conn.scanner.scan(conn.buf)
         except ssl.SSLWantReadError:
             self._watch(conn, _READ)
             return
@@ -206,10 +206,10 @@ class WebhookWorker(Placement, ThreadWorker):
             self.log.debug("connection from %s dropped while reading: %s", conn.client, exc)
             self._close(conn)
             return
-        if verdict.kind == REFUSE:
-            self._refuse(conn, verdict.code, verdict.message)
+        if outcome.kind == REFUSE:
+            self._refuse(conn, outcome.code, outcome.message)
         else:
-            self._dispatch(conn, complete=verdict.kind == COMPLETE)
+            self._dispatch(conn, complete=outcome.kind == COMPLETE)
 
     # Memory for unfinished requests: every connection may buffer SMALL_REQUEST bytes (a review
     # is a few KiB, so reviews never wait here); beyond that a request needs one of
