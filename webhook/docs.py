@@ -1,5 +1,5 @@
 """The parts of the docs that are derived from the code: the settings tables of every command
-(README.md) and the table of rules (docs/policies.md).
+(docs/configuration.md) and the table of rules (docs/policies.md).
 
 `./dev docs` rewrites them between `<!-- generated:NAME -->` and `<!-- /generated:NAME -->`
 markers; a test fails when a committed file differs from what this module renders, so a
@@ -67,7 +67,7 @@ def rules_markdown() -> str:
     return "\n".join(out) + "\n"
 
 
-FILES = {"README.md": "settings", "docs/policies.md": "rules"}
+FILES = {"docs/configuration.md": "settings", "docs/policies.md": "rules"}
 
 
 def sections(kind: str) -> dict[str, Callable[[], str]]:
@@ -81,7 +81,7 @@ def render(text: str, kind: str = "settings") -> str:
     for name, make in sections(kind).items():
         pattern = re.compile(rf"(<!-- generated:{re.escape(name)} -->\n).*?(<!-- /generated:{re.escape(name)} -->)", re.S)
         if not pattern.search(text):
-            raise ValueError(f"README.md has no <!-- generated:{name} --> section")
+            raise ValueError(f"no <!-- generated:{name} --> section to fill in")
         text = pattern.sub(lambda m: m.group(1) + make() + m.group(2), text)
     return text
 

@@ -1,5 +1,5 @@
 """Installs that survive customisation: another namespace set once, metrics Services and the
-ServiceMonitor component, the webhook's priority and its quota, and the README's NetworkPolicy."""
+ServiceMonitor component, the webhook's priority and its quota, and docs/install.md's NetworkPolicy."""
 
 from __future__ import annotations
 
@@ -168,11 +168,11 @@ def test_the_webhook_is_critical_and_its_namespace_has_the_quota_for_it(render_o
     assert "priorityClassName" not in find(docs, "Deployment", "servinggate-reconciler")["spec"]["template"]["spec"]
 
 
-# ---- the README's NetworkPolicy example ------------------------------------------------------------
+# ---- the NetworkPolicy example in docs/install.md --------------------------------------------------
 
 
-def readme_network_policy() -> dict:
-    blocks = re.findall(r"```yaml\n(.*?)```", (REPO / "README.md").read_text(), re.S)
+def documented_network_policy() -> dict:
+    blocks = re.findall(r"```yaml\n(.*?)```", (REPO / "docs" / "install.md").read_text(), re.S)
     [policy] = [yaml.safe_load(b) for b in blocks if "kind: NetworkPolicy" in b]
     return policy
 
@@ -181,8 +181,8 @@ def _allows(rule: dict, port_names: set, numbers: set) -> bool:
     return any(p.get("port") in port_names | numbers for p in rule.get("ports", ()))
 
 
-def test_the_readme_network_policy_limits_scraping_and_never_the_admission_port(render_overlay):
-    policy = readme_network_policy()
+def test_the_documented_network_policy_limits_scraping_and_never_the_admission_port(render_overlay):
+    policy = documented_network_policy()
     kubernetes_validate.validate(policy, "1.28.0", strict=True)
     docs = render_overlay([MANIFESTS])
     webhook = find(docs, "Deployment", "servinggate-webhook")
@@ -207,12 +207,12 @@ def test_the_readme_network_policy_limits_scraping_and_never_the_admission_port(
             assert not _allows(rule, *admission)
 
 
-def test_the_readme_overlay_with_everything_renders_as_it_says(tmp_path):
+def test_the_documented_overlay_with_everything_renders_as_it_says(tmp_path):
     import os
 
     from deploy.rendering import kubectl_kustomize
 
-    blocks = re.findall(r"```yaml\n(.*?)```", (REPO / "README.md").read_text(), re.S)
+    blocks = re.findall(r"```yaml\n(.*?)```", (REPO / "docs" / "install.md").read_text(), re.S)
     [text] = [b for b in blocks if b.startswith("# my-servinggate/kustomization.yaml, next to a checkout")]
     overlay = tmp_path / "my-servinggate"
     overlay.mkdir()
