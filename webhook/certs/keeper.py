@@ -37,7 +37,7 @@ from urllib3.exceptions import HTTPError
 
 from ..config import webhook_configuration
 from ..errors import OperatorError
-from ..kube import KubeAccessError, Request, describe_api_error, load_api_client
+from ..kube import ApiCall, KubeAccessError, describe_api_error, load_api_client
 from ..kube.responses import json_body
 from .files import write_file
 from .issuing import service_sans
@@ -116,9 +116,9 @@ class CertKeeper:
         except ApiException as exc:
             if exc.status in expected:
                 raise
-            raise KubeAccessError(describe_api_error(exc, Request(verb, resource, namespace, name, group), self.host)) from exc
+            raise KubeAccessError(describe_api_error(exc, ApiCall(verb, resource, namespace, name, group), self.host)) from exc
         except HTTPError as exc:
-            raise KubeAccessError(describe_api_error(exc, Request(verb, resource, namespace, name, group), self.host)) from exc
+            raise KubeAccessError(describe_api_error(exc, ApiCall(verb, resource, namespace, name, group), self.host)) from exc
 
     # Secret ---------------------------------------------------------------------------------
 
