@@ -20,10 +20,10 @@ from .. import __version__
 from ..admission.decision import Decision
 from ..admission.responses import error_response, review_response
 from ..admission.review import ReviewError, parse_review
-from ..config import ServeSettings
 from ..policies import REGISTRY, Context, LookupFailed, Lookups, NoLookups, Registry
 from ..policies import engine
 from . import metrics
+from .settings import ServeSettings
 from .tls import CertificateSource
 
 log = logging.getLogger("servinggate.server")
