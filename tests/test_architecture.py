@@ -53,6 +53,23 @@ def test_the_layers_contract_is_checked_and_kept():
     assert f"{layers['name']} KEPT" in out
 
 
+def test_no_import_circle_between_modules():
+    """The layers keep packages apart; inside a package, no two modules need each other either
+    when the code runs. Imports made only for type annotations (`if TYPE_CHECKING:`) do not run
+    and are left out: `policies.registry` names `Context` and `PolicySettings` in its
+    signatures, and `PolicySettings` checks rule names against the registry."""
+    import grimp
+
+    graph = grimp.build_graph("webhook", cache_dir=None, exclude_type_checking_imports=True)
+    circles = sorted(
+        (importer, imported)
+        for importer in graph.modules
+        for imported in graph.find_modules_directly_imported_by(importer)
+        if graph.chain_exists(importer=imported, imported=importer)
+    )
+    assert circles == []
+
+
 def test_the_layers_contract_refuses_an_import_back_up_a_sibling_import_and_an_unplaced_module(tmp_path):
     """The contract bites: in a copy of the package, the circle issue 17 removed (config importing
     the rule registry), `check` importing the reconciler, and a top-level module placed in no
