@@ -32,7 +32,7 @@ import yaml  # noqa: E402
 
 from webhook.check import run  # noqa: E402
 from webhook.check.loading import load  # noqa: E402
-from webhook.config import PolicySettings  # noqa: E402
+from webhook.policies.settings import PolicySettings  # noqa: E402
 
 
 def manifests(count: int) -> str:

@@ -55,8 +55,8 @@ POD = REPO / "tests/fixtures/admission/pods-create-kthena-entry-missing-schedule
 def run_server(kind: str, tls: bool, port: int, certs: str, workers: int, gunicorn_ctx: bool = False, threads: int = 0,
                placement: str = "balanced") -> None:
     sys.path.insert(0, str(REPO))
-    from webhook.config import ServeSettings
     from webhook.server.serving import prepare_metrics_dir
+    from webhook.server.settings import ServeSettings
 
     settings = ServeSettings(host="127.0.0.1", port=port, certs_dir=Path(certs), workers=workers, kube_lookups="off", log_level="info", metrics_port=0)
     if threads:

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import ast
 import re
+import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -18,6 +20,21 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", *args], cwd=REPO, capture_output=True, text=True, timeout=600)
 
 
+def _lint_imports(root: Path) -> tuple[int, str]:
+    """lint-imports over the `webhook` package found in `root` (it puts its folder first on the
+    path), with its output's wrapped lines joined so a contract's name reads on one line."""
+    proc = subprocess.run(
+        [str(Path(sys.executable).with_name("lint-imports")), "--no-cache", "--no-logo"], cwd=root, capture_output=True, text=True, timeout=600
+    )
+    return proc.returncode, " ".join((proc.stdout + proc.stderr).split())
+
+
+def _layers_contract() -> dict:
+    contracts = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    [layers] = [c for c in contracts if c["type"] == "layers"]
+    return layers
+
+
 def test_import_contracts_hold():
     """Policies and admission import no web framework or Kubernetes client; only kube/, the
     certificate keeper and the reconciler's I/O talk to the API (contracts in pyproject.toml)."""
@@ -26,6 +43,52 @@ def test_import_contracts_hold():
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "broken" in proc.stdout and " 0 broken" in proc.stdout
+
+
+def test_the_layers_contract_is_checked_and_kept():
+    """No import runs back up a layer and no package imports a sibling of its layer, so there is
+    no circle between packages (the layers are in pyproject.toml)."""
+    layers = _layers_contract()
+    assert layers["exhaustive"] is True and layers["containers"] == ["webhook"]
+    code, out = _lint_imports(REPO)
+    assert code == 0, out
+    assert f"{layers['name']} KEPT" in out
+
+
+def test_no_import_circle_between_modules():
+    """The layers keep packages apart; inside a package, no two modules need each other either
+    when the code runs. Imports made only for type annotations (`if TYPE_CHECKING:`) do not run
+    and are left out: `policies.registry` names `Context` and `PolicySettings` in its
+    signatures, and `PolicySettings` checks rule names against the registry."""
+    import grimp
+
+    graph = grimp.build_graph("webhook", cache_dir=None, exclude_type_checking_imports=True)
+    circles = sorted(
+        (importer, imported)
+        for importer in graph.modules
+        for imported in graph.find_modules_directly_imported_by(importer)
+        if graph.chain_exists(importer=imported, imported=importer)
+    )
+    assert circles == []
+
+
+def test_the_layers_contract_refuses_an_import_back_up_a_sibling_import_and_an_unplaced_module(tmp_path):
+    """The contract bites: in a copy of the package, the circle issue 17 removed (config importing
+    the rule registry), `check` importing the reconciler, and a top-level module placed in no
+    layer each break it."""
+    shutil.copytree(REPO / "webhook", tmp_path / "webhook", ignore=shutil.ignore_patterns("__pycache__", "*.json"))
+    shutil.copy(REPO / "pyproject.toml", tmp_path)
+    with open(tmp_path / "webhook" / "config.py", "a", encoding="utf-8") as fh:
+        fh.write("\nfrom .policies import REGISTRY  # noqa: E402\n")
+    with open(tmp_path / "webhook" / "check" / "cli.py", "a", encoding="utf-8") as fh:
+        fh.write("\nfrom ..scalein import ranking  # noqa: E402\n")
+    (tmp_path / "webhook" / "stray.py").write_text('"""Belongs to no layer."""\n')
+    code, out = _lint_imports(tmp_path)
+    assert code == 1, out
+    assert f"{_layers_contract()['name']} BROKEN" in out
+    assert "webhook.config is not allowed to import webhook.policies" in out
+    assert "webhook.check is not allowed to import webhook.scalein" in out
+    assert "webhook.stray" in out and "not listed as layers" in out
 
 
 def test_mypy_reports_no_errors():

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from webhook.config import ConfigError, ServeSettings, add_arguments, load
+from webhook.config import ConfigError, add_arguments, load
+from webhook.server.settings import ServeSettings
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -89,7 +90,9 @@ def test_generated_docs_match_the_declarations_and_the_registry():
 
 
 def test_check_and_serve_read_the_policy_settings_from_the_same_declarations():
-    from webhook.config import CheckSettings, PolicySettings, _settings_fields
+    from webhook.check.settings import CheckSettings
+    from webhook.config import _settings_fields
+    from webhook.policies.settings import PolicySettings
 
     policy = {f.name for f in _settings_fields(PolicySettings)}
     assert {f.name for f in _settings_fields(CheckSettings)} == policy

@@ -13,7 +13,6 @@ import dataclasses
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
@@ -90,42 +89,6 @@ def csv_list(raw: str) -> tuple[str, ...]:
 
 def csv_set(raw: str) -> frozenset[str]:
     return frozenset(csv_list(raw))
-
-
-WEBHOOK_CONFIGURATION_KINDS = ("validating", "mutating")
-
-
-def webhook_configuration(entry: str) -> tuple[str, str]:
-    """`mutating/NAME` -> ("mutating", NAME). The kind is spelled out because it decides which API
-    holds the configuration; guessing it from the name sent any other name to the wrong API."""
-    kind, slash, name = entry.strip().partition("/")
-    if not slash or kind not in WEBHOOK_CONFIGURATION_KINDS or not name or "/" in name:
-        raise ValueError(f"{entry!r} must be validating/NAME or mutating/NAME")
-    return kind, name
-
-
-def webhook_configurations(raw: str) -> tuple[str, ...]:
-    """Comma-separated `KIND/NAME` entries, each checked by `webhook_configuration`."""
-    entries = csv_list(raw)
-    for entry in entries:
-        webhook_configuration(entry)
-    return entries
-
-
-VALIDATING_ACTIONS = ("deny", "warn", "audit", "off")
-MUTATING_ACTIONS = ("on", "off")
-
-
-def rule_action_pairs(raw: str) -> tuple[tuple[str, str], ...]:
-    """`a.rule=warn,b.rule=off` -> (("a.rule", "warn"), ("b.rule", "off")); names are checked
-    against the registry when the settings are loaded."""
-    pairs: dict[str, str] = {}
-    for item in csv_list(raw):
-        name, sep, action = item.partition("=")
-        if not sep or not name.strip() or not action.strip():
-            raise ValueError(f"{item!r} is not RULE=ACTION")
-        pairs[name.strip()] = action.strip().lower()
-    return tuple(sorted(pairs.items()))
 
 
 def non_empty(raw: str) -> str:
@@ -271,45 +234,12 @@ def settings_groups(cls: type) -> list[tuple[type, list[tuple[str, str, str, str
     return groups
 
 
-# ---- settings grouped by concern, composed per command ------------------------------------------
+# ---- the groups more than one command composes ------------------------------------------------
 #
-# A command's settings class inherits the groups it uses; dataclasses collect fields in reverse
-# method-resolution order, so the bases are listed last group first to keep the listener on top of
-# the `serve` table. `serve` and `check` share PolicySettings (webhook/policies/settings.py), `plan`
-# and `reconcile` share ScoringSettings (webhook/scalein/settings.py).
-
-
-@dataclass(frozen=True)
-class ListenerSettings:
-    """The HTTPS listener: address, workers, limits and the TLS files it serves."""
-
-    host: str = setting("0.0.0.0", non_empty, "address to listen on")
-    port: int = setting(8443, int_range(1, 65535), "HTTPS port")
-    certs_dir: Path = setting(Path("certs"), lambda raw: Path(non_empty(raw)), "folder with tls.crt/tls.key (and ca.crt); generated when missing")
-    workers: int = setting(2, int_range(1, 64), "gunicorn worker processes")
-    threads: int = setting(8, int_range(1, 256), "threads per worker (gthread)")
-    keepalive: int = setting(120, int_range(30, 3600), "seconds an idle keep-alive connection stays open (the API server's client idles 90 s)")
-    graceful_timeout: int = setting(20, int_range(1, 600), "seconds in-flight reviews get to finish on SIGTERM")
-    max_body_bytes: int = setting(7 * 1024 * 1024, byte_size, "largest AdmissionReview body accepted (413 above)")
-    request_timeout: int = setting(10, int_range(1, 300), "seconds a client has to finish the TLS handshake and send a whole request (408 after); idle keep-alive time is not counted")
-    tls_min_version: str = setting("1.2", choice("1.2", "1.3"), "minimum TLS version")
-    cert_reload_seconds: int = setting(10, int_range(1, 3600), "how often the certificate files are checked for a change")
-    metrics_dir: str = setting("", str, "folder for multi-process metrics (emptied at start); default: a fresh temporary folder")
-    metrics_port: int = setting(9090, int_range(0, 65535), "plain-HTTP port of /metrics, on the same host (0: off); the HTTPS port serves only reviews and health")
-
-
-@dataclass(frozen=True)
-class CertSettings:
-    """Who the serving certificate names, and whether we keep it ourselves (cert-management=self)."""
-
-    service_name: str = setting("servinggate-webhook", non_empty, "Service name, for the generated certificate's SANs")
-    service_namespace: str = setting("servinggate-system", non_empty, "Service namespace, for the generated certificate's SANs")
-    cert_management: str = setting("files", choice("files", "self"), "files: serve the files in certs-dir; self: keep them in a Secret, inject caBundle, renew")
-    cert_secret_name: str = setting("servinggate-webhook-tls", non_empty, "Secret that holds the serving certificate (cert-management=self)")
-    webhook_config_names: tuple[str, ...] = setting(("validating/servinggate-validating", "mutating/servinggate-mutating"), webhook_configurations,
-                                                    "webhook configurations whose caBundle we keep current, as validating/NAME or mutating/NAME, comma-separated (cert-management=self)",
-                                                    metavar="KIND/NAME,...")
-    renew_before_days: int = setting(30, int_range(1, 3650), "renew the serving certificate this many days before it expires")
+# A command's settings class inherits the groups it uses, and each group lives with the code that
+# reads it: `serve` composes webhook/server/settings.py, `check` webhook/check/settings.py (both
+# with webhook/policies/settings.py), `plan` and `reconcile` webhook/scalein/settings.py. Only
+# the groups of no single package are declared here.
 
 
 @dataclass(frozen=True)
@@ -324,47 +254,6 @@ class LogSettings:
     """Logging: one JSON object per line on stderr."""
 
     log_level: str = setting("info", choice("debug", "info", "warning", "error"), "log level")
-
-
-@dataclass(frozen=True)
-class PolicySettings:
-    """What the rules read; `serve` and `check` share it so `check` gives the webhook's answer."""
-
-    scheduler_name: str = setting("volcano", non_empty, "scheduler that pods in scope are defaulted to")
-    skip_namespaces: frozenset[str] = setting(frozenset({"kube-system", "kube-node-lease"}), csv_set, "namespaces whose pods are never mutated (comma-separated)")
-    rule_actions: tuple[tuple[str, str], ...] = setting((), rule_action_pairs, "per-rule enforcement, comma-separated RULE=ACTION: validating rules deny (default), warn, audit or off; mutating rules on (default) or off", metavar="RULE=ACTION,...")
-
-    def check(self) -> None:
-        from .policies import REGISTRY  # the rule names are the registry's; imported only to check them
-
-        kinds = {r.name: r.action for r in REGISTRY.rules()}
-        for name, action in self.rule_actions:
-            if name not in kinds:
-                raise ConfigError(f"--rule-actions: unknown rule {name!r} (the rules are listed in docs/policies.md)")
-            allowed = VALIDATING_ACTIONS if kinds[name] == "validate" else MUTATING_ACTIONS
-            if action not in allowed:
-                raise ConfigError(f"--rule-actions: {name} is a {kinds[name]} rule: its action is one of {', '.join(allowed)}, not {action!r}")
-
-    def actions(self) -> dict[str, str]:
-        """RULE -> action for the rules given; every other rule keeps its default (deny / on)."""
-        return dict(self.rule_actions)
-
-
-@dataclass(frozen=True)
-class LookupSettings:
-    """Whether rules may read other objects from the API server (the webhook only; `check` reads files)."""
-
-    kube_lookups: str = setting("auto", choice("auto", "on", "off"), "read other objects (ModelServings) from the API server: auto = when a kubeconfig or in-cluster config is found")
-
-
-@dataclass(frozen=True)
-class ServeSettings(LogSettings, KubeSettings, LookupSettings, PolicySettings, CertSettings, ListenerSettings):
-    """`serve`: the listener, the certificate keeper, the policy settings, Kubernetes access, logging."""
-
-
-@dataclass(frozen=True)
-class CheckSettings(PolicySettings):
-    """`check`: the policy settings only; it also reads a `serve` config file and ignores the rest."""
 
 
 def parse_command(cls: type[T], argv: Sequence[str], prog: str, description: str, *,

@@ -16,12 +16,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 from . import config
+from .check.settings import CheckSettings
+from .scalein.settings import ReconcileSettings, ScoringSettings
+from .server.settings import ServeSettings
 
 
 def _command_settings() -> dict[str, type]:
-    from .scalein.settings import ReconcileSettings, ScoringSettings
-
-    return {"serve": config.ServeSettings, "check": config.CheckSettings, "plan": ScoringSettings, "reconcile": ReconcileSettings}
+    return {"serve": ServeSettings, "check": CheckSettings, "plan": ScoringSettings, "reconcile": ReconcileSettings}
 
 
 def _title(group: type) -> str:

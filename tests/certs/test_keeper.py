@@ -17,9 +17,9 @@ from kubernetes import client
 from support import wait_for
 from webhook.certs import keeper, rotation
 from webhook.certs.issuing import SERVING_DAYS, generate_ca, generate_serving
-from webhook.config import ServeSettings
 from webhook.errors import OperatorError
 from webhook.kube import KubeAccessError
+from webhook.server.settings import ServeSettings
 from support.certdata import FOREIGN, HOSTS, NS, SECRET, T0
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from webhook.check import run
-from webhook.config import PolicySettings
+from webhook.policies.settings import PolicySettings
 
 ROOT = Path(__file__).resolve().parents[1] / "fixtures" / "verdicts"
 VERDICTS = json.loads((ROOT / "verdicts.json").read_text())

@@ -16,7 +16,7 @@ from support import REPO
 from webhook.check import celrules, run
 from webhook.admission.gofmt import go_float, go_value
 from webhook.check.loading import load, resolve_plain
-from webhook.config import PolicySettings
+from webhook.policies.settings import PolicySettings
 
 CASES = Path(__file__).resolve().parents[1] / "fixtures" / "verdicts" / "cases"
 

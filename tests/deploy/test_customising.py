@@ -10,9 +10,10 @@ import pytest
 import yaml
 
 from webhook.certs.issuing import service_sans
-from webhook.config import ServeSettings, parse_args
-from webhook.deploy import generating
+from webhook.config import parse_args
+from webhook.deploy import configurations
 from webhook.scalein.settings import ReconcileSettings
+from webhook.server.settings import ServeSettings
 
 from deploy.rendering import CERT_MANAGER, COMPONENTS, MANIFESTS, REPO
 
@@ -60,7 +61,7 @@ def test_another_namespace_reaches_every_reference(variant, render_overlay):
         for subject in doc.get("subjects") or ():
             assert subject["namespace"] == OTHER
     # The webhooks: where the API server calls them, and the namespace they leave alone.
-    excluded = excluded_namespaces(generating.namespace_selector(OTHER))
+    excluded = excluded_namespaces(configurations.namespace_selector(OTHER))
     assert excluded == {"kube-system", "kube-node-lease", OTHER}
     hooks = [h for d in docs if d["kind"].endswith("WebhookConfiguration") for h in d["webhooks"]]
     assert hooks

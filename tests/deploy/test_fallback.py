@@ -14,7 +14,7 @@ import yaml
 from hypothesis import example, given, settings, strategies as st
 
 from webhook.admission.decision import Verdict
-from webhook.deploy import fallback, generating
+from webhook.deploy import configurations, fallback
 from webhook.policies.registry import CelCheck, Rule
 
 from deploy.rendering import COMPONENTS, MANIFESTS
@@ -30,7 +30,7 @@ def committed(variant: str) -> list[dict]:
 
 
 def rules_with_cel() -> dict[str, Rule]:
-    return {r.name: r for r in generating.registry_rules() if r.cel}
+    return {r.name: r for r in configurations.registry_rules() if r.cel}
 
 
 def policy_of(rule: str) -> dict:
@@ -97,7 +97,7 @@ def test_every_rule_with_cel_has_one_policy_and_binding_named_after_it():
             assert binding["spec"]["policyName"] == name
             assert binding["spec"]["validationActions"] == ["Deny"]
             # The same namespaces as the webhook entries.
-            assert binding["spec"]["matchResources"] == {"namespaceSelector": generating.namespace_selector()}
+            assert binding["spec"]["matchResources"] == {"namespaceSelector": configurations.namespace_selector()}
     # The two variants are the same objects under two API versions.
     strip = lambda docs: [{k: v for k, v in d.items() if k != "apiVersion"} for d in docs]  # noqa: E731
     assert strip(committed("v1")) == strip(committed("v1beta1"))
@@ -114,7 +114,7 @@ def test_a_policy_matches_what_its_rule_is_registered_for():
     for name, rule in rules_with_cel().items():
         spec = policy_of(name)["spec"]
         assert spec["failurePolicy"] == "Fail"
-        assert spec["matchConstraints"]["resourceRules"] == generating.resource_rules([rule])
+        assert spec["matchConstraints"]["resourceRules"] == configurations.resource_rules([rule])
         assert spec.get("matchConditions", []) == [{"name": c.name, "expression": c.expression} for c in rule.match]
         assert [v["expression"] for v in spec["validations"]] == [c.expression for c in rule.cel]
         assert all(v["reason"] == "Invalid" for v in spec["validations"])

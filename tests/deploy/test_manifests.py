@@ -12,9 +12,10 @@ import pytest
 import yaml
 
 from webhook.certs.issuing import service_sans
-from webhook.config import ServeSettings, env_of, load, parse_args, _settings_fields
-from webhook.deploy import generating
+from webhook.config import env_of, load, parse_args, _settings_fields
+from webhook.deploy import configurations, generating
 from webhook.scalein.settings import ReconcileSettings
+from webhook.server.settings import ServeSettings
 
 REPO = Path(__file__).resolve().parents[2]
 K8S_VERSION = "1.28.0"
@@ -174,7 +175,7 @@ def test_pods_are_only_sent_with_one_of_our_labels_and_once(base_docs):
 
 
 def test_rules_cover_each_registered_resource_with_exactly_its_operations(base_docs):
-    rules = generating.registry_rules()
+    rules = configurations.registry_rules()
     for action, kind in (("validate", "ValidatingWebhookConfiguration"), ("mutate", "MutatingWebhookConfiguration")):
         config = next(c for c in _configs(base_docs) if c["kind"] == kind)
         granted: dict[tuple[str, str], set[str]] = {}

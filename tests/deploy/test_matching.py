@@ -8,7 +8,7 @@ import kubernetes_validate
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from webhook.deploy import generating
+from webhook.deploy import configurations
 from webhook.policies.hpa import TARGETS_MODELSERVING, hpa_errors
 from webhook.policies.registry import MatchCondition, Rule, Target
 
@@ -42,8 +42,8 @@ def test_each_validating_entry_guards_one_family(committed_configurations):
     assert len(seen) == len(set(seen))
     # The families are where the rules are written: every rule of an entry comes from one module.
     for hook in hooks:
-        rules = [r for r in generating.registry_rules() if r.action == "validate" and (r.target.group, r.target.full_resource) in _resources(hook)]
-        assert {generating.family(r) for r in rules} == {hook["name"].split(".")[0]}
+        rules = [r for r in configurations.registry_rules() if r.action == "validate" and (r.target.group, r.target.full_resource) in _resources(hook)]
+        assert {configurations.family(r) for r in rules} == {hook["name"].split(".")[0]}
 
 
 def _entry(configs, name):
@@ -79,7 +79,7 @@ def test_the_hpa_entry_is_sent_only_hpas_that_scale_a_modelserving(committed_con
 
 def test_only_the_hpa_rule_declares_a_condition():
     # The property test below covers the HPA rule; a new condition needs its own.
-    assert {r.name for r in generating.registry_rules() if r.match} == {"horizontalpodautoscalers.modelserving-bounds"}
+    assert {r.name for r in configurations.registry_rules() if r.match} == {"horizontalpodautoscalers.modelserving-bounds"}
 
 
 API_VERSIONS = st.one_of(
@@ -115,14 +115,14 @@ B = MatchCondition("b", "object.spec.b == 1")
 
 def test_an_entry_keeps_only_the_conditions_every_rule_in_it_declared():
     both, only_a, none = _a_rule("w.both", A, B), _a_rule("w.a", A), _a_rule("w.none")
-    [hook] = generating.webhook_entries([both, only_a], "validate")
+    [hook] = configurations.webhook_entries([both, only_a], "validate")
     assert hook["matchConditions"] == [{"name": "a", "expression": A.expression}]
-    [hook] = generating.webhook_entries([both], "validate")
+    [hook] = configurations.webhook_entries([both], "validate")
     assert [c["name"] for c in hook["matchConditions"]] == ["a", "b"]
-    [hook] = generating.webhook_entries([both, none], "validate")
+    [hook] = configurations.webhook_entries([both, none], "validate")
     assert "matchConditions" not in hook
     with pytest.raises(ValueError, match="two expressions"):
-        generating.webhook_entries([both, _a_rule("w.other", MatchCondition("a", "true"))], "validate")
+        configurations.webhook_entries([both, _a_rule("w.other", MatchCondition("a", "true"))], "validate")
 
 
 # ---- clusters without matchConditions -------------------------------------------------------------

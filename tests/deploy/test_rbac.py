@@ -18,8 +18,9 @@ from pathlib import Path
 import kubernetes.client.api as client_apis
 
 from webhook.admission.review import plural_of
-from webhook.config import ServeSettings, webhook_configuration
+from webhook.certs.settings import webhook_configuration
 from webhook.scalein.settings import ReconcileSettings
+from webhook.server.settings import ServeSettings
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = REPO / "webhook"

@@ -10,10 +10,10 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import MaxRetryError, NewConnectionError, ReadTimeoutError
 
-from webhook.kube import Request, describe_api_error
+from webhook.kube import ApiCall, describe_api_error
 from webhook.kube.errors import is_api_failure
 
-SECRET = Request("get", "secrets", "servinggate-system", "servinggate-webhook-tls")
+SECRET = ApiCall("get", "secrets", "servinggate-system", "servinggate-webhook-tls")
 
 
 def api_exception(status: int, reason: str, message: str = "") -> ApiException:
@@ -32,7 +32,7 @@ def test_forbidden_names_the_verb_resource_and_namespace():
 
 
 def test_forbidden_without_a_status_body_still_names_the_request():
-    line = describe_api_error(ApiException(status=403, reason="Forbidden"), Request("patch", "mutatingwebhookconfigurations", name="x", group="admissionregistration.k8s.io"))
+    line = describe_api_error(ApiException(status=403, reason="Forbidden"), ApiCall("patch", "mutatingwebhookconfigurations", name="x", group="admissionregistration.k8s.io"))
     assert line.startswith("forbidden: cannot patch mutatingwebhookconfigurations.admissionregistration.k8s.io 'x' at cluster scope")
 
 

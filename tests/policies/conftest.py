@@ -7,8 +7,8 @@ import copy
 import pytest
 
 from webhook.admission.review import Request, make_request, parse_review
-from webhook.config import PolicySettings
 from webhook.policies import Context, DictLookups, engine
+from webhook.policies.settings import PolicySettings
 
 from support import load_admission
 

@@ -8,8 +8,11 @@ import pytest
 
 from webhook.admission.responses import review_response
 from webhook.admission.review import make_request, parse_review
-from webhook.config import CheckSettings, ConfigError, PolicySettings, ServeSettings, load
+from webhook.check.settings import CheckSettings
+from webhook.config import ConfigError, load
 from webhook.policies import Context, DictLookups, NoLookups, engine
+from webhook.policies.settings import PolicySettings
+from webhook.server.settings import ServeSettings
 
 from support import ADMISSION_FIXTURES
 

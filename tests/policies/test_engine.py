@@ -13,7 +13,7 @@ from webhook.admission.decision import Changes
 from webhook.admission.review import parse_review
 from webhook.policies import REGISTRY, Context, Registry, engine
 from webhook.policies.registry import LabelScope, Target
-from webhook.config import PolicySettings
+from webhook.policies.settings import PolicySettings
 
 ADMISSION = Path(__file__).resolve().parents[1] / "fixtures" / "admission"
 POD_REVIEWS = sorted(p for p in ADMISSION.glob("pods-create-*-mutating.json"))

@@ -12,11 +12,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
 
 from webhook.admission.review import MAX_NESTING
-from webhook.config import ServeSettings
 from webhook.logs import JsonFormatter
 from webhook.policies import NoLookups
 from webhook.server import metrics
 from webhook.server.app import create_app
+from webhook.server.settings import ServeSettings
 
 from support import ADMISSION_FIXTURES, FIXTURES
 

@@ -8,11 +8,11 @@ import logging
 import pytest
 
 from webhook.admission import allowed
-from webhook.config import ServeSettings
 from webhook.policies import DictLookups, NoLookups, Registry
 from webhook.policies.registry import Target
 from webhook.server import metrics
 from webhook.server.app import create_app
+from webhook.server.settings import ServeSettings
 
 from support import ADMISSION_FIXTURES as FIXTURES
 

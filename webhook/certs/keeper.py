@@ -29,15 +29,14 @@ import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import HTTPError
 
-from ..config import webhook_configuration
 from ..errors import OperatorError
-from ..kube import KubeAccessError, Request, describe_api_error, load_api_client
+from ..kube import ApiCall, KubeAccessError, describe_api_error, load_api_client
 from ..kube.responses import json_body
 from .files import write_file
 from .issuing import service_sans
@@ -56,9 +55,7 @@ from .rotation import (
     issue,
     trusted_bundle,
 )
-
-if TYPE_CHECKING:
-    from ..config import ServeSettings
+from .settings import KeeperSettings, webhook_configuration
 
 log = logging.getLogger("servinggate.selfcerts")
 
@@ -82,7 +79,7 @@ def _now() -> dt.datetime:
     return dt.datetime.now(dt.timezone.utc)
 
 
-def api_client_for(settings: ServeSettings) -> client.ApiClient:
+def api_client_for(settings: KeeperSettings) -> client.ApiClient:
     """The shared loader with `--kubeconfig`, its failure worded for `serve`."""
     try:
         return load_api_client(settings.kubeconfig)
@@ -93,7 +90,7 @@ def api_client_for(settings: ServeSettings) -> client.ApiClient:
 class CertKeeper:
     """Reads, creates and renews the Secret, keeps `caBundle` current, writes the files."""
 
-    def __init__(self, settings: ServeSettings, api_client: client.ApiClient, *, now: Callable[[], dt.datetime] = _now) -> None:
+    def __init__(self, settings: KeeperSettings, api_client: client.ApiClient, *, now: Callable[[], dt.datetime] = _now) -> None:
         self.settings = settings
         self.host = str(getattr(api_client.configuration, "host", "") or "")
         self.core = client.CoreV1Api(api_client)
@@ -116,9 +113,9 @@ class CertKeeper:
         except ApiException as exc:
             if exc.status in expected:
                 raise
-            raise KubeAccessError(describe_api_error(exc, Request(verb, resource, namespace, name, group), self.host)) from exc
+            raise KubeAccessError(describe_api_error(exc, ApiCall(verb, resource, namespace, name, group), self.host)) from exc
         except HTTPError as exc:
-            raise KubeAccessError(describe_api_error(exc, Request(verb, resource, namespace, name, group), self.host)) from exc
+            raise KubeAccessError(describe_api_error(exc, ApiCall(verb, resource, namespace, name, group), self.host)) from exc
 
     # Secret ---------------------------------------------------------------------------------
 
@@ -258,7 +255,7 @@ class CertKeeper:
         return complete
 
 
-def bootstrap(settings: ServeSettings, api_client: client.ApiClient | None = None, *, now: Callable[[], dt.datetime] = _now) -> CertKeeper:
+def bootstrap(settings: KeeperSettings, api_client: client.ApiClient | None = None, *, now: Callable[[], dt.datetime] = _now) -> CertKeeper:
     """Before the server starts: a certificate in `certs_dir` and the CA in `caBundle`.
 
     Anything that stops it here is for the operator to fix (RBAC, the API server's address, a
@@ -276,7 +273,7 @@ def bootstrap(settings: ServeSettings, api_client: client.ApiClient | None = Non
 
 
 def start_renewer(
-    settings: ServeSettings,
+    settings: KeeperSettings,
     api_client: client.ApiClient | None = None,
     *,
     interval: float = RENEW_INTERVAL,

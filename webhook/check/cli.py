@@ -18,12 +18,12 @@ import sys
 from typing import Any, TextIO, cast
 
 from .. import config
-from ..config import CheckSettings, PolicySettings, ServeSettings
-from ..policies import Context, DictLookups
+from ..policies import Context, DictLookups, PolicySettings
 from . import catalog, reporting, templates
 from .builtin import Builtins
 from .loading import Loaded, Problem, load
 from .pipeline import DocumentResult, FieldValidation, Finding, Pipeline
+from .settings import SHARES_FILE_WITH, CheckSettings
 
 EXIT_OK, EXIT_DENIED, EXIT_UNUSABLE = 0, 1, 2
 
@@ -116,7 +116,7 @@ def _main(argv: list[str]) -> int:
     try:
         settings, args = config.parse_command(
             CheckSettings, argv, "python -m webhook check", "Check manifests offline: decoding, CRD defaults, schema, CEL, then the webhook's rules.",
-            extra=_arguments, shared_with=ServeSettings,
+            extra=_arguments, shared_with=SHARES_FILE_WITH,
         )
     except SystemExit as exc:  # argparse: 0 for --help, 2 for a usage error
         return int(exc.code or 0)

@@ -22,7 +22,7 @@ import yaml
 
 from ..policies.registry import Rule
 from . import fallback
-from .generating import HEADER, dump
+from .yamlfile import HEADER, dump
 
 COMPONENT_API = "kustomize.config.k8s.io/v1alpha1"
 WITHOUT_MATCH_CONDITIONS = Path("components") / "without-match-conditions"

@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..policies.registry import CelCheck, Rule
-from .generating import NAMESPACE, namespace_selector, resource_rules
+from .configurations import NAMESPACE, namespace_selector, resource_rules
 
 API_VERSIONS = {"v1": "admissionregistration.k8s.io/v1", "v1beta1": "admissionregistration.k8s.io/v1beta1"}
 LABELS = {"app.kubernetes.io/name": "servinggate", "app.kubernetes.io/component": "fallback-policy"}

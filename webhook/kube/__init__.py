@@ -10,6 +10,6 @@ modules import `kubernetes`.
 from __future__ import annotations
 
 from .client import load_api_client
-from .errors import KubeAccessError, Request, describe_api_error
+from .errors import ApiCall, KubeAccessError, describe_api_error
 
-__all__ = ["KubeAccessError", "Request", "describe_api_error", "load_api_client"]
+__all__ = ["ApiCall", "KubeAccessError", "describe_api_error", "load_api_client"]

@@ -2,8 +2,8 @@
 
 The official client reports a refused permission as a multi-line `ApiException` dump with HTTP
 headers, and an unreachable server as a urllib3 `MaxRetryError` several causes deep. Neither
-says what to change. `describe_api_error` needs only the exception and the request we were
-making (`Request`), so it is a pure function and is tested without a network.
+says what to change. `describe_api_error` needs only the exception and the call we were
+making (`ApiCall`), so it is a pure function and is tested without a network.
 """
 
 from __future__ import annotations
@@ -28,8 +28,9 @@ class KubeAccessError(OperatorError):
 
 
 @dataclass(frozen=True)
-class Request:
-    """The API request that failed, as RBAC sees it: verb, resource, and where."""
+class ApiCall:
+    """The API call that failed, as RBAC sees it: verb, resource, and where. (Not a `Request`:
+    that name is the admission request's, webhook/admission/review.py.)"""
 
     verb: str  # get, list, watch, create, patch, update, delete
     resource: str  # plural, e.g. secrets, validatingwebhookconfigurations
@@ -88,7 +89,7 @@ def _transport_reason(exc: BaseException) -> str:
     return type(exc).__name__
 
 
-def describe_api_error(exc: BaseException, request: Request, host: str = "") -> str:
+def describe_api_error(exc: BaseException, call: ApiCall, host: str = "") -> str:
     """One line that says what failed and what to fix, e.g.
     `forbidden: cannot get secrets 'x' in namespace servinggate-system (RBAC)`;
     `API server unreachable at 10.0.0.1:443: connection refused`."""
@@ -98,21 +99,21 @@ def describe_api_error(exc: BaseException, request: Request, host: str = "") -> 
         if status == 403:
             user = _USER.search(message)
             who = f"{user.group(1)} " if user else ""
-            return f"forbidden: {who}cannot {request.verb} {request.target()} (RBAC: grant {request.verb} on {request.resource})"
+            return f"forbidden: {who}cannot {call.verb} {call.target()} (RBAC: grant {call.verb} on {call.resource})"
         if status == 401:
             return f"unauthorized: the API server at {_host_of(exc, host)} rejected our credentials (expired token or wrong kubeconfig user)"
         if status == 404:
-            return f"not found: {request.target()}"
+            return f"not found: {call.target()}"
         if status == 429:
-            return f"throttled: the API server refused to {request.verb} {request.target()} (429 Too Many Requests)"
+            return f"throttled: the API server refused to {call.verb} {call.target()} (429 Too Many Requests)"
         if status >= 500:
             detail = f": {message}" if message else ""
-            return f"API server error {status} {exc.reason or ''} at {_host_of(exc, host)} while trying to {request.verb} {request.target()}{detail}".replace("  ", " ")
+            return f"API server error {status} {exc.reason or ''} at {_host_of(exc, host)} while trying to {call.verb} {call.target()}{detail}".replace("  ", " ")
         detail = message or str(exc.reason or "")
-        return f"cannot {request.verb} {request.target()}: HTTP {status} {detail}".rstrip()
+        return f"cannot {call.verb} {call.target()}: HTTP {status} {detail}".rstrip()
     if isinstance(exc, (HTTPError, OSError)):
-        return f"API server unreachable at {_host_of(exc, host)}: {_transport_reason(exc)} (while trying to {request.verb} {request.target()})"
-    return f"cannot {request.verb} {request.target()}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}".rstrip(": ")
+        return f"API server unreachable at {_host_of(exc, host)}: {_transport_reason(exc)} (while trying to {call.verb} {call.target()})"
+    return f"cannot {call.verb} {call.target()}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}".rstrip(": ")
 
 
 def is_api_failure(exc: BaseException) -> bool:

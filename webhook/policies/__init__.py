@@ -6,8 +6,8 @@ Rules never do I/O: other objects come through `ctx.lookups`.
 """
 
 from . import cronhpa, hpa, kserve, kthena_autoscaling, modelservings, pods  # noqa: F401  (registers rules)
-from ..config import PolicySettings
 from .context import Context, DictLookups, LookupFailed, Lookups, NoLookups
 from .registry import REGISTRY, Registry, Rule
+from .settings import PolicySettings
 
 __all__ = ["REGISTRY", "Registry", "Rule", "Context", "DictLookups", "LookupFailed", "Lookups", "NoLookups", "PolicySettings"]

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..config import PolicySettings
+from .settings import PolicySettings
 
 
 class LookupFailed(Exception):

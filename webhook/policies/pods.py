@@ -37,7 +37,7 @@ _POD_SUFFIX = re.compile(r"([0-9]+)-(.+)-([0-9]+)-([0-9]+)")
 
 PODS = Target(group="", resource="pods", versions=("v1",), operations=("CREATE",))
 # Pods of a ModelServing, and pods that opt in; `servinggate.io/skip: "true"` opts out. The
-# webhook configuration's objectSelectors are derived from this (see deploy/generating.py).
+# webhook configuration's objectSelectors are derived from this (see deploy/configurations.py).
 GANG_PODS = LabelScope(any_of=(("modelserving", MODELSERVING_NAME_LABEL), ("gang", GANG_LABEL)), opt_out=(SKIP_LABEL, "true"))
 
 

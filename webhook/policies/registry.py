@@ -28,7 +28,7 @@ from ..admission.fields import FieldError
 from ..admission.review import OPERATIONS, Request
 
 if TYPE_CHECKING:
-    from ..config import PolicySettings
+    from .settings import PolicySettings
     from .context import Context
 
 Action = Literal["validate", "mutate"]

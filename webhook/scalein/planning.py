@@ -67,7 +67,7 @@ def read_live(kubeconfig: str) -> tuple[list[dict[str, Any]], list[dict[str, Any
     from kubernetes import client as kube_client
 
     from ..kube.client import load_api_client
-    from ..kube.errors import KubeAccessError, Request, describe_api_error
+    from ..kube.errors import ApiCall, KubeAccessError, describe_api_error
     from ..kube.responses import json_body
 
     api = load_api_client(kubeconfig)
@@ -83,7 +83,7 @@ def read_live(kubeconfig: str) -> tuple[list[dict[str, Any]], list[dict[str, Any
                     kwargs["_continue"] = token
                 page = json_body(call(**kwargs))
             except Exception as exc:  # noqa: BLE001 - the client raises many types; all become one line
-                raise KubeAccessError(describe_api_error(exc, Request("list", resource), api.configuration.host)) from None
+                raise KubeAccessError(describe_api_error(exc, ApiCall("list", resource), api.configuration.host)) from None
             items += page.get("items") or []
             token = (page.get("metadata") or {}).get("continue")
             if not token:

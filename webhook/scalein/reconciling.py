@@ -31,7 +31,7 @@ from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import HTTPError
 
 from .. import config, logs
-from ..kube import KubeAccessError, Request, describe_api_error, load_api_client
+from ..kube import ApiCall, KubeAccessError, describe_api_error, load_api_client
 from ..kube.responses import json_body
 from .cluster import WorkloadTypes
 from .health import Metrics, serve_health
@@ -86,9 +86,9 @@ def preflight(api_client: client.ApiClient) -> None:
     (`KubeAccessError`, exit 2) naming the refused verb and resource or the unreachable host."""
     core = client.CoreV1Api(api_client)
     host = str(getattr(api_client.configuration, "host", "") or "")
-    checks: list[tuple[Request, Callable[..., Any]]] = [
-        (Request("list", "nodes"), core.list_node),
-        (Request("list", "pods"), core.list_pod_for_all_namespaces),
+    checks: list[tuple[ApiCall, Callable[..., Any]]] = [
+        (ApiCall("list", "nodes"), core.list_node),
+        (ApiCall("list", "pods"), core.list_pod_for_all_namespaces),
     ]
     for request, call in checks:
         try:

@@ -28,11 +28,11 @@ from ..admission.decision import Decision
 from ..admission.responses import error_response, review_response
 from ..admission.review import Request, ReviewError, parse_review
 from ..admission.status import Status, reason_for
-from ..config import ServeSettings
 from ..policies import REGISTRY, Context, LookupFailed, Lookups, NoLookups, Registry
 from ..policies import engine
 from ..policies.registry import Action
 from . import metrics
+from .settings import ServeSettings
 from .tls import CertificateSource
 
 log = logging.getLogger("servinggate.server")

@@ -14,7 +14,8 @@ from gunicorn.glogging import Logger as GunicornLogger
 
 from .. import logs
 from ..certs.files import ensure_dev_certs
-from ..config import ConfigError, ServeSettings, parse_args
+from ..config import ConfigError, parse_args
+from .settings import ServeSettings
 
 
 class JsonLogger(GunicornLogger):

@@ -1,0 +1,48 @@
+"""Settings of `serve`: its own groups (the listener, Kubernetes lookups) composed with the
+certificate group (webhook/certs/settings.py), the policy settings (webhook/policies/settings.py)
+and the shared groups of webhook/config.py.
+
+A command's settings class inherits the groups it uses; dataclasses collect fields in reverse
+method-resolution order, so the bases are listed last group first to keep the listener on top of
+the `serve` table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..certs.settings import CertSettings
+from ..config import KubeSettings, LogSettings, byte_size, choice, int_range, non_empty, setting
+from ..policies.settings import PolicySettings
+
+
+@dataclass(frozen=True)
+class ListenerSettings:
+    """The HTTPS listener: address, workers, limits and the TLS files it serves."""
+
+    host: str = setting("0.0.0.0", non_empty, "address to listen on")
+    port: int = setting(8443, int_range(1, 65535), "HTTPS port")
+    certs_dir: Path = setting(Path("certs"), lambda raw: Path(non_empty(raw)), "folder with tls.crt/tls.key (and ca.crt); generated when missing")
+    workers: int = setting(2, int_range(1, 64), "gunicorn worker processes")
+    threads: int = setting(8, int_range(1, 256), "threads per worker (gthread)")
+    keepalive: int = setting(120, int_range(30, 3600), "seconds an idle keep-alive connection stays open (the API server's client idles 90 s)")
+    graceful_timeout: int = setting(20, int_range(1, 600), "seconds in-flight reviews get to finish on SIGTERM")
+    max_body_bytes: int = setting(7 * 1024 * 1024, byte_size, "largest AdmissionReview body accepted (413 above)")
+    request_timeout: int = setting(10, int_range(1, 300), "seconds a client has to finish the TLS handshake and send a whole request (408 after); idle keep-alive time is not counted")
+    tls_min_version: str = setting("1.2", choice("1.2", "1.3"), "minimum TLS version")
+    cert_reload_seconds: int = setting(10, int_range(1, 3600), "how often the certificate files are checked for a change")
+    metrics_dir: str = setting("", str, "folder for multi-process metrics (emptied at start); default: a fresh temporary folder")
+    metrics_port: int = setting(9090, int_range(0, 65535), "plain-HTTP port of /metrics, on the same host (0: off); the HTTPS port serves only reviews and health")
+
+
+@dataclass(frozen=True)
+class LookupSettings:
+    """Whether rules may read other objects from the API server (the webhook only; `check` reads files)."""
+
+    kube_lookups: str = setting("auto", choice("auto", "on", "off"), "read other objects (ModelServings) from the API server: auto = when a kubeconfig or in-cluster config is found")
+
+
+@dataclass(frozen=True)
+class ServeSettings(LogSettings, KubeSettings, LookupSettings, PolicySettings, CertSettings, ListenerSettings):
+    """`serve`: the listener, the certificate keeper, the policy settings, Kubernetes access, logging."""
