@@ -81,7 +81,8 @@ def _common(c: dict[str, Any], volumes: dict[str, dict[str, Any]], path: FieldPa
 def host_port_conflicts(containers: list[dict[str, Any]], path: FieldPath, seen: set[str], errs: Errors) -> None:
     """AccumulateUniqueHostPorts: protocol, host IP and host port together must be unique."""
     for ci, c in enumerate(containers):
-        for pi, raw in enumerate(c.get("ports") if isinstance(c.get("ports"), list) else []):
+        ports = c.get("ports")
+        for pi, raw in enumerate(ports if isinstance(ports, list) else []):
             port = raw if isinstance(raw, dict) else {}
             host = port.get("hostPort")
             if not isinstance(host, int) or isinstance(host, bool) or host == 0:
@@ -105,7 +106,7 @@ def validate_containers(containers: list[dict[str, Any]], volumes: dict[str, dic
     for i, c in enumerate(containers):
         at = path.index(i)
         _common(c, volumes, at, errs)
-        name = c.get("name") if isinstance(c.get("name"), str) else ""
+        name = name_of(c)
         if name in seen:
             errs.append(duplicate(at.child("name"), name))
         seen.add(name)
@@ -123,11 +124,11 @@ def validate_init_containers(inits: list[dict[str, Any]], containers: list[dict[
     """Init containers share the name space of the app containers. Sidecars (an init container
     with restartPolicy Always) are behind an alpha gate in 1.28, so the field is dropped before
     validation and probes and hooks stay forbidden."""
-    seen = {c.get("name") for c in containers}
+    seen = {name_of(c) for c in containers}
     for i, c in enumerate(inits):
         at = path.index(i)
         _common(c, volumes, at, errs)
-        name = c.get("name") if isinstance(c.get("name"), str) else ""
+        name = name_of(c)
         if name in seen:
             errs.append(duplicate(at.child("name"), name))
         elif name:
@@ -141,13 +142,13 @@ def validate_init_containers(inits: list[dict[str, Any]], containers: list[dict[
 def validate_ephemeral_containers(ephemerals: list[dict[str, Any]], containers: list[dict[str, Any]],
                                   inits: list[dict[str, Any]], volumes: dict[str, dict[str, Any]], path: FieldPath,
                                   errs: Errors) -> None:
-    others = {c.get("name") for c in containers + inits}
+    others = {name_of(c) for c in containers + inits}
     seen = set(others)
     for i, c in enumerate(ephemerals):
         at = path.index(i)
         _common(c, volumes, at, errs)
         errs += image_whitespace(c, at)
-        name = c.get("name") if isinstance(c.get("name"), str) else ""
+        name = name_of(c)
         if name in seen:
             errs.append(duplicate(at.child("name"), name))
         else:
@@ -159,6 +160,11 @@ def validate_ephemeral_containers(ephemerals: list[dict[str, Any]], containers: 
             if c.get(key) not in (None, {}, []):
                 errs.append(forbidden(at.child(key), "cannot be set for an Ephemeral Container"))
         validate_ephemeral_mounts(c, at, errs)
+
+
+def name_of(c: dict[str, Any]) -> str:
+    name = c.get("name")
+    return name if isinstance(name, str) else ""
 
 
 def image_whitespace(c: dict[str, Any], path: FieldPath) -> Errors:

@@ -14,6 +14,7 @@ import copy
 import re
 from typing import Any
 
+from ..quantity import parse_quantity
 from .volumes import SOURCE_KEYS
 
 _FILE_MODE = 0o644
@@ -62,8 +63,8 @@ def _http_get(handler: dict[str, Any]) -> None:
 
 def _container(c: dict[str, Any]) -> None:
     if c.get("imagePullPolicy") in (None, ""):
-        image = c.get("image") if isinstance(c.get("image"), str) else ""
-        c["imagePullPolicy"] = "Always" if image_tag(image) == "latest" else "IfNotPresent"
+        image = c.get("image")
+        c["imagePullPolicy"] = "Always" if isinstance(image, str) and image_tag(image) == "latest" else "IfNotPresent"
     _set(c, "terminationMessagePath", "/dev/termination-log")
     _set(c, "terminationMessagePolicy", "File")
     for port in _dicts(c.get("ports")):
@@ -156,7 +157,8 @@ def _pod_only(spec: dict[str, Any]) -> None:
             if not isinstance(requests, dict):
                 requests = resources["requests"] = {}
             for name, amount in limits.items():
-                requests.setdefault(name, copy.deepcopy(amount))
+                if parse_quantity(amount) is not None:  # an unparsable limit is reported once, at limits
+                    requests.setdefault(name, copy.deepcopy(amount))
     if spec.get("enableServiceLinks") is None:
         spec["enableServiceLinks"] = True
     if spec.get("hostNetwork") is True:

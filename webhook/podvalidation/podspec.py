@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import names
-from .containers import (image_whitespace, items, validate_containers, validate_ephemeral_containers,
+from .containers import (image_whitespace, items, name_of, validate_containers, validate_ephemeral_containers,
                          validate_init_containers)
 from .errors import Errors, FieldPath, duplicate, forbidden, invalid, not_supported, required
 from .meta import SECCOMP_CONTAINER_PREFIX, SECCOMP_POD_ANNOTATION, validate_annotations, validate_labels, validate_object_meta, validate_pod_annotations
@@ -168,7 +168,7 @@ def _seccomp_match(annotations: dict[str, str], spec: dict[str, Any], path: Fiel
     for c, at in all_containers(spec, path):
         context = c.get("securityContext") if isinstance(c.get("securityContext"), dict) else {}
         assert isinstance(context, dict)
-        name = c.get("name") if isinstance(c.get("name"), str) else ""
+        name = name_of(c)
         checks.append((annotations.get(SECCOMP_CONTAINER_PREFIX + name), context.get("seccompProfile"), at.child("securityContext", "seccompProfile")))
     for annotation, profile, at in checks:
         if annotation is None or not isinstance(profile, dict):
@@ -184,7 +184,7 @@ def _seccomp_match(annotations: dict[str, str], spec: dict[str, Any], path: Fiel
 
 
 def _container_names(spec: dict[str, Any]) -> set[str]:
-    return {c.get("name") for c, _ in all_containers(spec, FieldPath()) if isinstance(c.get("name"), str)}
+    return {name_of(c) for c, _ in all_containers(spec, FieldPath())}
 
 
 def _image_whitespace(spec: dict[str, Any], path: FieldPath) -> Errors:
@@ -199,6 +199,8 @@ def validate_pod_create(pod: Any) -> Errors:
     """ValidatePodCreate on a defaulted Pod (see `apply_pod_defaults`)."""
     errs: Errors = []
     pod = obj(pod, FieldPath(), errs)
+    if errs:
+        return errs  # not an object at all: nothing further to say
     meta_path, spec_path = FieldPath.of("metadata"), FieldPath.of("spec")
     meta = obj(pod.get("metadata"), meta_path, errs)
     spec = obj(pod.get("spec"), spec_path, errs)
@@ -222,6 +224,8 @@ def validate_pod_template_spec(template: Any, path: FieldPath, *, is_pod: bool =
     whitespace) apply."""
     errs: Errors = []
     template = obj(template, path, errs)
+    if errs:
+        return errs
     meta_path = path.child("metadata") if is_pod else path
     meta = obj(template.get("metadata"), path.child("metadata"), errs)
     spec_path = path.child("spec")
