@@ -8,6 +8,7 @@ Hugepages likewise need request == limit, a multiple of their page size, and cpu
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 from typing import Any
 
@@ -70,21 +71,28 @@ def resource_name_errors(name: str, path: FieldPath) -> Errors:
 
 def quantity_struct(raw: Any, amount: Decimal) -> GoSyntax:
     """How `%#v` prints a resource.Quantity that `must be an integer`: the API server shows the
-    struct. Parsed quantities keep an int64 amount at milli scale or coarser."""
-    shown = canonical(raw, amount)
-    value, scale = _int64_amount(amount)
+    struct, whose int64 amount keeps the digits as written (`500m` is 500 at scale -3)."""
+    value, scale = _int64_amount(raw, amount)
     fmt = "BinarySI" if isinstance(raw, str) and raw.strip().endswith(("Ki", "Mi", "Gi", "Ti", "Pi", "Ei")) else "DecimalSI"
     return GoSyntax(
         f"resource.Quantity{{i:resource.int64Amount{{value:{value}, scale:{scale}}}, "
-        f"d:resource.infDecAmount{{Dec:(*inf.Dec)(nil)}}, s:\"{shown}\", Format:\"{fmt}\"}}"
+        f'd:resource.infDecAmount{{Dec:(*inf.Dec)(nil)}}, s:"", Format:"{fmt}"}}'
     )
 
 
-def _int64_amount(amount: Decimal) -> tuple[int, int]:
-    sign, digits, exp = amount.normalize().as_tuple()
-    assert isinstance(exp, int)
-    value = int("".join(map(str, digits))) * (-1 if sign else 1)
-    return value, exp
+_AS_WRITTEN = re.compile(r"([+-]?)([0-9]*)(?:\.([0-9]*))?([numkMGTPE]?)")
+_SUFFIX_EXPONENT = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
+
+
+def _int64_amount(raw: Any, amount: Decimal) -> tuple[int, int]:
+    m = _AS_WRITTEN.fullmatch(raw.strip()) if isinstance(raw, str) else None
+    if m is None:
+        sign, digits, exp = amount.normalize().as_tuple()
+        assert isinstance(exp, int)
+        return int("".join(map(str, digits))) * (-1 if sign else 1), exp
+    whole, fraction = m.group(2) or "0", m.group(3) or ""
+    value = int(whole + fraction) * (-1 if m.group(1) == "-" else 1)
+    return value, _SUFFIX_EXPONENT[m.group(4)] - len(fraction)
 
 
 def _quantity_value_errors(name: str, raw: Any, amount: Decimal, path: FieldPath) -> Errors:
