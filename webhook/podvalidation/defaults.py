@@ -92,6 +92,9 @@ def _container(c: dict[str, Any]) -> None:
         if handler is not None:
             _http_get(handler)
     c.pop("resizePolicy", None)
+    context = _sub(c, "securityContext")
+    if context is not None:
+        context.pop("procMount", None)  # ProcMountType is off: the field is dropped
     resources = _sub(c, "resources")
     if resources is not None:
         resources.pop("claims", None)

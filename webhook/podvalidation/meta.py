@@ -21,6 +21,7 @@ SECCOMP_POD_ANNOTATION = "seccomp.security.alpha.kubernetes.io/pod"
 SECCOMP_CONTAINER_PREFIX = "container.seccomp.security.alpha.kubernetes.io/"
 APPARMOR_CONTAINER_PREFIX = "container.apparmor.security.beta.kubernetes.io/"
 ANNOTATIONS_MAX_BYTES = 256 * 1024
+GENERATED_SUFFIX = "{random}"
 _INT32 = re.compile(r"[+-]?[0-9]+")
 
 
@@ -56,6 +57,8 @@ def validate_object_meta(meta: dict[str, Any], path: FieldPath, errs: Errors) ->
         errs.append(required(path.child("name"), "name or generateName is required"))
     elif name:
         errs += [invalid(path.child("name"), name, m) for m in names.name_is_dns_subdomain(name)]
+    else:
+        errs += _generated_name_errors(generate, path.child("name"))
     if namespace:
         errs += [invalid(path.child("namespace"), namespace, m) for m in names.name_is_dns_label(namespace)]
     generation = integer(meta.get("generation"), path.child("generation"), errs)
@@ -65,6 +68,14 @@ def validate_object_meta(meta: dict[str, Any], path: FieldPath, errs: Errors) ->
     errs += validate_annotations(string_map(meta.get("annotations"), path.child("annotations"), errs), path.child("annotations"))
     _validate_owner_references(meta.get("ownerReferences"), path.child("ownerReferences"), errs)
     _validate_finalizers(meta.get("finalizers"), path.child("finalizers"), errs)
+
+
+def _generated_name_errors(generate: str, path: FieldPath) -> Errors:
+    """The API server names the pod `generateName[:58]` plus five random characters before it
+    validates, so a bad generateName is also a bad name. The random part is always valid
+    (lowercase consonants and digits); it is shown as `{random}`, since it cannot be known here."""
+    base = generate[:58]
+    return [invalid(path, base + GENERATED_SUFFIX, m) for m in names.name_is_dns_subdomain(base + "bcdfg")]
 
 
 def _validate_owner_references(value: Any, path: FieldPath, errs: Errors) -> None:

@@ -71,13 +71,19 @@ def resource_name_errors(name: str, path: FieldPath) -> Errors:
 
 def quantity_struct(raw: Any, amount: Decimal) -> GoSyntax:
     """How `%#v` prints a resource.Quantity that `must be an integer`: the API server shows the
-    struct, whose int64 amount keeps the digits as written (`500m` is 500 at scale -3)."""
+    struct, whose int64 amount keeps the digits as written (`500m` is 500 at scale -3) and whose
+    cached text is what was written when that is already the canonical form, else empty."""
     value, scale = _int64_amount(raw, amount)
     fmt = "BinarySI" if isinstance(raw, str) and raw.strip().endswith(("Ki", "Mi", "Gi", "Ti", "Pi", "Ei")) else "DecimalSI"
     return GoSyntax(
         f"resource.Quantity{{i:resource.int64Amount{{value:{value}, scale:{scale}}}, "
-        f'd:resource.infDecAmount{{Dec:(*inf.Dec)(nil)}}, s:"", Format:"{fmt}"}}'
+        f'd:resource.infDecAmount{{Dec:(*inf.Dec)(nil)}}, s:"{_cached_text(raw, amount)}", Format:"{fmt}"}}'
     )
+
+
+def _cached_text(raw: Any, amount: Decimal) -> str:
+    shown = canonical(raw, amount)
+    return shown if isinstance(raw, str) and raw == shown else ""
 
 
 _AS_WRITTEN = re.compile(r"([+-]?)([0-9]*)(?:\.([0-9]*))?([numkMGTPE]?)")

@@ -50,7 +50,7 @@ def validate_tolerations(value: Any, path: FieldPath, errs: Errors) -> None:
 
 def _toleration_text(key: str, operator: str, value: str, effect: str, seconds: int | None) -> GoSyntax:
     """`%#v` of a core.Toleration (its TolerationSeconds pointer prints as an address when set)."""
-    shown = "(*int64)(nil)" if seconds is None else "(*int64)(0x0)"
+    shown = "(*int64)(nil)" if seconds is None else "(*int64)(0x{pointer})"
     return GoSyntax(f'core.Toleration{{Key:"{key}", Operator:"{operator}", Value:"{value}", Effect:"{effect}", '
                     f"TolerationSeconds:{shown}}}")
 

@@ -18,6 +18,9 @@ FS_GROUP_POLICIES = ["Always", "OnRootMismatch"]
 _SYSCTL_SEGMENT = "[a-z0-9]([-_a-z0-9]*[a-z0-9])?"
 _SYSCTL_FMT = "(" + _SYSCTL_SEGMENT + "[\\./])*" + _SYSCTL_SEGMENT
 _SYSCTL = re.compile(_SYSCTL_FMT)
+# Go prints a set pointer as its address, which differs on every request; the corpus and these
+# messages write it as this placeholder.
+POINTER = "0x{pointer}"
 
 
 def _id(context: dict[str, Any], key: str, path: FieldPath, errs: Errors) -> None:
@@ -41,7 +44,7 @@ def validate_seccomp_profile(profile: dict[str, Any] | None, path: FieldPath, er
         else:
             errs += local_descending_path(local, path.child("localhostProfile"))
     elif local is not None:
-        shown = GoSyntax(f'&core.SeccompProfile{{Type:"{kind}", LocalhostProfile:(*string)(0x0)}}')
+        shown = GoSyntax(f'core.SeccompProfile{{Type:"{kind}", LocalhostProfile:(*string)({POINTER})}}')
         errs.append(invalid(path.child("localhostProfile"), shown, "can only be set when seccomp type is Localhost"))
 
 
@@ -59,13 +62,29 @@ def validate_container_security(context: dict[str, Any] | None, path: FieldPath,
     validate_seccomp_profile(opt_obj(context.get("seccompProfile"), path.child("seccompProfile"), errs),
                              path.child("seccompProfile"), errs)
     if opt_flag(context.get("allowPrivilegeEscalation"), path.child("allowPrivilegeEscalation"), errs) is False:
-        shown = GoSyntax("&core.SecurityContext{...}")
+        shown = _context_struct(context)
         if privileged:
             errs.append(invalid(path, shown, "cannot set `allowPrivilegeEscalation` to false and `privileged` to true"))
         caps = obj(context.get("capabilities"), path.child("capabilities"), errs)
         for cap in arr(caps.get("add"), path.child("capabilities", "add"), errs):
             if cap == "CAP_SYS_ADMIN":
                 errs.append(invalid(path, shown, "cannot set `allowPrivilegeEscalation` to false and `capabilities.Add` CAP_SYS_ADMIN"))
+
+
+# The fields of core.SecurityContext in declaration order, with the Go type of each pointer.
+_CONTEXT_FIELDS = (("Capabilities", "capabilities", "*core.Capabilities"), ("Privileged", "privileged", "*bool"),
+                   ("SELinuxOptions", "seLinuxOptions", "*core.SELinuxOptions"),
+                   ("WindowsOptions", "windowsOptions", "*core.WindowsSecurityContextOptions"),
+                   ("RunAsUser", "runAsUser", "*int64"), ("RunAsGroup", "runAsGroup", "*int64"),
+                   ("RunAsNonRoot", "runAsNonRoot", "*bool"), ("ReadOnlyRootFilesystem", "readOnlyRootFilesystem", "*bool"),
+                   ("AllowPrivilegeEscalation", "allowPrivilegeEscalation", "*bool"), ("ProcMount", "procMount", "*core.ProcMountType"),
+                   ("SeccompProfile", "seccompProfile", "*core.SeccompProfile"))
+
+
+def _context_struct(context: dict[str, Any]) -> GoSyntax:
+    """`%#v` of a core.SecurityContext: every field a pointer, nil or an address."""
+    parts = [f"{name}:({go_type})({POINTER if context.get(key) is not None else 'nil'})" for name, key, go_type in _CONTEXT_FIELDS]
+    return GoSyntax("core.SecurityContext{" + ", ".join(parts) + "}")
 
 
 def _sysctls(value: Any, path: FieldPath, errs: Errors) -> None:
