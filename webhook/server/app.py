@@ -75,11 +75,12 @@ def default_lookups(settings: ServeSettings) -> Lookups:
     """The Kubernetes API when reachable (kube-lookups auto/on), otherwise lookups that fail softly."""
     if settings.kube_lookups == "off":
         return NoLookups()
-    from ..kube import KubeAccessError, load_api_client
-    from ..kube.lookups import KubeLookups
+    from ..kube import KubeAccessError
+    from ..kube.lookups import serving_lookups
 
     try:
-        return KubeLookups(load_api_client(settings.kubeconfig))
+        return serving_lookups(settings.kubeconfig, budget=settings.lookup_budget_seconds,
+                               resync=settings.lookup_resync_seconds, on_change=metrics.lookup_cache_changed)
     except KubeAccessError as exc:
         if settings.kube_lookups == "on":
             from ..config import ConfigError
@@ -94,6 +95,15 @@ class CountingLookups:
 
     def __init__(self, inner: Lookups):
         self.inner = inner
+
+    def for_review(self) -> Lookups:
+        start = getattr(self.inner, "for_review", None)
+        return CountingLookups(start()) if start is not None else self
+
+    def describe(self) -> str:
+        """The lookups' state for /readyz ("" when they have none to tell)."""
+        describe = getattr(self.inner, "describe", None)
+        return describe() if describe is not None else ""
 
     def get(self, api_version: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
         try:
@@ -111,7 +121,8 @@ def create_app(
     certificates: CertificateSource | None = None,
 ) -> Flask:
     settings = settings or ServeSettings()
-    ctx = Context(settings=settings, lookups=CountingLookups(lookups if lookups is not None else default_lookups(settings)))
+    counted = CountingLookups(lookups if lookups is not None else default_lookups(settings))
+    ctx = Context(settings=settings, lookups=counted)
     certificates = certificates or CertificateSource(
         settings.certs_dir, min_version=settings.tls_min_version, reload_seconds=settings.cert_reload_seconds,
         on_load=metrics.certificate_loaded,
@@ -245,6 +256,9 @@ def create_app(
     @app.get("/readyz")
     def readyz() -> Response:
         ok, detail = certificates.ready()
+        lookups = counted.describe()  # shown, never a reason to be unready
+        if lookups:
+            detail = f"{detail}; {lookups}"
         return _json({"status": "ok" if ok else "not ready", "detail": detail}, 200 if ok else 503)
 
     @app.errorhandler(HTTPException)
