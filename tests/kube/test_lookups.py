@@ -11,7 +11,7 @@ import pytest
 from webhook.kthena import AUTOSCALINGPOLICY_API_VERSION, AUTOSCALINGPOLICY_KIND, MODELSERVING_API_VERSION, MODELSERVING_KIND
 from webhook.kube.lookups import KubeLookups, serving_lookups
 from webhook.kube.watching import StoreWatcher
-from webhook.policies import LookupFailed
+from webhook.policies import Context, LookupFailed
 from webhook.policies.store import ProjectionStore
 
 from fakes.apiserver import FakeAPI
@@ -114,12 +114,12 @@ def test_a_miss_falls_back_to_one_get_and_404_is_none(api):
 def test_one_lookup_of_an_object_per_review(api):
     lk = lookups(api, watch=False)
     api.add_custom(ms("owner"))
-    review = lk.for_review()
+    review = Context(lookups=lk).for_review().lookups  # what the engine gives each review
     for _ in range(3):
         review.get(MODELSERVING_API_VERSION, MODELSERVING_KIND, "default", "owner")
     assert gets(api) == 1
     api.fail("GET", "/modelservings/broken", 500, "InternalError", "boom")
-    review = lk.for_review()
+    review = Context(lookups=lk).for_review().lookups
     for _ in range(2):
         with pytest.raises(LookupFailed, match="HTTP 500"):
             review.get(MODELSERVING_API_VERSION, MODELSERVING_KIND, "default", "broken")
@@ -155,7 +155,7 @@ def test_a_hanging_api_server_costs_a_review_at_most_the_budget(silent, tmp_path
     lk = serving_lookups(kubeconfig_for(silent.url, tmp_path / "kubeconfig"), budget=0.5, resync=600)
     _started.append(lk)
     started = time.monotonic()
-    review = lk.for_review()
+    review = Context(lookups=lk).for_review().lookups
     for _ in range(2):  # both pod mutators ask for the owner
         with pytest.raises(LookupFailed, match="ReadTimeoutError|TimeoutError"):
             review.get(MODELSERVING_API_VERSION, MODELSERVING_KIND, "default", "owner")
@@ -167,3 +167,17 @@ def test_a_hanging_api_server_costs_a_review_at_most_the_budget(silent, tmp_path
         get_ms(lk, "owner")
     assert time.monotonic() - started < 0.1
     assert "not listed yet" in lk.describe()
+
+
+def test_both_pod_mutators_cost_one_get_per_review(api):
+    from webhook.admission.review import make_request
+    from webhook.policies import engine
+
+    lk = lookups(api, watch=False)  # nothing cached: every review must GET its owner
+    api.add_custom(ms("owner", scheduler="other"))
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "owner-0-prefill-0-0", "namespace": "default",
+           "labels": {"modelserving.volcano.sh/name": "owner"}}, "spec": {"containers": [{"name": "c", "image": "x"}]}}
+    ctx = Context(lookups=lk)
+    for n in (1, 2):
+        decision = engine.mutate(make_request(pod), ctx)
+        assert decision.patch == [] and gets(api) == n  # left alone: the owner chose another scheduler

@@ -4,7 +4,7 @@ Rules read ModelServings and AutoscalingPolicies (policies/projections.py). A St
 their projections in memory (policies/store.py), so a review normally reads a dict. A miss (an
 object created a moment ago, or a store not listed yet) falls back to one GET, within the
 review's lookup budget (`--lookup-budget`, 0.5 s): the GET's timeout is what is left of it, the
-client that makes it never retries, and `ReviewLookups` (policies/context.py) makes sure each
+client that makes it never retries, and `Context.for_review` (policies/context.py) makes sure each
 object is asked for at most once per review. After a GET that got no answer (timed out, refused)
 misses fail at once for `cooldown` seconds instead of waiting again. A failure raises
 LookupFailed and the rule decides what it means (ours allow with a warning), so a pod review is
@@ -26,7 +26,7 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import HTTPError
 
-from ..policies.context import LookupFailed, ReviewLookups
+from ..policies.context import LookupFailed
 from ..policies.projections import LookedUp, looked_up, project
 from ..policies.store import ProjectionStore
 from .client import load_api_client
@@ -71,10 +71,11 @@ class KubeLookups:
         if self._watcher is not None:
             self._watcher.stop()
 
-    def for_review(self) -> ReviewLookups:
-        """The view one review uses: each object at most once, all of them within one budget."""
+    def for_review(self) -> _Budgeted:
+        """The view one review uses: all its lookups within one budget (Context.for_review adds
+        ReviewLookups over it, so each object is asked for once)."""
         self.start()
-        return ReviewLookups(_Budgeted(self, self._clock() + self.budget))
+        return _Budgeted(self, self._clock() + self.budget)
 
     def get(self, api_version: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
         return self.for_review().get(api_version, kind, namespace, name)

@@ -93,12 +93,16 @@ class Context:
         object.__setattr__(self, "actions", self.settings.actions())
 
     def for_review(self) -> Context:
-        """The context one review runs with: the same settings and actions, and lookups that ask
-        for each object at most once (ReviewLookups) over the lookups' per-review view."""
+        """The context one review runs with: the same settings and actions, and, when the lookups
+        have a per-review view (the server's: one time budget per review), that view asking for
+        each object at most once (ReviewLookups). Lookups without one (files, tests) are used as
+        they are, at no cost."""
         start = getattr(self.lookups, "for_review", None)
-        view = ReviewLookups(start() if start is not None else self.lookups)
+        view = start() if start is not None else self.lookups
+        if view is self.lookups:
+            return self
         ctx = object.__new__(Context)  # not __init__: the actions are this context's, computed once
         object.__setattr__(ctx, "settings", self.settings)
-        object.__setattr__(ctx, "lookups", view)
+        object.__setattr__(ctx, "lookups", ReviewLookups(view))
         object.__setattr__(ctx, "actions", self.actions)
         return ctx
