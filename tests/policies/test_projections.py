@@ -46,7 +46,8 @@ def _answers(ms: dict) -> list:
                                             "metadata": {"name": "p", "namespace": "default"}}]))
     out = [check_scale(ms, n) for n in (0, 1, 3, 40)]
     out.append(engine.mutate(make_request(_pod(name)), ctx).patch)
-    roles = [r.get("name") for r in ms["spec"]["template"].get("roles") or [] if isinstance(r, dict)] + ["missing"]
+    listed = ms["spec"]["template"].get("roles")
+    roles = [r.get("name") for r in (listed if isinstance(listed, list) else []) if isinstance(r, dict)] + ["missing"]
     for role in roles:
         for minimum in (0, 1, 5):
             decision = engine.validate(make_request(_binding(name, role, minimum)), ctx)
@@ -87,7 +88,7 @@ _values = st.recursive(st.none() | st.booleans() | st.integers(-3, 70) | st.text
                        max_leaves=8)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(replicas=_values, roles=st.lists(st.fixed_dictionaries({"name": st.sampled_from(["prefill", "decode", "Bad"]), "replicas": _values,
                                                                "workerReplicas": _values, "entryTemplate": _values})) | _values,
        mins=_values, strategy=_values, scheduler=_values)

@@ -95,6 +95,8 @@ class StoreWatcher:
                 if etype in ("ADDED", "MODIFIED", "DELETED", "BOOKMARK"):
                     self.store.apply(entry, etype, obj)
                     rv = str((obj.get("metadata") or {}).get("resourceVersion") or rv)
+                    if etype != "BOOKMARK":
+                        self._on_change(self.store)  # the objects gauge (ModelServings change rarely)
         finally:
             events.close()
         return rv
