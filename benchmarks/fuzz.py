@@ -5,11 +5,17 @@ TLS connections from several threads: the recorded reviews with 1-3 fields repla
 values (wrong types, nulls, huge numbers and strings, deep nesting, unicode digits, invented
 resource names) or removed, plus every minimal input in tests/fixtures/fuzz-findings.
 
+`--mode mixed` (issue 19) adds the input classes of fuzzinputs.py to those mutated reviews:
+random bytes, truncated JSON, bodies cut off mid-request (the client hangs up), wrong methods,
+paths and content types, chunked bodies, bodies near and past the size limit, deep nesting, big
+strings, many keys and invalid UTF-8; it reports the RSS of each worker as well.
+
 Prints: requests sent, HTTP 5xx, reviews answered with code 500, transport errors, worker
 restarts (worker pids that changed), and the workers' total RSS after a fixed warm-up and at the
-end. Targets (issue 11): 0, 0, 0, RSS growth under 10%.
+end. Targets (issues 11 and 19): 0, 0, 0, RSS growth under 10%.
 
-Usage: python benchmarks/fuzz.py [--requests 100000] [--warmup 10000] [--threads 4] [--seed 1]
+Usage: python benchmarks/fuzz.py [--mode reviews|mixed] [--requests 100000] [--warmup 10000] [--threads 4] [--seed 1]
+       (issue 19's figure: --mode mixed --warmup 6000 --requests 66000)
 """
 
 from __future__ import annotations
@@ -33,6 +39,9 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from support import free_port  # noqa: E402
 from support.procfs import status_kib, worker_pids  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fuzzinputs import Probe, mixed_probe, send_cut  # noqa: E402
 
 ADMISSION = REPO / "tests" / "fixtures" / "admission"
 FINDINGS = REPO / "tests" / "fixtures" / "fuzz-findings"
@@ -112,12 +121,18 @@ def rss_kib(pids: list[int]) -> int:
     return total
 
 
+def each_rss(server_pid: int) -> dict[int, int]:
+    return {pid: rss_kib([pid]) for pid in worker_pids(server_pid)}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=100_000)
     parser.add_argument("--warmup", type=int, default=10_000)
     parser.add_argument("--threads", type=int, default=4)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--mode", choices=("reviews", "mixed"), default="reviews",
+                        help="reviews: mutated recorded reviews and the findings; mixed: every input class of fuzzinputs.py too")
     args = parser.parse_args(argv)
 
     reviews = [(p.stem, json.loads(p.read_text())) for p in sorted(ADMISSION.glob("*.json"))]
@@ -151,28 +166,43 @@ def main(argv: list[str] | None = None) -> int:
     lock = threading.Lock()
     seen_workers: set[int] = set(worker_pids(server.pid))
     rss_warm: list[int] = []
+    rss_each_warm: dict[int, int] = {}
     started = time.monotonic()
 
     def worker(index: int, total: int) -> None:
         rng = random.Random(args.seed * 1000 + index)
         conn = http.client.HTTPSConnection("127.0.0.1", port, context=ctx, timeout=10)
         for n in range(total):
+            probe: Probe | None = None
             if n % 50 == 0 and findings:
                 path, body = rng.choice(findings)
+            elif args.mode == "mixed" and rng.random() < 0.5:
+                probe = mixed_probe(rng, reviews)
             else:
                 name, doc = rng.choice(reviews)
                 path = "/mutate" if name.endswith("-mutating") else "/validate"
                 body = encode(mutate(rng, doc))
+            if probe is not None and probe.cut is not None:
+                send_cut(port, ctx, probe)  # a client that hangs up mid-body: no answer to judge
+                with lock:
+                    counts["sent"] += 1
+                continue
+            if probe is None:
+                probe = Probe("POST", path, {"Content-Type": "application/json"}, body)
             try:
-                conn.request("POST", path, body=body, headers={"Content-Type": "application/json"})
+                if probe.chunked:
+                    conn.request(probe.method, probe.path, body=iter([probe.body[i:i + 65536] for i in range(0, len(probe.body), 65536)]),
+                                 headers=probe.headers, encode_chunked=True)
+                else:
+                    conn.request(probe.method, probe.path, body=probe.body if probe.body or probe.method != "GET" else None, headers=probe.headers)
                 resp = conn.getresponse()
                 data = resp.read()
                 bad_status = resp.status >= 500
                 review_500 = False
-                if resp.status == 200:
+                if resp.status == 200 and probe.path in ("/mutate", "/validate") and probe.method == "POST":
                     answer = json.loads(data).get("response") or {}
                     review_500 = (answer.get("status") or {}).get("code") == 500
-                if resp.getheader("Connection", "").lower() == "close":
+                if resp.getheader("Connection", "").lower() == "close" or resp.will_close:
                     conn.close()
                     conn = http.client.HTTPSConnection("127.0.0.1", port, context=ctx, timeout=10)
             except (OSError, http.client.HTTPException, ValueError):
@@ -187,6 +217,7 @@ def main(argv: list[str] | None = None) -> int:
                 counts["review_500"] += review_500
                 if counts["sent"] == args.warmup:
                     rss_warm.append(rss_kib(worker_pids(server.pid)))
+                    rss_each_warm.update(each_rss(server.pid))
                 if counts["sent"] % 5000 == 0:
                     seen_workers.update(worker_pids(server.pid))
         conn.close()
@@ -200,6 +231,7 @@ def main(argv: list[str] | None = None) -> int:
     elapsed = time.monotonic() - started
     final_workers = worker_pids(server.pid)
     rss_end = rss_kib(final_workers)
+    rss_each_end = each_rss(server.pid)
     seen_workers.update(final_workers)
     server.terminate()
     server.wait(timeout=30)
@@ -213,6 +245,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"transport errors    {counts['transport_errors']}")
     print(f"worker restarts     {restarts}")
     print(f"workers' RSS        {warm / 1024:.1f} MiB after {args.warmup} requests, {rss_end / 1024:.1f} MiB at the end ({growth:+.1f}%)")
+    for pid, end in sorted(rss_each_end.items()):
+        start = rss_each_warm.get(pid)
+        if start:
+            print(f"  worker {pid:<8}    {start / 1024:.1f} -> {end / 1024:.1f} MiB ({(end - start) / start * 100:+.1f}%)")
     print("targets             0 / 0 / 0 / 0 restarts / RSS growth under 10%")
     return 0
 

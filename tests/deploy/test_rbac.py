@@ -31,6 +31,7 @@ SERVE, RECONCILE = ServeSettings(), ReconcileSettings()
 # (the certificate keeper only runs with cert-management=self, i.e. not in the cert-manager overlay).
 OWNERS = {
     "webhook/kube/lookups.py": (WEBHOOK_SA, {"base", "cert-manager"}),
+    "webhook/kube/watching.py": (WEBHOOK_SA, {"base", "cert-manager"}),
     "webhook/certs/keeper.py": (WEBHOOK_SA, {"base"}),
     "webhook/scalein/": (RECONCILER_SA, {"base", "cert-manager"}),
 }
@@ -202,6 +203,7 @@ def test_the_code_scan_finds_the_calls_we_know_of():
     assert ("webhook/certs/keeper.py", "CoreV1Api", "create_namespaced_secret") in calls
     assert ("webhook/scalein/patching.py", "CoreV1Api", "patch_namespaced_pod") in calls
     assert ("webhook/kube/lookups.py", "CustomObjectsApi", "get_namespaced_custom_object") in calls
+    assert ("webhook/kube/watching.py", "CustomObjectsApi", "list_cluster_custom_object") in calls
     assert ("workload.serving.volcano.sh", "modelservings") in looked_up_resources()
     # Methods of our own objects that share a name with an API method are not API calls.
     assert not any(meth == "delete_node" for _, _, meth in calls)

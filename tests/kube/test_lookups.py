@@ -1,69 +1,183 @@
-"""KubeLookups: 404 -> None, other failures -> LookupFailed, TTL cache (the client loader: tests/kube)."""
+"""The webhook's lookups against the fake API server: a watch-fed store of projections, one
+budgeted GET on a miss (404 -> None, other failures -> LookupFailed), at most one lookup of an
+object per review, and an API server that never answers costs a review at most the budget."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
-from kubernetes import client
-from kubernetes.client.exceptions import ApiException
-from urllib3.exceptions import MaxRetryError
 
-from webhook.kube.lookups import KubeLookups
-from webhook.policies import LookupFailed
+from webhook.kthena import AUTOSCALINGPOLICY_API_VERSION, AUTOSCALINGPOLICY_KIND, MODELSERVING_API_VERSION, MODELSERVING_KIND
+from webhook.kube.lookups import KubeLookups, serving_lookups
+from webhook.kube.watching import StoreWatcher
+from webhook.policies import Context, LookupFailed
+from webhook.policies.store import ProjectionStore
 
-MS = {"apiVersion": "workload.serving.volcano.sh/v1alpha1", "kind": "ModelServing", "metadata": {"name": "sample", "namespace": "default"}}
+from fakes.apiserver import FakeAPI
+from fakes.silent import Silent, kubeconfig_for
+from support import wait_for
 
-
-class FakeCustom:
-    def __init__(self, answer):
-        self.answer = answer
-        self.calls = []
-
-    def get_namespaced_custom_object(self, group, version, namespace, plural, name, _request_timeout=None):
-        self.calls.append((group, version, namespace, plural, name))
-        if isinstance(self.answer, Exception):
-            raise self.answer
-        return self.answer
+GROUP = MODELSERVING_API_VERSION.rpartition("/")[0]
 
 
-class Clock:
-    now = 100.0
+def ms(name: str, namespace: str = "default", scheduler: str = "volcano") -> dict:
+    return {"apiVersion": MODELSERVING_API_VERSION, "kind": MODELSERVING_KIND, "metadata": {"name": name, "namespace": namespace},
+            "spec": {"schedulerName": scheduler, "replicas": 1, "template": {"roles": [
+                {"name": "prefill", "replicas": 1, "entryTemplate": {"spec": {"containers": [{"name": "c", "image": "big"}]}}}]}}}
 
-    def __call__(self):
-        return self.now
+
+def policy(name: str) -> dict:
+    return {"apiVersion": AUTOSCALINGPOLICY_API_VERSION, "kind": AUTOSCALINGPOLICY_KIND, "metadata": {"name": name, "namespace": "default"}}
 
 
-def lookups(answer, clock=None):
-    lk = KubeLookups(client.ApiClient(client.Configuration()), ttl=5.0, clock=clock or Clock())
-    lk._custom = FakeCustom(answer)
+_started: list[KubeLookups] = []
+
+
+@pytest.fixture(autouse=True)
+def _stop_watchers():
+    yield
+    while _started:
+        _started.pop().close()
+
+
+@pytest.fixture
+def api():
+    with FakeAPI() as fake:
+        fake.install_custom(GROUP, "modelservings")
+        fake.install_custom(GROUP, "autoscalingpolicies")
+        yield fake
+
+
+def lookups(api: FakeAPI, *, watch: bool = True, budget: float = 0.5, resync: float = 600.0) -> KubeLookups:
+    store = ProjectionStore()
+    watcher = StoreWatcher(api.client(), store, resync=resync) if watch else None
+    lk = KubeLookups(store, api.client(), budget=budget, watcher=watcher)
+    _started.append(lk)
+    if watcher is not None:
+        lk.start()
+        wait_for(lambda: all(s.synced for s in store.states()), timeout=5)
     return lk
 
 
-def test_found_and_cached_until_ttl():
-    clock = Clock()
-    lk = lookups(MS, clock)
-    assert lk.get("workload.serving.volcano.sh/v1alpha1", "ModelServing", "default", "sample") == MS
-    assert lk.get("workload.serving.volcano.sh/v1alpha1", "ModelServing", "default", "sample") == MS
-    assert lk._custom.calls == [("workload.serving.volcano.sh", "v1alpha1", "default", "modelservings", "sample")]
-    clock.now += 6
-    lk.get("workload.serving.volcano.sh/v1alpha1", "ModelServing", "default", "sample")
-    assert len(lk._custom.calls) == 2
+def get_ms(lk, name: str, namespace: str = "default"):
+    return lk.get(MODELSERVING_API_VERSION, MODELSERVING_KIND, namespace, name)
 
 
-def test_not_found_is_none():
-    lk = lookups(ApiException(status=404, reason="Not Found"))
-    assert lk.get("workload.serving.volcano.sh/v1alpha1", "ModelServing", "default", "x") is None
+def gets(api: FakeAPI) -> int:
+    return len([c for c in api.calls("GET", "/modelservings/") if c.query.get("watch") != "true"])
 
 
-@pytest.mark.parametrize("error", [ApiException(status=403, reason="Forbidden"), MaxRetryError(None, "/", "refused"), TimeoutError("slow")])
-def test_other_failures_raise_lookup_failed(error):
-    lk = lookups(error)
-    with pytest.raises(LookupFailed):
-        lk.get("workload.serving.volcano.sh/v1alpha1", "ModelServing", "default", "x")
+def test_the_watch_keeps_the_store_current_and_reviews_read_it(api):
+    api.add_custom(ms("listed"))
+    lk = lookups(api)
+    assert get_ms(lk, "listed")["spec"] == {"schedulerName": "volcano", "replicas": 1, "template": {"roles": [{"name": "prefill", "replicas": 1}]}}
+    api.add_custom(ms("added", scheduler="other"))
+    wait_for(lambda: lk.store.cached(MODELSERVING_API_VERSION, MODELSERVING_KIND, "default", "added") is not None, timeout=5)
+    api.edit_custom(GROUP, "modelservings", "default", "listed", lambda o: o["spec"].update(schedulerName="kai"))
+    wait_for(lambda: get_ms(lk, "listed")["spec"]["schedulerName"] == "kai", timeout=5)
+    api.delete_custom(GROUP, "modelservings", "default", "added")
+    wait_for(lambda: lk.store.cached(MODELSERVING_API_VERSION, MODELSERVING_KIND, "default", "added") is None, timeout=5)
+    assert gets(api) == 0  # every answer came from memory
+    assert "ModelServing: 1 cached, watching" in lk.describe()
 
 
-def test_failures_are_not_cached():
-    lk = lookups(ApiException(status=500, reason="boom"))
+def lists(api: FakeAPI) -> int:
+    return len([c for c in api.calls("GET", "/modelservings$") if c.query.get("watch") != "true"])
+
+
+def test_a_compacted_watch_lists_again(api):
+    lk = lookups(api)
+    before = lists(api)
+    api.fault("GET", "/apis/workload.serving.volcano.sh/v1alpha1/modelservings", 410, watch=True)  # the next watch: 410 Gone
+    api.add_custom(ms("after-compaction"))
+    wait_for(lambda: lists(api) > before, timeout=8)
+    wait_for(lambda: lk.store.cached(MODELSERVING_API_VERSION, MODELSERVING_KIND, "default", "after-compaction") is not None, timeout=8)
+
+
+def test_the_periodic_resync_lists_again(api):
+    lookups(api, resync=1.0)
+    first = lists(api)
+    wait_for(lambda: lists(api) > first, timeout=5)
+
+
+def test_a_miss_falls_back_to_one_get_and_404_is_none(api):
+    lk = lookups(api, watch=False)
+    api.add_custom(ms("fresh"))
+    assert get_ms(lk, "fresh")["spec"]["schedulerName"] == "volcano"
+    assert get_ms(lk, "gone") is None
+    assert lk.get(AUTOSCALINGPOLICY_API_VERSION, AUTOSCALINGPOLICY_KIND, "default", "p") is None
+    api.add_custom(policy("p"))
+    assert lk.get(AUTOSCALINGPOLICY_API_VERSION, AUTOSCALINGPOLICY_KIND, "default", "p")["metadata"]["name"] == "p"
+
+
+def test_one_lookup_of_an_object_per_review(api):
+    lk = lookups(api, watch=False)
+    api.add_custom(ms("owner"))
+    review = Context(lookups=lk).for_review().lookups  # what the engine gives each review
+    for _ in range(3):
+        review.get(MODELSERVING_API_VERSION, MODELSERVING_KIND, "default", "owner")
+    assert gets(api) == 1
+    api.fail("GET", "/modelservings/broken", 500, "InternalError", "boom")
+    review = Context(lookups=lk).for_review().lookups
     for _ in range(2):
-        with pytest.raises(LookupFailed):
-            lk.get("workload.serving.volcano.sh/v1alpha1", "ModelServing", "default", "x")
-    assert len(lk._custom.calls) == 2
+        with pytest.raises(LookupFailed, match="HTTP 500"):
+            review.get(MODELSERVING_API_VERSION, MODELSERVING_KIND, "default", "broken")
+    assert len(api.calls("GET", "/modelservings/broken")) == 1
+    with pytest.raises(LookupFailed):  # the next review asks again: an HTTP error is not remembered
+        lk.get(MODELSERVING_API_VERSION, MODELSERVING_KIND, "default", "broken")
+    assert len(api.calls("GET", "/modelservings/broken")) == 2
+
+
+@pytest.mark.parametrize("code", [403, 500])
+def test_other_failures_raise_lookup_failed(api, code):
+    api.fail("GET", "/modelservings/x", code, "Nope", "no")
+    with pytest.raises(LookupFailed, match=f"HTTP {code}"):
+        get_ms(lookups(api, watch=False), "x")
+
+
+def test_a_failing_watch_shows_in_the_state_and_keeps_the_objects(api):
+    api.add_custom(ms("kept"))
+    lk = lookups(api)
+    api.fail("GET", "/modelservings$", 403, "Forbidden", "cannot watch")
+    wait_for(lambda: "retrying" in lk.describe(), timeout=8)
+    assert "forbidden" in lk.describe() and get_ms(lk, "kept") is not None
+
+
+@pytest.fixture
+def silent():
+    s = Silent()
+    yield s
+    s.close()
+
+
+def test_a_hanging_api_server_costs_a_review_at_most_the_budget(silent, tmp_path):
+    lk = serving_lookups(kubeconfig_for(silent.url, tmp_path / "kubeconfig"), budget=0.5, resync=600)
+    _started.append(lk)
+    started = time.monotonic()
+    review = Context(lookups=lk).for_review().lookups
+    for _ in range(2):  # both pod mutators ask for the owner
+        with pytest.raises(LookupFailed, match="ReadTimeoutError|TimeoutError"):
+            review.get(MODELSERVING_API_VERSION, MODELSERVING_KIND, "default", "owner")
+    with pytest.raises(LookupFailed):
+        review.get(AUTOSCALINGPOLICY_API_VERSION, AUTOSCALINGPOLICY_KIND, "default", "p")
+    assert time.monotonic() - started < 0.8
+    started = time.monotonic()
+    with pytest.raises(LookupFailed, match="no answer"):  # the next review does not wait again
+        get_ms(lk, "owner")
+    assert time.monotonic() - started < 0.1
+    assert "not listed yet" in lk.describe()
+
+
+def test_both_pod_mutators_cost_one_get_per_review(api):
+    from webhook.admission.review import make_request
+    from webhook.policies import engine
+
+    lk = lookups(api, watch=False)  # nothing cached: every review must GET its owner
+    api.add_custom(ms("owner", scheduler="other"))
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "owner-0-prefill-0-0", "namespace": "default",
+           "labels": {"modelserving.volcano.sh/name": "owner"}}, "spec": {"containers": [{"name": "c", "image": "x"}]}}
+    ctx = Context(lookups=lk)
+    for n in (1, 2):
+        decision = engine.mutate(make_request(pod), ctx)
+        assert decision.patch == [] and gets(api) == n  # left alone: the owner chose another scheduler

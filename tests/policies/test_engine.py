@@ -113,3 +113,16 @@ def test_the_scale_subresource_reruns_exactly_the_rules_registered_as_replica_de
     dependent = {r.name for r in REGISTRY.rules() if r.replica_dependent}
     assert dependent == {"modelservings.kthena.generated-names", "modelservings.kthena.rolling-update"}
     assert all(r.kind == "object" for r in REGISTRY.rules() if r.replica_dependent)
+
+
+def test_the_rule_index_never_keeps_what_a_client_invents():
+    """A cache keyed by request fields must be bounded by the registry: invented resource names
+    (up to megabytes each, in a fuzz run) are answered but never held (issue 19, flat memory)."""
+    from webhook.policies.registry import REGISTRY
+
+    before = len(REGISTRY._index)
+    for i in range(2000):
+        assert REGISTRY.match("validate", "example.com", f"invented-{i}" + "x" * 1000, "", "CREATE") == ()
+    assert len(REGISTRY._index) == before
+    assert REGISTRY.match("mutate", "", "pods", "", "CREATE")  # a served resource is still indexed
+    assert ("mutate", "", "pods", "", "CREATE") in REGISTRY._index

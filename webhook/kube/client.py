@@ -30,20 +30,29 @@ def _from_kubeconfig(path: str, configuration: client.Configuration) -> None:
         raise KubeAccessError(f"unusable kubeconfig {path}: {reason}") from None
 
 
-def load_api_client(kubeconfig: str = "") -> client.ApiClient:
+def load_api_client(kubeconfig: str = "", *, retries: bool = True) -> client.ApiClient:
     """An `ApiClient` for the first usable source: `kubeconfig`, the in-cluster service account,
     `$KUBECONFIG`, `~/.kube/config`. Raises `KubeAccessError` when none is usable.
 
     An explicit `kubeconfig` that cannot be used is an error even in a pod: silently talking to
     another cluster than the one the operator named would be worse than stopping.
+    `retries=False`: urllib3 never tries a request again (a caller with a deadline, such as a
+    review's lookups, must not wait for the library's three retries).
     """
+    configuration = _configuration(kubeconfig)
+    if not retries:
+        configuration.retries = False  # read when the client builds its connection pool, below
+    return client.ApiClient(configuration)
+
+
+def _configuration(kubeconfig: str) -> client.Configuration:
     configuration = client.Configuration()
     if kubeconfig:
         _from_kubeconfig(kubeconfig, configuration)
-        return client.ApiClient(configuration)
+        return configuration
     try:
         kube_config.load_incluster_config(client_configuration=configuration)
-        return client.ApiClient(configuration)
+        return configuration
     except kube_config.ConfigException as exc:
         in_cluster = f"in-cluster: {exc}"
     path = os.environ.get("KUBECONFIG") or os.path.expanduser("~/.kube/config")
@@ -51,4 +60,4 @@ def load_api_client(kubeconfig: str = "") -> client.ApiClient:
         # Say what was tried rather than "no such file": the operator may not know either source.
         raise KubeAccessError(f"no usable Kubernetes API configuration ({in_cluster.rstrip('.')}; no kubeconfig at {path})")
     _from_kubeconfig(path, configuration)
-    return client.ApiClient(configuration)
+    return configuration

@@ -1,77 +1,142 @@
-"""Lookups answered by the Kubernetes API, with a small TTL cache (the server's wiring for rules).
+"""The webhook's lookups: answered from the watch-fed store, never making a review late.
 
-Only custom resources are read (ModelServing, AutoscalingPolicy), with CustomObjectsApi. 404
-means "does not exist" (None); any other API or transport error raises LookupFailed, and the
-rule decides what that means (ours allow with a warning). The client comes from
-`kube.client.load_api_client`, like every other API client in the package.
+Rules read ModelServings and AutoscalingPolicies (policies/projections.py). A StoreWatcher keeps
+their projections in memory (policies/store.py), so a review normally reads a dict. A miss (an
+object created a moment ago, or a store not listed yet) falls back to one GET, within the
+review's lookup budget (`--lookup-budget`, 0.5 s): the GET's timeout is what is left of it, the
+client that makes it never retries, and `Context.for_review` (policies/context.py) makes sure each
+object is asked for at most once per review. After a GET that got no answer (timed out, refused)
+misses fail at once for `cooldown` seconds instead of waiting again. A failure raises
+LookupFailed and the rule decides what it means (ours allow with a warning), so a pod review is
+answered within the budget plus its own work even when the API server hangs.
+
+404 means "does not exist" (None). Both API clients come from `kube.client.load_api_client`.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 import time
-from typing import Any, Callable, cast
+import weakref
+from collections.abc import Callable
+from typing import Any
 
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import HTTPError
 
-from ..admission.review import plural_of
 from ..policies.context import LookupFailed
-
-_Key = tuple[str, str, str, str]
+from ..policies.projections import LookedUp, looked_up, project
+from ..policies.store import ProjectionStore
+from .client import load_api_client
+from .responses import json_body
+from .watching import StoreWatcher
 
 
 class KubeLookups:
-    """`Lookups` over the API server. Thread-safe; entries (including "absent") live `ttl` seconds."""
+    """`Lookups` over a ProjectionStore, with one budgeted GET on a miss. The watcher, when given,
+    starts in the process that first uses the lookups (and in every child forked after), never in
+    gunicorn's master before the fork: its threads would not survive it."""
 
-    def __init__(
-        self,
-        api_client: client.ApiClient,
-        *,
-        ttl: float = 5.0,
-        timeout: float = 2.0,
-        max_entries: int = 1024,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
+    def __init__(self, store: ProjectionStore, api_client: client.ApiClient, *, budget: float = 0.5,
+                 cooldown: float = 2.0, watcher: StoreWatcher | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.store = store
         self._custom = client.CustomObjectsApi(api_client)
-        self._ttl = ttl
-        self._timeout = timeout
-        self._max = max_entries
+        self.budget = budget
+        self.cooldown = cooldown
         self._clock = clock
-        self._cache: dict[_Key, tuple[float, dict[str, Any] | None]] = {}
-        self._lock = threading.Lock()
+        self._watcher = watcher
+        self._started_in = 0  # pid of the process whose watcher threads run
+        self._start_lock = threading.Lock()
+        self._quiet_until = float("-inf")
+        self._quiet_reason = ""
+        if watcher is not None:
+            ref = weakref.ref(self)
+            os.register_at_fork(after_in_child=lambda: (lambda me: me.start() if me is not None else None)(ref()))
+
+    def start(self) -> None:
+        """Start the watcher in this process, once."""
+        if self._watcher is None or self._started_in == os.getpid():
+            return
+        with self._start_lock:
+            if self._started_in != os.getpid():
+                self._watcher.threads = []
+                self._watcher.start()
+                self._started_in = os.getpid()
+
+    def close(self) -> None:
+        """Stop the watcher (tests; the server's workers end with their process)."""
+        if self._watcher is not None:
+            self._watcher.stop()
+
+    def for_review(self) -> _Budgeted:
+        """The view one review uses: all its lookups within one budget (Context.for_review adds
+        ReviewLookups over it, so each object is asked for once)."""
+        self.start()
+        return _Budgeted(self, self._clock() + self.budget)
 
     def get(self, api_version: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
-        key = (api_version, kind, namespace, name)
-        now = self._clock()
-        with self._lock:
-            hit = self._cache.get(key)
-            if hit is not None and hit[0] > now:
-                return hit[1]
-        found = self._fetch(api_version, kind, namespace, name)
-        with self._lock:
-            if len(self._cache) >= self._max:
-                self._cache = {k: v for k, v in self._cache.items() if v[0] > now}
-                if len(self._cache) >= self._max:
-                    self._cache.clear()
-            self._cache[key] = (now + self._ttl, found)
-        return found
+        return self.for_review().get(api_version, kind, namespace, name)
 
-    def _fetch(self, api_version: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
-        group, _, version = api_version.rpartition("/")
-        if not group:
-            raise LookupFailed(f"lookups of core kind {kind} are not supported")
-        plural = plural_of(kind)
+    def describe(self) -> str:
+        self.start()
+        return "lookups: " + self.store.describe()
+
+    def fetch(self, api_version: str, kind: str, namespace: str, name: str, deadline: float) -> dict[str, Any] | None:
+        """The store's projection, else one GET that ends by `deadline` (projected too)."""
+        found = self.store.cached(api_version, kind, namespace, name)
+        if found is not None:
+            return found
+        entry = looked_up(api_version.rpartition("/")[0], kind)
+        if entry is None:
+            raise LookupFailed(f"lookups of {kind} are not supported")
+        now = self._clock()
+        if now < self._quiet_until:
+            raise LookupFailed(f"not asked: {self._quiet_reason} less than {self.cooldown:g} s ago")
+        left = deadline - now
+        if left <= 0.001:
+            raise LookupFailed(f"the lookup budget of {self.budget:g} s is spent")
+        return self._get(entry, namespace, name, left)
+
+    def _get(self, entry: LookedUp, namespace: str, name: str, timeout: float) -> dict[str, Any] | None:
         try:
             if namespace:
-                found = self._custom.get_namespaced_custom_object(group, version, namespace, plural, name, _request_timeout=self._timeout)
+                resp = self._custom.get_namespaced_custom_object(entry.group, entry.version, namespace, entry.plural, name,
+                                                                 _request_timeout=timeout, _preload_content=False)
             else:
-                found = self._custom.get_cluster_custom_object(group, version, plural, name, _request_timeout=self._timeout)
-            return cast("dict[str, Any]", found)  # a custom object arrives as the API server's JSON object
+                resp = self._custom.get_cluster_custom_object(entry.group, entry.version, entry.plural, name,
+                                                              _request_timeout=timeout, _preload_content=False)
+            found = json_body(resp)
         except ApiException as exc:
             if exc.status == 404:
                 return None
-            raise LookupFailed(f"reading {kind} {namespace}/{name}: HTTP {exc.status} {exc.reason}") from None
+            raise LookupFailed(f"reading {entry.kind} {namespace}/{name}: HTTP {exc.status} {exc.reason}") from None
         except (HTTPError, OSError) as exc:
-            raise LookupFailed(f"reading {kind} {namespace}/{name}: {exc.__class__.__name__}") from None
+            self._quiet_until = self._clock() + self.cooldown
+            self._quiet_reason = f"the API server gave no answer ({exc.__class__.__name__})"
+            raise LookupFailed(f"reading {entry.kind} {namespace}/{name}: {exc.__class__.__name__}") from None
+        return project(entry, found) if isinstance(found, dict) else None
+
+
+class _Budgeted:
+    """KubeLookups for one review: every miss's GET ends by the review's deadline."""
+
+    __slots__ = ("_lookups", "_deadline")
+
+    def __init__(self, lookups: KubeLookups, deadline: float) -> None:
+        self._lookups, self._deadline = lookups, deadline
+
+    def get(self, api_version: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
+        return self._lookups.fetch(api_version, kind, namespace, name, self._deadline)
+
+
+def serving_lookups(kubeconfig: str, *, budget: float, resync: float,
+                    on_change: Callable[[ProjectionStore], None] | None = None) -> KubeLookups:
+    """The webhook's lookups: a store of every looked-up kind, fed by a watcher on its own client,
+    and a review client that never retries (a retry would outlast the budget). Raises
+    KubeAccessError when no API configuration is usable."""
+    store = ProjectionStore()
+    watcher = StoreWatcher(load_api_client(kubeconfig), store, resync=resync, on_change=on_change)
+    return KubeLookups(store, load_api_client(kubeconfig, retries=False), budget=budget, watcher=watcher)

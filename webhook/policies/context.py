@@ -18,9 +18,39 @@ class LookupFailed(Exception):
 
 
 class Lookups(Protocol):
+    """May also have `for_review() -> Lookups`: the view one review uses (the server's lookups
+    give each review its own time budget that way); without it the lookups themselves are used."""
+
     def get(self, api_version: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
         """The object, None when it does not exist; raises LookupFailed when that cannot be told."""
         ...
+
+
+class ReviewLookups:
+    """One review's lookups: each object is asked for at most once, its failure included (both
+    pod mutators read the same owner ModelServing), so a slow API server is waited for once per
+    review and object, not once per rule."""
+
+    __slots__ = ("_inner", "_seen")
+
+    def __init__(self, inner: Lookups) -> None:
+        self._inner = inner
+        self._seen: dict[tuple[str, str, str, str], dict[str, Any] | None | str] = {}
+
+    def get(self, api_version: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
+        key = (api_version, kind, namespace, name)
+        if key in self._seen:
+            found = self._seen[key]
+            if isinstance(found, str):
+                raise LookupFailed(found)
+            return found
+        try:
+            found = self._inner.get(api_version, kind, namespace, name)
+        except LookupFailed as exc:
+            self._seen[key] = str(exc)
+            raise
+        self._seen[key] = found
+        return found
 
 
 class NoLookups:
@@ -61,3 +91,18 @@ class Context:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "actions", self.settings.actions())
+
+    def for_review(self) -> Context:
+        """The context one review runs with: the same settings and actions, and, when the lookups
+        have a per-review view (the server's: one time budget per review), that view asking for
+        each object at most once (ReviewLookups). Lookups without one (files, tests) are used as
+        they are, at no cost."""
+        start = getattr(self.lookups, "for_review", None)
+        view = start() if start is not None else self.lookups
+        if view is self.lookups:
+            return self
+        ctx = object.__new__(Context)  # not __init__: the actions are this context's, computed once
+        object.__setattr__(ctx, "settings", self.settings)
+        object.__setattr__(ctx, "lookups", ReviewLookups(view))
+        object.__setattr__(ctx, "actions", self.actions)
+        return ctx

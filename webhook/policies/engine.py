@@ -49,6 +49,8 @@ def validate(req: Request, ctx: Context, registry: Registry = REGISTRY) -> Decis
     actions = ctx.actions
     rules = [r for r in matched if actions.get(r.name) != "off"] if actions else matched
     decision = Decision("validate", rules=tuple(r.name for r in rules))
+    if rules:
+        ctx = ctx.for_review()
     for rule in rules:
         try:
             verdict = rule.judge(req, ctx)
@@ -87,6 +89,7 @@ def mutate(req: Request, ctx: Context, registry: Registry = REGISTRY) -> Decisio
     if not in_scope:
         return decision
     edited = deep_copy(original)
+    ctx = ctx.for_review()
     for rule in in_scope:
         try:
             changes = rule.fn(req, edited, ctx)

@@ -29,7 +29,7 @@ from .common import (
     role_index,
 )
 from ..quantity import parse_quantity
-from ..kthena import MODELSERVING_GROUP, MODELSERVING_KIND
+from ..kthena import AUTOSCALINGPOLICY_API_VERSION, AUTOSCALINGPOLICY_KIND, MODELSERVING_GROUP, MODELSERVING_KIND
 from .context import Context, LookupFailed
 from .registry import REGISTRY, CelCheck, Target
 
@@ -341,7 +341,7 @@ def check_binding_references(req: Request, ctx: Context) -> Verdict:
         verdict.errors.append(required(path, "the AutoscalingPolicy to bind must be named"))
     else:
         try:
-            found = ctx.lookups.get(f"{MODELSERVING_GROUP}/v1alpha1", "AutoscalingPolicy", req.namespace, policy_name)
+            found = ctx.lookups.get(AUTOSCALINGPOLICY_API_VERSION, AUTOSCALINGPOLICY_KIND, req.namespace, policy_name)
         except LookupFailed as exc:
             verdict.warnings.append(f"servinggate: policyRef not checked, AutoscalingPolicy {req.namespace}/{policy_name} unreadable: {exc}")
         else:

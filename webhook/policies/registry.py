@@ -231,9 +231,10 @@ class Registry:
                 and r.target.subresource == subresource
                 and operation in r.target.operations
             )
-            # Bounded: request fields only reach this cache after matching a registered rule's
-            # resource, so invented resources cannot grow it.
-            if found or len(self._index) < 1024:
+            # Bounded by the registry, not by what clients send: a key is kept only for a
+            # resource some rule is registered for (the operation is one of five by then), so
+            # invented group or resource names, up to megabytes each, are never held.
+            if found or (group, resource, subresource) in self._served:
                 self._index[key] = found
         return found
 

@@ -15,12 +15,10 @@ import time
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-import orjson
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
-from kubernetes.watch.watch import iter_resp_lines
 
-from ..kube.responses import json_body
+from ..kube.responses import WatchExpired, json_body, watch_events
 from .health import Metrics
 from .pacing import MAX_BACKOFF, retry_after
 from .settings import ReconcileSettings
@@ -41,10 +39,6 @@ class Event(NamedTuple):
 
 def new_event(type_: str, kind: str, obj: Any) -> Event:
     return Event(type_, kind, obj, time.monotonic())
-
-
-class Gone(Exception):
-    """The watch's resourceVersion is too old (410): list again."""
 
 
 class Watcher:
@@ -79,25 +73,16 @@ class Watcher:
         resp = self._list_fn(kind)(watch=True, resource_version=rv, allow_watch_bookmarks=True,
                                    timeout_seconds=self.settings.watch_timeout_seconds, _preload_content=False,
                                    _request_timeout=(10, self.settings.watch_timeout_seconds + 30))
+        events = watch_events(resp)
         try:
-            for line in iter_resp_lines(resp):
+            for etype, obj in events:
                 if self.stop.is_set():
                     break
-                if not line:
-                    continue
-                event = orjson.loads(line)
-                etype, obj = event.get("type"), event.get("object") or {}
-                if etype == "ERROR":
-                    code = obj.get("code")
-                    if code == 410:
-                        raise Gone(obj.get("message", ""))
-                    raise ApiException(status=code or 500, reason=f"watch error: {obj.get('reason')}: {obj.get('message')}")
                 rv = (obj.get("metadata") or {}).get("resourceVersion") or rv
                 if etype in ("ADDED", "MODIFIED", "DELETED"):
                     self.events.put(new_event(etype, kind, obj))
         finally:
-            resp.close()
-            resp.release_conn()
+            events.close()
         return rv
 
     def loop(self, kind: str) -> None:
@@ -111,7 +96,7 @@ class Watcher:
                     self.events.put(new_event("REPLACE", kind, items))
                 rv = self.watch_once(kind, rv)
                 backoff = 1.0
-            except Gone:
+            except WatchExpired:
                 log.info({"msg": "watch expired (410 Gone); listing again", "kind": kind})
                 rv = ""
             except ApiException as exc:

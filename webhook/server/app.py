@@ -77,11 +77,12 @@ def default_lookups(settings: ServeSettings) -> Lookups:
     """The Kubernetes API when reachable (kube-lookups auto/on), otherwise lookups that fail softly."""
     if settings.kube_lookups == "off":
         return NoLookups()
-    from ..kube import KubeAccessError, load_api_client
-    from ..kube.lookups import KubeLookups
+    from ..kube import KubeAccessError
+    from ..kube.lookups import serving_lookups
 
     try:
-        return KubeLookups(load_api_client(settings.kubeconfig))
+        return serving_lookups(settings.kubeconfig, budget=settings.lookup_budget_seconds,
+                               resync=settings.lookup_resync_seconds, on_change=metrics.lookup_cache_changed)
     except KubeAccessError as exc:
         if settings.kube_lookups == "on":
             from ..config import ConfigError
@@ -96,6 +97,15 @@ class CountingLookups:
 
     def __init__(self, inner: Lookups):
         self.inner = inner
+
+    def for_review(self) -> Lookups:
+        start = getattr(self.inner, "for_review", None)
+        return CountingLookups(start()) if start is not None else self
+
+    def describe(self) -> str:
+        """The lookups' state for /readyz ("" when they have none to tell)."""
+        describe = getattr(self.inner, "describe", None)
+        return describe() if describe is not None else ""
 
     def get(self, api_version: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
         try:
@@ -282,8 +292,11 @@ def healthz() -> Response:
     return _json({"status": "ok"})
 
 
-def readyz(certificates: CertificateSource) -> Response:
+def readyz(certificates: CertificateSource, lookups: CountingLookups) -> Response:
     ok, detail = certificates.ready()
+    cache = lookups.describe()  # shown, never a reason to be unready
+    if cache:
+        detail = f"{detail}; {cache}"
     return _json({"status": "ok" if ok else "not ready", "detail": detail}, 200 if ok else 503)
 
 
@@ -296,7 +309,8 @@ def create_app(
 ) -> Flask:
     """The application; the `create_app` arguments replace what tests and benchmarks fake."""
     settings = settings or ServeSettings()
-    ctx = Context(settings=settings, lookups=CountingLookups(lookups if lookups is not None else default_lookups(settings)))
+    counted = CountingLookups(lookups if lookups is not None else default_lookups(settings))
+    ctx = Context(settings=settings, lookups=counted)
     certificates = certificates or CertificateSource(
         settings.certs_dir, min_version=settings.tls_min_version, reload_seconds=settings.cert_reload_seconds,
         on_load=metrics.certificate_loaded,
@@ -313,7 +327,7 @@ def create_app(
     for action in actions:
         app.add_url_rule(f"/{action}", action, partial(serve_review, action, reviewing), methods=["POST"])
     app.add_url_rule("/healthz", "healthz", healthz, methods=["GET"])
-    app.add_url_rule("/readyz", "readyz", partial(readyz, certificates), methods=["GET"])
+    app.add_url_rule("/readyz", "readyz", partial(readyz, certificates, counted), methods=["GET"])
     app.register_error_handler(HTTPException, answer_http_exception)
     app.register_error_handler(Exception, answer_unexpected)
     return app

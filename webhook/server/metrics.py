@@ -50,6 +50,16 @@ BAD_REQUESTS = Counter("servinggate_admission_bad_requests_total", "Requests ref
 LOOKUP_FAILURES = Counter(
     "servinggate_lookup_failures_total", "Lookups of other objects that failed; the rule allowed with a warning.", ["kind"]
 )
+LOOKUP_CACHE_SYNCED = Gauge(
+    "servinggate_lookup_cache_synced",
+    "1 when every worker has listed the looked-up kind and its watch is healthy; 0 while one has not (its rules then read through GETs).",
+    ["kind"],
+    multiprocess_mode="livemin",
+)
+LOOKUP_CACHE_OBJECTS = Gauge(
+    "servinggate_lookup_cache_objects", "Objects of the looked-up kind a worker keeps (projections), largest over the workers.",
+    ["kind"], multiprocess_mode="livemax",
+)
 CERT_EXPIRY = Gauge(
     "servinggate_certificate_expiry_timestamp_seconds",
     "Expiry (Unix time) of the serving certificate loaded.",
@@ -103,3 +113,10 @@ def certificate_loaded(loaded, previous) -> None:
         return
     CERT_RELOADS.labels(result="ok").inc()
     CERT_EXPIRY.set(loaded.not_after.timestamp())
+
+
+def lookup_cache_changed(store: Any) -> None:
+    """Callback of the lookups' watcher (a ProjectionStore's states): the cache gauges."""
+    for state in store.states():
+        LOOKUP_CACHE_SYNCED.labels(kind=state.kind).set(1 if state.synced and not state.trouble else 0)
+        LOOKUP_CACHE_OBJECTS.labels(kind=state.kind).set(state.objects)

@@ -13,6 +13,7 @@ from gunicorn.app.base import BaseApplication
 from gunicorn.glogging import Logger as GunicornLogger
 
 from .. import logs
+from . import memory
 from ..certs.files import ensure_dev_certs
 from ..config import ConfigError, parse_args
 from .settings import ServeSettings
@@ -144,6 +145,7 @@ def prepare_metrics_dir(settings: ServeSettings) -> str:
 def main(argv: list[str]) -> int:
     settings = parse_args(ServeSettings, argv, "python -m webhook serve", "Run the ServingGate admission webhook over HTTPS.")
     logs.configure(settings.log_level)
+    memory.keep_large_blocks_unmapped()  # before the fork: every worker inherits it
     if "prometheus_client" in sys.modules and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         raise ConfigError("internal: prometheus_client was imported before the metrics folder was set")
     prepare_metrics_dir(settings)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..certs.settings import CertSettings
-from ..config import KubeSettings, LogSettings, byte_size, choice, int_range, non_empty, setting
+from ..config import KubeSettings, LogSettings, byte_size, choice, float_range, int_range, non_empty, setting
 from ..policies.settings import PolicySettings
 
 
@@ -41,6 +41,8 @@ class LookupSettings:
     """Whether rules may read other objects from the API server (the webhook only; `check` reads files)."""
 
     kube_lookups: str = setting("auto", choice("auto", "on", "off"), "read other objects (ModelServings) from the API server: auto = when a kubeconfig or in-cluster config is found")
+    lookup_budget_seconds: float = setting(0.5, float_range(0.05, 1.5), "seconds a review may wait for the API server when an object it reads is not in the watch-fed cache; past it the rule allows with a warning (pod webhooks time out after 2 s)")
+    lookup_resync_seconds: int = setting(600, int_range(30, 86400), "seconds between full lists of the looked-up kinds (ModelServings, AutoscalingPolicies) behind the watch")
 
 
 @dataclass(frozen=True)
