@@ -19,6 +19,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "plan": ("webhook.scalein.planning", "show which pods a scale-in would remove, from a snapshot"),
     "reconcile": ("webhook.scalein.reconciling", "write pod-deletion-cost for NPU-compacting scale-in"),
     "manifests": ("webhook.deploy.generating", "write the webhook configurations derived from the rule registry"),
+    "smoke": ("webhook.smoke.cli", "check that the installed webhooks answer (dry-run creates; exit 0/1/2)"),
     "certs": ("webhook.certs.cli", "generate a development CA and serving certificate"),
     "crds": ("webhook.crds.refresh", "list or refresh the CRDs bundled for check"),
     "version": ("webhook.version", "print the product version and the bundled CRD versions"),

@@ -100,17 +100,18 @@ def test_the_committed_generated_files_match_the_registry():
         assert path.exists() and path.read_text() == text, f"{path} is stale; run: python -m webhook manifests"
 
 
-def test_manifests_command_check_mode(tmp_path, capsys):
-    assert generating.main(["--manifests-dir", str(tmp_path), "--check"]) == 1
-    assert generating.main(["--manifests-dir", str(tmp_path)]) == 0
-    assert generating.main(["--manifests-dir", str(tmp_path), "--check"]) == 0
+def test_manifests_command_check_mode(tmp_path, tmp_path_factory, capsys):
+    chart = ["--chart-dir", str(tmp_path_factory.mktemp("chart"))]  # the chart's files: tests/deploy/test_chart.py
+    assert generating.main(["--manifests-dir", str(tmp_path), "--check", *chart]) == 1
+    assert generating.main(["--manifests-dir", str(tmp_path), *chart]) == 0
+    assert generating.main(["--manifests-dir", str(tmp_path), "--check", *chart]) == 0
     assert (tmp_path / "base" / generating.OUTPUT_FILE).read_text() == generating.render()
     written = {p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file()}
     assert written == set(generating.outputs())
     # One stale component is enough for --check to fail.
     some_component = next(p for p in written if p.parts[0] == "components")
     (tmp_path / some_component).write_text("# edited by hand\n")
-    assert generating.main(["--manifests-dir", str(tmp_path), "--check"]) == 1
+    assert generating.main(["--manifests-dir", str(tmp_path), "--check", *chart]) == 1
     assert "out of date" in capsys.readouterr().err
 
 

@@ -4,6 +4,7 @@ exercised the way they are against a real control plane."""
 
 from __future__ import annotations
 
+import base64
 import bisect
 import copy
 import itertools
@@ -31,6 +32,7 @@ SECRET_RE = re.compile(r"^/api/v1/namespaces/(?P<ns>[^/]+)/secrets(?:/(?P<name>[
 POD_RE = re.compile(r"^/api/v1/namespaces/(?P<ns>[^/]+)/pods/(?P<name>[^/]+)$")
 HOOK_RE = re.compile(r"^/apis/admissionregistration\.k8s\.io/v1/(?P<kind>validating|mutating)webhookconfigurations/(?P<name>[^/]+)$")
 LEASE_RE = re.compile(r"^/apis/coordination\.k8s\.io/v1/namespaces/(?P<ns>[^/]+)/leases(?:/(?P<name>[^/]+))?$")
+CREATE_RE = re.compile(r"^/(?:api/v1|apis/workload\.serving\.volcano\.sh/v1alpha1)/namespaces/(?P<ns>[^/]+)/(?P<resource>pods|modelservings)$")
 GROUP_VERSION_RE = re.compile(r"^/apis/(?P<group>[^/]+)/(?P<version>[^/]+)$")
 CUSTOM_RE = re.compile(r"^/apis/(?P<group>[^/]+)/(?P<version>[^/]+)(?:/namespaces/(?P<ns>[^/]+))?/(?P<plural>[^/]+)(?:/(?P<name>[^/]+))?$")
 LISTS = {"/api/v1/nodes": "nodes", "/api/v1/pods": "pods"}
@@ -134,6 +136,11 @@ class FakeAPI:
         of its objects): `GET` of one object, and lists and watches across all namespaces or
         in one (`/apis/{group}/{version}[/namespaces/{ns}]/{plural}`), paged and watched like
         pods; a kind not installed is a 404, as without its CRD.
+      - Dry-run creates (`POST ...?dryRun=All`) of pods and ModelServings, through the admission
+        webhooks a test lists in `mutating_webhooks` and `validating_webhooks` (`(name, fn)`,
+        `fn(obj)` -> an AdmissionReview `response`, or None when the webhook is not called), worded
+        as kube-apiserver words a refusal; ModelServings answer 404 while `modelservings_served`
+        is False (Kthena's CRDs missing). Nothing is stored.
 
     Seeding and inspecting state: `load(nodes, pods)`, `add_pod`, `edit_pod`, `delete_pod` (these
     three emit watch events), `add_custom`, `edit_custom`, `delete_custom` (the same for custom
@@ -174,6 +181,9 @@ class FakeAPI:
         self.leases: dict[str, dict] = {}
         self.discovery: dict[str, dict] = {}
         self.customs: dict[tuple[str, str], dict[tuple[str, str], dict]] = {}
+        self.mutating_webhooks: list[tuple[str, Callable[[dict], dict | None]]] = []
+        self.validating_webhooks: list[tuple[str, Callable[[dict], dict | None]]] = []
+        self.modelservings_served = True
         self.history: list[tuple[int, str, str, dict]] = []  # (rv, kind, event type, object) for watches
         self.compacted = 0  # watches from below this resourceVersion get 410 Gone
         self.requests: list[Call] = []
@@ -426,6 +436,8 @@ class FakeAPI:
             return self._lease(method, m["ns"], m["name"], payload)
         if method == "GET" and (m := CUSTOM_RE.match(path)) and (m["group"], m["plural"]) in self.customs:
             return self._custom(m["group"], m["version"], m["ns"] or "", m["plural"], m["name"], call.query)
+        if method == "POST" and (m := CREATE_RE.match(path)):
+            return self._dry_run_create(m["resource"], payload, call.query)
         if method == "GET" and (m := GROUP_VERSION_RE.match(path)):
             found = self.discovery.get(f"{m['group']}/{m['version']}")
             return (200, found) if found else (404, status(404, "NotFound", "the server could not find the requested resource"))
@@ -558,6 +570,30 @@ class FakeAPI:
                 self.leases[name] = body
                 return 200, body
             return 405, status(405, "MethodNotAllowed", method)
+
+
+    def _dry_run_create(self, resource: str, obj: Any, query: dict) -> Answer:
+        """A dry-run create: defaulting (a pod's schedulerName), the mutating webhooks in order with
+        their JSON Patches applied, then the validating ones; the first refusal answers."""
+        if query.get("dryRun") != "All":
+            return 405, status(405, "MethodNotAllowed", "the fake API only serves dry-run creates")
+        if resource == "modelservings" and not self.modelservings_served:
+            return 404, status(404, "NotFound", "the server could not find the requested resource")
+        obj = copy.deepcopy(obj)
+        if resource == "pods":
+            obj.setdefault("spec", {}).setdefault("schedulerName", "default-scheduler")
+        for name, webhook in self.mutating_webhooks + self.validating_webhooks:
+            response = webhook(copy.deepcopy(obj))
+            if response is None:
+                continue
+            if not response.get("allowed"):
+                refusal = response.get("status") or {}
+                code = int(refusal.get("code") or 400)
+                message = f'admission webhook "{name}" denied the request: {refusal.get("message", "")}'
+                return code, status(code, str(refusal.get("reason") or "BadRequest"), message)
+            if response.get("patch"):
+                obj = jsonpatch.apply_patch(obj, json.loads(base64.b64decode(response["patch"])))
+        return 201, obj
 
 
 def _pod_key(pod: dict) -> str:

@@ -1,4 +1,6 @@
-"""`python -m webhook manifests`: every file derived from the rule registry, under `manifests/`.
+"""`python -m webhook manifests`: every file derived from the rule registry, under `manifests/`
+and in the Helm chart (`charts/servinggate`: its webhook configurations, CEL fallback, helpers and
+values.schema.json, see charttemplates.py).
 
 The base holds the webhook configurations (configurations.py, where the conventions every entry
 shares are kept); the opt-in kustomize components go with them (components.py): one that removes
@@ -14,12 +16,13 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ..policies.registry import Rule
-from . import components
+from . import charttemplates, components
 from .configurations import configurations, registry_rules
 from .yamlfile import HEADER, dump
 
 OUTPUT_FILE = "webhook-configurations.yaml"
 DEFAULT_MANIFESTS_DIR = Path("manifests")
+DEFAULT_CHART_DIR = Path("charts") / "servinggate"
 
 CA_NOTE = (
     "# caBundle is filled in the cluster: by the webhook itself (cert-management=self) or by\n"
@@ -40,22 +43,27 @@ def outputs(rules: Iterable[Rule] | None = None) -> dict[Path, str]:
     return files
 
 
+def chart_outputs(rules: Iterable[Rule] | None = None) -> dict[Path, str]:
+    """Every generated file of the chart, by its path under the chart folder."""
+    return charttemplates.render(registry_rules() if rules is None else list(rules))
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m webhook manifests",
-        description="write the webhook configurations and the opt-in components derived from the rule registry",
+        description="write the webhook configurations, the opt-in components and the Helm chart files derived from the rule registry",
     )
     parser.add_argument("--manifests-dir", default=str(DEFAULT_MANIFESTS_DIR), help=f"the kustomize tree (default {DEFAULT_MANIFESTS_DIR})")
+    parser.add_argument("--chart-dir", default=str(DEFAULT_CHART_DIR), help=f"the Helm chart (default {DEFAULT_CHART_DIR})")
     parser.add_argument("--stdout", action="store_true", help="print the webhook configurations instead of writing files")
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when a committed file differs from the registry")
     args = parser.parse_args(argv)
     if args.stdout:
         sys.stdout.write(render())
         return 0
-    root = Path(args.manifests_dir)
+    roots = {Path(args.manifests_dir): outputs(), Path(args.chart_dir): chart_outputs()}
     stale = []
-    for relative, text in outputs().items():
-        path = root / relative
+    for path, text in ((root / relative, text) for root, files in roots.items() for relative, text in files.items()):
         current = path.read_text(encoding="utf-8") if path.exists() else None
         if current == text:
             continue
@@ -70,5 +78,5 @@ def main(argv: list[str]) -> int:
             print(f"{path} is out of date with the rule registry; run: python -m webhook manifests", file=sys.stderr)
         return 1
     if args.check:
-        print(f"{root}: the generated files match the rule registry")
+        print(f"{', '.join(map(str, roots))}: the generated files match the rule registry")
     return 0
