@@ -20,8 +20,15 @@ difference the machine itself makes: a Go net/http allow-all webhook (benchmarks
 process, so no placement question; needs `apt-get install golang-go`) run in the same rounds, and
 a fixed CPU loop timed between rounds. `--placement-only` runs just that part.
 
+Versus (`--versus-only`, also part of a full run): ours, the Go allow-all and agnhost, the Go
+webhook of the Kubernetes e2e tests (its `webhook` mode, `/mutating-pods`, same certificate and
+body; $AGNHOST or ~/k8s/bin/agnhost, skipped with build instructions when absent), in interleaved
+rounds: CPU per review and throughput, ours/agnhost as the median of per-round ratios and the
+worst round, and the bytes our server logged per review.
+
 Usage: python benchmarks/serve.py [--seconds 3] [--rounds 5] [--connections 16] [--threads N]
                                   [--placement 2,4,16] [--placement-only] [--placement-seconds 8]
+                                  [--versus-only] [--versus-rounds 6] [--versus-seconds 8]
 Prints figures; it passes or fails nothing.
 """
 
@@ -71,7 +78,7 @@ def run_server(kind: str, tls: bool, port: int, certs: str, workers: int, gunico
     from webhook.server.serving import WebhookServer, gunicorn_options
     from webhook.server.tls import CertificateSource
 
-    logs.configure("info")  # the product default: one JSON line per review
+    logs.configure("info")  # the product default: denials and audit findings only, per review
     certificates = CertificateSource(settings.certs_dir, on_load=metrics.certificate_loaded)
     if kind == "product":
         app = create_app(settings, certificates=certificates)
@@ -339,8 +346,11 @@ def versus(args: argparse.Namespace, certs: Path, lua: Path) -> None:
     agnhost = start_agnhost(certs)
     if agnhost:
         servers.append(("agnhost", agnhost[0], f"https://127.0.0.1:{agnhost[1]}/mutating-pods"))
+    import importlib.util
+
+    parser = "gunicorn_h1c (C)" if importlib.util.find_spec("gunicorn_h1c") else "Python (pip install '.[fast]' for the C one)"
     print(f"versus: {args.versus_rounds} interleaved rounds of {args.versus_seconds}s, wrk -c{args.connections}, every server over TLS;"
-          f" CPU = all the server's processes, user+system, per review")
+          f" CPU = all the server's processes, user+system, per review; our HTTP parser: {parser}; load average {os.getloadavg()[0]:.1f}")
     runs: dict[str, list[dict[str, float]]] = {name: [] for name, _, _ in servers}
     logged = 0
     try:
