@@ -20,8 +20,15 @@ difference the machine itself makes: a Go net/http allow-all webhook (benchmarks
 process, so no placement question; needs `apt-get install golang-go`) run in the same rounds, and
 a fixed CPU loop timed between rounds. `--placement-only` runs just that part.
 
+Versus (`--versus-only`, also part of a full run): ours, the Go allow-all and agnhost, the Go
+webhook of the Kubernetes e2e tests (its `webhook` mode, `/mutating-pods`, same certificate and
+body; $AGNHOST or ~/k8s/bin/agnhost, skipped with build instructions when absent), in interleaved
+rounds: CPU per review and throughput, ours/agnhost as the median of per-round ratios and the
+worst round, and the bytes our server logged per review.
+
 Usage: python benchmarks/serve.py [--seconds 3] [--rounds 5] [--connections 16] [--threads N]
                                   [--placement 2,4,16] [--placement-only] [--placement-seconds 8]
+                                  [--versus-only] [--versus-rounds 6] [--versus-seconds 8]
 Prints figures; it passes or fails nothing.
 """
 
@@ -39,6 +46,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))  # support.procfs: the server's workers and connections from /proc
@@ -70,7 +78,7 @@ def run_server(kind: str, tls: bool, port: int, certs: str, workers: int, gunico
     from webhook.server.serving import WebhookServer, gunicorn_options
     from webhook.server.tls import CertificateSource
 
-    logs.configure("info")  # the product default: one JSON line per review
+    logs.configure("info")  # the product default: denials and audit findings only, per review
     certificates = CertificateSource(settings.certs_dir, on_load=metrics.certificate_loaded)
     if kind == "product":
         app = create_app(settings, certificates=certificates)
@@ -294,15 +302,88 @@ def server_cpu_seconds(pid: int) -> float:
     return sum(cpu_seconds(p) for p in [pid, *workers])
 
 
-def start_server(kind: str, tls: bool, certs: Path, args: argparse.Namespace, *extra: str) -> tuple[subprocess.Popen, int]:
-    """This script again, as a server child on a free port (see run_server)."""
+def start_server(kind: str, tls: bool, certs: Path, args: argparse.Namespace, *extra: str, log: Any = subprocess.DEVNULL) -> tuple[subprocess.Popen, int]:
+    """This script again, as a server child on a free port (see run_server); its log to `log`."""
     port = free_port()
     proc = subprocess.Popen(
         [sys.executable, __file__, "--serve", kind, "--tls", "on" if tls else "off", "--port", str(port),
          "--certs", str(certs), "--workers", str(args.workers), "--threads", str(args.threads), *extra],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL, stderr=log,
     )
     return proc, port
+
+
+AGNHOST_MISSING = """  agnhost not found: skipped. Set AGNHOST to its binary or put it at ~/k8s/bin/agnhost. It is the
+  Go webhook of the Kubernetes e2e tests; in a checkout of the Kubernetes source (any 1.2x tag), build it
+  with `go build -tags providerless -o agnhost ./test/images/agnhost`."""
+
+
+def start_agnhost(certs: Path) -> tuple[subprocess.Popen, int] | None:
+    """agnhost's webhook mode (the Kubernetes e2e tests' Go webhook) on a free port with our
+    certificate, or None when there is no binary ($AGNHOST, else ~/k8s/bin/agnhost)."""
+    binary = Path(os.environ.get("AGNHOST") or Path.home() / "k8s/bin/agnhost")
+    if not os.access(binary, os.X_OK):
+        return None
+    port = free_port()
+    proc = subprocess.Popen([str(binary), "webhook", "--port", str(port), "--tls-cert-file", str(certs / "tls.crt"),
+                             "--tls-private-key-file", str(certs / "tls.key")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return proc, port
+
+
+def versus(args: argparse.Namespace, certs: Path, lua: Path) -> None:
+    """Our server, the Go allow-all and agnhost (`/mutating-pods`, which allows this pod unchanged),
+    all over TLS with the same certificate and body, in interleaved rounds of peak load. A round's
+    ratios (ours/agnhost) compare two servers measured seconds apart, so a busy minute on the VM
+    lands on both; the summary is the median of those per-round ratios, and the worst round."""
+    tmp = lua.parent
+    log_path = tmp / "product.log"
+    with open(log_path, "wb") as log:
+        ours = start_server("product", True, certs, args, log=log)
+    servers: list[tuple[str, subprocess.Popen, str]] = [("ours", ours[0], f"https://127.0.0.1:{ours[1]}/mutate")]
+    go = start_go_baseline(certs, tmp)
+    if go:
+        servers.append(("Go allow-all", go[0], f"https://127.0.0.1:{go[1]}/mutate"))
+    agnhost = start_agnhost(certs)
+    if agnhost:
+        servers.append(("agnhost", agnhost[0], f"https://127.0.0.1:{agnhost[1]}/mutating-pods"))
+    import importlib.util
+
+    parser = "gunicorn_h1c (C)" if importlib.util.find_spec("gunicorn_h1c") else "Python (pip install '.[fast]' for the C one)"
+    print(f"versus: {args.versus_rounds} interleaved rounds of {args.versus_seconds}s, wrk -c{args.connections}, every server over TLS;"
+          f" CPU = all the server's processes, user+system, per review; our HTTP parser: {parser}; load average {os.getloadavg()[0]:.1f}")
+    runs: dict[str, list[dict[str, float]]] = {name: [] for name, _, _ in servers}
+    logged = 0
+    try:
+        for _, _, url in servers:
+            wait_port(int(url.rsplit(":", 1)[1].split("/")[0]))
+            wrk(url, str(lua), 2, args.connections)  # warm-up
+        for _ in range(args.versus_rounds):
+            for name, proc, url in servers:
+                before, log_before = server_cpu_seconds(proc.pid), log_path.stat().st_size
+                run = wrk(url, str(lua), args.versus_seconds, args.connections)
+                run["cpu_us"] = (server_cpu_seconds(proc.pid) - before) / max(run["requests"], 1) * 1e6
+                if name == "ours":
+                    logged += log_path.stat().st_size - log_before
+                runs[name].append(run)
+    finally:
+        for _, proc, _ in servers:
+            proc.send_signal(signal.SIGTERM)
+        for _, proc, _ in servers:
+            proc.wait(30)
+    for name, rounds in runs.items():
+        cells = "  ".join(f"{r['rps']:5.0f}/s {r['cpu_us']:4.0f}us" for r in rounds)
+        print(f"  {name:<13}{cells}   errors {sum(r['errors'] for r in rounds)}")
+    ours_requests = sum(r["requests"] for r in runs["ours"])
+    print(f"  our log: {logged / max(ours_requests, 1):.1f} bytes per review at the default log level")
+    if "agnhost" not in runs:
+        print(AGNHOST_MISSING)
+        return
+    cpu = [o["cpu_us"] / a["cpu_us"] for o, a in zip(runs["ours"], runs["agnhost"])]
+    rps = [o["rps"] / a["rps"] for o, a in zip(runs["ours"], runs["agnhost"])]
+    print(f"  ours/agnhost, median of per-round ratios: CPU per review {statistics.median(cpu):.2f}x (target <= 1.20x),"
+          f" throughput {statistics.median(rps):.2f}x (target >= 0.80x)")
+    print(f"  worst round: CPU per review {max(cpu):.2f}x, throughput {min(rps):.2f}x;"
+          f" all rounds CPU {' '.join(f'{c:.2f}' for c in cpu)}, throughput {' '.join(f'{r:.2f}' for r in rps)}")
 
 
 def median_of(runs: list[dict[str, float]]) -> dict[str, float]:
@@ -342,6 +423,9 @@ def main() -> None:
     parser.add_argument("--placement", default="2,4,16", help="keep-alive connection counts for the placement rounds")
     parser.add_argument("--placement-only", action="store_true", help="run only the placement rounds")
     parser.add_argument("--placement-seconds", type=int, default=8, help="length of one placement round")
+    parser.add_argument("--versus-only", action="store_true", help="run only the rounds against the Go allow-all and agnhost")
+    parser.add_argument("--versus-rounds", type=int, default=6, help="rounds against the Go allow-all and agnhost")
+    parser.add_argument("--versus-seconds", type=int, default=8, help="length of one of those rounds")
     # The candidates measured for docs/design-notes.md: balanced (ours), shared (gthread on one
     # listening socket, the design before), reuseport (one SO_REUSEPORT socket per worker).
     parser.add_argument("--placement-design", choices=["balanced", "shared", "reuseport"], default="balanced", help=argparse.SUPPRESS)
@@ -360,8 +444,8 @@ def main() -> None:
     ensure_dev_certs(tmp / "certs", "servinggate-webhook", "servinggate-system")
     lua = tmp / "post.lua"
     lua.write_text(WRK_LUA.replace("{body}", str(POD)))
-    if args.placement_only:
-        placement(args, tmp / "certs", lua)
+    if args.placement_only or args.versus_only:
+        (placement if args.placement_only else versus)(args, tmp / "certs", lua)
         shutil.rmtree(tmp, ignore_errors=True)
         return
     print(f"machine: {os.cpu_count()} cores; {args.workers} gunicorn workers; wrk -t2 -c{args.connections}; {args.seconds}s per run, {args.rounds} rounds")
@@ -427,6 +511,8 @@ def main() -> None:
     print(f"TLS/plain HTTP for baseline:{get[('baseline', True)]['rps'] / get[('baseline', False)]['rps']:.2f}x")
     print(f"product p99 at half of peak over TLS: {half_tls['p99']:.2f} ms paced, {burst_tls['p99']:.2f} ms in bursts of {args.connections}   (target < 10 ms)")
 
+    print()
+    versus(args, tmp / "certs", lua)
     print()
     placement(args, tmp / "certs", lua)
 

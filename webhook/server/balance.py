@@ -116,6 +116,8 @@ class Placement:
         if self.loads is None or self.slot is None or not self.alive:
             return False
         fewest = self.loads.fewest_elsewhere(self.slot)
+        if fewest is None or self.nr_conns - fewest < 2:
+            return False  # the common case, decided without the lock every thread would take
         with self._shed_lock:
             if fewest is None or (self.nr_conns - self._shedding) - (fewest + self._shedding) < 2:
                 return False

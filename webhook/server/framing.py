@@ -24,6 +24,7 @@ MORE, COMPLETE, DISPATCH, REFUSE = "more", "complete", "dispatch", "refuse"
 MAX_CHUNK_LINE = 4096  # a chunk-size line: hex digits plus extensions
 MAX_TRAILERS = 8192
 _HEX = frozenset(b"0123456789abcdefABCDEF")
+KNOWN_CODINGS = frozenset({b"chunked", b"compress", b"deflate", b"gzip"})  # what gunicorn's parser accepts
 
 
 @dataclass(frozen=True)
@@ -99,6 +100,9 @@ class RequestScanner:
             elif name == b"expect" and value.strip().lower() == b"100-continue":
                 self._continue = True
         if codings:
+            unknown = [c for c in codings if c not in KNOWN_CODINGS]
+            if unknown:  # 501 whichever HTTP parser gunicorn uses (its C parser would say 400)
+                return ScanOutcome(REFUSE, code=501, message=f"transfer coding {unknown[0].decode('latin-1')[:40]!r} not supported")
             if lengths or codings[-1] != b"chunked" or codings.count(b"chunked") != 1:
                 return ScanOutcome(DISPATCH)
             self._chunked, self._cursor = True, self._body_start

@@ -41,7 +41,8 @@ def gunicorn_options(settings: ServeSettings, certificates: Any) -> dict[str, An
     from .worker import Limits, WebhookWorker
 
     # Shared with every worker (forked after this): how many connections each one holds.
-    loads = LoadTable()
+    # Sized to the workers (with room for replacements): every answer scans the table.
+    loads = LoadTable(slots=2 * settings.workers + 2)
     limits = Limits(max_body=settings.max_body_bytes, request_timeout=settings.request_timeout)
 
     def pre_fork(server: Any, worker: Any) -> None:

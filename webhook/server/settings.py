@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..certs.settings import CertSettings
-from ..config import KubeSettings, LogSettings, byte_size, choice, float_range, int_range, non_empty, setting
+from ..config import KubeSettings, LogSettings, byte_size, choice, float_range, int_range, non_empty, parse_bool, setting
 from ..policies.settings import PolicySettings
 
 
@@ -46,5 +46,12 @@ class LookupSettings:
 
 
 @dataclass(frozen=True)
-class ServeSettings(LogSettings, KubeSettings, LookupSettings, PolicySettings, CertSettings, ListenerSettings):
+class ReviewLogSettings:
+    """How much of the review traffic the log shows: denials, errors and audit findings always, other allowed reviews on request."""
+
+    log_every_review: bool = setting(False, parse_bool, "log an info line for every review, allowed ones without audit findings too (debugging); by default those are logged at debug only")
+
+
+@dataclass(frozen=True)
+class ServeSettings(ReviewLogSettings, LogSettings, KubeSettings, LookupSettings, PolicySettings, CertSettings, ListenerSettings):
     """`serve`: the listener, the certificate keeper, the policy settings, Kubernetes access, logging."""

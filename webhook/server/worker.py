@@ -40,6 +40,7 @@ from gunicorn.http import errors as herrors
 from gunicorn.workers.gthread import STOP_KEEPALIVE_LINGER, TConn, ThreadWorker
 
 from . import metrics
+from .answering import run_application
 from .balance import ACCEPT_RECHECK, LoadTable, Placement
 from .framing import COMPLETE, MORE, REFUSE, WAIT, Limits, RequestScanner, status_answer
 
@@ -287,6 +288,9 @@ class WebhookWorker(Placement, ThreadWorker):
         except Exception as exc:
             self.handle_error(req, conn.sock, conn.client, exc)
         return False
+
+    def handle_request(self, req: Any, conn: Any) -> bool:
+        return run_application(self, req, conn)  # the answer in one write (answering.py)
 
     def handle_error(self, req: Any, client: Any, addr: Any, exc: BaseException) -> None:
         code = parse_error_status(exc)
