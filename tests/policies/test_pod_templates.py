@@ -16,7 +16,8 @@ from support import FIXTURES
 from webhook.admission.review import make_request
 from webhook.policies import Context
 from webhook.policies.kthena_pods import controller_pods
-from webhook.policies.modelserving_pods import RULE, _reported_elsewhere, check_pod_templates
+from webhook.policies.modelserving_pods import RULE, _reported_elsewhere
+from webhook.policies.modelservings import check_pod_templates
 from webhook.policies.settings import PolicySettings
 
 CORPUS = json.loads((FIXTURES / "podspecs" / "corpus.json").read_text())["cases"]

@@ -5,7 +5,7 @@ To add a rule: write a function in the module of its API family and decorate it 
 Rules never do I/O: other objects come through `ctx.lookups`.
 """
 
-from . import cronhpa, hpa, kserve, kthena_autoscaling, modelserving_pods, modelservings, pods  # noqa: F401  (registers rules)
+from . import cronhpa, hpa, kserve, kthena_autoscaling, modelservings, pods  # noqa: F401  (registers rules)
 from .context import Context, DictLookups, LookupFailed, Lookups, NoLookups
 from .registry import REGISTRY, Registry, Rule
 from .settings import PolicySettings

@@ -1,4 +1,5 @@
 """`modelservings.pod-templates`: refuse a ModelServing whose pods the API server would refuse.
+(Registered in `modelservings`, the module of its family, which the webhook configurations follow.)
 
 Kubernetes never validates the pod templates inside a custom resource, and Kthena's controller
 only logs the refusal when it creates a pod (volcano-sh/kthena#1789), so a template with
@@ -33,8 +34,8 @@ from ..podvalidation import default_pod_spec, validate_pod_template_spec
 from ..podvalidation.names import is_dns1123_label, name_is_dns_subdomain
 from ..podvalidation.errors import invalid
 from .context import Context
+from ..kthena import MODELSERVING_GROUP
 from .kthena_pods import ROLES, ControllerPod, Select, controller_pods
-from .modelservings import MODELSERVINGS
 from .registry import REGISTRY
 
 RULE = "modelservings.pod-templates"
@@ -105,9 +106,8 @@ def _ratchet(old: dict[str, Any]) -> Select:
 def _reported_elsewhere(req: Request, ctx: Context, ms: dict[str, Any]) -> set[FieldPath]:
     """The paths the other denying ModelServing rules find fault with (computed only when this
     rule found something, so the common case pays nothing)."""
-    group, resource = MODELSERVINGS.group, MODELSERVINGS.resource
     paths: set[FieldPath] = set()
-    for rule in REGISTRY.match("validate", group, resource, "", req.operation):
+    for rule in REGISTRY.match("validate", MODELSERVING_GROUP, "modelservings", "", req.operation):
         if rule.name == RULE or rule.kind != "object" or ctx.actions.get(rule.name, "deny") != "deny":
             continue
         found = rule.fn(ms)
@@ -115,10 +115,8 @@ def _reported_elsewhere(req: Request, ctx: Context, ms: dict[str, Any]) -> set[F
     return paths
 
 
-@REGISTRY.validates_request(RULE, MODELSERVINGS)
-def check_pod_templates(req: Request, ctx: Context) -> list[FieldError]:
-    """Each role's entry pod and first worker pod, as the controller builds them, pass the API
-    server's Pod validation (kube-apiserver 1.28)."""
+def judge_pod_templates(req: Request, ctx: Context) -> list[FieldError]:
+    """The rule `modelservings.pod-templates` (registered in `modelservings`, its family's module)."""
     ms = req.object
     if type(ms) is not dict:
         return []
