@@ -6,6 +6,11 @@ For every recorded review a rule matches, it times, in the same run and interlea
 The "x bare" column is review p50 / bare p50. Targets (issue 3): the gangPolicy ModelServing
 validation and the ModelServing-pod mutation within 3x of the bare round trip.
 
+Then the price of `modelservings.pod-templates` (issue 18.5): the same ModelServing review (Kthena's
+gang example: 2 roles, each with an entry and a worker template, so 4 pods judged) with the rule
+on and with it off, interleaved, on CREATE and on an UPDATE that changes no template (ratcheted).
+Target: under 150 µs added on CREATE.
+
 Usage: python benchmarks/policies.py [--rounds 3000]
 Prints figures; it passes or fails nothing.
 """
@@ -87,7 +92,45 @@ def main(argv: list[str] | None = None) -> int:
         mark = "  <- target 3x: " + TARGETS[stem] if stem in TARGETS else ""
         print(f"{stem:<74} {size:>6} {b50:>8.1f}µ {b99:>6.1f}µ {r50:>10.1f}µ {r99:>6.1f}µ {r50 / b50:>6.2f}x{mark}")
         print(f"    rules: {rules}")
+    pod_templates(args.rounds)
     return 0
+
+
+def pod_templates(rounds: int) -> None:
+    """The ModelServing review with and without the pod-template rule, interleaved (p50 and p99)."""
+    from webhook.admission.review import make_request
+    from webhook.policies.modelserving_pods import RULE
+    from webhook.policies.settings import PolicySettings
+
+    ms = orjson.loads((ADMISSION / "modelservings-create-gang-example-validating.json").read_bytes())["request"]["object"]
+    old = orjson.loads(orjson.dumps(ms))
+    old["spec"]["replicas"] = 2
+    on, off = Context(), Context(settings=PolicySettings(rule_actions=((RULE, "off"),)))
+    clock = time.perf_counter_ns
+    print(f"\n{'ModelServing review (gang example, 4 pods)':<44} {'without p50':>12} {'p99':>7} {'with p50':>9} {'p99':>7} {'added p50':>10}")
+    for label, req in (("CREATE", make_request(ms, operation="CREATE")),
+                       ("UPDATE, templates unchanged", make_request(ms, operation="UPDATE", old=old))):
+        assert not engine.validate(req, on).errors
+        for _ in range(200):
+            engine.validate(req, on), engine.validate(req, off)
+        without: list[float] = []
+        with_rule: list[float] = []
+        gc.collect()
+        gc.disable()
+        try:
+            for _ in range(rounds):
+                t0 = clock()
+                engine.validate(req, off)
+                t1 = clock()
+                engine.validate(req, on)
+                t2 = clock()
+                without.append((t1 - t0) / 1000)
+                with_rule.append((t2 - t1) / 1000)
+        finally:
+            gc.enable()
+        w50, r50 = percentile(without, 0.5), percentile(with_rule, 0.5)
+        mark = "  <- target < 150µ" if label == "CREATE" else ""
+        print(f"{label:<44} {w50:>11.1f}µ {percentile(without, 0.99):>6.1f}µ {r50:>8.1f}µ {percentile(with_rule, 0.99):>6.1f}µ {r50 - w50:>9.1f}µ{mark}")
 
 
 if __name__ == "__main__":

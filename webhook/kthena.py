@@ -22,6 +22,14 @@ LABEL_GROUP = LABEL_PREFIX + "group-name"
 LABEL_ROLE = LABEL_PREFIX + "role"
 LABEL_ROLE_ID = LABEL_PREFIX + "role-id"
 LABEL_ENTRY = LABEL_PREFIX + "entry"
+LABEL_REVISION = LABEL_PREFIX + "revision"
+LABEL_ROLE_TEMPLATE_HASH = LABEL_PREFIX + "role-template-hash"
+
+# Environment variables the controller puts in every container and init container of a pod,
+# replacing any of the template's with the same name (createCommonEnvVars / addEnvVars).
+ENV_GROUP_SIZE = "GROUP_SIZE"  # workerReplicas + 1
+ENV_ENTRY_ADDRESS = "ENTRY_ADDRESS"  # <entry pod name>.<namespace>
+ENV_WORKER_INDEX = "WORKER_INDEX"  # 0 for the entry pod, 1..workerReplicas for the workers
 
 # Volcano: the pod's PodGroup and its task (subgroup) within it.
 ANNOTATION_GROUP = "scheduling.k8s.io/group-name"

@@ -5,9 +5,9 @@ Decoding a built-in kind is Go's JSON decoding into the versioned type, strict: 
 wrong type stops it with encoding/json's own message (`json: cannot unmarshal string into Go
 struct field HorizontalPodAutoscalerSpec.spec.minReplicas of type int32`), unknown fields are
 `strict decoding error: unknown field "spec.minReplica"`. The schemas carry field types, not
-the validation code, so the validation that matters to the kinds we judge is written here, with
-the API server's messages (HPA bounds and target reference; a Pod's containers and their names;
-object names). What is not written here is listed in docs/policies.md.
+the validation code: object names are checked here, HPAs in `hpa.py`, Pods and the pod templates
+of workloads in `workloads.py` (with the Pod validation port). What is not written is listed in
+docs/policies.md.
 """
 
 from __future__ import annotations
@@ -222,80 +222,7 @@ def validate_name(obj: dict[str, Any]) -> list[FieldError]:
     return errs
 
 
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def validate_hpa(obj: dict[str, Any]) -> list[FieldError]:
-    """validateHorizontalPodAutoscalerSpec: bounds, then the target reference."""
-    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
-    assert isinstance(spec, dict)
-    errs: list[FieldError] = []
-    low, high = _int(spec.get("minReplicas")), _int(spec.get("maxReplicas")) or 0
-    if low is not None and low < 1:
-        errs.append(invalid(FieldPath.of("spec", "minReplicas"), low, "must be greater than or equal to 1", origin=BUILTIN))
-    if high < 1:
-        errs.append(invalid(FieldPath.of("spec", "maxReplicas"), high, "must be greater than 0", origin=BUILTIN))
-    if low is not None and high < low:
-        errs.append(invalid(FieldPath.of("spec", "maxReplicas"), high, "must be greater than or equal to `minReplicas`", origin=BUILTIN))
-    ref = spec.get("scaleTargetRef") if isinstance(spec.get("scaleTargetRef"), dict) else {}
-    assert isinstance(ref, dict)
-    ref_errs: list[FieldError] = []
-    for key in ("kind", "name"):
-        at = FieldPath.of("spec", "scaleTargetRef", key)
-        value = ref.get(key)
-        if not value:
-            ref_errs.append(required(at, origin=BUILTIN))
-        elif isinstance(value, str):  # IsValidPathSegmentName
-            problems = [f"may not be '{value}'"] if value in (".", "..") else [f"may not contain '{c}'" for c in ("/", "%") if c in value]
-            ref_errs += [invalid(at, value, text, origin=BUILTIN) for text in problems]
-    if ref_errs:
-        return errs + ref_errs
-    # validateMetrics (v2 shape; a v1 object has no metrics): scale to zero needs an Object or External metric.
-    metrics = spec.get("metrics") if isinstance(spec.get("metrics"), list) else []
-    assert isinstance(metrics, list)
-    if low == 0 and not any(isinstance(m, dict) and m.get("type") in ("Object", "External") for m in metrics):
-        errs.append(forbidden(FieldPath.of("spec", "metrics"),
-                              "must specify at least one Object or External metric to support scaling to zero replicas", origin=BUILTIN))
-    return errs
-
-
-def validate_pod(obj: dict[str, Any]) -> list[FieldError]:
-    """ValidatePodSpec's emptiness checks the schema cannot express: `containers: []` and a
-    container with an empty name are `Required value` (a missing one is the schema's `required`)."""
-    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
-    assert isinstance(spec, dict)
-    containers = spec.get("containers")
-    # Go decodes null as the zero value: a null list is empty, a null container has no name or image.
-    if (containers is None and ("containers" in spec or obj.get("spec") is None)) or (isinstance(containers, list) and not containers):
-        return [required(FieldPath.of("spec", "containers"), origin=BUILTIN)]
-    errs: list[FieldError] = []
-    for i, c in enumerate(containers if isinstance(containers, list) else []):
-        c = {} if c is None else c
-        if not isinstance(c, dict):
-            continue
-        where = FieldPath.of("spec", "containers").index(i)
-        name = c.get("name")
-        if not name:
-            errs.append(required(where.child("name"), origin=BUILTIN))
-        elif isinstance(name, str) and name:
-            if len(name) > 63:
-                errs.append(invalid(where.child("name"), name, "must be no more than 63 characters", origin=BUILTIN))
-            if not _DNS_LABEL.fullmatch(name):
-                errs.append(invalid(where.child("name"), name, DNS_LABEL_TEXT, origin=BUILTIN))
-        if not c.get("image"):
-            errs.append(required(where.child("image"), origin=BUILTIN))
-    return errs
-
-
-_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
-DNS_LABEL_TEXT = (
-    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end "
-    "with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
-)
-
-
-HPA_SCHEMA_REQUIRED_REPLACED = (("spec", "maxReplicas"), ("spec", "scaleTargetRef"))  # validate_hpa words these itself
+HPA_SCHEMA_REQUIRED_REPLACED = (("spec", "maxReplicas"), ("spec", "scaleTargetRef"))  # hpa.validate_hpa words these itself
 
 
 def default_hpa(obj: dict[str, Any]) -> None:

@@ -28,7 +28,7 @@ from ..admission.outcome import status_of
 from ..admission.review import Request, make_request
 from ..policies import REGISTRY, Context
 from ..policies import engine
-from . import builtin, celrules, structural
+from . import builtin, celrules, hpa, structural, workloads
 from .apierrors import no_match_message, strict_decoding_message
 from .catalog import Catalog, CrdVersion
 from .loading import Document
@@ -180,9 +180,6 @@ class Pipeline:
             builtin.default_hpa(obj)
         if kind == "Pod":
             builtin.default_pod_spec(obj.get("spec"))
-            errors_pod = builtin.validate_pod(obj)
-        else:
-            errors_pod = []
         edited = self._mutate(result, obj, old)
         if result.status == "denied":
             return result
@@ -190,14 +187,23 @@ class Pipeline:
         required = decoded.required
         if is_hpa:
             required = [e for e in required if e.path.parts[:2] not in builtin.HPA_SCHEMA_REQUIRED_REPLACED]
-            errors += builtin.validate_hpa(edited)
-        errors += required + errors_pod
+            errors += hpa.validate_hpa(edited)
+        errors += required
+        if kind == "Pod":
+            errors += workloads.validate_pod(edited)
+        elif workloads.has_template(group, kind):
+            errors += workloads.validate_workload(edited, group, kind)
         errors = list({(e.field, e.body()): e for e in errors}.values())  # schema and code may name the same field
         if errors:
             return self._invalid(result, kind, group, errors)
         return self._validate(result, edited, old)
 
     def _webhook(self, result: DocumentResult, obj: dict[str, Any], old: dict[str, Any] | None) -> DocumentResult:
+        group, kind = str(obj.get("apiVersion") or "").rpartition("/")[0], str(obj.get("kind") or "")
+        if workloads.has_template(group, kind):  # a CloneSet without its CRD: OpenKruise's webhook judges its template
+            errors = workloads.validate_workload(obj, group, kind)
+            if errors:
+                return self._invalid(result, kind, group, errors)
         edited = self._mutate(result, obj, old)
         return self._validate(result, edited, old)
 

@@ -1,13 +1,10 @@
 """The pods a workload will create, built as its controller builds them, so `check` can show the
 mutation (and any refusal) each will get from our pod rules before the workload is applied.
 
-- ModelServing (Kthena, reference kthena.md §3): for each role, the entry pod and, with
-  `workerReplicas > 0`, the first worker of ServingGroup 0, replica 0: name
-  `<ms>-0-<role>-0-<k>`, the labels the controller sets (`modelserving.volcano.sh/name`,
-  `group-name`, `role`, `role-id`, `entry` on the entry pod) with the template's labels merged
-  over them, the PodGroup annotations when the ModelServing's scheduler is `volcano`, and
-  `spec.schedulerName` overwritten with the ModelServing's. The `revision` and
-  `role-template-hash` labels are hashes of Go structures and are left out: no rule reads them.
+- ModelServing (Kthena): for each role, the entry pod and, with `workerReplicas > 0`, the first
+  worker, built by `policies.kthena_pods` as the controller builds them (its labels, PodGroup
+  annotations, owner reference, schedulerName and environment variables), the same pods the rule
+  `modelservings.pod-templates` judges.
 - Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, CronJob and OpenKruise CloneSet: a pod
   from `spec.template` (CronJob: `spec.jobTemplate.spec.template`) with the template's labels and
   annotations, named as the controller names it (`<sts>-0`, or a generateName).
@@ -23,9 +20,10 @@ import orjson
 from ..admission.decision import RuleError
 from ..admission.outcome import status_of
 from ..admission.review import make_request
-from ..kthena import ANNOTATION_GROUP, ANNOTATION_TASK, LABEL_ENTRY, LABEL_GROUP, LABEL_NAME, LABEL_ROLE, LABEL_ROLE_ID, MODELSERVING
+from ..kthena import MODELSERVING
 from ..policies import REGISTRY, Context
 from ..policies import engine
+from ..policies.kthena_pods import controller_pods
 
 TEMPLATE_PATHS: dict[tuple[str, str], tuple[str, ...]] = {
     ("apps", "Deployment"): ("spec", "template"),
@@ -57,33 +55,7 @@ def _pod(name: str, generate: bool, namespace: str, labels: dict[str, Any], anno
 
 
 def modelserving_pods(ms: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    meta, spec = _dict(ms.get("metadata")), _dict(ms.get("spec"))
-    name, namespace = str(meta.get("name") or meta.get("generateName") or ""), str(meta.get("namespace") or "")
-    scheduler = spec.get("schedulerName") or "volcano"
-    group = f"{name}-0"
-    pods: list[tuple[str, dict[str, Any]]] = []
-    roles = _dict(spec.get("template")).get("roles")
-    for i, role in enumerate(roles if isinstance(roles, list) else []):
-        if not isinstance(role, dict) or not isinstance(role.get("name"), str):
-            continue
-        role_name, role_id = role["name"], f"{role['name']}-0"
-        workers = role.get("workerReplicas") if isinstance(role.get("workerReplicas"), int) else 0
-        for k, which in ((0, "entryTemplate"), (1, "workerTemplate")):
-            if k == 1 and not workers:
-                continue
-            template = _dict(role.get(which))
-            labels: dict[str, Any] = {LABEL_NAME: name, LABEL_GROUP: group, LABEL_ROLE: role_name, LABEL_ROLE_ID: role_id}
-            if k == 0:
-                labels[LABEL_ENTRY] = "true"
-            annotations: dict[str, Any] = {}
-            if scheduler == "volcano":
-                annotations = {ANNOTATION_GROUP: group, ANNOTATION_TASK: role_id}
-            labels.update(_dict(_dict(template.get("metadata")).get("labels")))
-            annotations.update(_dict(_dict(template.get("metadata")).get("annotations")))
-            pod = _pod(f"{group}-{role_name}-0-{k}", False, namespace, labels, annotations, template.get("spec"))
-            pod["spec"]["schedulerName"] = scheduler
-            pods.append((f"spec.template.roles[{i}].{which}", pod))
-    return pods
+    return [(str(cp.path), cp.pod) for cp in controller_pods(ms)]
 
 
 def workload_pods(obj: dict[str, Any], group: str, kind: str) -> list[tuple[str, dict[str, Any]]]:

@@ -11,10 +11,10 @@ messages. Validate defaulted objects, as the API server does:
 It sits below `policies` and imports only `admission` (field errors) and `quantity`.
 """
 
-from .defaults import apply_pod_defaults, apply_pod_spec_defaults, apply_template_defaults
+from .defaults import apply_pod_defaults, apply_pod_spec_defaults, apply_template_defaults, default_pod_spec
 from .podspec import validate_pod_create, validate_pod_spec, validate_pod_template_spec
 
 __all__ = [
-    "apply_pod_defaults", "apply_pod_spec_defaults", "apply_template_defaults",
+    "apply_pod_defaults", "apply_pod_spec_defaults", "apply_template_defaults", "default_pod_spec",
     "validate_pod_create", "validate_pod_spec", "validate_pod_template_spec",
 ]

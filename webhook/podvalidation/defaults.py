@@ -193,7 +193,13 @@ def apply_pod_defaults(pod: Any) -> Any:
 def apply_pod_spec_defaults(spec: Any) -> Any:
     """A defaulted deep copy of a Pod's spec alone (the pod a controller builds from a template)."""
     out = copy.deepcopy(spec)
-    if isinstance(out, dict):
-        _spec(out)
-        _pod_only(out)
+    default_pod_spec(out)
     return out
+
+
+def default_pod_spec(spec: Any) -> None:
+    """Default a Pod's spec in place: for a caller that already holds its own copy (the rule that
+    builds Kthena's pods copies each template once, and a second copy would double its cost)."""
+    if isinstance(spec, dict):
+        _spec(spec)
+        _pod_only(spec)

@@ -209,11 +209,18 @@ def validate_pod_create(pod: Any) -> Errors:
     errs += validate_pod_annotations(annotations, spec, _container_names(spec), meta_path.child("annotations"))
     errs += validate_pod_spec(spec, spec_path, is_pod=True)
     errs += _image_whitespace(spec, spec_path)
+    errs += _on_create(spec, spec_path)
+    return errs + _seccomp_match(annotations, spec, spec_path)
+
+
+def _on_create(spec: dict[str, Any], spec_path: FieldPath) -> Errors:
+    """What ValidatePodCreate refuses beyond the spec: fields a new pod may not have yet."""
+    errs: Errors = []
     if arr(spec.get("ephemeralContainers"), spec_path, []):
         errs.append(forbidden(spec_path.child("ephemeralContainers"), "cannot be set on create"))
     if spec.get("nodeName") and arr(spec.get("schedulingGates"), spec_path, []):
         errs.append(forbidden(spec_path.child("nodeName"), "cannot be set until all schedulingGates have been cleared"))
-    return errs + _seccomp_match(annotations, spec, spec_path)
+    return errs
 
 
 def validate_pod_template_spec(template: Any, path: FieldPath, *, is_pod: bool = False) -> Errors:
@@ -221,7 +228,7 @@ def validate_pod_template_spec(template: Any, path: FieldPath, *, is_pod: bool =
     `path`. Upstream reports a template's labels at `<path>.labels`; with `is_pod=True` the
     template is judged as the Pod a controller creates from it, so its metadata errors sit at
     `<path>.metadata.labels`, and the Pod-only checks (hostPort on the host network, image
-    whitespace) apply."""
+    whitespace, what ValidatePodCreate refuses on a new pod) apply."""
     errs: Errors = []
     template = obj(template, path, errs)
     if errs:
@@ -238,7 +245,8 @@ def validate_pod_template_spec(template: Any, path: FieldPath, *, is_pod: bool =
     errs += validate_pod_spec(spec, spec_path, is_pod=is_pod)
     if is_pod:
         errs += _image_whitespace(spec, spec_path)
+        errs += _on_create(spec, spec_path)
     errs += _seccomp_match(annotations, spec, spec_path)
-    if arr(spec.get("ephemeralContainers"), path, []):
+    if not is_pod and arr(spec.get("ephemeralContainers"), path, []):
         errs.append(forbidden(spec_path.child("ephemeralContainers"), "ephemeral containers not allowed in pod template"))
     return errs

@@ -9,6 +9,8 @@
 - `modelservings.gang-immutable`: the CRD's CEL transition rules, enforced from `oldObject`.
 - `modelservings.gang-floor`: a role's replicas may not go below its gang minimum.
 - `modelservings.reserved-labels`: templates may not set the labels the controller sets (Kthena #1582).
+- `modelservings.pod-templates`: the pods the controller makes pass the API server's Pod validation
+  (the work is in `modelserving_pods`; registered here, with its family).
 - `modelservings.scale`: `modelservings/scale` (kubectl scale, HPA, KEDA) re-runs the rules
   registered with `replica_dependent=True` on the looked-up ModelServing with the new count.
 """
@@ -25,6 +27,8 @@ from ..kthena import MODELSERVING_GROUP, LABEL_PREFIX as MS_LABEL_PREFIX
 from .common import (as_dict, DNS1035_LABEL, dns1035_label_errors, int_or, int_or_percent_errors, is_int,
                      lookup_modelserving, min_role_replicas, scaled_int_or_percent)
 from .context import Context
+from .kthena_pods import modelserving_name
+from .modelserving_pods import judge_pod_templates
 from .registry import REGISTRY, CelCheck, Target
 
 SPEC = FieldPath.of("spec")
@@ -76,16 +80,6 @@ def shape(ms: dict[str, Any]) -> Shape:
     return shaped
 
 
-def _name_of(ms: dict[str, Any]) -> str:
-    meta = as_dict(ms.get("metadata"))
-    name = meta.get("name")
-    if isinstance(name, str) and name:
-        return name
-    # Offline, a generateName-only object: stand in for the 5 random characters.
-    prefix = meta.get("generateName")
-    return prefix + "xxxxx" if isinstance(prefix, str) and prefix else ""
-
-
 # ---- Kthena parity: the nine check groups, in Kthena's order ------------------------------------
 
 
@@ -94,7 +88,7 @@ def check_generated_names(ms: dict[str, Any]) -> list[FieldError]:
     """1. `<ms>-<replicas>-<role>-<roleReplicas>-<workerReplicas>` must be a DNS-1035 label."""
     s = shape(ms)
     errs: list[FieldError] = []
-    name = _name_of(s.ms)
+    name = modelserving_name(s.ms)
     replicas = int_or(s.spec.get("replicas"), 1)
     for _, role in s.roles:
         role_name = role.get("name")
@@ -382,6 +376,13 @@ def check_reserved_labels(ms: dict[str, Any]) -> list[FieldError]:
             if type(labels) is dict:
                 errs += [forbidden(ROLES.index(i).child(which, "metadata", "labels").key(k), RESERVED) for k in sorted(labels) if k in CONTROLLER_LABELS]
     return errs
+
+
+@REGISTRY.validates_request("modelservings.pod-templates", MODELSERVINGS)
+def check_pod_templates(req: Request, ctx: Context) -> list[FieldError]:
+    """Each role's entry pod and first worker pod, as the controller builds them, pass the API
+    server's Pod validation (kube-apiserver 1.28)."""
+    return judge_pod_templates(req, ctx)
 
 
 # ---- the scale subresource ----------------------------------------------------------------------

@@ -1,0 +1,210 @@
+"""`modelservings.pod-templates`: the pods Kthena's controller makes from a ModelServing, judged as
+kube-apiserver 1.28 judges Pods, with every error at the template's own path."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections import Counter
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from support import FIXTURES
+from webhook.admission.review import make_request
+from webhook.policies import Context
+from webhook.policies.kthena_pods import controller_pods
+from webhook.policies.modelserving_pods import RULE, _reported_elsewhere
+from webhook.policies.modelservings import check_pod_templates
+from webhook.policies.settings import PolicySettings
+
+CORPUS = json.loads((FIXTURES / "podspecs" / "corpus.json").read_text())["cases"]
+POD_NAMING = ("metadata.name", "metadata.generateName")  # the Pod's own name; the controller names its pods
+
+
+def _ms(*roles: dict[str, Any], name: str = "llm", **spec: Any) -> dict[str, Any]:
+    return {"apiVersion": "workload.serving.volcano.sh/v1alpha1", "kind": "ModelServing",
+            "metadata": {"name": name, "namespace": "ai"}, "spec": {"replicas": 1, "template": {"roles": list(roles)}, **spec}}
+
+
+def _role(name: str = "decode", workers: int = 0, **containers: Any) -> dict[str, Any]:
+    main = {"name": "main", "image": "vllm:1", **containers}
+    role: dict[str, Any] = {"name": name, "replicas": 1, "workerReplicas": workers, "entryTemplate": {"spec": {"containers": [main]}}}
+    if workers:
+        role["workerTemplate"] = copy.deepcopy(role["entryTemplate"])
+    return role
+
+
+def _errors(ms: dict[str, Any], old: dict[str, Any] | None = None, ctx: Context | None = None) -> list[str]:
+    req = make_request(ms, operation="UPDATE" if old is not None else "CREATE", old=old)
+    return [str(e) for e in check_pod_templates(req, ctx or Context())]
+
+
+# ---- the oracle corpus: the ModelServing form gets the Pod's causes, at the template's paths ------
+
+
+def _replayable(case: dict[str, Any]) -> bool:
+    return not case["not_knowable_offline"] and case["modelserving_verdict"]["allowed"]
+
+
+@pytest.mark.parametrize("case", [c for c in CORPUS if _replayable(c)], ids=lambda c: c["name"])
+def test_the_modelserving_form_gets_the_pods_causes_at_the_template_paths(case):
+    """Each case the CRD schema let through: our rule says what the API server said about the same
+    spec as a Pod, at `spec.template.roles[0].<template>.`. Left out: causes about the Pod's own
+    name (the controller names its pods), and causes another denying rule reports at that path."""
+    ms, prefix = case["modelserving"], f"spec.template.roles[0].{case['template_field']}."
+    req = make_request(ms, operation="CREATE")
+    ours = check_pod_templates(req, Context())
+    verdict = case["pod_verdict"]
+    if verdict["code"] == 400:  # the Pod did not decode: a field 1.28 does not know, reported as a type error
+        assert ours and all(e.kind == "FieldValueTypeInvalid" and e.detail.replace(prefix, "") in verdict["message"] for e in ours)
+        return
+    elsewhere = {str(p) for p in _reported_elsewhere(req, Context(), ms)}
+    recorded = [(c["reason"], prefix + c["field"], c["message"]) for c in verdict["causes"] if c["field"] not in POD_NAMING]
+    expected = [c for c in recorded if c[1] not in elsewhere]
+    got = [(e.kind, e.field, e.body()) for e in ours]
+    if verdict["cause_order_varies"]:
+        assert Counter(got) == Counter(expected)
+    else:
+        assert got == expected
+
+
+def test_the_replay_covers_the_corpus():
+    replayed = [c for c in CORPUS if _replayable(c)]
+    assert len(replayed) >= 300
+    assert sum(not c["pod_verdict"]["allowed"] for c in replayed) >= 200
+
+
+# ---- what the controller adds -------------------------------------------------------------------
+
+
+def test_the_pods_carry_what_the_controller_adds():
+    ms = _ms(_role(workers=2, env=[{"name": "A", "value": "1"}]))
+    ms["metadata"]["uid"] = "u-1"
+    entry, worker = (cp.pod for cp in controller_pods(ms))
+    assert entry["metadata"]["name"] == "llm-0-decode-0-0" and worker["metadata"]["name"] == "llm-0-decode-0-1"
+    assert entry["metadata"]["labels"]["modelserving.volcano.sh/entry"] == "true"
+    assert "modelserving.volcano.sh/entry" not in worker["metadata"]["labels"]
+    assert {"modelserving.volcano.sh/revision", "modelserving.volcano.sh/role-template-hash"} <= set(worker["metadata"]["labels"])
+    assert entry["metadata"]["annotations"] == {"scheduling.k8s.io/group-name": "llm-0", "volcano.sh/task-spec": "decode-0"}
+    assert entry["metadata"]["ownerReferences"] == [{"apiVersion": "workload.serving.volcano.sh/v1alpha1", "kind": "ModelServing",
+                                                     "name": "llm", "uid": "u-1", "controller": True, "blockOwnerDeletion": True}]
+    assert entry["spec"]["schedulerName"] == "volcano"
+    assert worker["spec"]["containers"][0]["env"] == [
+        {"name": "A", "value": "1"}, {"name": "GROUP_SIZE", "value": "3"},
+        {"name": "ENTRY_ADDRESS", "value": "llm-0-decode-0-0.ai"}, {"name": "WORKER_INDEX", "value": "1"}]
+    assert ms["spec"]["template"]["roles"][0]["entryTemplate"]["spec"]["containers"][0]["env"] == [{"name": "A", "value": "1"}]
+
+
+def test_a_template_variable_the_controller_replaces_shifts_no_path():
+    env = [{"name": "GROUP_SIZE", "valueFrom": {"fieldRef": {"fieldPath": "bad"}}}, {"name": "B", "value": "1"},
+           {"name": "1C", "value": "2"}]
+    assert _errors(_ms(_role(env=env))) == [
+        "spec.template.roles[0].entryTemplate.spec.containers[0].env[2].name: Invalid value: \"1C\": a valid environment "
+        "variable name must consist of alphabetic characters, digits, '_', '-', or '.', and must not start with a digit "
+        "(e.g. 'my.env-name',  or 'MY_ENV.NAME',  or 'MyEnvName1', regex used for validation is '[-._a-zA-Z][-._a-zA-Z0-9]*')"]
+
+
+def test_errors_are_at_the_templates_paths_entry_and_worker():
+    role = _role(workers=1, ports=[{"containerPort": 0}])
+    role["workerTemplate"]["spec"]["containers"][0]["name"] = "Main"
+    role["workerTemplate"]["metadata"] = {"labels": {"app": "bad value"}}
+    errs = _errors(_ms(role))
+    assert errs[0] == "spec.template.roles[0].entryTemplate.spec.containers[0].ports[0].containerPort: Required value"
+    assert any(e.startswith("spec.template.roles[0].workerTemplate.metadata.labels: Invalid value: \"bad value\"") for e in errs)
+    assert any(e.startswith("spec.template.roles[0].workerTemplate.spec.containers[0].name: Invalid value: \"Main\"") for e in errs)
+    assert any(e.startswith("spec.template.roles[0].workerTemplate.spec.containers[0].ports[0].containerPort: Required value") for e in errs)
+
+
+def test_a_worker_template_without_workers_is_not_judged():
+    role = _role(workers=1)
+    role["workerReplicas"] = 0
+    role["workerTemplate"]["spec"]["containers"][0]["name"] = "Main"
+    assert _errors(_ms(role)) == []
+
+
+def test_an_npu_request_without_a_limit_is_refused():
+    errs = _errors(_ms(_role(resources={"requests": {"huawei.com/Ascend910": "1"}})))
+    assert errs == ["spec.template.roles[0].entryTemplate.spec.containers[0].resources.limits: Required value: "
+                    "Limit must be set for non overcommitable resources"]
+
+
+def test_a_name_too_long_for_the_controller_labels_is_reported_once_at_metadata_name():
+    ms = _ms(_role(workers=1), name="a" * 62)  # the group-name label, "<name>-0", is 64 characters
+    errs = _errors(ms, ctx=Context(settings=PolicySettings(rule_actions={"modelservings.kthena.generated-names": "off"})))
+    assert len(errs) == 1 and errs[0].startswith('metadata.name: Invalid value: "' + "a" * 62 + '-0": must be no more than 63 characters')
+    assert _errors(ms) == []  # modelservings.kthena.generated-names already refuses that name
+
+
+def test_an_uppercase_role_name_makes_an_invalid_pod_name_reported_at_the_role():
+    ms = _ms(_role(name="Decode"))
+    off = Context(settings=PolicySettings(rule_actions={"modelservings.kthena.role-names": "off"}))
+    assert [e.split(":")[0] for e in _errors(ms, ctx=off)] == ["spec.template.roles[0].name"]
+    assert _errors(ms) == []  # modelservings.kthena.role-names reports it
+
+
+def test_an_image_of_spaces_is_reported_once_by_the_kthena_rule():
+    ms = _ms(_role(image=" vllm:1"))
+    assert _errors(ms) == []
+    warn = Context(settings=PolicySettings(rule_actions={"modelservings.kthena.images": "warn"}))
+    assert _errors(ms, ctx=warn) == ['spec.template.roles[0].entryTemplate.spec.containers[0].image: Invalid value: " vllm:1": '
+                                     "must not have leading or trailing whitespace"]
+
+
+# ---- UPDATE: only what changed --------------------------------------------------------------------
+
+
+def test_an_unchanged_broken_template_does_not_block_an_update():
+    old = _ms(_role(workers=1, ports=[{"containerPort": 0}]))
+    new = copy.deepcopy(old)
+    new["spec"]["replicas"] = 3
+    new["metadata"]["labels"] = {"team": "a"}
+    assert _errors(new, old=old) == []
+    new["spec"]["template"]["roles"][0]["entryTemplate"]["spec"]["containers"][0]["image"] = "vllm:2"
+    assert [e.split(":")[0] for e in _errors(new, old=old)] == ["spec.template.roles[0].entryTemplate.spec.containers[0].ports[0].containerPort"]
+
+
+def test_a_worker_template_coming_into_use_is_judged():
+    old = _ms(_role(workers=1, ports=[{"containerPort": 0}]))
+    old["spec"]["template"]["roles"][0]["workerReplicas"] = 0
+    new = copy.deepcopy(old)
+    new["spec"]["template"]["roles"][0]["workerReplicas"] = 2
+    assert [e.split(":")[0] for e in _errors(new, old=old)] == ["spec.template.roles[0].workerTemplate.spec.containers[0].ports[0].containerPort"]
+
+
+def test_kthenas_examples_pass(kit):
+    assert _errors(kit.gang_ms()) == []
+
+
+def test_the_rule_denies_by_default_and_follows_its_action(kit):
+    ms = _ms(_role(ports=[{"containerPort": 0}]))
+    assert RULE in kit.validate(ms).rules and not kit.validate(ms).allowed
+    warned = kit.validate(ms, ctx=kit.ctx(rule_actions={RULE: "warn"}))
+    assert warned.allowed and any("containerPort" in w for w in warned.warning_texts)
+
+
+# ---- bad input: field errors, never a crash -------------------------------------------------------
+
+_scalars = st.none() | st.booleans() | st.integers(-3, 70000) | st.text(max_size=6) | st.sampled_from(["1Gi", "x y", "GROUP_SIZE", "0.5"])
+_json = st.recursive(_scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+    st.sampled_from(["name", "image", "env", "ports", "containerPort", "value", "valueFrom", "resources", "limits", "requests",
+                     "labels", "annotations", "containers", "initContainers", "spec", "metadata", "volumeMounts", "volumes"]),
+    inner, max_size=4), max_leaves=16)
+
+
+@settings(max_examples=300, deadline=None)
+@given(template=_json, workers=st.integers(-1, 3) | st.text(max_size=2), role_name=st.text(max_size=6) | st.integers())
+def test_any_template_gives_field_errors_never_a_crash(template, workers, role_name):
+    role = {"name": role_name, "replicas": 1, "workerReplicas": workers, "entryTemplate": template, "workerTemplate": template}
+    for errs in (_errors(_ms(role)), _errors(_ms(role), old=_ms(_role()))):
+        assert all(isinstance(e, str) for e in errs)
+
+
+@settings(max_examples=200, deadline=None)
+@given(containers=_json, env=_json)
+def test_any_container_list_or_env_gives_field_errors(containers, env):
+    role = _role(workers=1, env=env)
+    role["workerTemplate"]["spec"]["containers"] = containers
+    _errors(_ms(role))

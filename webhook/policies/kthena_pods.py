@@ -1,0 +1,176 @@
+"""The pods Kthena's ModelServing controller creates from a role's templates, built as it builds
+them (reference kthena.md §3; GenerateEntryPod / GenerateWorkerPod), so a rule can judge them as
+the API server will and `check` can preview them.
+
+For each role: the entry pod and, with `workerReplicas > 0`, the first worker, of ServingGroup 0 and
+role replica 0, named `<ms>-0-<role>-0-<k>`. What the controller adds to the template:
+
+- labels `name`, `group-name`, `role`, `role-id`, `revision`, `role-template-hash` (and `entry` on
+  the entry pod), with the template's labels merged over them; the two hashes are Go structures
+  spew-dumped and hashed, which cannot be reproduced here, so they hold a stand-in of the same kind
+  (a valid label value); no rule reads them;
+- the PodGroup annotations when the ModelServing's scheduler is `volcano`, then the template's;
+- a controller owner reference to the ModelServing (its uid, or a stand-in offline);
+- `spec.schedulerName` overwritten with the ModelServing's (the CRD defaults it to `volcano`);
+- `GROUP_SIZE`, `ENTRY_ADDRESS` and `WORKER_INDEX` appended to the env of every container and init
+  container, after removing the template's variables of those names (addEnvVars), so a template
+  that sets one is overridden, never duplicated.
+
+Each template is copied once (a plain walk of the JSON tree, no serialisation); the pod owns
+its copy, so a caller may default and edit it in place. Input of the wrong shape is carried into
+the pod as it is, for validation to report at its path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any, NamedTuple
+
+from ..admission.fields import FieldPath
+from ..kthena import (ANNOTATION_GROUP, ANNOTATION_TASK, ENV_ENTRY_ADDRESS, ENV_GROUP_SIZE, ENV_WORKER_INDEX, LABEL_ENTRY,
+                      LABEL_GROUP, LABEL_NAME, LABEL_REVISION, LABEL_ROLE, LABEL_ROLE_ID, LABEL_ROLE_TEMPLATE_HASH,
+                      MODELSERVING_API_VERSION, MODELSERVING_KIND)
+
+ROLES = FieldPath.of("spec", "template", "roles")
+TEMPLATES = ("entryTemplate", "workerTemplate")
+DEFAULT_SCHEDULER = "volcano"  # the CRD's default for spec.schedulerName
+HASH_STAND_IN = "standin"  # for the revision and role-template-hash labels (see the module doc)
+UID_STAND_IN = "00000000-0000-0000-0000-000000000000"  # offline, a ModelServing has no uid yet
+_ADDED_ENV = frozenset({ENV_GROUP_SIZE, ENV_ENTRY_ADDRESS, ENV_WORKER_INDEX})
+
+
+class ControllerPod(NamedTuple):
+    """One pod the controller makes from `spec.template.roles[role].<which>` (at `path`).
+
+    `kept_env[(list, i)]` is set for a container whose template env had variables the controller
+    replaced: the template index of each variable the pod keeps, in order, so an error at the
+    pod's `env[k]` can be reported at the template's own entry."""
+
+    role: int
+    role_name: str
+    which: str
+    path: FieldPath
+    template: Any
+    pod: dict[str, Any]
+    kept_env: dict[tuple[str, int], list[int]]
+
+
+# (role index, role, which) -> build this pod? (a rule's ratcheting on UPDATE)
+Select = Callable[[int, dict[str, Any], str], bool]
+
+
+def copy_tree(value: Any) -> Any:
+    """A copy of a decoded JSON (or YAML) tree: new dicts and lists, shared scalars."""
+    if type(value) is dict:
+        return {k: copy_tree(v) for k, v in value.items()}
+    if type(value) is list:
+        return [copy_tree(v) for v in value]
+    return value
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if type(value) is dict else {}
+
+
+def modelserving_name(ms: dict[str, Any]) -> str:
+    """The ModelServing's name; offline, a generateName-only object stands in its 5 random characters."""
+    meta = _dict(ms.get("metadata"))
+    name = meta.get("name")
+    if type(name) is str and name:
+        return name
+    prefix = meta.get("generateName")
+    return prefix + "xxxxx" if type(prefix) is str and prefix else ""
+
+
+def _objects(value: Any) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The (index, item) of each object in a list; nothing for anything else."""
+    if type(value) is list:
+        for i, item in enumerate(value):
+            if type(item) is dict:
+                yield i, item
+
+
+def _add_env(containers: Any, key: str, added: list[dict[str, str]], kept_env: dict[tuple[str, int], list[int]]) -> None:
+    for i, c in _objects(containers):
+        env = c.get("env")
+        if env is None:
+            c["env"] = [dict(v) for v in added]
+            continue
+        if type(env) is not list:
+            continue  # validation reports the template's env as it is
+        kept = [j for j, v in enumerate(env) if not (type(v) is dict and type(v.get("name")) is str and v["name"] in _ADDED_ENV)]
+        if len(kept) != len(env):
+            kept_env[(key, i)] = kept
+            env[:] = [env[j] for j in kept]
+        env.extend(dict(v) for v in added)
+
+
+def _metadata(ms: dict[str, Any], template: Any, pod_name: str, role_name: str, entry: bool, scheduler: Any) -> dict[str, Any]:
+    ms_meta = _dict(ms.get("metadata"))
+    name, namespace = modelserving_name(ms), ms_meta.get("namespace")
+    group, role_id = f"{name}-0", f"{role_name}-0"
+    labels: dict[str, Any] = {LABEL_NAME: name, LABEL_GROUP: group, LABEL_ROLE: role_name, LABEL_ROLE_ID: role_id,
+                              LABEL_REVISION: HASH_STAND_IN, LABEL_ROLE_TEMPLATE_HASH: HASH_STAND_IN}
+    if entry:
+        labels[LABEL_ENTRY] = "true"
+    annotations: dict[str, Any] = {ANNOTATION_GROUP: group, ANNOTATION_TASK: role_id} if scheduler == DEFAULT_SCHEDULER else {}
+    meta: dict[str, Any] = {"name": pod_name}
+    if type(namespace) is str and namespace:
+        meta["namespace"] = namespace
+    template_meta = template.get("metadata") if type(template) is dict else None
+    for key, own in (("labels", labels), ("annotations", annotations)):
+        theirs = template_meta.get(key) if type(template_meta) is dict else None
+        if theirs is None:
+            pass
+        elif type(theirs) is dict:
+            own.update(theirs)
+        else:
+            own = theirs  # not a map: carried as it is, for validation to report
+        if own:
+            meta[key] = own
+    uid = ms_meta.get("uid")
+    meta["ownerReferences"] = [{"apiVersion": MODELSERVING_API_VERSION, "kind": MODELSERVING_KIND, "name": name,
+                                "uid": uid if type(uid) is str and uid else UID_STAND_IN,
+                                "controller": True, "blockOwnerDeletion": True}]
+    return meta
+
+
+def controller_pod(ms: dict[str, Any], i: int, role: dict[str, Any], which: str) -> ControllerPod:
+    """The pod the controller makes from `roles[i].<which>`: the entry pod, or the first worker."""
+    spec = _dict(ms.get("spec"))
+    scheduler = spec.get("schedulerName", DEFAULT_SCHEDULER)
+    name, namespace = modelserving_name(ms), _dict(ms.get("metadata")).get("namespace")
+    raw_name = role.get("name")
+    role_name = raw_name if type(raw_name) is str else ""
+    workers = role.get("workerReplicas")
+    workers = workers if type(workers) is int else 0
+    k = 0 if which == "entryTemplate" else 1
+    entry_name = f"{name}-0-{role_name}-0-0"
+    pod_name = f"{name}-0-{role_name}-0-{k}"
+    template = role.get(which)
+    pod_spec = copy_tree(template.get("spec")) if type(template) is dict else None
+    if pod_spec is None:
+        pod_spec = {}  # Go's zero PodSpec, which validation then finds without containers
+    kept_env: dict[tuple[str, int], list[int]] = {}
+    if type(pod_spec) is dict:
+        if type(scheduler) is str:
+            pod_spec["schedulerName"] = scheduler
+        added = [{"name": ENV_GROUP_SIZE, "value": str(workers + 1)},
+                 {"name": ENV_ENTRY_ADDRESS, "value": f"{entry_name}.{namespace if type(namespace) is str else ''}"},
+                 {"name": ENV_WORKER_INDEX, "value": str(k)}]
+        for key in ("containers", "initContainers"):
+            _add_env(pod_spec.get(key), key, added, kept_env)
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": _metadata(ms, template, pod_name, role_name, k == 0, scheduler),
+           "spec": pod_spec}
+    return ControllerPod(i, role_name, which, ROLES.index(i).child(which), template, pod, kept_env)
+
+
+def controller_pods(ms: dict[str, Any], select: Select | None = None) -> Iterator[ControllerPod]:
+    """Every role's entry pod and, when it has workers, its first worker (those `select` keeps)."""
+    for i, role in _objects(_dict(_dict(ms.get("spec")).get("template")).get("roles")):
+        workers = role.get("workerReplicas")
+        for which in TEMPLATES:
+            if which == "workerTemplate" and (type(workers) is not int or workers <= 0 or role.get(which) is None):
+                continue
+            if select is None or select(i, role, which):
+                yield controller_pod(ms, i, role, which)
