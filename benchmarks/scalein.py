@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import queue
 import random
 import resource
 import statistics
@@ -26,8 +27,12 @@ import orjson
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from webhook.scalein import reconciling, scoring  # noqa: E402
+from webhook.scalein import scoring  # noqa: E402
 from webhook.scalein.cluster import Cluster, WorkloadTypes  # noqa: E402
+from webhook.scalein.events import Changed  # noqa: E402
+from webhook.scalein.health import Metrics  # noqa: E402
+from webhook.scalein.worker import Worker  # noqa: E402
+from webhook.scalein.writequeue import WriteQueue  # noqa: E402
 from webhook.scalein.settings import COST_KEY, RECORD_KEY, ReconcileSettings  # noqa: E402
 
 NPU = "huawei.com/Ascend910"
@@ -95,8 +100,8 @@ def main() -> None:
           f"(generated in {time.perf_counter() - t:.1f} s; peak RSS so far {rss_mib():.0f} MiB)")
     settings = ReconcileSettings(enable_scale_in_score=True, health_port=0)
 
-    rec = reconciling.Reconciler(settings, api_client=None, may_write=lambda: False)  # type: ignore[arg-type]
-    rec.cluster = Cluster(settings, WorkloadTypes())
+    # the worker alone, handed its cache and queues: no API client (writes refused as not leader)
+    rec = Worker(settings, Cluster(settings, WorkloadTypes()), queue.Queue(), WriteQueue(), Metrics(), may_write=lambda: False)
     c = rec.cluster
     rss_before = rss_mib()
     t = time.perf_counter()
@@ -108,7 +113,7 @@ def main() -> None:
     for _ in range(3):
         t = time.perf_counter()
         desired = c.desired_all()
-        changes = sum(1 for k, v in desired.items() if c.decision(k, v).action != scoring.NONE)
+        changes = sum(1 for k, v in desired.items() if c.cost_action(k, v).action != scoring.NONE)
         runs.append(time.perf_counter() - t)
     print(f"full scoring pass ({len(desired)} costs + decisions):   {min(runs):8.3f} s  (best of 3; median {statistics.median(runs):.3f} s)")
     print(f"  pods needing a write on a fresh cluster:        {changes}")
@@ -134,16 +139,16 @@ def main() -> None:
             continue
         node = c.pods[key].node
         t = time.perf_counter()
-        touched = rec.apply("DELETED", "pods", pod)
+        touched = rec.apply(Changed("DELETED", "pods", pod, 0.0))
         need = 0
         for n in touched:
             for k, v in c.desired_on(n).items():
-                if c.decision(k, v).action != scoring.NONE:
+                if c.cost_action(k, v).action != scoring.NONE:
                     need += 1
         times.append(time.perf_counter() - t)
         writes.append(need)
         # put it back as it was, and converge that node again (not timed)
-        rec.apply("ADDED", "pods", pod)
+        rec.apply(Changed("ADDED", "pods", pod, 0.0))
         for k, v in c.desired_on(node).items():
             c.pods[k].annotations = {COST_KEY: str(v), RECORD_KEY: str(v)}
     times_ms = sorted(x * 1000 for x in times)
@@ -153,12 +158,12 @@ def main() -> None:
     print(f"writes caused by one pod event:                   mean {statistics.mean(writes):.2f}, max {max(writes)} "
           f"(only pods on that node; NPU pods per node <= 8, all pods per node ~{statistics.mean(per_node):.0f})")
 
-    # the same through Reconciler.reconcile_nodes (decisions and the write queue; writes refused as not leader)
+    # the same through Worker.reconcile_nodes (decisions and the write queue; writes refused as not leader)
     key = bound[0]
     t = time.perf_counter()
-    rec.apply("MODIFIED", "pods", raw[key])
+    rec.apply(Changed("MODIFIED", "pods", raw[key], 0.0))
     rec.reconcile_nodes({c.pods[key].node})
-    print(f"Reconciler.apply + reconcile_nodes for one event:   {(time.perf_counter() - t) * 1000:8.3f} ms")
+    print(f"Worker.apply + reconcile_nodes for one event:       {(time.perf_counter() - t) * 1000:8.3f} ms")
     print(f"peak RSS: {rss_mib():.0f} MiB (of which the cache and scoring add ~{rss_mib() - rss_before:.0f} MiB over the raw objects)")
 
     with tempfile.NamedTemporaryFile("wb", suffix=".json", delete=False) as fh:

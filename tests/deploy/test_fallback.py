@@ -14,7 +14,9 @@ import yaml
 from hypothesis import example, given, settings, strategies as st
 
 from webhook.admission.decision import Verdict
+from webhook.admission.review import make_request
 from webhook.deploy import configurations, fallback
+from webhook.policies import Context
 from webhook.policies.registry import CelCheck, Rule
 
 from deploy.rendering import COMPONENTS, MANIFESTS
@@ -63,8 +65,8 @@ def denials(policy: dict, obj: dict, old: dict | None, operation: str) -> list[s
 
 def findings(rule: Rule, obj: dict, old: dict | None) -> list[str]:
     """The details of the rule's findings that its CelChecks mirror."""
-    found = rule.fn(obj) if rule.kind == "object" else rule.fn(obj, old)
-    errors = found.errors if isinstance(found, Verdict) else found
+    operation = "UPDATE" if old is not None else "CREATE"
+    errors = rule.judge(make_request(obj, operation=operation, old=old), Context()).errors
     mirrored = {c.detail for c in rule.cel if c.detail}
     return [e.detail for e in errors if not mirrored or e.detail in mirrored]
 

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import copy
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import jsonpatch
 import pytest
 
 from webhook.admission.decision import Changes
-from webhook.admission.review import parse_review
+from webhook.admission.fields import FieldPath, forbidden, invalid
+from webhook.admission.review import make_request, parse_review
 from webhook.policies import REGISTRY, Context, Registry, engine
 from webhook.policies.registry import LabelScope, Target
 from webhook.policies.settings import PolicySettings
@@ -126,3 +128,87 @@ def test_the_rule_index_never_keeps_what_a_client_invents():
     assert len(REGISTRY._index) == before
     assert REGISTRY.match("mutate", "", "pods", "", "CREATE")  # a served resource is still indexed
     assert ("mutate", "", "pods", "", "CREATE") in REGISTRY._index
+
+
+NAMESPACES = Target(group="", resource="namespaces", versions=("v1",), operations=("DELETE",), scope="Cluster")
+
+
+def test_an_object_rule_on_delete_judges_the_object_being_deleted():
+    """The adapter, not the rule, maps the operation to the object: on DELETE `object` is null and
+    the rule is handed `oldObject` (before: an empty dict, so a DELETE rule could never see what
+    it guards)."""
+    registry = Registry()
+    seen: list[dict] = []
+
+    @registry.validates("keep-protected", NAMESPACES)
+    def keep_protected(obj):
+        seen.append(obj)
+        if obj.get("metadata", {}).get("labels", {}).get("example.com/protected") == "true":
+            return [forbidden(FieldPath.of("metadata", "labels"), "protected namespaces cannot be deleted")]
+        return []
+
+    doomed = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "prod", "labels": {"example.com/protected": "true"}}}
+    decision = engine.validate(make_request(None, operation="DELETE", old=doomed), Context(), registry)
+    assert seen == [doomed]
+    assert not decision.allowed and decision.matched
+    assert [(e.rule, e.error.detail) for e in decision.errors] == [("keep-protected", "protected namespaces cannot be deleted")]
+    # a DELETE that does not carry the old object has nothing to judge, and is allowed
+    nameless = replace(make_request(None, operation="DELETE", old=doomed), old_object=None)
+    assert engine.validate(nameless, Context(), registry).allowed
+    assert len(seen) == 1
+
+
+def test_a_view_is_computed_once_per_review_and_kept_by_nothing_after_it():
+    """A family of rules shares one view of the object through the review's memo; the next
+    review computes its own (no rule or module keeps the last object alive)."""
+    registry = Registry()
+    made: list[int] = []
+    things = Target(group="example.com", resource="things", versions=("v1",))
+
+    def size(obj):
+        made.append(id(obj))
+        return len(obj.get("spec", {}))
+
+    @registry.validates("a", things, view=size)
+    def rule_a(n):
+        return []
+
+    @registry.validates("b", things, view=size)
+    def rule_b(n):
+        return [] if n < 3 else [invalid(FieldPath.of("spec"), n, "too many fields")]
+
+    @registry.validates_update("c", things, view=size)
+    def rule_c(n, old_n):
+        return [] if n >= old_n else [invalid(FieldPath.of("spec"), n, "fields removed")]
+
+    new = {"apiVersion": "example.com/v1", "kind": "Thing", "spec": {"x": 1, "y": 2, "z": 3}}
+    old = {"apiVersion": "example.com/v1", "kind": "Thing", "spec": {"x": 1, "y": 2, "z": 3, "w": 4}}
+    decision = engine.validate(make_request(new, operation="UPDATE", old=old), Context(), registry)
+    assert made == [id(new), id(old)], "one view per object per review"
+    assert sorted(e.error.detail for e in decision.errors) == ["fields removed", "too many fields"]
+    engine.validate(make_request(new), Context(), registry)
+    assert made == [id(new), id(old), id(new)], "a second review shapes again"
+
+
+def test_the_modelserving_rules_share_one_shape_per_review(kit):
+    from webhook.policies.modelservings import shape
+
+    shaped: list[dict] = []
+
+    def counting(ms):
+        shaped.append(ms)
+        return shape(ms)
+
+    rules = [r for r in REGISTRY.rules("validate") if r.view is shape]
+    assert len(rules) == 12, "the twelve ModelServing rules are registered with view=shape"
+    registry = Registry()
+    for rule in rules:
+        register = registry.validates_update if rule.kind == "update" else registry.validates
+        register(rule.name, rule.target, view=counting)(rule.fn)
+    ms = kit.gang_ms()
+    assert engine.validate(make_request(ms), Context(), registry).allowed
+    assert shaped == [ms]
+    update = kit.request("modelservings-update-replicas-1-to-2-validating")
+    shaped.clear()
+    assert engine.validate(update, Context(), registry).allowed
+    assert [id(o) for o in shaped] == [id(update.object), id(update.old_object)]

@@ -1,5 +1,6 @@
-"""The reconciler tests' shared fixture: a Reconciler running on its own thread against the fake
-API server (tests/fakes/apiserver.py), stopped when the test ends."""
+"""The reconciler tests' shared fixture: a Reconciler (the pieces wired to the API client) whose
+worker runs on its own thread against the fake API server (tests/fakes/apiserver.py), stopped
+when the test ends."""
 
 from __future__ import annotations
 
@@ -18,8 +19,8 @@ class Running:
         self.stop = threading.Event()
         self.metrics = reconciling.Metrics()
         self.rec = reconciling.Reconciler(s, api_client, self.metrics, stop=self.stop, sleep_cap=0.2, **kw)
-        self.rec.start(reconciling.resolve_types(api_client, s))
-        self.thread = threading.Thread(target=self.rec.run, daemon=True)
+        self.worker = self.rec.start(reconciling.resolve_types(api_client, s))
+        self.thread = threading.Thread(target=self.worker.run, daemon=True)
         self.thread.start()
 
     def sample(self, name: str, labels: dict | None = None) -> float:

@@ -208,7 +208,7 @@ def test_scoring_disabled_decides_every_pod_and_patches_none(s1, fake_api, fake_
     disabled, disabled_client = fake_api_factory()(nodes, pods)
     started = time.monotonic()
     r = running(settings(enable_scale_in_score=False), disabled_client)
-    waiter(lambda: all(r.rec.synced.values()), what="nodes and pods listed into the cache")
+    waiter(lambda: all(r.worker.synced.values()), what="nodes and pods listed into the cache")
     assert {c.path for c in disabled.calls("GET", r"^/api/v1/(nodes|pods)$") if "watch" not in c.query} == {"/api/v1/nodes", "/api/v1/pods"}
     assert_no_patch_until(disabled, started + 2 * took + MARGIN_SECONDS)
     held_back = r.metrics.registry.get_sample_value("servinggate_scalein_skips_total", {"reason": "disabled"})

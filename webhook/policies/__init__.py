@@ -1,8 +1,10 @@
 """Pure admission rules, one module per API family, and the registry that routes to them.
 
-To add a rule: write a function in the module of its API family and decorate it with
-`@REGISTRY.validator(...)` or `@REGISTRY.mutator(...)`; import a new module here.
-Rules never do I/O: other objects come through `ctx.lookups`.
+To add a rule: write a function in the module of its API family and register it with
+`@REGISTRY.validates(...)`, `validates_update(...)`, `validates_request(...)` or `mutates(...)`
+(registry.py says what each hands the function); import a new module here.
+Rules never do I/O (other objects come through `ctx.lookups`) and keep no state between reviews
+(a view shared by several rules goes through the engine's per-review memo, `view=`).
 """
 
 from . import cronhpa, hpa, kserve, kthena_autoscaling, modelservings, pods  # noqa: F401  (registers rules)

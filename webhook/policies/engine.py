@@ -21,7 +21,7 @@ from ..admission.decision import Decision, RuleNote
 from ..admission.patching import make_patch
 from ..admission.review import Request
 from .context import Context
-from .registry import REGISTRY, Action, Registry
+from .registry import REGISTRY, Action, Registry, Views
 
 log = logging.getLogger("servinggate.engine")
 
@@ -51,9 +51,10 @@ def validate(req: Request, ctx: Context, registry: Registry = REGISTRY) -> Decis
     decision = Decision("validate", rules=tuple(r.name for r in rules))
     if rules:
         ctx = ctx.for_review()
+    views = Views(req)  # this review's memo: a family of rules shares one view of the object
     for rule in rules:
         try:
-            verdict = rule.judge(req, ctx)
+            verdict = rule.judge(req, ctx, views)
         except Exception:
             return _crashed(decision, req, rule.name)
         decision.add(rule.name, verdict, actions.get(rule.name, "deny"))

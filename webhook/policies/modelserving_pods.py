@@ -27,7 +27,6 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from ..admission.decision import Verdict
 from ..admission.fields import FieldError, FieldPath
 from ..admission.review import Request
 from ..podvalidation import default_pod_spec, validate_pod_template_spec
@@ -36,7 +35,7 @@ from ..podvalidation.errors import invalid
 from .context import Context
 from ..kthena import MODELSERVING_GROUP
 from .kthena_pods import ROLES, ControllerPod, Select, controller_pods
-from .registry import REGISTRY
+from .registry import REGISTRY, Views
 
 RULE = "modelservings.pod-templates"
 MS_NAME = FieldPath.of("metadata", "name")
@@ -107,11 +106,11 @@ def _reported_elsewhere(req: Request, ctx: Context, ms: dict[str, Any]) -> set[F
     """The paths the other denying ModelServing rules find fault with (computed only when this
     rule found something, so the common case pays nothing)."""
     paths: set[FieldPath] = set()
+    views = Views(req)  # the other rules share one shaping of the object, as in the engine
     for rule in REGISTRY.match("validate", MODELSERVING_GROUP, "modelservings", "", req.operation):
         if rule.name == RULE or rule.kind != "object" or ctx.actions.get(rule.name, "deny") != "deny":
             continue
-        found = rule.fn(ms)
-        paths.update(e.path for e in (found.errors if isinstance(found, Verdict) else found))
+        paths.update(e.path for e in rule.judge(req, ctx, views).errors)
     return paths
 
 

@@ -25,11 +25,11 @@ from ..admission.decision import Verdict, allowed
 from ..admission.review import Request
 from ..kthena import MODELSERVING_GROUP, LABEL_PREFIX as MS_LABEL_PREFIX
 from .common import (as_dict, DNS1035_LABEL, dns1035_label_errors, int_or, int_or_percent_errors, is_int,
-                     lookup_modelserving, min_role_replicas, scaled_int_or_percent)
+                     lookup_modelserving, scaled_int_or_percent)
 from .context import Context
 from .kthena_pods import modelserving_name
 from .modelserving_pods import judge_pod_templates
-from .registry import REGISTRY, CelCheck, Target
+from .registry import REGISTRY, CelCheck, Target, Views
 
 SPEC = FieldPath.of("spec")
 TEMPLATE = SPEC.child("template")
@@ -37,6 +37,7 @@ ROLES = TEMPLATE.child("roles")
 GANG = TEMPLATE.child("gangPolicy")
 MIN_ROLE_REPLICAS = GANG.child("minRoleReplicas")
 ROLLING = SPEC.child("rolloutStrategy", "rollingUpdateConfiguration")
+REPLICAS = SPEC.child("replicas")
 
 ROLE_ROLLING_UPDATE = "RoleRollingUpdate"
 GROUP_ROLLING_UPDATE = "ServingGroupRollingUpdate"
@@ -56,18 +57,12 @@ class Shape(NamedTuple):
     template: dict[str, Any]
     roles: list[tuple[int, dict[str, Any]]]  # (index, role) for every role that is an object
     strategy: dict[str, Any] | None  # spec.rolloutStrategy when it is an object
-
-
-# The eleven ModelServing rules of one review read the same object: shape it once. Identity
-# decides (validating rules never edit the object), and the pair is swapped in one assignment.
-_last_shaped: tuple[Any, Shape | None] = (None, None)
+    mins: dict[str, Any]  # gangPolicy.minRoleReplicas when it is an object, else {}
 
 
 def shape(ms: dict[str, Any]) -> Shape:
-    global _last_shaped
-    last, shaped = _last_shaped
-    if last is ms and shaped is not None:
-        return shaped
+    """The rules below are registered with `view=shape`: the engine shapes the object once per
+    review (its `Views` memo) and hands every rule the same Shape."""
     spec = ms.get("spec")
     spec = spec if type(spec) is dict else {}
     template = spec.get("template")
@@ -75,18 +70,17 @@ def shape(ms: dict[str, Any]) -> Shape:
     roles = template.get("roles")
     listed = [(i, r) for i, r in enumerate(roles) if type(r) is dict] if type(roles) is list else []
     strategy = spec.get("rolloutStrategy")
-    shaped = Shape(ms, spec, template, listed, strategy if type(strategy) is dict else None)
-    _last_shaped = (ms, shaped)
-    return shaped
+    gang = template.get("gangPolicy")
+    mins = gang.get("minRoleReplicas") if type(gang) is dict else None
+    return Shape(ms, spec, template, listed, strategy if type(strategy) is dict else None, mins if type(mins) is dict else {})
 
 
 # ---- Kthena parity: the nine check groups, in Kthena's order ------------------------------------
 
 
-@REGISTRY.validates("modelservings.kthena.generated-names", MODELSERVINGS, replica_dependent=True)
-def check_generated_names(ms: dict[str, Any]) -> list[FieldError]:
+@REGISTRY.validates("modelservings.kthena.generated-names", MODELSERVINGS, replica_dependent=True, view=shape)
+def check_generated_names(s: Shape) -> list[FieldError]:
     """1. `<ms>-<replicas>-<role>-<roleReplicas>-<workerReplicas>` must be a DNS-1035 label."""
-    s = shape(ms)
     errs: list[FieldError] = []
     name = modelserving_name(s.ms)
     replicas = int_or(s.spec.get("replicas"), 1)
@@ -100,10 +94,9 @@ def check_generated_names(ms: dict[str, Any]) -> list[FieldError]:
     return errs
 
 
-@REGISTRY.validates("modelservings.kthena.role-names", MODELSERVINGS)
-def check_role_names(ms: dict[str, Any]) -> list[FieldError]:
+@REGISTRY.validates("modelservings.kthena.role-names", MODELSERVINGS, view=shape)
+def check_role_names(s: Shape) -> list[FieldError]:
     """2. Role names are DNS-1035 labels (the CRD pattern alone allows upper case)."""
-    s = shape(ms)
     errs: list[FieldError] = []
     for i, role in s.roles:
         name = role.get("name")
@@ -121,10 +114,9 @@ def check_role_names(ms: dict[str, Any]) -> list[FieldError]:
     return errs
 
 
-@REGISTRY.validates("modelservings.kthena.images", MODELSERVINGS)
-def check_images(ms: dict[str, Any]) -> list[FieldError]:
+@REGISTRY.validates("modelservings.kthena.images", MODELSERVINGS, view=shape)
+def check_images(s: Shape) -> list[FieldError]:
     """3. Entry and worker container images may not be blank or contain whitespace."""
-    s = shape(ms)
     errs: list[FieldError] = []
     for i, role in s.roles:
         for which in ("entryTemplate", "workerTemplate"):
@@ -143,14 +135,13 @@ def check_images(ms: dict[str, Any]) -> list[FieldError]:
     return errs
 
 
-@REGISTRY.validates("modelservings.kthena.replicas", MODELSERVINGS)
-def check_replicas(ms: dict[str, Any]) -> list[FieldError]:
+@REGISTRY.validates("modelservings.kthena.replicas", MODELSERVINGS, view=shape)
+def check_replicas(s: Shape) -> list[FieldError]:
     """4. Group and role replicas are non-negative integers; there is at least one role."""
-    s = shape(ms)
     errs: list[FieldError] = []
     replicas = s.spec.get("replicas")
     if type(replicas) is not int or replicas < 0:
-        errs.append(_not_non_negative(replicas, SPEC.child("replicas"), "replicas must be a non-negative integer"))
+        errs.append(_not_non_negative(replicas, REPLICAS, "replicas must be a non-negative integer"))
     if not s.template.get("roles"):
         errs.append(invalid(ROLES, s.template.get("roles"), "roles must be specified"))
         return errs
@@ -165,10 +156,9 @@ def _not_non_negative(value: Any, path: FieldPath, detail: str) -> FieldError:
     return required(path, detail) if value is None else invalid(path, value, detail)
 
 
-@REGISTRY.validates("modelservings.kthena.rolling-update", MODELSERVINGS, replica_dependent=True)
-def check_group_rolling_update(ms: dict[str, Any]) -> list[FieldError]:
+@REGISTRY.validates("modelservings.kthena.rolling-update", MODELSERVINGS, replica_dependent=True, view=shape)
+def check_group_rolling_update(s: Shape) -> list[FieldError]:
     """5. The ServingGroup-level rollingUpdateConfiguration."""
-    s = shape(ms)
     strategy = s.strategy
     config = strategy.get("rollingUpdateConfiguration") if strategy else None
     if type(config) is not dict:
@@ -191,14 +181,13 @@ def check_group_rolling_update(ms: dict[str, Any]) -> list[FieldError]:
     return errs
 
 
-@REGISTRY.validates("modelservings.kthena.role-rolling-update", MODELSERVINGS)
-def check_role_rolling_update(ms: dict[str, Any]) -> list[FieldError]:
+@REGISTRY.validates("modelservings.kthena.role-rolling-update", MODELSERVINGS, view=shape)
+def check_role_rolling_update(s: Shape) -> list[FieldError]:
     """6. Per-role partition and maxUnavailable (the latter only under RoleRollingUpdate).
 
     Deviation from Kthena (issue #1749): a role scaled to 0 is not judged by its maxUnavailable,
     which the CRD defaults to 1 on every role.
     """
-    s = shape(ms)
     role_rolling = s.strategy is not None and s.strategy.get("type") == ROLE_ROLLING_UPDATE
     errs: list[FieldError] = []
     for i, role in s.roles:
@@ -226,11 +215,10 @@ def check_role_rolling_update(ms: dict[str, Any]) -> list[FieldError]:
     return errs
 
 
-@REGISTRY.validates("modelservings.kthena.gang-policy", MODELSERVINGS)
-def check_gang_policy(ms: dict[str, Any]) -> list[FieldError]:
+@REGISTRY.validates("modelservings.kthena.gang-policy", MODELSERVINGS, view=shape)
+def check_gang_policy(s: Shape) -> list[FieldError]:
     """7. Each minRoleReplicas key names a role, is non-negative and does not exceed the role's replicas."""
-    s = shape(ms)
-    mins = min_role_replicas(ms)
+    mins = s.mins
     if not mins:
         return []
     roles = {r["name"]: r for _, r in s.roles if isinstance(r.get("name"), str)}
@@ -256,10 +244,9 @@ def check_gang_policy(ms: dict[str, Any]) -> list[FieldError]:
     return errs
 
 
-@REGISTRY.validates("modelservings.kthena.worker-replicas", MODELSERVINGS)
-def check_worker_replicas(ms: dict[str, Any]) -> list[FieldError]:
+@REGISTRY.validates("modelservings.kthena.worker-replicas", MODELSERVINGS, view=shape)
+def check_worker_replicas(s: Shape) -> list[FieldError]:
     """8. workerReplicas is non-negative; a positive count needs a workerTemplate."""
-    s = shape(ms)
     errs: list[FieldError] = []
     for i, role in s.roles:
         workers = role.get("workerReplicas")
@@ -272,10 +259,9 @@ def check_worker_replicas(ms: dict[str, Any]) -> list[FieldError]:
     return errs
 
 
-@REGISTRY.validates("modelservings.kthena.recovery-policy", MODELSERVINGS)
-def check_recovery_and_rollout(ms: dict[str, Any]) -> list[FieldError]:
+@REGISTRY.validates("modelservings.kthena.recovery-policy", MODELSERVINGS, view=shape)
+def check_recovery_and_rollout(s: Shape) -> list[FieldError]:
     """9. recoveryPolicy ServingGroupRecreate cannot go with rolloutStrategy.type RoleRollingUpdate."""
-    s = shape(ms)
     recovery = s.spec.get("recoveryPolicy") or ROLE_RECREATE
     strategy = s.strategy
     rollout = (strategy.get("type") if strategy else None) or GROUP_ROLLING_UPDATE
@@ -319,11 +305,11 @@ GANG_FLOOR_CEL = (
 )
 
 
-@REGISTRY.validates_update("modelservings.gang-immutable", MODELSERVINGS, cel=GANG_IMMUTABLE_CEL)
-def check_gang_immutable(new: dict[str, Any], old: dict[str, Any]) -> list[FieldError]:
+@REGISTRY.validates_update("modelservings.gang-immutable", MODELSERVINGS, cel=GANG_IMMUTABLE_CEL, view=shape)
+def check_gang_immutable(new: Shape, old: Shape) -> list[FieldError]:
     """The CRD's CEL rules: gangPolicy cannot be removed; minRoleReplicas cannot change once set."""
-    new_template = shape(new).template
-    old_template = shape(old).template
+    new_template = new.template
+    old_template = old.template
     if "gangPolicy" in old_template and old_template["gangPolicy"] is not None:
         if new_template.get("gangPolicy") is None:
             return [required(GANG, GANG_REQUIRED)]
@@ -334,11 +320,10 @@ def check_gang_immutable(new: dict[str, Any], old: dict[str, Any]) -> list[Field
     return []
 
 
-@REGISTRY.validates("modelservings.gang-floor", MODELSERVINGS, cel=GANG_FLOOR_CEL)
-def check_gang_floor(ms: dict[str, Any]) -> list[FieldError]:
+@REGISTRY.validates("modelservings.gang-floor", MODELSERVINGS, cel=GANG_FLOOR_CEL, view=shape)
+def check_gang_floor(s: Shape) -> list[FieldError]:
     """A role's replicas may not be set below its gangPolicy.minRoleReplicas."""
-    s = shape(ms)
-    mins = min_role_replicas(ms)
+    mins = s.mins
     errs: list[FieldError] = []
     if not mins:
         return errs
@@ -364,11 +349,11 @@ RESERVED = ("the ModelServing controller sets this label on every pod it creates
             "would replace it and detach the pod from its ServingGroup and role (Kthena issue #1582)")
 
 
-@REGISTRY.validates("modelservings.reserved-labels", MODELSERVINGS)
-def check_reserved_labels(ms: dict[str, Any]) -> list[FieldError]:
+@REGISTRY.validates("modelservings.reserved-labels", MODELSERVINGS, view=shape)
+def check_reserved_labels(s: Shape) -> list[FieldError]:
     """Entry/worker template labels may not set a key the ModelServing controller sets."""
     errs: list[FieldError] = []
-    for i, role in shape(ms).roles:
+    for i, role in s.roles:
         for which in ("entryTemplate", "workerTemplate"):
             template = role.get(which)
             meta = template.get("metadata") if type(template) is dict else None
@@ -387,15 +372,16 @@ def check_pod_templates(req: Request, ctx: Context) -> list[FieldError]:
 
 # ---- the scale subresource ----------------------------------------------------------------------
 
-def check_scale(ms: dict[str, Any], replicas: int) -> list[str]:
+def check_scale(scale: Request, ms: dict[str, Any], replicas: int, ctx: Context) -> list[str]:
     """The problems the ModelServing would have with `replicas` groups: the rules registered as
-    replica-dependent, re-run on a copy with the new count."""
-    scaled = dict(ms)
-    scaled["spec"] = {**shape(ms).spec, "replicas": replicas}
+    replica-dependent, judged on a copy with the new count (the update the scale amounts to)."""
+    spec = ms.get("spec")
+    scaled = {**ms, "spec": {**(spec if type(spec) is dict else {}), "replicas": replicas}}
+    views = Views.instead(scale, scaled, ms)
     problems: list[str] = []
     for rule in REGISTRY.match("validate", MODELSERVING_GROUP, "modelservings", "", "UPDATE"):
         if rule.replica_dependent:
-            problems += [str(e) for e in rule.fn(scaled)]
+            problems += [str(e) for e in rule.judge(scale, ctx, views).errors]
     return problems
 
 
@@ -404,7 +390,7 @@ def validate_scale(req: Request, ctx: Context) -> Verdict:
     """A scale to N re-runs the replica-dependent rules on the looked-up ModelServing with N groups."""
     scale = req.object or {}
     replicas = as_dict(scale.get("spec")).get("replicas")
-    path = SPEC.child("replicas")
+    path = REPLICAS
     if not is_int(replicas):
         return Verdict(errors=[required(path, "replicas must be a non-negative integer")] if replicas is None else [invalid(path, replicas, "replicas must be a non-negative integer")])
     name = req.name or str(as_dict(scale.get("metadata")).get("name") or "")
@@ -413,5 +399,5 @@ def validate_scale(req: Request, ctx: Context) -> Verdict:
         return allowed(f"servinggate: scale to {replicas} not checked, ModelServing {req.namespace}/{name} unreadable: {failure}")
     if ms is None:
         return allowed(f"servinggate: scale to {replicas} not checked, ModelServing {req.namespace}/{name} not found")
-    problems = check_scale(ms, replicas)
+    problems = check_scale(req, ms, replicas, ctx)
     return Verdict(errors=[invalid(path, replicas, f"ModelServing {name} would become invalid: {p}") for p in problems])

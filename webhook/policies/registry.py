@@ -6,7 +6,9 @@ the pods' `objectSelector`) and the docs all read it, so they cannot drift apart
 A rule is one pure function and one registration. What the function is handed depends on how it
 is registered, so no rule needs a wrapper that only converts:
 
-- `@REGISTRY.validates(name, target)`: `fn(obj) -> findings` — the object alone;
+- `@REGISTRY.validates(name, target)`: `fn(obj) -> findings` — the object alone: the new one, or
+  on DELETE the one being deleted (`Request.subject`; `Rule.judge` makes that switch, so no rule
+  reads the operation to find its object);
 - `@REGISTRY.validates_update(name, target)`: `fn(obj, old) -> findings` — only on UPDATE;
 - `@REGISTRY.validates_request(name, target)`: `fn(req, ctx) -> findings` — when the rule needs
   the request (name, namespace, subresource) or other objects through `ctx.lookups`;
@@ -15,16 +17,20 @@ is registered, so no rule needs a wrapper that only converts:
   it changed goes to the audit annotations and the log; only problems are warnings.
 
 Findings are a list of field errors, or a `Verdict` when there are warnings or a refusal too.
+
+`view=`: an object or update rule may ask for a view of the object instead of the dict (the
+ModelServing rules share one `Shape`). The engine computes each view once per review in a
+`Views` memo that lives as long as the review, so a family of rules reads one extraction and no
+rule keeps state between reviews.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from ..admission.decision import Changes, Verdict
-from ..admission.fields import FieldError
+from ..admission.decision import Verdict
 from ..admission.review import OPERATIONS, Request
 
 if TYPE_CHECKING:
@@ -33,26 +39,33 @@ if TYPE_CHECKING:
 
 Action = Literal["validate", "mutate"]
 Kind = Literal["object", "update", "request", "mutation"]
-Findings = Verdict | list[FieldError]
-
-
-class ObjectCheck(Protocol):
-    def __call__(self, obj: dict[str, Any], /) -> Findings: ...
-
-
-class UpdateCheck(Protocol):
-    def __call__(self, obj: dict[str, Any], old: dict[str, Any], /) -> Findings: ...
-
-
-class RequestCheck(Protocol):
-    def __call__(self, req: Request, ctx: Context, /) -> Findings: ...
-
-
-class Mutation(Protocol):
-    def __call__(self, req: Request, obj: dict[str, Any], ctx: Context, /) -> Changes: ...
-
-
 F = TypeVar("F", bound=Callable[..., Any])
+View = Callable[[dict[str, Any]], Any]
+
+
+class Views:
+    """What the rules of one review judge, read once, and a memo of their views.
+
+    `subject` is `req.subject` (the new object, or on DELETE the one being deleted) and `old` the
+    old object; each view of either is computed once and dropped with the review. Bound to its
+    request, so a memo handed to another request is not used for it."""
+
+    __slots__ = ("req", "subject", "old", "of_subject", "of_old")
+
+    def __init__(self, req: Request) -> None:
+        self.req = req
+        self.subject = req.subject
+        self.old = req.old_object
+        self.of_subject: dict[View, Any] = {}
+        self.of_old: dict[View, Any] | None = None  # made when an update rule first needs it
+
+    @classmethod
+    def instead(cls, req: Request, subject: dict[str, Any], old: dict[str, Any] | None) -> Views:
+        """Judge other objects on behalf of `req`: the scale subresource judges the ModelServing
+        update a scale amounts to (building that Request would cost more than the rules)."""
+        views = cls(req)
+        views.subject, views.old = subject, old
+        return views
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,22 +163,51 @@ class Rule:
     # (kubectl scale, HPA) must re-run it with the new count (see modelservings.scale).
     replica_dependent: bool = False
     cel: tuple[CelCheck, ...] = ()  # the CEL fallback policy's validations (webhook/deploy/fallback.py)
+    view: View | None = None  # what an object/update rule's fn is handed instead of the dict
 
     @property
     def action(self) -> Action:
         return "mutate" if self.kind == "mutation" else "validate"
 
-    def judge(self, req: Request, ctx: Context) -> Verdict:
-        """Run a validating rule on a request; the result normalised to a Verdict."""
-        obj = req.object if req.object is not None else {}
-        if self.kind == "object":
-            found = self.fn(obj)
-        elif self.kind == "update":
-            if req.old_object is None:
-                return Verdict()
-            found = self.fn(obj, req.old_object)
-        else:
+    def judge(self, req: Request, ctx: Context, views: Views | None = None) -> Verdict:
+        """Run a validating rule on a request; the result normalised to a Verdict.
+
+        The one place that maps an operation to the object a rule judges (as controller-runtime's
+        validator adapter does): `req.subject`, the old object on DELETE, read once per review by
+        `Views`. A request with nothing to judge is allowed. `views` is the review's memo; the
+        engine shares one between its rules. (The memo reads are inlined: this runs for every
+        rule of every review.)"""
+        kind = self.kind
+        if kind == "request":
             found = self.fn(req, ctx)
+        else:
+            if views is None or views.req is not req:
+                views = Views(req)
+            obj = views.subject
+            if obj is None:
+                return Verdict()
+            view = self.view
+            if view is not None:
+                memo = views.of_subject
+                made = memo.get(view, memo)  # the memo itself stands for "not made yet"
+                if made is memo:
+                    made = memo[view] = view(obj)
+                obj = made
+            if kind == "object":
+                found = self.fn(obj)
+            else:
+                old = views.old
+                if old is None:
+                    return Verdict()
+                if view is not None:
+                    olds = views.of_old
+                    if olds is None:
+                        olds = views.of_old = {}
+                    made = olds.get(view, olds)
+                    if made is olds:
+                        made = olds[view] = view(old)
+                    old = made
+                found = self.fn(obj, old)
         return found if isinstance(found, Verdict) else Verdict(errors=list(found))
 
 
@@ -177,7 +219,7 @@ class Registry:
 
     def _register(self, kind: Kind, name: str, target: Target, *, scope: LabelScope | None = None,
                   replica_dependent: bool = False, match: tuple[MatchCondition, ...] = (),
-                  cel: tuple[CelCheck, ...] = ()) -> Callable[[F], F]:
+                  cel: tuple[CelCheck, ...] = (), view: View | None = None) -> Callable[[F], F]:
         unknown = set(target.operations) - set(OPERATIONS)
         if unknown:
             raise ValueError(f"rule {name}: unknown operations {sorted(unknown)}")
@@ -187,7 +229,7 @@ class Registry:
         def decorate(fn: F) -> F:
             if any(r.name == name for r in self._rules):
                 raise ValueError(f"rule {name} is registered twice")
-            self._rules.append(Rule(name, kind, target, fn, scope, match, replica_dependent, cel=cel))
+            self._rules.append(Rule(name, kind, target, fn, scope, match, replica_dependent, cel=cel, view=view))
             self._served.add((target.group, target.resource, target.subresource))
             self._index.clear()
             return fn
@@ -195,13 +237,15 @@ class Registry:
         return decorate
 
     def validates(self, name: str, target: Target, *, replica_dependent: bool = False,
-                  match: tuple[MatchCondition, ...] = (), cel: tuple[CelCheck, ...] = ()) -> Callable[[F], F]:
-        """`fn(obj) -> findings`."""
-        return self._register("object", name, target, replica_dependent=replica_dependent, match=match, cel=cel)
+                  match: tuple[MatchCondition, ...] = (), cel: tuple[CelCheck, ...] = (),
+                  view: View | None = None) -> Callable[[F], F]:
+        """`fn(obj) -> findings`, or `fn(view(obj))` with a view."""
+        return self._register("object", name, target, replica_dependent=replica_dependent, match=match, cel=cel, view=view)
 
-    def validates_update(self, name: str, target: Target, *, cel: tuple[CelCheck, ...] = ()) -> Callable[[F], F]:
-        """`fn(obj, old) -> findings`, on UPDATE."""
-        return self._register("update", name, target.on("UPDATE"), cel=cel)
+    def validates_update(self, name: str, target: Target, *, cel: tuple[CelCheck, ...] = (),
+                         view: View | None = None) -> Callable[[F], F]:
+        """`fn(obj, old) -> findings`, on UPDATE; `fn(view(obj), view(old))` with a view."""
+        return self._register("update", name, target.on("UPDATE"), cel=cel, view=view)
 
     def validates_request(self, name: str, target: Target) -> Callable[[F], F]:
         """`fn(req, ctx) -> findings`."""

@@ -214,6 +214,6 @@ class Cluster:
             out.update(self.desired_on(name))
         return out
 
-    def decision(self, key: str, desired: int) -> scoring.Decision:
+    def cost_action(self, key: str, desired: int) -> scoring.CostAction:
         pod = self.pods[key]
         return scoring.decide(pod.annotation(self.settings.score_annotation_key), pod.annotation(RECORD_KEY), desired, self.settings.scale_in_priority)

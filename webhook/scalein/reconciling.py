@@ -1,11 +1,12 @@
 """`python -m webhook reconcile`: keep pod deletion costs current from a watched cache.
 
-This module is the command: it builds the API client, checks once that the cluster answers and
-allows what the reconciler needs, discovers the third-party workload types, elects a leader if
-asked, and runs the pieces, which live in their own modules:
+This module is the command (as serving.py is `serve`'s and planning.py `plan`'s): it builds the
+API client, checks once that the cluster answers and allows what the reconciler needs, discovers
+the third-party workload types, elects a leader if asked, wires the pieces to the API server
+(`Reconciler`) and runs them. The pieces live in their own modules:
 
-- watching.py: one list+watch loop per kind (Nodes, Pods) feeding a queue;
-- reconciler.py: the worker that owns the cache, re-scores only what an event touches and
+- watching.py: one list+watch loop per kind (Nodes, Pods) feeding a queue of events (events.py);
+- worker.py: the worker that owns the cache, re-scores only what an event touches and
   decides what to write;
 - writequeue.py: the pending writes, one per pod with its latest cost, events before the
   backlog and the backlog lowest cost first;
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import queue
 import signal
 import threading
 import time
@@ -33,16 +35,69 @@ from urllib3.exceptions import HTTPError
 from .. import config, logs
 from ..kube import ApiCall, KubeAccessError, describe_api_error, load_api_client
 from ..kube.responses import json_body
-from .cluster import WorkloadTypes
+from .cluster import Cluster, WorkloadTypes
+from .events import RESOURCES, Answered, Event, Resync
 from .health import Metrics, serve_health
 from .leading import LeaderElector
-from .reconciler import Reconciler
+from .pacing import MAX_BACKOFF, RateLimiter
+from .patching import Patcher, clear_costs
 from .settings import ReconcileSettings
-from .watching import new_event
+from .watching import Watcher
+from .worker import Worker
+from .writequeue import WriteQueue
+from .writing import Writers
 
 __all__ = ["Metrics", "Reconciler", "api_client_for", "main", "preflight", "resolve_types", "run", "serve_health"]
 
 log = logging.getLogger("servinggate.scalein")
+
+
+class Reconciler:
+    """The reconciler's pieces wired to one API client: the watchers feed the worker's queue, the
+    worker fills the write queue, the writers drain it and answer on the worker's queue. The one
+    place that builds them; the worker itself is handed its queues and cache (worker.py)."""
+
+    def __init__(self, settings: ReconcileSettings, api_client: client.ApiClient, metrics: Metrics | None = None, *,
+                 may_write: Callable[[], bool] = lambda: True, stop: threading.Event | None = None,
+                 sleep_cap: float = MAX_BACKOFF) -> None:
+        self.settings = settings
+        self.metrics = metrics or Metrics()
+        self.may_write = may_write
+        self.stop = stop or threading.Event()
+        core = client.CoreV1Api(api_client)
+        self.events: queue.Queue[Event] = queue.Queue()
+        self.watcher = Watcher(core, settings, self.events, self.metrics, self.stop, sleep_cap)
+        self.patcher = Patcher(core, RateLimiter(settings.scoring_qps), self.metrics, self.stop)
+        self.writes = WriteQueue()
+        self.metrics.track(self.writes.size, self.writes.oldest_age)
+        self.writers = Writers(self.writes, self.patcher, settings, self.metrics, may_write,
+                               lambda attempt: self.events.put(Answered(attempt)), self.stop, sleep_cap)
+        self.sleep_cap = sleep_cap
+        self.worker: Worker | None = None
+        self.threads: list[threading.Thread] = []
+        self.heartbeat = time.monotonic()  # while there is no worker (writing is off)
+
+    def start(self, types: WorkloadTypes) -> Worker:
+        """The worker, with an empty cache for `types`; one list+watch thread per kind, and the writers."""
+        self.worker = Worker(self.settings, Cluster(self.settings, types), self.events, self.writes, self.metrics,
+                             may_write=self.may_write, stop=self.stop)
+        for kind in RESOURCES:
+            t = threading.Thread(target=self.watcher.loop, args=(kind,), name=f"watch-{kind}", daemon=True)
+            t.start()
+            self.threads.append(t)
+        self.threads += self.writers.start()
+        return self.worker
+
+    def healthy(self) -> bool:
+        """Alive: the worker looped within a minute and every watch and writer thread still runs.
+        A backlog is work, not a fault: the worker keeps looping while the writers drain it."""
+        beat = self.worker.heartbeat if self.worker is not None else self.heartbeat
+        return time.monotonic() - beat < 60 and all(t.is_alive() for t in self.threads)
+
+    def clear(self) -> tuple[int, int]:
+        """Remove the costs we wrote where our record still matches. Returns (patched, failed)."""
+        pods, _ = self.watcher.list_all("pods")
+        return clear_costs(self.patcher, pods, self.settings, self.stop, self.sleep_cap)
 
 
 def resolve_types(api_client: client.ApiClient, settings: ReconcileSettings) -> WorkloadTypes:
@@ -123,12 +178,11 @@ def run(settings: ReconcileSettings, api_client: client.ApiClient, stop: threadi
             def changed(leading: bool) -> None:
                 metrics.leader.set(1 if leading else 0)
                 if leading:  # pods skipped while we were not leading get their turn now
-                    rec.events.put(new_event("RESYNC", "", None))
+                    rec.events.put(Resync())
             threading.Thread(target=elector.run, args=(stop, changed), name="lease", daemon=True).start()
         else:
             metrics.leader.set(1)
-        rec.start(resolve_types(api_client, settings))
-        rec.run()
+        rec.start(resolve_types(api_client, settings)).run()
         return 0
     finally:
         if server:

@@ -215,22 +215,24 @@ NONE, WRITE, OVERWRITE, FOREIGN = "none", "write", "overwrite", "foreign"
 
 
 @dataclass(frozen=True)
-class Decision:
+class CostAction:
+    """What to do with one pod's cost annotation, and what it will hold afterwards."""
+
     action: str  # none | write | overwrite | foreign (left alone)
     value: str | None  # what the annotation will hold after we act
 
 
-def decide(current: str | None, record: str | None, desired: int, priority: str) -> Decision:
+def decide(current: str | None, record: str | None, desired: int, priority: str) -> CostAction:
     """Compare the pod's annotations with the desired cost. A value that differs from our
     record was set by someone else: `wl` leaves it, `binpack` overwrites it (and the caller logs)."""
     want = str(desired)
     if current == want:
-        return Decision(NONE, current)
+        return CostAction(NONE, current)
     if current is None or current == record:
-        return Decision(WRITE, want)
+        return CostAction(WRITE, want)
     if priority == "wl":
-        return Decision(FOREIGN, current)
-    return Decision(OVERWRITE, want)
+        return CostAction(FOREIGN, current)
+    return CostAction(OVERWRITE, want)
 
 
 def write_patch(annotations: Mapping[str, str] | None, resource_version: str, key: str, record_key: str, value: str) -> list[dict[str, Any]]:

@@ -61,8 +61,8 @@ def _default_identity() -> str:
 
 
 @dataclass(frozen=True)
-class ReconcilerSettings:
-    """The reconciler's own concern: how fast it writes, leader election, its health endpoint."""
+class RuntimeSettings:
+    """How `reconcile` runs: how fast it writes, leader election, its health endpoint, resync and watch."""
 
     scoring_qps: int = setting(100, int_range(1, 100000), "most pod patches per second")
     dry_run: bool = setting(False, parse_bool, "compute and log the costs, write nothing")
@@ -89,5 +89,5 @@ class ReconcilerSettings:
 
 
 @dataclass(frozen=True)
-class ReconcileSettings(LogSettings, KubeSettings, ReconcilerSettings, ScoringSettings):
-    """`reconcile`: scoring (shared with `plan`), the reconciler, Kubernetes access, logging."""
+class ReconcileSettings(LogSettings, KubeSettings, RuntimeSettings, ScoringSettings):
+    """`reconcile`: scoring (shared with `plan`), how it runs, Kubernetes access, logging."""

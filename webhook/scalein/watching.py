@@ -1,44 +1,32 @@
 """The reconciler's view of the cluster: one list+watch loop per kind (Nodes, Pods).
 
 Each loop lists everything once (pages of 500, decoded straight from JSON), then watches from
-the list's resourceVersion; every change goes to the worker's queue as an `Event` stamped with
-the time it arrived (the start of the event-to-write latency), and a full list as a REPLACE. A watch that is too old (410 Gone, as a status or
-as an ERROR event) starts over with a list; any other failure backs off (Retry-After on 429)
-and tries again, forever: the worker keeps scoring from the cache it has meanwhile."""
+the list's resourceVersion; every change goes to the worker's queue as a `Changed` stamped with
+the time it arrived (the start of the event-to-write latency), and a full list as a `Listed`
+(events.py). A watch that is too old (410 Gone, as a status or as an ERROR event) starts over
+with a list; any other failure backs off (Retry-After on 429) and tries again, forever: the
+worker keeps scoring from the cache it has meanwhile."""
 
 from __future__ import annotations
 
 import logging
 import queue
 import threading
-import time
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any, cast, get_args
 
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from ..kube.responses import WatchExpired, json_body, watch_events
+from .events import Change, Changed, Event, Listed, Resource
 from .health import Metrics
 from .pacing import MAX_BACKOFF, retry_after
 from .settings import ReconcileSettings
 
 log = logging.getLogger("servinggate.scalein")
 
-KINDS = ("nodes", "pods")
-
-
-class Event(NamedTuple):
-    """One item of the worker's queue."""
-
-    type: str  # ADDED | MODIFIED | DELETED | REPLACE | RESYNC, or RESULT (a writer's answer)
-    kind: str  # nodes | pods; "" for RESYNC; the pod key for RESULT
-    obj: Any  # the object, the listed items, or the writer's Result
-    at: float  # time.monotonic() when it arrived
-
-
-def new_event(type_: str, kind: str, obj: Any) -> Event:
-    return Event(type_, kind, obj, time.monotonic())
+CHANGES = frozenset(get_args(Change))  # the watch event types that change an object
 
 
 class Watcher:
@@ -53,10 +41,10 @@ class Watcher:
         self.stop = stop
         self.sleep_cap = sleep_cap
 
-    def _list_fn(self, kind: str) -> Callable[..., Any]:
+    def _list_fn(self, kind: Resource) -> Callable[..., Any]:
         return self.core.list_node if kind == "nodes" else self.core.list_pod_for_all_namespaces
 
-    def list_all(self, kind: str) -> tuple[list[dict[str, Any]], str]:
+    def list_all(self, kind: Resource) -> tuple[list[dict[str, Any]], str]:
         """A full list in pages of 500, decoded straight from JSON (no model objects)."""
         items: list[dict[str, Any]] = []
         cont = None
@@ -68,7 +56,7 @@ class Watcher:
             if not cont:
                 return items, meta.get("resourceVersion") or ""
 
-    def watch_once(self, kind: str, rv: str) -> str:
+    def watch_once(self, kind: Resource, rv: str) -> str:
         """One watch request from `rv`; events go to the queue; returns the last resourceVersion."""
         resp = self._list_fn(kind)(watch=True, resource_version=rv, allow_watch_bookmarks=True,
                                    timeout_seconds=self.settings.watch_timeout_seconds, _preload_content=False,
@@ -79,13 +67,13 @@ class Watcher:
                 if self.stop.is_set():
                     break
                 rv = (obj.get("metadata") or {}).get("resourceVersion") or rv
-                if etype in ("ADDED", "MODIFIED", "DELETED"):
-                    self.events.put(new_event(etype, kind, obj))
+                if etype in CHANGES:
+                    self.events.put(Changed(cast(Change, etype), kind, obj))
         finally:
             events.close()
         return rv
 
-    def loop(self, kind: str) -> None:
+    def loop(self, kind: Resource) -> None:
         """List, then watch, again and again; never raises (failures back off)."""
         rv, backoff = "", 1.0
         while not self.stop.is_set():
@@ -93,7 +81,7 @@ class Watcher:
                 if not rv:
                     items, rv = self.list_all(kind)
                     self.metrics.relists.labels(kind).inc()
-                    self.events.put(new_event("REPLACE", kind, items))
+                    self.events.put(Listed(kind, items))
                 rv = self.watch_once(kind, rv)
                 backoff = 1.0
             except WatchExpired:

@@ -29,7 +29,7 @@ WRITERS = 4  # concurrent patches: enough for --scoring-qps 100 at up to 40 ms p
 
 
 @dataclass(frozen=True)
-class Result:
+class WriteAttempt:
     """What became of one pending write. `outcome` None: not sent (no longer the leader);
     `fresh`: the pod as read again after the server refused the patch as stale."""
 
@@ -42,7 +42,7 @@ class Writers:
     """A small pool of threads draining one WriteQueue into the API server."""
 
     def __init__(self, queue: WriteQueue, patcher: Patcher, settings: ReconcileSettings, metrics: Metrics,
-                 may_write: Callable[[], bool], deliver: Callable[[Result], None], stop: threading.Event,
+                 may_write: Callable[[], bool], deliver: Callable[[WriteAttempt], None], stop: threading.Event,
                  sleep_cap: float, count: int = WRITERS) -> None:
         self.queue, self.patcher, self.settings, self.metrics = queue, patcher, settings, metrics
         self.may_write, self.deliver, self.stop = may_write, deliver, stop
@@ -67,11 +67,11 @@ class Writers:
                 return None
             return self.queue.pop()  # None only if the worker dropped it during the wait
 
-    def write(self, entry: Pending) -> Result:
+    def write(self, entry: Pending) -> WriteAttempt:
         """Send one pending write; never raises (the patcher classifies every failure)."""
         if not self.may_write():
             self.metrics.skips.labels("not-leader").inc()
-            return Result(entry, None)
+            return WriteAttempt(entry, None)
         s = self.settings
         ops = scoring.write_patch(entry.annotations, entry.resource_version, s.score_annotation_key, RECORD_KEY, str(entry.value))
         outcome = self.patcher.send(entry.key, ops, entry.purpose, paced=False)
@@ -82,15 +82,15 @@ class Writers:
                 log.info({"msg": "overwrote a cost set by someone else (scale-in-priority binpack)", "pod": entry.key,
                           "from": (entry.annotations or {}).get(s.score_annotation_key), "to": entry.value})
             log.info({"msg": "cost written", "pod": entry.key, "cost": entry.value})
-            return Result(entry, outcome)
+            return WriteAttempt(entry, outcome)
         if outcome.status == "changed":
             # the pod changed under us (a failed `test`, or a storage conflict): read it again so
             # the worker decides from what it holds now; never resend the same patch blindly
             log.info({"msg": "pod changed since read; re-reading", "pod": entry.key, "status": outcome.code})
-            return Result(entry, outcome, self.patcher.read(entry.key))
+            return WriteAttempt(entry, outcome, self.patcher.read(entry.key))
         if outcome.status == "throttled":
             log.warning({"msg": "throttled by the API server; pausing writes", "pod": entry.key, "retry_after": outcome.wait})
             self.patcher.limiter.hold(min(outcome.wait, self.sleep_cap))
         elif outcome.status == "failed" and outcome.code:
             log.warning({"msg": "patch failed", "pod": entry.key, "status": outcome.code})
-        return Result(entry, outcome)
+        return WriteAttempt(entry, outcome)

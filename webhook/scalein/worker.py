@@ -1,8 +1,10 @@
 """The reconciler's worker: it owns the cache, re-scores only the nodes an event touches, and
 decides which costs must be written; the writer threads (writing.py) send them.
 
-Events come from watching.py (one list+watch loop per kind) and the writers' answers come back
-on the same queue, so the worker is the one thread that touches the cache and needs no lock. It
+Events (events.py) come from watching.py (one list+watch loop per kind) and the writers' answers
+come back on the same queue, so the worker is the one thread that touches the cache and needs no
+lock. It is handed its queue, cache and write queue (reconciling.py wires them to the API
+server), so it does no I/O of its own and tests drive it with plain objects. It
 never waits for the API server: a cost to write goes to the write queue (writequeue.py), which
 keeps one entry per pod with its latest value, hands out what an event made necessary before the
 backlog, and the backlog lowest cost first. A write that failed is offered again from a heap of
@@ -19,19 +21,14 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
-
-from kubernetes import client
 
 from . import scoring
-from .cluster import Cluster, WorkloadTypes
+from .cluster import Cluster
+from .events import RESOURCES, Answered, Changed, Event, Listed, Resync
 from .health import Metrics
-from .pacing import MAX_BACKOFF, RateLimiter
-from .patching import Patcher, clear_costs
 from .settings import ReconcileSettings
-from .watching import KINDS, Event, Watcher, new_event
 from .writequeue import Pending, WriteQueue
-from .writing import Result, Writers
+from .writing import WriteAttempt
 
 log = logging.getLogger("servinggate.scalein")
 
@@ -56,32 +53,19 @@ class Touched:
             self.event_pods.setdefault(pod, at)
 
 
-class Reconciler:
-    """Keeps the pods' deletion costs current from a watched cache, until `stop`."""
+class Worker:
+    """Keeps the pods' deletion costs current from the events on `events`, until `stop`: the
+    one thread that owns `cluster`; what must be written goes to `writes`."""
 
-    def __init__(self, settings: ReconcileSettings, api_client: client.ApiClient, metrics: Metrics | None = None, *,
-                 may_write: Callable[[], bool] = lambda: True, stop: threading.Event | None = None,
-                 sleep_cap: float = MAX_BACKOFF) -> None:
-        self.settings = settings
-        self.api_client = api_client
-        core = client.CoreV1Api(api_client)
-        self.metrics = metrics or Metrics()
-        self.may_write = may_write
-        self.stop = stop or threading.Event()
-        self.sleep_cap = sleep_cap
-        self.events: queue.Queue[Event] = queue.Queue()
-        self.watcher = Watcher(core, settings, self.events, self.metrics, self.stop, sleep_cap)
-        self.patcher = Patcher(core, RateLimiter(settings.scoring_qps), self.metrics, self.stop)
-        self.writes = WriteQueue()
-        self.metrics.track(self.writes.size, self.writes.oldest_age)
-        self.writers = Writers(self.writes, self.patcher, settings, self.metrics, may_write,
-                               lambda r: self.events.put(new_event("RESULT", r.entry.key, r)), self.stop, sleep_cap)
-        self.cluster: Cluster | None = None
-        self.synced = {kind: False for kind in KINDS}
+    def __init__(self, settings: ReconcileSettings, cluster: Cluster, events: queue.Queue[Event], writes: WriteQueue,
+                 metrics: Metrics, *, may_write: Callable[[], bool] = lambda: True, stop: threading.Event | None = None) -> None:
+        self.settings, self.cluster, self.metrics = settings, cluster, metrics
+        self.events, self.writes = events, writes  # what it reads, what it leaves for the writers
+        self.may_write, self.stop = may_write, stop or threading.Event()
+        self.synced = {resource: False for resource in RESOURCES}
         self.retries: list[tuple[float, str]] = []  # heap of (due, pod key)
         self.failures: dict[str, int] = {}
         self.heartbeat = time.monotonic()
-        self.threads: list[threading.Thread] = []
         self.desired_by_node: dict[str, dict[str, int]] = {}
         self.scored_count = 0
         # pods we patched: the resourceVersion our patch produced. Watch events older than it are
@@ -93,52 +77,43 @@ class Reconciler:
         self.converging: tuple[float, int] | None = None  # a full pass: (started, writes then)
         self.written = 0
 
-    def healthy(self) -> bool:
-        """Alive: the worker looped within a minute and every watch and writer thread still runs.
-        A backlog is work, not a fault: the worker keeps looping while the writers drain it."""
-        return time.monotonic() - self.heartbeat < 60 and all(t.is_alive() for t in self.threads)
+    def _everything(self) -> set[str]:
+        c = self.cluster
+        return set(c.by_node) | set(c.nodes) | set(self.desired_by_node)
 
-    def _cache(self) -> Cluster:
-        assert self.cluster is not None, "start() builds the cache before anything reads it"
-        return self.cluster
+    def resync(self) -> set[str]:
+        """Score everything again; the nodes to re-score."""
+        self._full_pass()
+        return self._everything()
 
-    def start(self, types: WorkloadTypes) -> None:
-        """Build an empty cache for `types`; start one list+watch thread per kind, and the writers."""
-        self.cluster = Cluster(self.settings, types)
-        for kind in KINDS:
-            t = threading.Thread(target=self.watcher.loop, args=(kind,), name=f"watch-{kind}", daemon=True)
-            t.start()
-            self.threads.append(t)
-        self.threads += self.writers.start()
+    def replace(self, listed: Listed) -> set[str]:
+        """A full list replaces the cache's nodes or pods; the nodes to re-score."""
+        c = self.cluster
+        self._full_pass()
+        if listed.resource == "pods":
+            self.awaiting.clear()
+            for key in self.writes.in_flight_keys():  # the list may hold our write, or something newer
+                self.in_flight_seen.setdefault(key, set()).add(RELISTED)
+            c.replace_pods(listed.items)
+        else:
+            c.replace_nodes(listed.items)
+        # the cache is long-lived: keep the cyclic GC from re-scanning it on every collection
+        gc.collect()
+        gc.freeze()
+        self.synced[listed.resource] = True
+        return self._everything()
 
-    def apply(self, etype: str, kind: str, obj: Any) -> set[str]:
-        """Apply one watch event (or a full list) to the cache; the nodes whose pods need re-scoring."""
-        c = self._cache()
-        if etype == "RESYNC":
-            self._full_pass()
-            return set(c.by_node) | set(c.nodes) | set(self.desired_by_node)
-        if etype == "REPLACE":
-            self._full_pass()
-            if kind == "pods":
-                self.awaiting.clear()
-                for key in self.writes.in_flight_keys():  # the list may hold our write, or something newer
-                    self.in_flight_seen.setdefault(key, set()).add(RELISTED)
-            if kind == "nodes":
-                c.replace_nodes(obj)
-            else:
-                c.replace_pods(obj)
-            # the cache is long-lived: keep the cyclic GC from re-scanning it on every collection
-            gc.collect()
-            gc.freeze()
-            self.synced[kind] = True
-            return set(c.by_node) | set(c.nodes) | set(self.desired_by_node)
+    def apply(self, event: Changed) -> set[str]:
+        """Apply one watch event to the cache; the nodes whose pods need re-scoring."""
+        c = self.cluster
+        obj = event.obj
         meta = obj.get("metadata") or {}
-        if kind == "nodes":
-            return c.delete_node(meta.get("name", "")) if etype == "DELETED" else c.upsert_node(obj)
+        if event.resource == "nodes":
+            return c.delete_node(meta.get("name", "")) if event.change == "DELETED" else c.upsert_node(obj)
         key = f"{meta.get('namespace', '')}/{meta.get('name', '')}"
         if self.writes.is_in_flight(key):
             self.in_flight_seen.setdefault(key, set()).add(meta.get("resourceVersion") or "")
-        if etype == "DELETED":
+        if event.change == "DELETED":
             self.failures.pop(key, None)
             self.awaiting.pop(key, None)
             return c.delete_pod(key)
@@ -166,29 +141,34 @@ class Reconciler:
             resync = self.settings.resync_seconds
             if resync and time.monotonic() - last_full > resync:
                 self._full_pass()
-                touched.nodes |= set(self._cache().by_node) | set(self.desired_by_node)
+                touched.nodes |= set(self.cluster.by_node) | set(self.desired_by_node)
                 last_full = time.monotonic()
             touched.nodes |= self._due_retries()
             if touched.nodes:
                 self.reconcile_nodes(touched.nodes, touched)
             self._check_converged()
 
-    def _take(self, item: Event, touched: Touched) -> None:
-        """One queued item into `touched`; a malformed object is logged and skipped, never fatal."""
+    def _take(self, event: Event, touched: Touched) -> None:
+        """One queued event into `touched`; a malformed object is logged and skipped, never fatal."""
         try:
-            if item.type == "RESULT":
-                touched.nodes |= self._on_result(item.obj)
-            elif item.type in ("REPLACE", "RESYNC"):
-                touched.nodes |= self.apply(item.type, item.kind, item.obj)
-            else:
-                meta = (item.obj.get("metadata") or {}) if isinstance(item.obj, dict) else {}
-                pod = f"{meta.get('namespace', '')}/{meta.get('name', '')}" if item.kind == "pods" else None
-                touched.by_event(self.apply(item.type, item.kind, item.obj), item.at, pod)
+            if isinstance(event, Changed):
+                meta = (event.obj.get("metadata") or {}) if isinstance(event.obj, dict) else {}
+                pod = f"{meta.get('namespace', '')}/{meta.get('name', '')}" if event.resource == "pods" else None
+                touched.by_event(self.apply(event), event.at, pod)
+            elif isinstance(event, Answered):
+                touched.nodes |= self._on_answer(event.attempt)
+            elif isinstance(event, Listed):
+                touched.nodes |= self.replace(event)
+            elif isinstance(event, Resync):
+                touched.nodes |= self.resync()
         except Exception:  # noqa: BLE001
             self.metrics.errors.labels("event", "0").inc()
-            obj = item.obj if isinstance(item.obj, dict) else {}
-            log.exception({"msg": "cannot apply event; skipped", "type": item.type, "kind": item.kind,
-                           "name": (obj.get("metadata") or {}).get("name")})
+            if isinstance(event, Changed):
+                meta = event.obj.get("metadata") if isinstance(event.obj, dict) else None
+                log.exception({"msg": "cannot apply event; skipped", "type": event.change, "kind": event.resource,
+                               "name": meta.get("name") if isinstance(meta, dict) else None})
+            else:
+                log.exception({"msg": "cannot apply event; skipped", "type": type(event).__name__})
 
     def _next_wait(self) -> float:
         if self.retries:
@@ -200,7 +180,7 @@ class Reconciler:
     def reconcile_nodes(self, nodes: set[str], touched: Touched | None = None) -> None:
         """Score the pods on `nodes` and queue a write for those whose cost differs; drop the
         queued writes of pods that no longer need one. `touched` says which an event caused."""
-        c = self._cache()
+        c = self.cluster
         started = time.perf_counter()
         desired: dict[str, int] = {}
         left: set[str] = set()
@@ -228,13 +208,13 @@ class Reconciler:
 
     def _decide(self, key: str, want: int, event_at: float | None) -> None:
         """Queue `want` for pod `key` if it is ours to write, else drop what waits for it."""
-        c = self._cache()
+        c = self.cluster
         s = self.settings
         pod = c.pods.get(key)
         if pod is None:
             self.writes.discard(key)
             return
-        d = c.decision(key, want)
+        d = c.cost_action(key, want)
         if d.action in (scoring.NONE, scoring.FOREIGN):
             self.metrics.skips.labels("unchanged" if d.action == scoring.NONE else "foreign").inc()
             if d.action == scoring.FOREIGN:
@@ -253,13 +233,13 @@ class Reconciler:
 
     # -- the writers' answers --------------------------------------------------------------------
 
-    def _on_result(self, result: Result) -> set[str]:
+    def _on_answer(self, result: WriteAttempt) -> set[str]:
         """Apply one write's answer to the cache; the nodes to score again now."""
-        c = self._cache()
+        c = self.cluster
         entry, outcome = result.entry, result.outcome
         key = entry.key
         seen = self.in_flight_seen.pop(key, set())
-        if outcome is None:  # not sent: we stopped leading; RESYNC offers it again when we lead
+        if outcome is None:  # not sent: we stopped leading; a Resync offers it again when we lead
             self.writes.finish(key)
             self.writes.discard(key)
             return set()
@@ -291,10 +271,10 @@ class Reconciler:
             dirty.add(pod.node)
         return dirty
 
-    def _changed(self, key: str, result: Result) -> Pending | None:
+    def _changed(self, key: str, result: WriteAttempt) -> Pending | None:
         """The pod refused our patch as stale and its writer read it again (`result.fresh`):
         a race is decided again at once, the same object refusing it backs off."""
-        c = self._cache()
+        c = self.cluster
         fresh = result.fresh
         if fresh is not None and fresh.status == "gone":
             c.delete_pod(key)
@@ -321,7 +301,7 @@ class Reconciler:
     def _due_retries(self) -> set[str]:
         now = time.monotonic()
         nodes = set()
-        c = self._cache()
+        c = self.cluster
         while self.retries and self.retries[0][0] <= now:
             pod = c.pods.get(heapq.heappop(self.retries)[1])
             if pod is not None and pod.node:
@@ -345,10 +325,3 @@ class Reconciler:
         self.metrics.converged.set(took)
         log.info({"msg": "full pass converged: every cost written", "seconds": round(took, 3),
                   "writes": self.written - before, "pods_scored": self.scored_count})
-
-    # -- clear -----------------------------------------------------------------------------------
-
-    def clear(self) -> tuple[int, int]:
-        """Remove the costs we wrote where our record still matches. Returns (patched, failed)."""
-        pods, _ = self.watcher.list_all("pods")
-        return clear_costs(self.patcher, pods, self.settings, self.stop, self.sleep_cap)

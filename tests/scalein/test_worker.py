@@ -1,0 +1,121 @@
+"""The worker alone: handed its queue, cache and write queue, no API client and no fake API
+server. The test plays the watchers (it puts events) and the writers (it pops writes and answers)."""
+
+from __future__ import annotations
+
+import copy
+import queue
+import threading
+
+import pytest
+
+from webhook.scalein.cluster import Cluster, WorkloadTypes
+from webhook.scalein.events import Answered, Changed, Event, Listed, Resync
+from webhook.scalein.health import Metrics
+from webhook.scalein.patching import Outcome
+from webhook.scalein.settings import COST_KEY, RECORD_KEY, ReconcileSettings
+from webhook.scalein.worker import Worker
+from webhook.scalein.writequeue import WriteQueue
+from webhook.scalein.writing import WriteAttempt
+
+NODE_B = -500005  # S1: node-b 4/8 used, one NPU per pod -> 5 idle after removal
+NODE_A = -1  # S1: node-a full
+
+
+class Harness:
+    def __init__(self, **kw) -> None:
+        base = dict(enable_scale_in_score=True, health_port=0, resync_seconds=0)
+        self.settings = ReconcileSettings(**{**base, **kw})
+        self.events: queue.Queue[Event] = queue.Queue()
+        self.writes = WriteQueue()
+        self.metrics = Metrics()
+        self.stop = threading.Event()
+        self.worker = Worker(self.settings, Cluster(self.settings, WorkloadTypes()), self.events, self.writes, self.metrics,
+                             stop=self.stop)
+        self.thread = threading.Thread(target=self.worker.run, daemon=True)
+
+    def queued(self) -> dict[str, int]:
+        with self.writes.cond:
+            return {k: e.value for k, e in self.writes.entries.items()}
+
+    def answer_all(self, pods: dict[str, dict]) -> int:
+        """Play the writers: take every write handed out and answer that the server applied it."""
+        answered = 0
+        while (entry := self.writes.pop()) is not None:
+            written = copy.deepcopy(pods[entry.key])
+            meta = written["metadata"]
+            meta["annotations"] = {**(meta.get("annotations") or {}), COST_KEY: str(entry.value), RECORD_KEY: str(entry.value)}
+            meta["resourceVersion"] = meta.get("resourceVersion", "1") + "0"
+            self.events.put(Answered(WriteAttempt(entry, Outcome("written", pod=written))))
+            answered += 1
+        return answered
+
+
+@pytest.fixture
+def harness():
+    made: list[Harness] = []
+
+    def make(**kw) -> Harness:
+        made.append(Harness(**kw))
+        made[-1].thread.start()
+        return made[-1]
+
+    yield make
+    for h in made:
+        h.stop.set()
+        h.thread.join(10)
+
+
+def by_node(s1) -> dict[str, int]:
+    return {f"{p['metadata']['namespace']}/{p['metadata']['name']}": NODE_B if p["spec"]["nodeName"] == "node-b" else NODE_A
+            for p in s1["pods"]["items"]}
+
+
+def test_listed_nodes_and_pods_queue_one_write_per_scored_pod(s1, harness, waiter):
+    h = harness()
+    h.events.put(Listed("pods", s1["pods"]["items"]))
+    assert not h.queued()  # nothing is decided before both lists are in
+    h.events.put(Listed("nodes", s1["nodes"]["items"]))
+    want = by_node(s1)
+    waiter(lambda: h.queued() == want, what="S1 costs queued")
+    assert h.worker.synced == {"nodes": True, "pods": True}
+
+
+def test_a_written_answer_settles_the_pod_and_a_pod_event_rescores_only_its_node(s1, harness, waiter):
+    h = harness()
+    pods = {f"{p['metadata']['namespace']}/{p['metadata']['name']}": p for p in s1["pods"]["items"]}
+    h.events.put(Listed("nodes", s1["nodes"]["items"]))
+    h.events.put(Listed("pods", list(pods.values())))
+    want = by_node(s1)
+    waiter(lambda: h.queued() == want, what="S1 costs queued")
+    assert h.answer_all(pods) == len(want)
+    waiter(lambda: h.writes.idle() and h.worker.written == len(want), what="every write answered")
+
+    on_b = sorted(k for k, p in pods.items() if p["spec"]["nodeName"] == "node-b")
+    victim, rest = on_b[0], on_b[1:]
+    h.events.put(Changed("DELETED", "pods", pods[victim]))
+    # node-b: 3/8 used -> level 375, idle after removal 6; node-a is not touched
+    waiter(lambda: h.queued() == {k: -625006 for k in rest}, what="node-b re-scored")
+
+
+def test_a_resync_offers_again_what_was_skipped(s1, harness, waiter):
+    leading = threading.Event()
+    h = harness()
+    h.worker.may_write = leading.is_set
+    h.events.put(Listed("nodes", s1["nodes"]["items"]))
+    h.events.put(Listed("pods", s1["pods"]["items"]))
+    waiter(lambda: (h.metrics.registry.get_sample_value("servinggate_scalein_skips_total", {"reason": "not-leader"}) or 0)
+           >= len(s1["pods"]["items"]), what="skipped while not leading")
+    assert not h.queued()
+    leading.set()
+    h.events.put(Resync())
+    waiter(lambda: h.queued() == by_node(s1), what="queued once leading")
+
+
+def test_a_malformed_event_is_counted_and_skipped(s1, harness, waiter):
+    h = harness()
+    h.events.put(Listed("nodes", s1["nodes"]["items"]))
+    h.events.put(Listed("pods", s1["pods"]["items"]))
+    h.events.put(Changed("MODIFIED", "pods", {"metadata": "not an object"}))
+    waiter(lambda: h.queued() == by_node(s1), what="S1 costs queued despite the bad event")
+    assert h.metrics.registry.get_sample_value("servinggate_scalein_errors_total", {"op": "event", "code": "0"}) == 1
