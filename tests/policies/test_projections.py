@@ -44,7 +44,11 @@ def _answers(ms: dict) -> list:
     name = ms["metadata"]["name"]
     ctx = Context(lookups=DictLookups([ms, {"apiVersion": AUTOSCALINGPOLICY_API_VERSION, "kind": AUTOSCALINGPOLICY_KIND,
                                             "metadata": {"name": "p", "namespace": "default"}}]))
-    out = [check_scale(ms, n) for n in (0, 1, 3, 40)]
+    out = []
+    for n in (0, 1, 3, 40):
+        scale = make_request({"apiVersion": "autoscaling/v1", "kind": "Scale", "metadata": {"name": name, "namespace": "default"},
+                              "spec": {"replicas": n}}, operation="UPDATE", sub_resource="scale")
+        out.append(check_scale(scale, ms, n, ctx))
     out.append(engine.mutate(make_request(_pod(name)), ctx).patch)
     listed = ms["spec"]["template"].get("roles")
     roles = [r.get("name") for r in (listed if isinstance(listed, list) else []) if isinstance(r, dict)] + ["missing"]
