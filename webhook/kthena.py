@@ -11,6 +11,9 @@ MODELSERVING_VERSION = "v1alpha1"
 MODELSERVING_API_VERSION = f"{MODELSERVING_GROUP}/{MODELSERVING_VERSION}"
 MODELSERVING_KIND = "ModelServing"
 MODELSERVING = (MODELSERVING_GROUP, MODELSERVING_KIND)
+# The policy an AutoscalingPolicyBinding names (same group and version as ModelServing).
+AUTOSCALINGPOLICY_API_VERSION = MODELSERVING_API_VERSION
+AUTOSCALINGPOLICY_KIND = "AutoscalingPolicy"
 
 # Pod labels the ModelServing controller owns.
 LABEL_PREFIX = "modelserving.volcano.sh/"

@@ -32,6 +32,7 @@ POD_RE = re.compile(r"^/api/v1/namespaces/(?P<ns>[^/]+)/pods/(?P<name>[^/]+)$")
 HOOK_RE = re.compile(r"^/apis/admissionregistration\.k8s\.io/v1/(?P<kind>validating|mutating)webhookconfigurations/(?P<name>[^/]+)$")
 LEASE_RE = re.compile(r"^/apis/coordination\.k8s\.io/v1/namespaces/(?P<ns>[^/]+)/leases(?:/(?P<name>[^/]+))?$")
 GROUP_VERSION_RE = re.compile(r"^/apis/(?P<group>[^/]+)/(?P<version>[^/]+)$")
+CUSTOM_RE = re.compile(r"^/apis/(?P<group>[^/]+)/(?P<version>[^/]+)(?:/namespaces/(?P<ns>[^/]+))?/(?P<plural>[^/]+)(?:/(?P<name>[^/]+))?$")
 LISTS = {"/api/v1/nodes": "nodes", "/api/v1/pods": "pods"}
 
 
@@ -101,6 +102,7 @@ class _Watch:
     kind: str
     since: int
     timeout: int
+    namespace: str = ""  # "" for every namespace
 
 
 class _Expired:
@@ -128,9 +130,14 @@ class FakeAPI:
         by name, with the same resourceVersion precondition.
       - Leases (coordination.k8s.io/v1): `POST`, `GET`, `PUT` with optimistic concurrency.
       - Discovery: `GET /apis/{group}/{version}` answers from `discovery["group/version"]`.
+      - Custom resources of a kind that is installed (`install_custom`, or `add_custom` of one
+        of its objects): `GET` of one object, and lists and watches across all namespaces or
+        in one (`/apis/{group}/{version}[/namespaces/{ns}]/{plural}`), paged and watched like
+        pods; a kind not installed is a 404, as without its CRD.
 
     Seeding and inspecting state: `load(nodes, pods)`, `add_pod`, `edit_pod`, `delete_pod` (these
-    three emit watch events), `annotations(key)`, `put_secret`, `secret`, `put_hook`, `hook`, and
+    three emit watch events), `add_custom`, `edit_custom`, `delete_custom` (the same for custom
+    objects; `customs[(group, plural)]` holds them by (namespace, name)), `annotations(key)`, `put_secret`, `secret`, `put_hook`, `hook`, and
     the dicts `nodes`, `pods` ("ns/name"), `secrets`, `hooks`, `leases`, `discovery`.
 
     What a test can observe: `requests` (every `Call`, in arrival order), `calls(method, regex)`,
@@ -166,6 +173,7 @@ class FakeAPI:
         self.hooks: dict[tuple[str, str], dict] = {}
         self.leases: dict[str, dict] = {}
         self.discovery: dict[str, dict] = {}
+        self.customs: dict[tuple[str, str], dict[tuple[str, str], dict]] = {}
         self.history: list[tuple[int, str, str, dict]] = []  # (rv, kind, event type, object) for watches
         self.compacted = 0  # watches from below this resourceVersion get 410 Gone
         self.requests: list[Call] = []
@@ -283,6 +291,40 @@ class FakeAPI:
             pod["metadata"]["resourceVersion"] = self.next_rv()
             self.emit("pods", "MODIFIED", pod)
 
+    def install_custom(self, group: str, plural: str) -> None:
+        """The kind's CRD is installed: its lists answer (empty) instead of 404."""
+        with self.lock:
+            self.customs.setdefault((group, plural), {})
+
+    def add_custom(self, obj: dict, plural: str | None = None) -> dict:
+        """Create or replace a custom object (installing its kind), emitting ADDED or MODIFIED."""
+        from webhook.admission.review import plural_of
+
+        with self.lock:
+            obj = copy.deepcopy(obj)
+            group, plural = obj["apiVersion"].rpartition("/")[0], plural or plural_of(obj["kind"])
+            meta = obj["metadata"]
+            meta["resourceVersion"] = self.next_rv()
+            objects = self.customs.setdefault((group, plural), {})
+            key = (meta.get("namespace") or "", meta["name"])
+            etype = "MODIFIED" if key in objects else "ADDED"
+            objects[key] = obj
+            self.emit(f"{group}/{plural}", etype, obj)
+            return copy.deepcopy(obj)
+
+    def edit_custom(self, group: str, plural: str, namespace: str, name: str, fn: Callable[[dict], None]) -> None:
+        with self.lock:
+            obj = self.customs[(group, plural)][(namespace, name)]
+            fn(obj)
+            obj["metadata"]["resourceVersion"] = self.next_rv()
+            self.emit(f"{group}/{plural}", "MODIFIED", obj)
+
+    def delete_custom(self, group: str, plural: str, namespace: str, name: str) -> None:
+        with self.lock:
+            obj = self.customs[(group, plural)].pop((namespace, name))
+            obj["metadata"]["resourceVersion"] = self.next_rv()
+            self.emit(f"{group}/{plural}", "DELETED", obj)
+
     def annotations(self, key: str) -> dict:
         with self.lock:
             return dict(self.pods[key]["metadata"].get("annotations") or {})
@@ -382,12 +424,63 @@ class FakeAPI:
             return self._hook(method, m["kind"], m["name"], payload, content_type)
         if m := LEASE_RE.match(path):
             return self._lease(method, m["ns"], m["name"], payload)
+        if (m := CUSTOM_RE.match(path)) and (m["group"], m["plural"]) in self.customs and (
+                method in ("POST", "PUT", "DELETE") or "labelSelector" in call.query):
+            return self._custom_write_or_select(method, m, payload, call.query)
+        if method == "GET" and (m := CUSTOM_RE.match(path)) and (m["group"], m["plural"]) in self.customs:
+            return self._custom(m["group"], m["version"], m["ns"] or "", m["plural"], m["name"], call.query)
         if method == "GET" and (m := GROUP_VERSION_RE.match(path)):
             found = self.discovery.get(f"{m['group']}/{m['version']}")
             return (200, found) if found else (404, status(404, "NotFound", "the server could not find the requested resource"))
         return 404, status(404, "NotFound", f"the fake API does not serve {method} {path}")
 
-    def _list(self, kind: str, limit: int, token: str | None) -> Answer:
+    def _custom(self, group: str, version: str, ns: str, plural: str, name: str | None, query: dict[str, str]) -> Answer:
+        kind = f"{group}/{plural}"
+        with self.lock:
+            objects = self.customs[(group, plural)]
+            if name is not None:
+                found = objects.get((ns, name))
+                return (200, copy.deepcopy(found)) if found else (404, status(404, "NotFound", f'{kind} "{name}" not found'))
+            if query.get("watch") == "true":
+                since = int(query.get("resourceVersion") or 0)
+                return _Expired() if since < self.compacted else _Watch(kind, since, int(query.get("timeoutSeconds") or 5), ns)
+            listed = [o for (o_ns, _), o in objects.items() if not ns or o_ns == ns]
+        return self._list(kind, int(query.get("limit") or 0), query.get("continue"), listed, f"{group}/{version}")
+
+    # -- custom objects written by a client (audit's PolicyReports), and lists by label ----------
+
+    def _custom_write_or_select(self, method: str, m: re.Match[str], body: Any, query: dict[str, str]) -> Answer:
+        """`POST` (409 AlreadyExists), `PUT` with the resourceVersion precondition (409 Conflict),
+        `DELETE`, and `GET` lists filtered by an equality `labelSelector` (k=v,...)."""
+        group, plural, ns, name = m["group"], m["plural"], m["ns"] or "", m["name"]
+        with self.lock:
+            objects = self.customs[(group, plural)]
+            if method == "GET":
+                wanted = dict(part.split("=", 1) for part in query["labelSelector"].split(",") if part)
+                listed = [o for (o_ns, _), o in objects.items() if (not ns or o_ns == ns)
+                          and all((o["metadata"].get("labels") or {}).get(k) == v for k, v in wanted.items())]
+                return self._list(f"{group}/{plural}", int(query.get("limit") or 0), query.get("continue"), listed, f"{group}/{m['version']}")
+            if method == "POST" and name is None:
+                key = (ns, body["metadata"]["name"])
+                if key in objects:
+                    return 409, status(409, "AlreadyExists", f'{plural}.{group} "{key[1]}" already exists')
+                body["metadata"]["namespace"] = ns
+                body["metadata"]["uid"] = f"uid-{self.next_rv()}"
+                return 201, self.add_custom(body, plural)
+            current = objects.get((ns, name or ""))
+            if current is None:
+                return 404, status(404, "NotFound", f'{plural}.{group} "{name}" not found')
+            if method == "PUT":
+                if body["metadata"].get("resourceVersion") != current["metadata"]["resourceVersion"]:
+                    return 409, status(409, "Conflict", "the object has been modified; please apply your changes to the latest version and try again")
+                body["metadata"]["uid"] = current["metadata"].get("uid")
+                return 200, self.add_custom(body, plural)
+            if method == "DELETE":
+                self.delete_custom(group, plural, ns, name or "")
+                return 200, status(200, "Success", "deleted") | {"status": "Success"}
+            return 405, status(405, "MethodNotAllowed", method)
+
+    def _list(self, kind: str, limit: int, token: str | None, source: Iterable[dict] | None = None, api_version: str = "v1") -> Answer:
         """A list, or one page of it: the first page snapshots the items, the next ones read on."""
         with self.lock:
             if token:
@@ -395,13 +488,15 @@ class FakeAPI:
                     return 410, status(410, "Expired", "the provided continue parameter is too old")
                 rv, items = self._pages.pop(token)
             else:
-                rv, items = str(self.rv), [copy.deepcopy(o) for o in (self.nodes if kind == "nodes" else self.pods).values()]
+                if source is None:
+                    source = (self.nodes if kind == "nodes" else self.pods).values()
+                rv, items = str(self.rv), [copy.deepcopy(o) for o in source]
             meta: dict[str, Any] = {"resourceVersion": rv}
             if limit > 0 and len(items) > limit:
                 items, rest = items[:limit], items[limit:]
                 meta["continue"] = f"{rv}-{next(self._page_ids)}"
                 self._pages[meta["continue"]] = (rv, rest)
-            return 200, {"kind": "List", "apiVersion": "v1", "metadata": meta, "items": items}
+            return 200, {"kind": "List", "apiVersion": api_version, "metadata": meta, "items": items}
 
     def _pod(self, method: str, key: str, name: str, ops: Any, content_type: str) -> Answer:
         if method == "GET":
@@ -592,7 +687,8 @@ class _Handler(BaseHTTPRequestHandler):
                 if not tail:
                     api.lock.wait(0.05)
                     continue
-                pending = [(t, o) for _, k, t, o in tail if k == w.kind]
+                pending = [(t, o) for _, k, t, o in tail
+                           if k == w.kind and (not w.namespace or o["metadata"].get("namespace") == w.namespace)]
             for t, o in pending:
                 try:
                     self._chunk(json.dumps({"type": t, "object": o}).encode() + b"\n")
