@@ -2,7 +2,7 @@
 optional config file (a mounted ConfigMap), in that order of precedence.
 
 Each field declares its flag, its parser and its help once (`setting(...)`); the flag parser,
-the environment reader, the config-file reader and the README's table all come from that
+the environment reader, the config-file reader and the table in docs/configuration.md come from that
 declaration. A bad value stops the start with a message naming the flag or variable.
 """
 
@@ -219,12 +219,12 @@ def load(cls: type[T], args: argparse.Namespace | Mapping[str, Any] | None = Non
 
 
 def settings_table(cls: type) -> list[tuple[str, str, str, str]]:
-    """(flag, variable, default, help) rows for the README's configuration table."""
+    """(flag, variable, default, help) rows for a command's table in docs/configuration.md."""
     return [(flag_of(f), env_of(f), describe_default(f), f.metadata["help"]) for f in _settings_fields(cls)]
 
 
 def settings_groups(cls: type) -> list[tuple[type, list[tuple[str, str, str, str]]]]:
-    """The concerns a command's settings are composed of, each with its own rows (README tables)."""
+    """The concerns a command's settings are composed of, each with its own rows (docs/configuration.md)."""
     groups: list[tuple[type, list[tuple[str, str, str, str]]]] = []
     for group in reversed(cls.__mro__):
         own = group.__dict__.get("__annotations__", {})

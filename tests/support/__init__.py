@@ -73,3 +73,13 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+POD_CORPUS = FIXTURES / "podspecs" / "corpus.json"  # a real kube-apiserver's verdicts on pod specs
+
+
+def load_pod_corpus() -> dict:
+    """The recorded pod-spec oracle (tests/fixtures/podspecs/record.py explains how it was made):
+    `{"apiserver": {...}, "cases": [{"name", "pod", "pod_verdict", "modelserving",
+    "modelserving_verdict", "template_field", "not_knowable_offline", ...}]}`."""
+    return json.loads(POD_CORPUS.read_text())

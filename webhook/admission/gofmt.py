@@ -46,9 +46,19 @@ def plain_number(value: float) -> str:
     return format(Decimal(repr(float(value))), "f")
 
 
+class GoSyntax(str):
+    """A bad value already written as Go prints it (a typed struct such as `core.Toleration{...}`,
+    a `[]string{...}`): the built-in Pod validation reports typed values that decoded JSON cannot
+    describe, so its error is built with the text and printed as is."""
+
+    __slots__ = ()
+
+
 def go_value(value: Any) -> str:
     """A bad value as ErrorBody prints it: %v for numbers and bools, %q for strings, "null" for nil,
     Go's %#v for composite values."""
+    if isinstance(value, GoSyntax):
+        return str(value)
     if value is None:
         return '"null"'
     if isinstance(value, bool):

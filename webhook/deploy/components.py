@@ -49,7 +49,7 @@ def without_match_conditions(configurations: list[dict[str, Any]]) -> str:
         "# For API servers without webhook matchConditions (Kubernetes < 1.28, or the\n"
         "# AdmissionWebhookMatchConditions feature gate off): the entries below then receive every\n"
         "# object of their resources. The rules answer the same; only an outage of the webhook\n"
-        "# refuses more writes (see README, When the webhook is down).\n"
+        "# refuses more writes (see docs/operations.md, When the webhook is down).\n"
     )
     return _kustomization(comment, {"patches": patches})
 

@@ -1,0 +1,56 @@
+"""apimachinery's name formats and their exact messages."""
+
+from webhook.podvalidation import names
+
+LABEL_MSG = (
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end "
+    "with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is "
+    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+)
+
+
+def test_dns1123_label_message_keeps_upstream_spacing():
+    assert names.is_dns1123_label("Main") == [LABEL_MSG]
+    assert names.is_dns1123_label("a" * 64) == ["must be no more than 63 characters"]
+    assert names.is_dns1123_label("bad.sub") == ["must not contain dots"]
+    assert names.is_dns1123_label("ok-1") == []
+
+
+def test_dns1123_label_rejects_a_trailing_newline_as_go_does():
+    assert names.is_dns1123_label("main\n") == [LABEL_MSG]
+
+
+def test_qualified_name_prefix_and_name_parts():
+    assert names.is_qualified_name("example.com/app") == []
+    assert names.is_qualified_name("/app") == ["prefix part must be non-empty"]
+    assert names.is_qualified_name("a" * 64) == ["name part must be no more than 63 characters"]
+    assert names.is_qualified_name("a/b/c")[0].startswith("a qualified name must consist of")
+    assert names.is_qualified_name("Example.com/app")[0].startswith("prefix part a lowercase RFC 1123 subdomain")
+
+
+def test_generate_name_may_end_in_a_dash():
+    assert names.name_is_dns_subdomain("web-", prefix=True) == []
+    assert names.name_is_dns_subdomain("web-") != []
+
+
+def test_port_names_follow_iana_service_names():
+    assert names.is_valid_port_name("http") == []
+    assert names.is_valid_port_name("8080") == ["must contain at least one letter (a-z)"]
+    assert names.is_valid_port_name("my--port") == ["must not contain consecutive hyphens"]
+    assert names.is_valid_port_name("abcdefghijklmnop") == ["must be no more than 15 characters"]
+    assert names.is_valid_port_name("HTTP") == [
+        "must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)",
+        "must contain at least one letter (a-z)",
+    ]
+
+
+def test_env_names_and_config_keys():
+    assert names.is_env_var_name("my.var-1") == []
+    assert names.is_env_var_name("..") [-1] == "must not be '..'"
+    assert names.is_config_map_key("bad/key")[0].startswith("a valid config key must consist of")
+
+
+def test_ip_parsing_is_sloppy_about_leading_zeros():
+    assert names.parses_as_ip("010.0.0.1")
+    assert names.parses_as_ip("2001:db8::1")
+    assert not names.parses_as_ip("dns.example.com")

@@ -1,0 +1,174 @@
+"""Containers, init containers and ephemeral containers: what each has in common, and what each
+list adds (unique names across the lists, host ports, which probes and hooks are allowed)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import names
+from .env import validate_env, validate_env_from
+from .errors import Errors, FieldPath, duplicate, forbidden, invalid, not_found, not_supported, required
+from .mounts import validate_ephemeral_mounts, validate_mounts
+from .probes import validate_lifecycle, validate_probes
+from .resources import validate_resources
+from .security import validate_container_security
+from .values import arr, integer, obj, opt_obj, opt_text, text
+
+PROTOCOLS = ["SCTP", "TCP", "UDP"]
+PULL_POLICIES = ["Always", "IfNotPresent", "Never"]
+MESSAGE_POLICIES = ["File", "FallbackToLogsOnError"]
+# The fields an ephemeral container may not carry (validateFieldAllowList).
+_NOT_FOR_EPHEMERAL = ("ports", "resources", "livenessProbe", "readinessProbe", "startupProbe", "lifecycle",
+                      "resizePolicy", "restartPolicy")
+
+
+def _ports(value: Any, path: FieldPath, errs: Errors) -> None:
+    seen: set[str] = set()
+    for i, raw in enumerate(arr(value, path, errs)):
+        at = path.index(i)
+        port = obj(raw, at, errs)
+        name = text(port.get("name"), at.child("name"), errs)
+        if name:
+            problems = names.is_valid_port_name(name)
+            errs += [invalid(at.child("name"), name, m) for m in problems]
+            if not problems and name in seen:
+                errs.append(duplicate(at.child("name"), name))
+            elif not problems:
+                seen.add(name)
+        number = integer(port.get("containerPort"), at.child("containerPort"), errs)
+        if number == 0:
+            errs.append(required(at.child("containerPort")))
+        else:
+            errs += [invalid(at.child("containerPort"), number, m) for m in names.is_valid_port_num(number)]
+        host = integer(port.get("hostPort"), at.child("hostPort"), errs)
+        if host:
+            errs += [invalid(at.child("hostPort"), host, m) for m in names.is_valid_port_num(host)]
+        protocol = text(port.get("protocol"), at.child("protocol"), errs)
+        if not protocol:
+            errs.append(required(at.child("protocol")))
+        elif protocol not in PROTOCOLS:
+            errs.append(not_supported(at.child("protocol"), protocol, PROTOCOLS))
+
+
+def _common(c: dict[str, Any], volumes: dict[str, dict[str, Any]], path: FieldPath, errs: Errors) -> None:
+    """validateContainerCommon."""
+    name = text(c.get("name"), path.child("name"), errs)
+    if not name:
+        errs.append(required(path.child("name")))
+    else:
+        errs += [invalid(path.child("name"), name, m) for m in names.is_dns1123_label(name)]
+    if not text(c.get("image"), path.child("image"), errs):
+        errs.append(required(path.child("image")))
+    policy = text(c.get("terminationMessagePolicy"), path.child("terminationMessagePolicy"), errs)
+    if not policy:
+        errs.append(required(path.child("terminationMessagePolicy")))
+    elif policy not in MESSAGE_POLICIES:
+        errs.append(not_supported(path.child("terminationMessagePolicy"), policy, MESSAGE_POLICIES))
+    _ports(c.get("ports"), path.child("ports"), errs)
+    validate_env(c.get("env"), path.child("env"), errs)
+    validate_env_from(c.get("envFrom"), path.child("envFrom"), errs)
+    validate_mounts(c, volumes, path, errs)
+    pull = text(c.get("imagePullPolicy"), path.child("imagePullPolicy"), errs)
+    if not pull:
+        errs.append(required(path.child("imagePullPolicy")))
+    elif pull not in PULL_POLICIES:
+        errs.append(not_supported(path.child("imagePullPolicy"), pull, PULL_POLICIES))
+    validate_resources(obj(c.get("resources"), path.child("resources"), errs), path.child("resources"), errs)
+    validate_container_security(opt_obj(c.get("securityContext"), path.child("securityContext"), errs),
+                                path.child("securityContext"), errs)
+
+
+def host_port_conflicts(containers: list[dict[str, Any]], path: FieldPath, seen: set[str], errs: Errors) -> None:
+    """AccumulateUniqueHostPorts: protocol, host IP and host port together must be unique."""
+    for ci, c in enumerate(containers):
+        ports = c.get("ports")
+        for pi, raw in enumerate(ports if isinstance(ports, list) else []):
+            port = raw if isinstance(raw, dict) else {}
+            host = port.get("hostPort")
+            if not isinstance(host, int) or isinstance(host, bool) or host == 0:
+                continue
+            key = f"{port.get('protocol') or ''}/{port.get('hostIP') or ''}/{host}"
+            if key in seen:
+                errs.append(duplicate(path.index(ci).child("ports").index(pi).child("hostPort"), key))
+            seen.add(key)
+
+
+def items(value: Any, path: FieldPath, errs: Errors) -> list[dict[str, Any]]:
+    return [obj(raw, path.index(i), errs) for i, raw in enumerate(arr(value, path, errs))]
+
+
+def validate_containers(containers: list[dict[str, Any]], volumes: dict[str, dict[str, Any]], path: FieldPath,
+                        errs: Errors) -> None:
+    if not containers:
+        errs.append(required(path))
+        return
+    seen: set[str] = set()
+    for i, c in enumerate(containers):
+        at = path.index(i)
+        _common(c, volumes, at, errs)
+        name = name_of(c)
+        if name in seen:
+            errs.append(duplicate(at.child("name"), name))
+        seen.add(name)
+        lifecycle = opt_obj(c.get("lifecycle"), at.child("lifecycle"), errs)
+        if lifecycle is not None:
+            validate_lifecycle(lifecycle, at.child("lifecycle"), errs)
+        validate_probes(c, at, errs)
+        if c.get("restartPolicy") is not None:
+            errs.append(forbidden(at.child("restartPolicy"), "may not be set for non-init containers"))
+    host_port_conflicts(containers, path, set(), errs)
+
+
+def validate_init_containers(inits: list[dict[str, Any]], containers: list[dict[str, Any]],
+                             volumes: dict[str, dict[str, Any]], path: FieldPath, errs: Errors) -> None:
+    """Init containers share the name space of the app containers. Sidecars (an init container
+    with restartPolicy Always) are behind an alpha gate in 1.28, so the field is dropped before
+    validation and probes and hooks stay forbidden."""
+    seen = {name_of(c) for c in containers}
+    for i, c in enumerate(inits):
+        at = path.index(i)
+        _common(c, volumes, at, errs)
+        name = name_of(c)
+        if name in seen:
+            errs.append(duplicate(at.child("name"), name))
+        elif name:
+            seen.add(name)
+        host_port_conflicts([c], path, set(), errs)
+        for key in ("lifecycle", "livenessProbe", "readinessProbe", "startupProbe"):
+            if c.get(key) is not None:
+                errs.append(forbidden(at.child(key), "may not be set for init containers without restartPolicy=Always"))
+
+
+def validate_ephemeral_containers(ephemerals: list[dict[str, Any]], containers: list[dict[str, Any]],
+                                  inits: list[dict[str, Any]], volumes: dict[str, dict[str, Any]], path: FieldPath,
+                                  errs: Errors) -> None:
+    others = {name_of(c) for c in containers + inits}
+    seen = set(others)
+    for i, c in enumerate(ephemerals):
+        at = path.index(i)
+        _common(c, volumes, at, errs)
+        errs += image_whitespace(c, at)
+        name = name_of(c)
+        if name in seen:
+            errs.append(duplicate(at.child("name"), name))
+        else:
+            seen.add(name)
+        target = opt_text(c.get("targetContainerName"), at.child("targetContainerName"), errs)
+        if target and target not in others:
+            errs.append(not_found(at.child("targetContainerName"), target))
+        for key in _NOT_FOR_EPHEMERAL:
+            if c.get(key) not in (None, {}, []):
+                errs.append(forbidden(at.child(key), "cannot be set for an Ephemeral Container"))
+        validate_ephemeral_mounts(c, at, errs)
+
+
+def name_of(c: dict[str, Any]) -> str:
+    name = c.get("name")
+    return name if isinstance(name, str) else ""
+
+
+def image_whitespace(c: dict[str, Any], path: FieldPath) -> Errors:
+    image = c.get("image")
+    if isinstance(image, str) and image != image.strip():
+        return [invalid(path.child("image"), image, "must not have leading or trailing whitespace")]
+    return []

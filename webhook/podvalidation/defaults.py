@@ -1,0 +1,199 @@
+"""The v1 defaults the API server applies before it validates a Pod or a pod template.
+
+Validation reads defaulted objects: an unset restartPolicy is `Always` by then, a port's protocol
+`TCP`, a probe's period 10 seconds, a volume with no source an emptyDir. Only defaults that a
+check or a message can see are applied. Fields behind feature gates that are off in 1.28
+(sidecar init containers, in-place resize, user namespaces, dynamic resource claims) are dropped,
+as the API server drops them on create. Input of the wrong shape is left alone: validation
+reports it.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any
+
+from ..quantity import parse_quantity
+from .volumes import SOURCE_KEYS
+
+_FILE_MODE = 0o644
+_PROBES = ("livenessProbe", "readinessProbe", "startupProbe")
+_SOURCES_FIELD = "sources"
+# A docker reference's path component: lowercase runs joined by '.', '_', '__' or dashes.
+_COMPONENT = re.compile(r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*")
+
+
+def _dicts(value: Any) -> list[dict[str, Any]]:
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+def _sub(holder: dict[str, Any], key: str) -> dict[str, Any] | None:
+    value = holder.get(key)
+    return value if isinstance(value, dict) else None
+
+
+def _set(holder: dict[str, Any], key: str, value: Any) -> None:
+    """Go's `if x == zero { x = default }`: absent, null and the zero value are all unset."""
+    if holder.get(key) in (None, "", 0) and not isinstance(holder.get(key), bool):
+        holder[key] = value
+
+
+def image_tag(image: str) -> str:
+    """The tag ParseImageName finds: `latest` when none is written, "" for a digest or an
+    unparsable reference."""
+    if not image or image != image.strip() or "@" in image:
+        return ""
+    rest = image
+    first, sep, remainder = image.partition("/")
+    if sep and ("." in first or ":" in first or first == "localhost" or first != first.lower()):
+        rest = remainder
+    name, _, tag = rest.rpartition(":") if ":" in rest.rsplit("/", 1)[-1] else (rest, "", "")
+    if not all(_COMPONENT.fullmatch(part) for part in name.split("/")):
+        return ""
+    return tag or "latest"
+
+
+def _http_get(handler: dict[str, Any]) -> None:
+    action = _sub(handler, "httpGet")
+    if action is not None:
+        _set(action, "path", "/")
+        _set(action, "scheme", "HTTP")
+
+
+def _container(c: dict[str, Any]) -> None:
+    if c.get("imagePullPolicy") in (None, ""):
+        image = c.get("image")
+        c["imagePullPolicy"] = "Always" if isinstance(image, str) and image_tag(image) == "latest" else "IfNotPresent"
+    _set(c, "terminationMessagePath", "/dev/termination-log")
+    _set(c, "terminationMessagePolicy", "File")
+    for port in _dicts(c.get("ports")):
+        _set(port, "protocol", "TCP")
+    for var in _dicts(c.get("env")):
+        source = _sub(var, "valueFrom")
+        ref = _sub(source, "fieldRef") if source is not None else None
+        if ref is not None:
+            _set(ref, "apiVersion", "v1")
+    for kind in _PROBES:
+        probe = _sub(c, kind)
+        if probe is None:
+            continue
+        _set(probe, "timeoutSeconds", 1)
+        _set(probe, "periodSeconds", 10)
+        _set(probe, "successThreshold", 1)
+        _set(probe, "failureThreshold", 3)
+        _http_get(probe)
+        grpc = _sub(probe, "grpc")
+        if grpc is not None and grpc.get("service") is None:
+            grpc["service"] = ""
+    lifecycle = _sub(c, "lifecycle")
+    for hook in ("postStart", "preStop"):
+        handler = _sub(lifecycle, hook) if lifecycle is not None else None
+        if handler is not None:
+            _http_get(handler)
+    c.pop("resizePolicy", None)
+    context = _sub(c, "securityContext")
+    if context is not None:
+        context.pop("procMount", None)  # ProcMountType is off: the field is dropped
+    resources = _sub(c, "resources")
+    if resources is not None:
+        resources.pop("claims", None)
+
+
+def _downward_items(source: dict[str, Any]) -> None:
+    for item in _dicts(source.get("items")):
+        ref = _sub(item, "fieldRef")
+        if ref is not None:
+            _set(ref, "apiVersion", "v1")
+
+
+def _volume(volume: dict[str, Any]) -> None:
+    if not any(volume.get(key) is not None for key in SOURCE_KEYS):
+        volume["emptyDir"] = {}
+    for key in ("configMap", "secret", "downwardAPI", "projected"):
+        source = _sub(volume, key)
+        if source is not None and source.get("defaultMode") is None:
+            source["defaultMode"] = _FILE_MODE
+    if (source := _sub(volume, "downwardAPI")) is not None:
+        _downward_items(source)
+    for part in _dicts((_sub(volume, "projected") or {}).get(_SOURCES_FIELD)):
+        if (downward := _sub(part, "downwardAPI")) is not None:
+            _downward_items(downward)
+        if (token := _sub(part, "serviceAccountToken")) is not None:
+            _set(token, "expirationSeconds", 3600)
+    if (host := _sub(volume, "hostPath")) is not None and host.get("type") is None:
+        host["type"] = ""
+
+
+def _spec(spec: dict[str, Any]) -> None:
+    """SetDefaults_PodSpec and everything under it, plus the dropped gated fields."""
+    _set(spec, "dnsPolicy", "ClusterFirst")
+    _set(spec, "restartPolicy", "Always")
+    if spec.get("securityContext") is None:
+        spec["securityContext"] = {}
+    if spec.get("terminationGracePeriodSeconds") is None:
+        spec["terminationGracePeriodSeconds"] = 30
+    _set(spec, "schedulerName", "default-scheduler")
+    if spec.get("serviceAccountName") in (None, "") and isinstance(spec.get("serviceAccount"), str):
+        spec["serviceAccountName"] = spec["serviceAccount"]
+    for key in ("containers", "initContainers", "ephemeralContainers"):
+        for c in _dicts(spec.get(key)):
+            _container(c)
+    for c in _dicts(spec.get("initContainers")):
+        c.pop("restartPolicy", None)
+    for volume in _dicts(spec.get("volumes")):
+        _volume(volume)
+    spec.pop("hostUsers", None)
+    spec.pop("resourceClaims", None)
+
+
+def _pod_only(spec: dict[str, Any]) -> None:
+    """SetDefaults_Pod: limits stand in for missing requests, service links on, and on the host
+    network a hostPort repeats its containerPort."""
+    for key in ("containers", "initContainers"):
+        for c in _dicts(spec.get(key)):
+            resources = _sub(c, "resources")
+            limits = _sub(resources, "limits") if resources is not None else None
+            if resources is None or limits is None:
+                continue
+            requests = resources.get("requests")
+            if not isinstance(requests, dict):
+                requests = resources["requests"] = {}
+            for name, amount in limits.items():
+                if parse_quantity(amount) is not None:  # an unparsable limit is reported once, at limits
+                    requests.setdefault(name, copy.deepcopy(amount))
+    if spec.get("enableServiceLinks") is None:
+        spec["enableServiceLinks"] = True
+    if spec.get("hostNetwork") is True:
+        for key in ("containers", "initContainers"):
+            for c in _dicts(spec.get(key)):
+                for port in _dicts(c.get("ports")):
+                    if port.get("hostPort") in (None, 0):
+                        port["hostPort"] = port.get("containerPort", 0)
+
+
+def apply_template_defaults(template: Any) -> Any:
+    """A defaulted deep copy of a pod template (`{metadata, spec}`), as a workload's template is
+    defaulted; anything that is not an object is returned as it is."""
+    out = copy.deepcopy(template)
+    if isinstance(out, dict) and isinstance(out.get("spec"), dict):
+        _spec(out["spec"])
+    return out
+
+
+def apply_pod_defaults(pod: Any) -> Any:
+    """A defaulted deep copy of a Pod, as the API server defaults it on create."""
+    out = copy.deepcopy(pod)
+    if isinstance(out, dict) and isinstance(out.get("spec"), dict):
+        _spec(out["spec"])
+        _pod_only(out["spec"])
+    return out
+
+
+def apply_pod_spec_defaults(spec: Any) -> Any:
+    """A defaulted deep copy of a Pod's spec alone (the pod a controller builds from a template)."""
+    out = copy.deepcopy(spec)
+    if isinstance(out, dict):
+        _spec(out)
+        _pod_only(out)
+    return out

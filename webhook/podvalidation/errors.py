@@ -1,0 +1,77 @@
+"""The one place this package builds field errors: the house's constructors, origin built-in.
+
+The package reports what kube-apiserver would report, so its errors carry the `builtin` origin and
+print their bad values the way Go's `field.Error.ErrorBody` does (strings quoted, numbers bare,
+typed values in Go syntax). The Pod validation sees typed Go values where decoded JSON has plain
+lists and maps, so `_typed` turns those into the text Go would print before the error is built;
+every other module calls the wrappers below and never constructs an error itself.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..admission import fields
+from ..admission.fields import FieldError, FieldPath
+from ..admission.gofmt import GoSyntax
+
+__all__ = [
+    "BUILTIN", "FieldError", "FieldPath", "GoSyntax", "Errors",
+    "duplicate", "forbidden", "internal", "invalid", "not_found", "not_supported", "required",
+    "too_long", "too_many", "type_invalid",
+]
+
+BUILTIN = fields.BUILTIN
+
+Errors = list[FieldError]
+
+
+def _typed(value: Any) -> Any:
+    """A list of strings is a Go `[]string`; any other composite value is shown as JSON text, which
+    is what the API server's typed structs print for the fields this package reports."""
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return GoSyntax("[]string{" + ", ".join(json.dumps(v, ensure_ascii=False) for v in value) + "}")
+    if isinstance(value, (dict, list)):
+        return GoSyntax(json.dumps(value, sort_keys=True, default=str))
+    return value
+
+
+def invalid(path: FieldPath, value: Any, detail: str) -> FieldError:
+    return fields.invalid(path, _typed(value), detail, origin=BUILTIN)
+
+
+def required(path: FieldPath, detail: str = "") -> FieldError:
+    return fields.required(path, detail, origin=BUILTIN)
+
+
+def forbidden(path: FieldPath, detail: str) -> FieldError:
+    return fields.forbidden(path, detail, origin=BUILTIN)
+
+
+def not_supported(path: FieldPath, value: Any, supported: list[str]) -> FieldError:
+    return fields.not_supported(path, _typed(value), supported, origin=BUILTIN)
+
+
+def duplicate(path: FieldPath, value: Any) -> FieldError:
+    return fields.duplicate(path, _typed(value), origin=BUILTIN)
+
+
+def not_found(path: FieldPath, value: Any, detail: str = "") -> FieldError:
+    return FieldError("FieldValueNotFound", path, detail, _typed(value), BUILTIN)
+
+
+def too_long(path: FieldPath, max_length: int) -> FieldError:
+    return fields.too_long(path, max_length, origin=BUILTIN)
+
+
+def too_many(path: FieldPath, actual: int, max_items: int) -> FieldError:
+    return fields.too_many(path, actual, max_items, origin=BUILTIN)
+
+
+def type_invalid(path: FieldPath, value: Any, detail: str) -> FieldError:
+    return fields.type_invalid(path, _typed(value), detail, origin=BUILTIN)
+
+
+def internal(path: FieldPath, detail: str) -> FieldError:
+    return fields.internal(path, detail, origin=BUILTIN)

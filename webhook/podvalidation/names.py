@@ -1,0 +1,200 @@
+"""apimachinery's name and value formats (pkg/util/validation), with its exact messages.
+
+Each `is_*` returns the list of problems with a value, empty when it is fine; callers turn each
+problem into an `Invalid value` at their own path, as the API server does.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+
+_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_SUBDOMAIN_FMT = _LABEL_FMT + "(\\." + _LABEL_FMT + ")*"
+_DNS1035_FMT = "[a-z]([-a-z0-9]*[a-z0-9])?"
+_QNAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+_LABEL_VALUE_FMT = "(" + _QNAME_FMT + ")?"
+_ENV_FMT = "[-._a-zA-Z][-._a-zA-Z0-9]*"
+_CONFIG_KEY_FMT = "[-._a-zA-Z0-9]+"
+_HEADER_FMT = "[-A-Za-z0-9]+"
+
+_LABEL = re.compile(_LABEL_FMT)
+_SUBDOMAIN = re.compile(_SUBDOMAIN_FMT)
+_DNS1035 = re.compile(_DNS1035_FMT)
+_QNAME = re.compile(_QNAME_FMT)
+_LABEL_VALUE = re.compile(_LABEL_VALUE_FMT)
+_ENV = re.compile(_ENV_FMT)
+_CONFIG_KEY = re.compile(_CONFIG_KEY_FMT)
+_HEADER = re.compile(_HEADER_FMT)
+_PORT_NAME_CHARS = re.compile("[-a-z0-9]+")
+
+_QNAME_MSG = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
+
+
+def _match(pattern: re.Pattern[str], value: str) -> bool:
+    """Go's `^...$` regexp match: `$` there is the end of the text, never before a newline."""
+    return pattern.fullmatch(value) is not None
+
+
+def regex_error(msg: str, fmt: str, *examples: str) -> str:
+    if not examples:
+        return f"{msg} (regex used for validation is '{fmt}')"
+    shown = " or ".join(f"'{e}', " for e in examples)
+    return f"{msg} (e.g. {shown}regex used for validation is '{fmt}')"
+
+
+def max_len_error(length: int) -> str:
+    return f"must be no more than {length} characters"
+
+
+def inclusive_range_error(lo: int, hi: int) -> str:
+    return f"must be between {lo} and {hi}, inclusive"
+
+
+def is_dns1123_label(value: str) -> list[str]:
+    errs = [max_len_error(63)] if len(value) > 63 else []
+    if not _match(_LABEL, value):
+        if _match(_SUBDOMAIN, value):
+            errs.append("must not contain dots")
+        else:
+            errs.append(regex_error(
+                "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must "
+                "start and end with an alphanumeric character", _LABEL_FMT, "my-name", "123-abc"))
+    return errs
+
+
+def is_dns1123_subdomain(value: str) -> list[str]:
+    errs = [max_len_error(253)] if len(value) > 253 else []
+    if not _match(_SUBDOMAIN, value):
+        errs.append(regex_error(
+            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and "
+            "must start and end with an alphanumeric character", _SUBDOMAIN_FMT, "example.com"))
+    return errs
+
+
+def is_dns1035_label(value: str) -> list[str]:
+    errs = [max_len_error(63)] if len(value) > 63 else []
+    if not _match(_DNS1035, value):
+        errs.append(regex_error(
+            "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
+            "alphabetic character, and end with an alphanumeric character", _DNS1035_FMT, "my-name", "abc-123"))
+    return errs
+
+
+def _mask_trailing_dash(name: str) -> str:
+    """A generateName may end in '-' (a suffix follows), so check it as if that were a letter."""
+    return name[:-2] + "a" if len(name) > 1 and name.endswith("-") else name
+
+
+def name_is_dns_subdomain(name: str, prefix: bool = False) -> list[str]:
+    return is_dns1123_subdomain(_mask_trailing_dash(name) if prefix else name)
+
+
+def name_is_dns_label(name: str, prefix: bool = False) -> list[str]:
+    return is_dns1123_label(_mask_trailing_dash(name) if prefix else name)
+
+
+def is_qualified_name(value: str) -> list[str]:
+    parts = value.split("/")
+    errs: list[str] = []
+    if len(parts) == 1:
+        name = parts[0]
+    elif len(parts) == 2:
+        prefix, name = parts
+        if not prefix:
+            errs.append("prefix part must be non-empty")
+        else:
+            errs += ["prefix part " + m for m in is_dns1123_subdomain(prefix)]
+    else:
+        return [
+            "a qualified name " + regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc")
+            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+        ]
+    if not name:
+        errs.append("name part must be non-empty")
+    elif len(name) > 63:
+        errs.append("name part " + max_len_error(63))
+    if not _match(_QNAME, name):
+        errs.append("name part " + regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc"))
+    return errs
+
+
+def is_valid_label_value(value: str) -> list[str]:
+    errs = [max_len_error(63)] if len(value) > 63 else []
+    if not _match(_LABEL_VALUE, value):
+        errs.append(regex_error(
+            "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and "
+            "must start and end with an alphanumeric character", _LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
+    return errs
+
+
+def _chdir_prefix(value: str) -> list[str]:
+    if value == ".":
+        return ["must not be '.'"]
+    if value == "..":
+        return ["must not be '..'"]
+    if value.startswith(".."):
+        return ["must not start with '..'"]
+    return []
+
+
+def is_env_var_name(value: str) -> list[str]:
+    errs = []
+    if not _match(_ENV, value):
+        errs.append(regex_error(
+            "a valid environment variable name must consist of alphabetic characters, digits, '_', '-', or '.', "
+            "and must not start with a digit", _ENV_FMT, "my.env-name", "MY_ENV.NAME", "MyEnvName1"))
+    return errs + _chdir_prefix(value)
+
+
+def is_config_map_key(value: str) -> list[str]:
+    errs = [max_len_error(253)] if len(value) > 253 else []
+    if not _match(_CONFIG_KEY, value):
+        errs.append(regex_error("a valid config key must consist of alphanumeric characters, '-', '_' or '.'",
+                                _CONFIG_KEY_FMT, "key.name", "KEY_NAME", "key-name"))
+    return errs + _chdir_prefix(value)
+
+
+def is_http_header_name(value: str) -> list[str]:
+    if _match(_HEADER, value):
+        return []
+    return [regex_error("a valid HTTP header must consist of alphanumeric characters or '-'", _HEADER_FMT, "X-Header-Name")]
+
+
+def is_valid_port_num(port: int) -> list[str]:
+    return [] if 1 <= port <= 65535 else [inclusive_range_error(1, 65535)]
+
+
+def is_valid_port_name(port: str) -> list[str]:
+    """An IANA service name: at most 15 characters, lowercase letters, digits and single hyphens."""
+    errs = [max_len_error(15)] if len(port) > 15 else []
+    if not _match(_PORT_NAME_CHARS, port):
+        errs.append("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)")
+    if not re.search("[a-z]", port):
+        errs.append("must contain at least one letter (a-z)")
+    if "--" in port:
+        errs.append("must not contain consecutive hyphens")
+    if port and (port[0] == "-" or port[-1] == "-"):
+        errs.append("must not begin or end with a hyphen")
+    return errs
+
+
+def is_valid_id(value: int) -> list[str]:
+    """User and group ids: 0 through MaxInt32."""
+    return [] if 0 <= value <= 2147483647 else [inclusive_range_error(0, 2147483647)]
+
+
+def parses_as_ip(value: str) -> bool:
+    """Go's ParseIPSloppy: IPv4 dotted quads may carry leading zeros, IPv6 as usual."""
+    if not value.isascii():
+        return False
+    quad = value.split(".")
+    if len(quad) == 4 and all(p.isdigit() and len(p) <= 3 and int(p) <= 255 for p in quad):
+        return True
+    if "%" in value:
+        return False
+    try:
+        ipaddress.IPv6Address(value)
+    except ValueError:
+        return False
+    return True

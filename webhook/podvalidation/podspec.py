@@ -1,0 +1,244 @@
+"""ValidatePodSpec, ValidatePodCreate and ValidatePodTemplateSpec: the order of the checks, and the
+pod-level fields no other module owns (restart and DNS policy, DNS config, names of other objects,
+host aliases, gates, deadlines).
+
+`is_pod` is upstream's `ResourceIsPod`: a Pod (or the pod a controller makes from a template)
+must repeat its containerPort as hostPort on the host network; a bare template may leave it 0.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import names
+from .containers import (image_whitespace, items, name_of, validate_containers, validate_ephemeral_containers,
+                         validate_init_containers)
+from .errors import Errors, FieldPath, duplicate, forbidden, invalid, not_supported, required
+from .meta import SECCOMP_CONTAINER_PREFIX, SECCOMP_POD_ANNOTATION, validate_annotations, validate_labels, validate_object_meta, validate_pod_annotations
+from .platform import all_containers, validate_os
+from .resources import validate_overhead
+from .scheduling import validate_affinity, validate_tolerations, validate_topology_spread
+from .security import validate_pod_security
+from .values import arr, obj, opt_int, opt_obj, opt_text, string_map, strings, text
+from .volumes import validate_volumes
+
+RESTART_POLICIES = ["Always", "OnFailure", "Never"]
+DNS_POLICIES = ["ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"]
+PREEMPTION_POLICIES = ["PreemptLowerPriority", "Never"]
+_MAX_INT32 = 2**31 - 1
+
+
+def _choice(value: str, supported: list[str], path: FieldPath) -> Errors:
+    if not value:
+        return [required(path)]
+    return [] if value in supported else [not_supported(path, value, supported)]
+
+
+def _host_network_ports(spec: dict[str, Any], path: FieldPath, is_pod: bool, errs: Errors) -> None:
+    if spec.get("hostNetwork") is not True:
+        return
+    for i, c in enumerate(items(spec.get("containers"), path.child("containers"), [])):
+        for j, raw in enumerate(arr(c.get("ports"), path, [])):
+            port = raw if isinstance(raw, dict) else {}
+            host, target = port.get("hostPort") or 0, port.get("containerPort") or 0
+            if (is_pod or host != 0) and host != target:
+                at = path.child("containers").index(i).child("ports").index(j).child("hostPort")
+                errs.append(invalid(at, host, "must match `containerPort` when `hostNetwork` is true"))
+
+
+def _dns_config(spec: dict[str, Any], policy: str, path: FieldPath, errs: Errors) -> None:
+    config = opt_obj(spec.get("dnsConfig"), path, errs)
+    if policy == "None":
+        if config is None:
+            errs.append(required(path, "must provide `dnsConfig` when `dnsPolicy` is None"))
+            return
+        if not arr(config.get("nameservers"), path.child("nameservers"), []):
+            errs.append(required(path.child("nameservers"), "must provide at least one DNS nameserver when `dnsPolicy` is None"))
+            return
+    if config is None:
+        return
+    servers = strings(config.get("nameservers"), path.child("nameservers"), errs)
+    if len(servers) > 3:
+        errs.append(invalid(path.child("nameservers"), servers, "must not have more than 3 nameservers"))
+    for i, server in enumerate(servers):
+        if not names.parses_as_ip(server):
+            errs.append(invalid(path.child("nameservers").index(i), server, "must be valid IP address"))
+    searches = strings(config.get("searches"), path.child("searches"), errs)
+    if len(searches) > 32:
+        errs.append(invalid(path.child("searches"), searches, "must not have more than 32 search paths"))
+    if len(" ".join(searches)) > 2048:
+        errs.append(invalid(path.child("searches"), searches, "must not have more than 2048 characters (including spaces) in the search list"))
+    for i, search in enumerate(searches):
+        trimmed = search[:-1] if search.endswith(".") else search
+        errs += [invalid(path.child("searches").index(i), trimmed, m) for m in names.is_dns1123_subdomain(trimmed)]
+    for i, option in enumerate(arr(config.get("options"), path.child("options"), errs)):
+        if not text(obj(option, path.child("options").index(i), errs).get("name"), path.child("options").index(i), errs):
+            errs.append(required(path.child("options").index(i), "must not be empty"))
+
+
+def _gates(spec: dict[str, Any], path: FieldPath, errs: Errors) -> None:
+    for i, gate in enumerate(arr(spec.get("readinessGates"), path.child("readinessGates"), errs)):
+        at = path.child("readinessGates").index(i).child("conditionType")
+        kind = text(obj(gate, path.child("readinessGates").index(i), errs).get("conditionType"), at, errs)
+        errs += [invalid(at, kind, m) for m in names.is_qualified_name(kind)]
+    seen: set[str] = set()
+    for i, gate in enumerate(arr(spec.get("schedulingGates"), path.child("schedulingGates"), errs)):
+        at = path.child("schedulingGates").index(i)
+        name = text(obj(gate, at, errs).get("name"), at.child("name"), errs)
+        errs += [invalid(at, name, m) for m in names.is_qualified_name(name)]
+        if name in seen:
+            errs.append(duplicate(at, name))
+        seen.add(name)
+
+
+def _named_objects(spec: dict[str, Any], path: FieldPath, errs: Errors) -> None:
+    """Names of other objects and of this pod's host, then the deadline."""
+    for key in ("serviceAccountName", "nodeName"):
+        name = text(spec.get(key), path.child(key), errs)
+        if name:
+            errs += [invalid(path.child(key), name, m) for m in names.name_is_dns_subdomain(name)]
+    deadline = opt_int(spec.get("activeDeadlineSeconds"), path.child("activeDeadlineSeconds"), errs)
+    if deadline is not None and not 1 <= deadline <= _MAX_INT32:
+        errs.append(invalid(path.child("activeDeadlineSeconds"), deadline, names.inclusive_range_error(1, _MAX_INT32)))
+    for key in ("hostname", "subdomain"):
+        value = text(spec.get(key), path.child(key), errs)
+        if value:
+            errs += [invalid(path.child(key), value, m) for m in names.is_dns1123_label(value)]
+
+
+def _host_aliases(spec: dict[str, Any], path: FieldPath, errs: Errors) -> None:
+    for i, raw in enumerate(arr(spec.get("hostAliases"), path, errs)):
+        alias = obj(raw, path.index(i), errs)
+        ip = text(alias.get("ip"), path.child("ip"), errs)
+        if not names.parses_as_ip(ip):
+            errs.append(invalid(path.child("ip"), ip, "must be valid IP address"))
+        for host in strings(alias.get("hostnames"), path.child("hostnames"), errs):
+            errs += [invalid(path.child("hostnames"), host, m) for m in names.is_dns1123_subdomain(host)]
+
+
+def _priority_and_runtime(spec: dict[str, Any], path: FieldPath, errs: Errors) -> None:
+    priority_class = text(spec.get("priorityClassName"), path.child("priorityClassName"), errs)
+    if priority_class:
+        errs += [invalid(path.child("priorityClassName"), priority_class, m) for m in names.name_is_dns_subdomain(priority_class)]
+    runtime = opt_text(spec.get("runtimeClassName"), path.child("runtimeClassName"), errs)
+    if runtime is not None:
+        errs += [invalid(path.child("runtimeClassName"), runtime, m) for m in names.name_is_dns_subdomain(runtime)]
+    preemption = opt_text(spec.get("preemptionPolicy"), path.child("preemptionPolicy"), errs)
+    if preemption is not None:
+        errs += _choice(preemption, PREEMPTION_POLICIES, path.child("preemptionPolicy"))
+    if spec.get("overhead") is not None:
+        validate_overhead(spec.get("overhead"), path.child("overhead"), errs)
+
+
+def validate_pod_spec(spec: dict[str, Any], path: FieldPath, *, is_pod: bool = True) -> Errors:
+    """ValidatePodSpec on a defaulted spec, every error rooted at `path`."""
+    errs: Errors = []
+    volumes = validate_volumes(spec.get("volumes"), path.child("volumes"), errs)
+    containers = items(spec.get("containers"), path.child("containers"), errs)
+    inits = items(spec.get("initContainers"), path.child("initContainers"), errs)
+    ephemerals = items(spec.get("ephemeralContainers"), path.child("ephemeralContainers"), errs)
+    validate_containers(containers, volumes, path.child("containers"), errs)
+    validate_init_containers(inits, containers, volumes, path.child("initContainers"), errs)
+    if ephemerals:
+        validate_ephemeral_containers(ephemerals, containers, inits, volumes, path.child("ephemeralContainers"), errs)
+    _host_network_ports(spec, path, is_pod, errs)
+    errs += _choice(text(spec.get("restartPolicy"), path.child("restartPolicy"), errs), RESTART_POLICIES, path.child("restartPolicy"))
+    dns_policy = text(spec.get("dnsPolicy"), path.child("dnsPolicy"), errs)
+    errs += _choice(dns_policy, DNS_POLICIES, path.child("dnsPolicy"))
+    errs += validate_labels(string_map(spec.get("nodeSelector"), path.child("nodeSelector"), errs), path.child("nodeSelector"))
+    validate_pod_security(spec, path.child("securityContext"), errs)
+    validate_affinity(spec, path.child("affinity"), errs)
+    _dns_config(spec, dns_policy, path.child("dnsConfig"), errs)
+    _gates(spec, path, errs)
+    validate_topology_spread(spec.get("topologySpreadConstraints"), path.child("topologySpreadConstraints"), errs)
+    _named_objects(spec, path, errs)
+    validate_tolerations(spec.get("tolerations"), path.child("tolerations"), errs)
+    _host_aliases(spec, path.child("hostAliases"), errs)
+    _priority_and_runtime(spec, path, errs)
+    validate_os(spec, path, errs)
+    return errs
+
+
+def _seccomp_match(annotations: dict[str, str], spec: dict[str, Any], path: FieldPath) -> Errors:
+    """A seccomp annotation and the matching seccompProfile field must agree."""
+    errs: Errors = []
+    pod_context = spec.get("securityContext") if isinstance(spec.get("securityContext"), dict) else {}
+    assert isinstance(pod_context, dict)
+    checks = [(annotations.get(SECCOMP_POD_ANNOTATION), pod_context.get("seccompProfile"), path.child("securityContext", "seccompProfile"))]
+    for c, at in all_containers(spec, path):
+        context = c.get("securityContext") if isinstance(c.get("securityContext"), dict) else {}
+        assert isinstance(context, dict)
+        name = name_of(c)
+        checks.append((annotations.get(SECCOMP_CONTAINER_PREFIX + name), context.get("seccompProfile"), at.child("securityContext", "seccompProfile")))
+    for annotation, profile, at in checks:
+        if annotation is None or not isinstance(profile, dict):
+            continue
+        kind, local = profile.get("type"), profile.get("localhostProfile")
+        if (kind == "Unconfined" and annotation != "unconfined") or (
+                kind == "RuntimeDefault" and annotation not in ("runtime/default", "docker/default")) or (
+                kind == "Localhost" and not annotation.startswith("localhost/")):
+            errs.append(forbidden(at.child("type"), "seccomp type in annotation and field must match"))
+        elif kind == "Localhost" and annotation[len("localhost/"):] != local:
+            errs.append(forbidden(at.child("localhostProfile"), "seccomp profile in annotation and field must match"))
+    return errs
+
+
+def _container_names(spec: dict[str, Any]) -> set[str]:
+    return {name_of(c) for c, _ in all_containers(spec, FieldPath())}
+
+
+def _image_whitespace(spec: dict[str, Any], path: FieldPath) -> Errors:
+    errs: Errors = []
+    for key in ("containers", "initContainers"):
+        for i, c in enumerate(items(spec.get(key), path.child(key), [])):
+            errs += image_whitespace(c, path.child(key).index(i))
+    return errs
+
+
+def validate_pod_create(pod: Any) -> Errors:
+    """ValidatePodCreate on a defaulted Pod (see `apply_pod_defaults`)."""
+    errs: Errors = []
+    pod = obj(pod, FieldPath(), errs)
+    if errs:
+        return errs  # not an object at all: nothing further to say
+    meta_path, spec_path = FieldPath.of("metadata"), FieldPath.of("spec")
+    meta = obj(pod.get("metadata"), meta_path, errs)
+    spec = obj(pod.get("spec"), spec_path, errs)
+    validate_object_meta(meta, meta_path, errs)
+    annotations = string_map(meta.get("annotations"), meta_path.child("annotations"), [])
+    errs += validate_pod_annotations(annotations, spec, _container_names(spec), meta_path.child("annotations"))
+    errs += validate_pod_spec(spec, spec_path, is_pod=True)
+    errs += _image_whitespace(spec, spec_path)
+    if arr(spec.get("ephemeralContainers"), spec_path, []):
+        errs.append(forbidden(spec_path.child("ephemeralContainers"), "cannot be set on create"))
+    if spec.get("nodeName") and arr(spec.get("schedulingGates"), spec_path, []):
+        errs.append(forbidden(spec_path.child("nodeName"), "cannot be set until all schedulingGates have been cleared"))
+    return errs + _seccomp_match(annotations, spec, spec_path)
+
+
+def validate_pod_template_spec(template: Any, path: FieldPath, *, is_pod: bool = False) -> Errors:
+    """ValidatePodTemplateSpec on a defaulted template (see `apply_template_defaults`), rooted at
+    `path`. Upstream reports a template's labels at `<path>.labels`; with `is_pod=True` the
+    template is judged as the Pod a controller creates from it, so its metadata errors sit at
+    `<path>.metadata.labels`, and the Pod-only checks (hostPort on the host network, image
+    whitespace) apply."""
+    errs: Errors = []
+    template = obj(template, path, errs)
+    if errs:
+        return errs
+    meta_path = path.child("metadata") if is_pod else path
+    meta = obj(template.get("metadata"), path.child("metadata"), errs)
+    spec_path = path.child("spec")
+    spec = obj(template.get("spec"), spec_path, errs)
+    labels = string_map(meta.get("labels"), meta_path.child("labels"), errs)
+    annotations = string_map(meta.get("annotations"), meta_path.child("annotations"), errs)
+    errs += validate_labels(labels, meta_path.child("labels"))
+    errs += validate_annotations(annotations, meta_path.child("annotations"))
+    errs += validate_pod_annotations(annotations, spec, _container_names(spec), meta_path.child("annotations"))
+    errs += validate_pod_spec(spec, spec_path, is_pod=is_pod)
+    if is_pod:
+        errs += _image_whitespace(spec, spec_path)
+    errs += _seccomp_match(annotations, spec, spec_path)
+    if arr(spec.get("ephemeralContainers"), path, []):
+        errs.append(forbidden(spec_path.child("ephemeralContainers"), "ephemeral containers not allowed in pod template"))
+    return errs

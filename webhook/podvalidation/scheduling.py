@@ -1,0 +1,224 @@
+"""Where a pod may run: tolerations, node and pod (anti-)affinity, topology spread constraints."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import names
+from .errors import Errors, FieldPath, GoSyntax, duplicate, forbidden, invalid, not_supported, required
+from .meta import validate_labels
+from .values import arr, integer, obj, opt_int, opt_obj, opt_text, string_map, strings, text
+
+TAINT_EFFECTS = ["NoSchedule", "PreferNoSchedule", "NoExecute"]
+WHEN_UNSATISFIABLE = ["DoNotSchedule", "ScheduleAnyway"]
+INCLUSION_POLICIES = ["Honor", "Ignore"]
+
+
+def _label_name(key: str, path: FieldPath) -> Errors:
+    return [invalid(path, key, m) for m in names.is_qualified_name(key)]
+
+
+def validate_tolerations(value: Any, path: FieldPath, errs: Errors) -> None:
+    for i, raw in enumerate(arr(value, path, errs)):
+        at = path.index(i)
+        tol = obj(raw, at, errs)
+        key = text(tol.get("key"), at.child("key"), errs)
+        operator = text(tol.get("operator"), at.child("operator"), errs)
+        tol_value = text(tol.get("value"), at.child("value"), errs)
+        effect = text(tol.get("effect"), at.child("effect"), errs)
+        seconds = opt_int(tol.get("tolerationSeconds"), at.child("tolerationSeconds"), errs)
+        if key:
+            errs += _label_name(key, at.child("key"))
+        if not key and operator != "Exists":
+            errs.append(invalid(at.child("operator"), operator,
+                                "operator must be Exists when `key` is empty, which means \"match all values and all keys\""))
+        if seconds is not None and effect != "NoExecute":
+            errs.append(invalid(at.child("effect"), effect, "effect must be 'NoExecute' when `tolerationSeconds` is set"))
+        if operator in ("Equal", ""):
+            problems = names.is_valid_label_value(tol_value)
+            if problems:
+                errs.append(invalid(at.child("operator"), tol_value, ";".join(problems)))
+        elif operator == "Exists":
+            if tol_value:
+                errs.append(invalid(at.child("operator"), _toleration_text(key, operator, tol_value, effect, seconds),
+                                    "value must be empty when `operator` is 'Exists'"))
+        else:
+            errs.append(not_supported(at.child("operator"), operator, ["Equal", "Exists"]))
+        if effect and effect not in TAINT_EFFECTS:
+            errs.append(not_supported(at.child("effect"), effect, TAINT_EFFECTS))
+
+
+def _toleration_text(key: str, operator: str, value: str, effect: str, seconds: int | None) -> GoSyntax:
+    """`%#v` of a core.Toleration (its TolerationSeconds pointer prints as an address when set)."""
+    shown = "(*int64)(nil)" if seconds is None else "(*int64)(0x{pointer})"
+    return GoSyntax(f'core.Toleration{{Key:"{key}", Operator:"{operator}", Value:"{value}", Effect:"{effect}", '
+                    f"TolerationSeconds:{shown}}}")
+
+
+def _requirement(req: dict[str, Any], path: FieldPath, errs: Errors) -> None:
+    operator = text(req.get("operator"), path.child("operator"), errs)
+    values = strings(req.get("values"), path.child("values"), errs)
+    if operator in ("In", "NotIn"):
+        if not values:
+            errs.append(required(path.child("values"), "must be specified when `operator` is 'In' or 'NotIn'"))
+    elif operator in ("Exists", "DoesNotExist"):
+        if values:
+            errs.append(forbidden(path.child("values"), "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"))
+    elif operator in ("Gt", "Lt"):
+        if len(values) != 1:
+            errs.append(required(path.child("values"), "must be specified single value when `operator` is 'Lt' or 'Gt'"))
+    else:
+        errs.append(invalid(path.child("operator"), operator, "not a valid selector operator"))
+    errs += _label_name(text(req.get("key"), path.child("key"), errs), path.child("key"))
+
+
+def _field_requirement(req: dict[str, Any], path: FieldPath, errs: Errors) -> None:
+    operator = text(req.get("operator"), path.child("operator"), errs)
+    values = strings(req.get("values"), path.child("values"), errs)
+    if operator in ("In", "NotIn"):
+        if len(values) != 1:
+            errs.append(required(path.child("values"), "must be only one value when `operator` is 'In' or 'NotIn' for node field selector"))
+    else:
+        errs.append(invalid(path.child("operator"), operator, "not a valid selector operator"))
+    key = text(req.get("key"), path.child("key"), errs)
+    if key != "metadata.name":
+        errs.append(invalid(path.child("key"), key, "not a valid field selector key"))
+        return
+    for i, v in enumerate(values):
+        errs += [invalid(path.child("values").index(i), v, m) for m in names.name_is_dns_subdomain(v)]
+
+
+def _node_term(term: dict[str, Any], path: FieldPath, errs: Errors) -> None:
+    for j, req in enumerate(arr(term.get("matchExpressions"), path.child("matchExpressions"), errs)):
+        at = path.child("matchExpressions").index(j)
+        _requirement(obj(req, at, errs), at, errs)
+    for j, req in enumerate(arr(term.get("matchFields"), path.child("matchFields"), errs)):
+        at = path.child("matchFields").index(j)
+        _field_requirement(obj(req, at, errs), at, errs)
+
+
+def _node_affinity(na: dict[str, Any], path: FieldPath, errs: Errors) -> None:
+    needed = opt_obj(na.get("requiredDuringSchedulingIgnoredDuringExecution"), path.child("requiredDuringSchedulingIgnoredDuringExecution"), errs)
+    if needed is not None:
+        at = path.child("requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
+        terms = arr(needed.get("nodeSelectorTerms"), at, errs)
+        if not terms:
+            errs.append(required(at, "must have at least one node selector term"))
+        for i, term in enumerate(terms):
+            _node_term(obj(term, at.index(i), errs), at.index(i), errs)
+    at = path.child("preferredDuringSchedulingIgnoredDuringExecution")
+    for i, raw in enumerate(arr(na.get("preferredDuringSchedulingIgnoredDuringExecution"), at, errs)):
+        pref = obj(raw, at.index(i), errs)
+        weight = integer(pref.get("weight"), at.index(i).child("weight"), errs)
+        if not 0 < weight <= 100:
+            errs.append(invalid(at.index(i).child("weight"), weight, "must be in the range 1-100"))
+        _node_term(obj(pref.get("preference"), at.index(i).child("preference"), errs), at.index(i).child("preference"), errs)
+
+
+def validate_label_selector(selector: dict[str, Any] | None, path: FieldPath, errs: Errors) -> None:
+    if selector is None:
+        return
+    errs += validate_labels(string_map(selector.get("matchLabels"), path.child("matchLabels"), errs), path.child("matchLabels"))
+    for i, raw in enumerate(arr(selector.get("matchExpressions"), path.child("matchExpressions"), errs)):
+        at = path.child("matchExpressions").index(i)
+        expr = obj(raw, at, errs)
+        operator = text(expr.get("operator"), at.child("operator"), errs)
+        values = strings(expr.get("values"), at.child("values"), errs)
+        if operator in ("In", "NotIn"):
+            if not values:
+                errs.append(required(at.child("values"), "must be specified when `operator` is 'In' or 'NotIn'"))
+        elif operator in ("Exists", "DoesNotExist"):
+            if values:
+                errs.append(forbidden(at.child("values"), "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"))
+        else:
+            errs.append(invalid(at.child("operator"), operator, "not a valid selector operator"))
+        errs += _label_name(text(expr.get("key"), at.child("key"), errs), at.child("key"))
+        for j, v in enumerate(values):
+            errs += [invalid(at.child("values").index(j), v, m) for m in names.is_valid_label_value(v)]
+
+
+def _pod_term(term: dict[str, Any], path: FieldPath, errs: Errors) -> None:
+    validate_label_selector(opt_obj(term.get("labelSelector"), path.child("labelSelector"), errs), path.child("labelSelector"), errs)
+    validate_label_selector(opt_obj(term.get("namespaceSelector"), path.child("namespaceSelector"), errs),
+                            path.child("namespaceSelector"), errs)
+    for ns in strings(term.get("namespaces"), path.child("namespaces"), errs):
+        errs += [invalid(path.child("namespace"), ns, m) for m in names.name_is_dns_label(ns)]
+    key = text(term.get("topologyKey"), path.child("topologyKey"), errs)
+    if not key:
+        errs.append(required(path.child("topologyKey"), "can not be empty"))
+    errs += _label_name(key, path.child("topologyKey"))
+
+
+def _pod_affinity(pa: dict[str, Any], path: FieldPath, errs: Errors) -> None:
+    at = path.child("requiredDuringSchedulingIgnoredDuringExecution")
+    for i, term in enumerate(arr(pa.get("requiredDuringSchedulingIgnoredDuringExecution"), at, errs)):
+        _pod_term(obj(term, at.index(i), errs), at.index(i), errs)
+    at = path.child("preferredDuringSchedulingIgnoredDuringExecution")
+    for i, raw in enumerate(arr(pa.get("preferredDuringSchedulingIgnoredDuringExecution"), at, errs)):
+        weighted = obj(raw, at.index(i), errs)
+        weight = integer(weighted.get("weight"), at.index(i).child("weight"), errs)
+        if not 0 < weight <= 100:
+            errs.append(invalid(at.index(i).child("weight"), weight, "must be in the range 1-100"))
+        term_at = at.index(i).child("podAffinityTerm")
+        _pod_term(obj(weighted.get("podAffinityTerm"), term_at, errs), term_at, errs)
+
+
+def validate_affinity(spec: dict[str, Any], path: FieldPath, errs: Errors) -> None:
+    affinity = opt_obj(spec.get("affinity"), path, errs)
+    if affinity is None:
+        return
+    if (na := opt_obj(affinity.get("nodeAffinity"), path.child("nodeAffinity"), errs)) is not None:
+        _node_affinity(na, path.child("nodeAffinity"), errs)
+    for kind in ("podAffinity", "podAntiAffinity"):
+        if (pa := opt_obj(affinity.get(kind), path.child(kind), errs)) is not None:
+            _pod_affinity(pa, path.child(kind), errs)
+
+
+def validate_topology_spread(value: Any, path: FieldPath, errs: Errors) -> None:
+    constraints = [obj(raw, path.index(i), errs) for i, raw in enumerate(arr(value, path, errs))]
+    for i, c in enumerate(constraints):
+        at = path.index(i)
+        skew = integer(c.get("maxSkew"), at.child("maxSkew"), errs)
+        if skew <= 0:
+            errs.append(invalid(at.child("maxSkew"), skew, "must be greater than zero"))
+        key = text(c.get("topologyKey"), at.child("topologyKey"), errs)
+        if not key:
+            errs.append(required(at.child("topologyKey"), "can not be empty"))
+        action = text(c.get("whenUnsatisfiable"), at.child("whenUnsatisfiable"), errs)
+        if action not in WHEN_UNSATISFIABLE:
+            errs.append(not_supported(at.child("whenUnsatisfiable"), action, WHEN_UNSATISFIABLE))
+        if any(o.get("topologyKey", "") == key and o.get("whenUnsatisfiable", "") == action for o in constraints[i + 1:]):
+            errs.append(duplicate(at.child("{topologyKey, whenUnsatisfiable}"), f"{{{key}, {action}}}"))
+        _min_domains(c, action, at, errs)
+        for policy in ("nodeAffinityPolicy", "nodeTaintsPolicy"):
+            chosen = opt_text(c.get(policy), at.child(policy), errs)
+            if chosen is not None and chosen not in INCLUSION_POLICIES:
+                errs.append(not_supported(at.child(policy), chosen, INCLUSION_POLICIES))
+        selector = opt_obj(c.get("labelSelector"), at.child("labelSelector"), errs)
+        _match_label_keys(strings(c.get("matchLabelKeys"), at.child("matchLabelKeys"), errs), selector, at.child("matchLabelKeys"), errs)
+        validate_label_selector(selector, at.child("labelSelector"), errs)
+
+
+def _min_domains(c: dict[str, Any], action: str, at: FieldPath, errs: Errors) -> None:
+    domains = opt_int(c.get("minDomains"), at.child("minDomains"), errs)
+    if domains is None:
+        return
+    if domains <= 0:
+        errs.append(invalid(at.child("minDomains"), domains, "must be greater than zero"))
+    if action != "DoNotSchedule":
+        errs.append(invalid(at.child("minDomains"), domains, f"can only use minDomains if whenUnsatisfiable=DoNotSchedule, not {action}"))
+
+
+def _match_label_keys(keys: list[str], selector: dict[str, Any] | None, path: FieldPath, errs: Errors) -> None:
+    if not keys:
+        return
+    known: set[str] = set()
+    if selector is None:
+        errs.append(forbidden(path, "must not be specified when labelSelector is not set"))
+    else:
+        known.update(str(k) for k in obj(selector.get("matchLabels"), path, []))
+        known.update(str(e.get("key")) for e in arr(selector.get("matchExpressions"), path, []) if isinstance(e, dict))
+    for i, key in enumerate(keys):
+        errs += _label_name(key, path.index(i))
+        if key in known:
+            errs.append(invalid(path.index(i), key, "exists in both matchLabelKeys and labelSelector"))
