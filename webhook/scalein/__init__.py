@@ -7,6 +7,6 @@ indexed view that both commands score from:
   would, `rendering` prints the result as text, JSON or SVG;
 - `reconcile` (reconciling.py): `watching` feeds the `reconciler` worker, which queues the costs
   to write in `writequeue`; the `writing` threads send them through `patching` (shared with
-  `--clear`), paced by `pacing`; `leading` elects one writer, `health` serves /healthz and
+  `--clear`), paced by `pacing`; `kube.leases` elects one writer, `health` serves /healthz and
   /metrics.
 """

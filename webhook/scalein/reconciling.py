@@ -11,7 +11,7 @@ asked, and runs the pieces, which live in their own modules:
   backlog and the backlog lowest cost first;
 - writing.py: the writer threads that drain it at `--scoring-qps`;
 - patching.py: the rate-limited, `test`-guarded JSON Patch shared by the writers and `--clear`;
-- leading.py: the Lease loop (--leader-elect);
+- ../kube/leases.py: the Lease loop (--leader-elect), shared with `audit`;
 - health.py: the metrics and the /healthz + /metrics endpoint.
 
 All Kubernetes I/O goes through the official client."""
@@ -35,7 +35,7 @@ from ..kube import ApiCall, KubeAccessError, describe_api_error, load_api_client
 from ..kube.responses import json_body
 from .cluster import WorkloadTypes
 from .health import Metrics, serve_health
-from .leading import LeaderElector
+from ..kube.leases import LeaderElector
 from .reconciler import Reconciler
 from .settings import ReconcileSettings
 from .watching import new_event
