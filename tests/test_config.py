@@ -81,7 +81,7 @@ def test_generated_docs_match_the_declarations_and_the_registry():
         text = (REPO / name).read_text()
         assert docs.render(text, kind) == text, f"{name} is stale: run ./dev docs"
     configuration = (REPO / "docs" / "configuration.md").read_text()
-    for command in ("serve", "check", "plan", "reconcile"):
+    for command in ("serve", "check", "plan", "reconcile", "audit"):
         assert f"<!-- generated:settings:{command} -->" in configuration
     from webhook.policies import REGISTRY
 

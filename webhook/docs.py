@@ -16,13 +16,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 from . import config
+from .audit.settings import AuditSettings
 from .check.settings import CheckSettings
 from .scalein.settings import ReconcileSettings, ScoringSettings
 from .server.settings import ServeSettings
 
 
 def _command_settings() -> dict[str, type]:
-    return {"serve": ServeSettings, "check": CheckSettings, "plan": ScoringSettings, "reconcile": ReconcileSettings}
+    return {"serve": ServeSettings, "check": CheckSettings, "plan": ScoringSettings, "reconcile": ReconcileSettings, "audit": AuditSettings}
 
 
 def _title(group: type) -> str:

@@ -1,5 +1,5 @@
 """A tiny plain-HTTP server for GET endpoints beside the real work: the webhook's /metrics port
-and the reconciler's /healthz and /metrics.
+and the /healthz and /metrics of the reconciler and the auditor.
 
 Plain `http.server` on a daemon thread: a few GETs a minute from Prometheus and the kubelet do
 not justify a second web stack, and keeping them off the admission port means the HTTPS port
@@ -12,6 +12,8 @@ import http.server
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any
+
+import prometheus_client as prom
 
 # path -> () -> (status, body, content type)
 Route = Callable[[], tuple[int, bytes, str]]
@@ -45,3 +47,16 @@ def serve(host: str, port: int, routes: Mapping[str, Route], name: str = "plain-
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, name=name, daemon=True).start()
     return server
+
+
+def serve_health(host: str, port: int, healthy: Callable[[], bool], registry: prom.CollectorRegistry) -> http.server.ThreadingHTTPServer:
+    """Start answering /healthz (200 while `healthy()`, else 503) and /metrics (`registry`) on a
+    daemon thread: the endpoint of the commands that run beside the webhook (reconcile, audit)."""
+
+    def health() -> tuple[int, bytes, str]:
+        return (200, b"ok\n", "text/plain") if healthy() else (503, b"unhealthy\n", "text/plain")
+
+    def render() -> tuple[int, bytes, str]:
+        return 200, prom.generate_latest(registry), prom.CONTENT_TYPE_LATEST
+
+    return serve(host, port, {"/healthz": health, "/metrics": render}, name="health")

@@ -19,6 +19,8 @@ from webhook.policies.settings import MUTATING_ACTIONS, VALIDATING_ACTIONS
 from webhook.server.settings import ServeSettings
 
 CA = base64.b64encode(b"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n").decode()
+DEPLOYMENTS = ("servinggate-webhook", "servinggate-reconciler", "servinggate-auditor")
+CRD_COMPONENT = CHART.parents[1] / "manifests" / "components" / "policyreport-crd" / "wgpolicyk8s.io_policyreports.yaml"
 WEBHOOK_FIELDS = ("rules", "namespaceSelector", "objectSelector", "matchConditions", "timeoutSeconds", "failurePolicy",
                   "clientConfig", "admissionReviewVersions", "sideEffects", "matchPolicy", "reinvocationPolicy")
 
@@ -44,14 +46,14 @@ def _replicas(r):
 
 
 def _image(r):
-    for dep in ("servinggate-webhook", "servinggate-reconciler"):
+    for dep in DEPLOYMENTS:
         c = r.container(dep)
         assert (c["image"], c["imagePullPolicy"]) == ("registry.example/sg:1.2.3", "Always")
     assert r.hooks[-1]["spec"]["containers"][0]["image"] == "registry.example/sg:1.2.3"
 
 
 def _pull_secrets(r):
-    for dep in ("servinggate-webhook", "servinggate-reconciler"):
+    for dep in DEPLOYMENTS:
         assert _pod(r, dep)["imagePullSecrets"] == [{"name": "regcred"}]
 
 
@@ -60,7 +62,7 @@ def _resources(r):
 
 
 def _placement(r):
-    for dep in ("servinggate-webhook", "servinggate-reconciler"):
+    for dep in DEPLOYMENTS:
         pod = _pod(r, dep)
         assert pod["nodeSelector"] == {"pool": "system"}
         assert pod["tolerations"] == [{"key": "dedicated", "operator": "Exists", "effect": "NoSchedule"}]
@@ -85,6 +87,8 @@ def _webhook_groups(r):
 
 def _rule_actions(r):
     assert dict(_serve_args(r).rule_actions) == {"modelservings.kthena.images": "warn", "pods.gang-labels": "off"}
+    # the auditor gets the same, so both call the same findings a deny
+    assert [a for a in _audit_args(r) if a.startswith("--rule-actions=")] == ["--rule-actions=modelservings.kthena.images=warn,pods.gang-labels=off"]
 
 
 def _excluded(r):
@@ -123,11 +127,34 @@ def _service_monitor(r):
     sm = r.find("ServiceMonitor", "servinggate")
     assert sm["metadata"]["labels"]["release"] == "prometheus" and sm["spec"]["endpoints"][0]["interval"] == "15s"
     metrics = [d for d in r.installed if d["kind"] == "Service" and d["metadata"]["labels"].get("servinggate.io/metrics") == "true"]
-    assert len(metrics) == 2
+    assert sorted(d["metadata"]["name"] for d in metrics) == [f"servinggate-{c}-metrics" for c in ("auditor", "reconciler", "webhook")]
 
 
 def _no_reconciler(r):
     assert not any("reconciler" in d["metadata"]["name"] for d in r.installed)
+
+
+def _audit_args(r) -> list[str]:
+    args = r.container("servinggate-auditor")["args"]
+    assert args[0] == "audit"
+    return args[1:]
+
+
+def _audit(r):
+    assert _audit_args(r)[:4] == ["--every=1h", "--write-reports", "--leader-elect", "--health-port=8081"]
+    assert "--log-level=debug" in _audit_args(r)
+    assert _pod(r, "servinggate-auditor")["priorityClassName"] == "low"
+    assert r.container("servinggate-auditor")["resources"] == {"requests": {"cpu": "100m", "memory": "1Gi"}, "limits": {"memory": "2Gi"}}
+
+
+def _no_audit(r):
+    assert not any("auditor" in d["metadata"]["name"] for d in r.installed)
+    assert not any(d["metadata"]["labels"].get("app.kubernetes.io/component") == "auditor" for d in r.installed if "labels" in d["metadata"])
+
+
+def _policy_report_crd(r):
+    crds = [d for d in r.installed if d["kind"] == "CustomResourceDefinition"]
+    assert crds == [d for d in yaml.safe_load_all(CRD_COMPONENT.read_text()) if d]
 
 
 def _namespace(r):
@@ -164,6 +191,10 @@ VALUE_SETS = {
     "validating+mutating": ({"validating": {"failurePolicy": "Ignore", "timeoutSeconds": 10},
                              "mutating": {"failurePolicy": "Ignore", "timeoutSeconds": 1}}, _webhook_groups),
     "ruleActions": ({"ruleActions": {"modelservings.kthena.images": "warn", "pods.gang-labels": "off"}}, _rule_actions),
+    "audit": ({"audit": {"every": "1h", "priorityClassName": "low", "resources": {"requests": {"cpu": "100m", "memory": "1Gi"}, "limits": {"memory": "2Gi"}}},
+               "logLevel": "debug"}, _audit),
+    "audit.enabled=false": ({"audit": {"enabled": False}}, _no_audit),
+    "policyReports.installCRD": ({"policyReports": {"installCRD": True}}, _policy_report_crd),
     "excludedNamespaces": ({"excludedNamespaces": ["batch"]}, _excluded),
     "certificates=cert-manager": ({"certificates": {"mode": "cert-manager"}}, _cert_manager),
     "certificates=manual": ({"certificates": {"mode": "manual", "caBundle": CA, "secretName": "my-tls"}}, _manual),
@@ -211,30 +242,38 @@ def test_a_default_render_installs_what_the_kustomize_base_installs(base_docs):
     r = render()
     key = lambda d: (d["kind"], d["metadata"]["name"], d["metadata"].get("namespace", ""))  # noqa: E731
     assert sorted(map(key, r.installed)) == sorted(key(d) for d in base_docs if d["kind"] != "Namespace")
-    for kind, name in (("Deployment", "servinggate-webhook"), ("Deployment", "servinggate-reconciler")):
-        base = next(d for d in base_docs if (d["kind"], d["metadata"]["name"]) == (kind, name))
-        base_pod, pod = base["spec"]["template"]["spec"], r.find(kind, name)["spec"]["template"]["spec"]
+    for name in DEPLOYMENTS:
+        base = next(d for d in base_docs if (d["kind"], d["metadata"]["name"]) == ("Deployment", name))
+        base_pod, pod = base["spec"]["template"]["spec"], r.find("Deployment", name)["spec"]["template"]["spec"]
         assert pod == base_pod, name
+        assert r.find("Deployment", name)["spec"]["replicas"] == base["spec"]["replicas"], name
     for kind in ("ClusterRole", "Role", "ResourceQuota", "PodDisruptionBudget", "ConfigMap", "Service"):
         for base in (d for d in base_docs if d["kind"] == kind):
             mine = r.find(kind, base["metadata"]["name"])
             assert {k: v for k, v in mine.items() if k != "metadata"} == {k: v for k, v in base.items() if k != "metadata"}
 
 
+def test_the_charts_policyreport_crd_is_the_components_file():
+    """The chart cannot read outside its folder, so it holds a copy; the two stay identical."""
+    assert (CHART / "files" / CRD_COMPONENT.name).read_bytes() == CRD_COMPONENT.read_bytes()
+    assert not any(d["kind"] == "CustomResourceDefinition" for d in render().installed)  # opt-in
+
+
 def test_every_object_is_valid_against_the_kubernetes_1_28_schemas():
     everything = {"celFallback": "v1beta1", "namespace": {"create": True}, "excludedNamespaces": ["batch"],
-                  "ruleActions": {"pods.gang-labels": "off"}}
+                  "ruleActions": {"pods.gang-labels": "off"}, "policyReports": {"installCRD": True}}
     for r in (render(), render(everything), render(VALUE_SETS["certificates=manual"][0])):
         for doc in r.installed + r.hooks:
             kubernetes_validate.validate(doc, "1.28.0", strict=True)
 
 
 def test_everything_follows_the_release_namespace():
-    values = {"namespace": {"create": True}, "serviceMonitor": {"enabled": True}, "celFallback": "v1", "certificates": {"mode": "cert-manager"}}
+    values = {"namespace": {"create": True}, "serviceMonitor": {"enabled": True}, "celFallback": "v1", "certificates": {"mode": "cert-manager"},
+              "policyReports": {"installCRD": True}}
     for r in (render(namespace="team-a"), render(values, namespace="team-a")):
         assert "servinggate-system" not in r.text
         for doc in r.installed + r.hooks:
-            if doc["kind"] not in ("Namespace", "ClusterRole", "ClusterRoleBinding") and not doc["kind"].endswith(("WebhookConfiguration", "Policy", "PolicyBinding")):
+            if doc["kind"] not in ("Namespace", "ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition") and not doc["kind"].endswith(("WebhookConfiguration", "Policy", "PolicyBinding")):
                 assert doc["metadata"]["namespace"] in ("team-a", "default"), (doc["kind"], doc["metadata"]["name"])
             for subject in doc.get("subjects") or ():
                 assert subject["namespace"] == "team-a"
@@ -274,6 +313,9 @@ def test_the_test_hook_runs_smoke_with_create_only_in_the_smoke_namespace():
     ({"replica": 3}, "replica"),
     ({"excludedNamespaces": ["Not_A_Namespace"]}, "/excludedNamespaces/0"),
     ({"webhook": {"url": "http://plain"}}, "/webhook/url"),
+    ({"audit": {"enabled": "yes"}}, "/audit/enabled"),
+    ({"audit": {"every": "ten minutes"}}, "/audit/every"),
+    ({"policyReports": {"installCRD": 1}}, "/policyReports/installCRD"),
 ])
 def test_the_schema_refuses_wrong_values(values, where):
     assert where in schema_refusal(values)

@@ -124,12 +124,15 @@ def test_metrics_services_reach_the_metrics_ports(render_overlay):
     docs = render_overlay([MANIFESTS])
     webhook = find(docs, "Deployment", "servinggate-webhook")
     reconciler = find(docs, "Deployment", "servinggate-reconciler")
-    ports = {d["metadata"]["name"]: {p["name"]: p["containerPort"] for p in container(d)["ports"]} for d in (webhook, reconciler)}
+    auditor = find(docs, "Deployment", "servinggate-auditor")
+    ports = {d["metadata"]["name"]: {p["name"]: p["containerPort"] for p in container(d)["ports"]} for d in (webhook, reconciler, auditor)}
     # The webhook's metrics are on their own plain-HTTP port; the default of the setting when
     # the server has it (until then: the port the server must listen on).
     assert ports["servinggate-webhook"]["metrics"] == getattr(ServeSettings(), "metrics_port", WEBHOOK_METRICS_PORT) == WEBHOOK_METRICS_PORT
     assert ports["servinggate-reconciler"]["health"] == ReconcileSettings().health_port
-    for name, deployment in (("servinggate-webhook-metrics", webhook), ("servinggate-reconciler-metrics", reconciler)):
+    assert "--health-port=8081" in container(auditor)["args"] and ports["servinggate-auditor"]["health"] == 8081
+    for name, deployment in (("servinggate-webhook-metrics", webhook), ("servinggate-reconciler-metrics", reconciler),
+                             ("servinggate-auditor-metrics", auditor)):
         svc = find(docs, "Service", name)
         assert svc["metadata"]["labels"]["servinggate.io/metrics"] == "true"
         assert svc["spec"]["selector"] == deployment["spec"]["selector"]["matchLabels"]
@@ -139,12 +142,13 @@ def test_metrics_services_reach_the_metrics_ports(render_overlay):
     assert [p["name"] for p in find(docs, "Service", "servinggate-webhook")["spec"]["ports"]] == ["https"]
 
 
-def test_the_service_monitor_scrapes_both_metrics_services(render_overlay):
+def test_the_service_monitor_scrapes_every_metrics_service(render_overlay):
     docs = render_overlay([MANIFESTS], components=[COMPONENTS / "servicemonitor"])
     [monitor] = [d for d in docs if d["kind"] == "ServiceMonitor"]
     assert monitor["metadata"]["namespace"] == NS and "namespaceSelector" not in monitor["spec"]
     scraped = [d for d in docs if d["kind"] == "Service" and _selects(monitor["spec"]["selector"]["matchLabels"], d["metadata"]["labels"])]
-    assert {s["metadata"]["name"] for s in scraped} == {"servinggate-webhook-metrics", "servinggate-reconciler-metrics"}
+    assert {s["metadata"]["name"] for s in scraped} == {"servinggate-webhook-metrics", "servinggate-reconciler-metrics",
+                                                        "servinggate-auditor-metrics"}
     for endpoint in monitor["spec"]["endpoints"]:
         for svc in scraped:
             assert endpoint["port"] in {p["name"] for p in svc["spec"]["ports"]}

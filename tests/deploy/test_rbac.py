@@ -18,22 +18,36 @@ from pathlib import Path
 import kubernetes.client.api as client_apis
 
 from webhook.admission.review import plural_of
+from webhook.audit import reports as audit_reports
+from webhook.audit.kinds import audited_kinds
+from webhook.audit.settings import AuditSettings
 from webhook.certs.settings import webhook_configuration
 from webhook.scalein.settings import ReconcileSettings
 from webhook.server.settings import ServeSettings
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = REPO / "webhook"
-WEBHOOK_SA, RECONCILER_SA = "servinggate-webhook", "servinggate-reconciler"
-SERVE, RECONCILE = ServeSettings(), ReconcileSettings()
+WEBHOOK_SA, RECONCILER_SA, AUDITOR_SA = "servinggate-webhook", "servinggate-reconciler", "servinggate-auditor"
+SERVE, RECONCILE, AUDIT = ServeSettings(), ReconcileSettings(), AuditSettings()
+EVERYWHERE = {"base", "cert-manager"}
 
-# Which identity runs a module's calls, and in which variants the calls happen
+# Which identities run a module's calls, and in which variants the calls happen
 # (the certificate keeper only runs with cert-management=self, i.e. not in the cert-manager overlay).
 OWNERS = {
-    "webhook/kube/lookups.py": (WEBHOOK_SA, {"base", "cert-manager"}),
-    "webhook/kube/watching.py": (WEBHOOK_SA, {"base", "cert-manager"}),
-    "webhook/certs/keeper.py": (WEBHOOK_SA, {"base"}),
-    "webhook/scalein/": (RECONCILER_SA, {"base", "cert-manager"}),
+    "webhook/kube/lookups.py": [(WEBHOOK_SA, EVERYWHERE)],
+    "webhook/kube/watching.py": [(WEBHOOK_SA, EVERYWHERE)],
+    "webhook/kube/leases.py": [(RECONCILER_SA, EVERYWHERE), (AUDITOR_SA, EVERYWHERE)],
+    "webhook/certs/keeper.py": [(WEBHOOK_SA, {"base"})],
+    "webhook/scalein/": [(RECONCILER_SA, EVERYWHERE)],
+    "webhook/audit/": [(AUDITOR_SA, EVERYWHERE)],
+}
+
+# The custom resources a module reads or writes through CustomObjectsApi (`{group}` in the path):
+# the lookups read what the rules look up; the auditor lists what the rules judge, and writes
+# its PolicyReports.
+CUSTOM = {
+    "webhook/audit/listing.py": lambda: {(k.group, k.resource) for k in audited_kinds()},
+    "webhook/audit/writing.py": lambda: {(audit_reports.GROUP, audit_reports.PLURAL)},
 }
 
 
@@ -48,6 +62,7 @@ NAMED = {
     (WEBHOOK_SA, "admissionregistration.k8s.io", "validatingwebhookconfigurations"): (None, configured("validating")),
     (WEBHOOK_SA, "admissionregistration.k8s.io", "mutatingwebhookconfigurations"): (None, configured("mutating")),
     (RECONCILER_SA, "coordination.k8s.io", "leases"): (RECONCILE.lease_namespace, [RECONCILE.lease_name]),
+    (AUDITOR_SA, "coordination.k8s.io", "leases"): (AUDIT.lease_namespace, [AUDIT.lease_name]),
 }
 VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
 
@@ -134,10 +149,10 @@ def looked_up_resources() -> set[tuple[str, str]]:
     return out
 
 
-def _owner(module: str) -> tuple[str, set[str]]:
-    for prefix, owner in OWNERS.items():
+def _owners(module: str) -> list[tuple[str, set[str]]]:
+    for prefix, owners in OWNERS.items():
         if module == prefix or (prefix.endswith("/") and module.startswith(prefix)):
-            return owner
+            return owners
     raise AssertionError(f"{module} calls the Kubernetes API but no ServiceAccount is known for it; add it to OWNERS and to the RBAC")
 
 
@@ -145,33 +160,39 @@ def needed(variant: str) -> set[tuple[str, str, str, str, str, str]]:
     """(account, scope, group, resource, verb, name) the code needs; scope is a namespace or
     "cluster"; name "*" when the object is not addressed by a configured name."""
     out = set()
-    custom = looked_up_resources()
+    looked_up = looked_up_resources()
     for module, cls, method, watched in code_calls():
-        account, variants = _owner(module)
-        if variant not in variants:
-            continue
-        http, path = _request_of(cls, method)
-        parts = path.strip("/").split("/")
-        if parts[0] == "apis" and len(parts) == 3 and parts[1:] == ["{group}", "{version}"]:
-            out.add((account, "cluster", "nonResourceURL", "/apis/*", "get", "*"))
-            continue
-        group, rest = ("", parts[2:]) if parts[0] == "api" else (parts[1], parts[3:])
-        if rest[:1] == ["namespaces"] and len(rest) > 2:
-            rest = rest[2:]
-        resource = rest[0]
-        named = len(rest) > 1
-        if len(rest) > 2:
-            resource = f"{resource}/{rest[2]}"
-        verb = VERBS.get(http) or ("get" if named else "list")
-        targets = sorted(custom) if group == "{group}" else [(group, resource)]
-        assert targets, f"{module}: {method} reads custom objects but no rule looks any up"
-        for g, r in targets:
-            scope, names = NAMED.get((account, g, r), ("cluster", ["*"]))
-            scope = scope or "cluster"
-            verbs = [verb, "watch"] if watched and verb == "list" else [verb]
-            for v in verbs:
-                for name in (["*"] if v in ("create", "list", "watch") else names):
-                    out.add((account, scope, g, r, v, name))
+        for account, variants in _owners(module):
+            if variant in variants:
+                custom = CUSTOM[module]() if module in CUSTOM else looked_up
+                out |= _needs(account, cls, method, watched, custom, module)
+    return out
+
+
+def _needs(account: str, cls: type, method: str, watched: bool, custom: set[tuple[str, str]], module: str) -> set[tuple[str, str, str, str, str, str]]:
+    """What one API method called by `module` needs when `account` runs it."""
+    http, path = _request_of(cls, method)
+    parts = path.strip("/").split("/")
+    if parts[0] == "apis" and len(parts) == 3 and parts[1:] == ["{group}", "{version}"]:
+        return {(account, "cluster", "nonResourceURL", "/apis/*", "get", "*")}
+    out: set[tuple[str, str, str, str, str, str]] = set()
+    group, rest = ("", parts[2:]) if parts[0] == "api" else (parts[1], parts[3:])
+    if rest[:1] == ["namespaces"] and len(rest) > 2:
+        rest = rest[2:]
+    resource = rest[0]
+    named = len(rest) > 1
+    if len(rest) > 2:
+        resource = f"{resource}/{rest[2]}"
+    verb = VERBS.get(http) or ("get" if named else "list")
+    targets = sorted(custom) if group == "{group}" else [(group, resource)]
+    assert targets, f"{module}: {method} reads custom objects but no rule looks any up"
+    for g, r in targets:
+        scope, names = NAMED.get((account, g, r), ("cluster", ["*"]))
+        scope = scope or "cluster"
+        verbs = [verb, "watch"] if watched and verb == "list" else [verb]
+        for v in verbs:
+            for name in (["*"] if v in ("create", "list", "watch") else names):
+                out.add((account, scope, g, r, v, name))
     return out
 
 
@@ -224,4 +245,4 @@ def test_no_wildcards_and_bindings_match_the_deployments(variant):
                 assert "*" not in rule.get(field, []), (doc["metadata"]["name"], field)
     accounts = {d["metadata"]["name"] for d in docs if d["kind"] == "ServiceAccount"}
     used = {d["spec"]["template"]["spec"]["serviceAccountName"] for d in docs if d["kind"] == "Deployment"}
-    assert used == accounts == {WEBHOOK_SA, RECONCILER_SA}
+    assert used == accounts == {WEBHOOK_SA, RECONCILER_SA, AUDITOR_SA}

@@ -434,6 +434,11 @@ class FakeAPI:
             return self._hook(method, m["kind"], m["name"], payload, content_type)
         if m := LEASE_RE.match(path):
             return self._lease(method, m["ns"], m["name"], payload)
+        if method == "POST" and (m := CREATE_RE.match(path)) and call.query.get("dryRun") == "All":
+            return self._dry_run_create(m["resource"], payload, call.query)
+        if (m := CUSTOM_RE.match(path)) and (m["group"], m["plural"]) in self.customs and (
+                method in ("POST", "PUT", "DELETE") or "labelSelector" in call.query):
+            return self._custom_write_or_select(method, m, payload, call.query)
         if method == "GET" and (m := CUSTOM_RE.match(path)) and (m["group"], m["plural"]) in self.customs:
             return self._custom(m["group"], m["version"], m["ns"] or "", m["plural"], m["name"], call.query)
         if method == "POST" and (m := CREATE_RE.match(path)):
@@ -455,6 +460,39 @@ class FakeAPI:
                 return _Expired() if since < self.compacted else _Watch(kind, since, int(query.get("timeoutSeconds") or 5), ns)
             listed = [o for (o_ns, _), o in objects.items() if not ns or o_ns == ns]
         return self._list(kind, int(query.get("limit") or 0), query.get("continue"), listed, f"{group}/{version}")
+
+    # -- custom objects written by a client (audit's PolicyReports), and lists by label ----------
+
+    def _custom_write_or_select(self, method: str, m: re.Match[str], body: Any, query: dict[str, str]) -> Answer:
+        """`POST` (409 AlreadyExists), `PUT` with the resourceVersion precondition (409 Conflict),
+        `DELETE`, and `GET` lists filtered by an equality `labelSelector` (k=v,...)."""
+        group, plural, ns, name = m["group"], m["plural"], m["ns"] or "", m["name"]
+        with self.lock:
+            objects = self.customs[(group, plural)]
+            if method == "GET":
+                wanted = dict(part.split("=", 1) for part in query["labelSelector"].split(",") if part)
+                listed = [o for (o_ns, _), o in objects.items() if (not ns or o_ns == ns)
+                          and all((o["metadata"].get("labels") or {}).get(k) == v for k, v in wanted.items())]
+                return self._list(f"{group}/{plural}", int(query.get("limit") or 0), query.get("continue"), listed, f"{group}/{m['version']}")
+            if method == "POST" and name is None:
+                key = (ns, body["metadata"]["name"])
+                if key in objects:
+                    return 409, status(409, "AlreadyExists", f'{plural}.{group} "{key[1]}" already exists')
+                body["metadata"]["namespace"] = ns
+                body["metadata"]["uid"] = f"uid-{self.next_rv()}"
+                return 201, self.add_custom(body, plural)
+            current = objects.get((ns, name or ""))
+            if current is None:
+                return 404, status(404, "NotFound", f'{plural}.{group} "{name}" not found')
+            if method == "PUT":
+                if body["metadata"].get("resourceVersion") != current["metadata"]["resourceVersion"]:
+                    return 409, status(409, "Conflict", "the object has been modified; please apply your changes to the latest version and try again")
+                body["metadata"]["uid"] = current["metadata"].get("uid")
+                return 200, self.add_custom(body, plural)
+            if method == "DELETE":
+                self.delete_custom(group, plural, ns, name or "")
+                return 200, status(200, "Success", "deleted") | {"status": "Success"}
+            return 405, status(405, "MethodNotAllowed", method)
 
     def _list(self, kind: str, limit: int, token: str | None, source: Iterable[dict] | None = None, api_version: str = "v1") -> Answer:
         """A list, or one page of it: the first page snapshots the items, the next ones read on."""

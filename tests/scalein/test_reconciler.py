@@ -13,7 +13,7 @@ import pytest
 from kubernetes import client
 
 from webhook.scalein import reconciling
-from webhook.scalein.leading import LeaderElector
+from webhook.kube.leases import LeaderElector
 from webhook.scalein.settings import COST_KEY, RECORD_KEY, ReconcileSettings
 
 from support import free_port

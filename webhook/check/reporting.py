@@ -21,11 +21,11 @@ from xml.etree import ElementTree as ET
 import orjson
 
 from .. import __version__
+from ..reportformats import rule_index, write_junit, write_sarif
 from .loading import Problem
 from .pipeline import DocumentResult, Finding
 
 FORMATS = ("text", "json", "junit", "sarif", "github")
-INFORMATION_URI = "https://github.com/servinggate/servinggate"
 
 
 @dataclass(slots=True)
@@ -177,18 +177,7 @@ def junit(results: list[DocumentResult], problems: list[Problem], out: TextIO) -
         tally["tests"] += 1
         tally["errors"] += 1
         suites.setdefault(p.source, []).append(case)
-    total: Counter[str] = Counter()
-    for tally in counts.values():
-        total.update(tally)
-    root = ET.Element("testsuites", {"name": "servinggate check", "tests": str(total["tests"]), "failures": str(total["failures"]),
-                                     "errors": str(total["errors"]), "skipped": str(total["skipped"]), "time": "0"})
-    for source, cases in suites.items():
-        tally = counts[source]
-        suite = ET.SubElement(root, "testsuite", {"name": source, "tests": str(tally["tests"]), "failures": str(tally["failures"]),
-                                                  "errors": str(tally["errors"]), "skipped": str(tally["skipped"]), "time": "0"})
-        suite.extend(cases)
-    ET.indent(root)
-    out.write('<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n")
+    write_junit(out, "servinggate check", suites, counts)
 
 
 # ---- sarif ------------------------------------------------------------------------------------
@@ -201,19 +190,13 @@ def _uri(source: str) -> str:
 def sarif(results: list[DocumentResult], problems: list[Problem], out: TextIO) -> None:
     rule_ids: list[str] = []
     entries: list[dict[str, Any]] = []
-
-    def index(rule: str) -> int:
-        if rule not in rule_ids:
-            rule_ids.append(rule)
-        return rule_ids.index(rule)
-
     for r in results:
         kind, namespace, name = identity(r)
         for f in r.findings:
             logical = f"{kind}/{namespace + '/' if namespace else ''}{name}" + (f".{f.field}" if f.field else "")
             entries.append({
                 "ruleId": f.rule,
-                "ruleIndex": index(f.rule),
+                "ruleIndex": rule_index(rule_ids, f.rule),
                 "level": {"error": "error", "warning": "warning"}.get(f.severity, "note"),
                 "message": {"text": f"{display(r)}: {f.field + ': ' if f.field else ''}{f.message}"},
                 "locations": [{
@@ -224,19 +207,10 @@ def sarif(results: list[DocumentResult], problems: list[Problem], out: TextIO) -
             })
     for p in problems:
         entries.append({
-            "ruleId": "unusable", "ruleIndex": index("unusable"), "level": "error", "message": {"text": p.message},
+            "ruleId": "unusable", "ruleIndex": rule_index(rule_ids, "unusable"), "level": "error", "message": {"text": p.message},
             "locations": [{"physicalLocation": {"artifactLocation": {"uri": _uri(p.source)}, "region": {"startLine": max(p.line, 1)}}}],
         })
-    log = {
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {"name": "servinggate check", "version": __version__, "informationUri": INFORMATION_URI,
-                                "rules": [{"id": rule, "name": rule, "shortDescription": {"text": _describe(rule)}} for rule in rule_ids]}},
-            "results": entries,
-        }],
-    }
-    out.write(orjson.dumps(log, option=orjson.OPT_INDENT_2).decode() + "\n")
+    write_sarif(out, "servinggate check", __version__, rule_ids, _describe, entries)
 
 
 def _describe(rule: str) -> str:

@@ -98,6 +98,13 @@ def schema(rules: list[Rule]) -> dict[str, Any]:
                 "replicas": {"type": "integer", "minimum": 1},
                 "resources": _RESOURCES,
             }),
+            "audit": _object({
+                "enabled": _BOOL,
+                "every": {"type": "string", "pattern": "^([0-9]+[hms])+$", "description": "audit --every (e.g. 10m)"},
+                "priorityClassName": _STRING,
+                "resources": _RESOURCES,
+            }),
+            "policyReports": _object({"installCRD": _BOOL}),
             "smoke": _object({"namespace": _NAMESPACE_NAME}),
         }),
     }

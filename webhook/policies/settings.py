@@ -28,7 +28,7 @@ def rule_action_pairs(raw: str) -> tuple[tuple[str, str], ...]:
 
 @dataclass(frozen=True)
 class PolicySettings:
-    """What the rules read; `serve` and `check` share it so `check` gives the webhook's answer."""
+    """What the rules read; `serve`, `check` and `audit` share it so all three give the webhook's answer."""
 
     scheduler_name: str = setting("volcano", non_empty, "scheduler that pods in scope are defaulted to")
     skip_namespaces: frozenset[str] = setting(frozenset({"kube-system", "kube-node-lease"}), csv_set, "namespaces whose pods are never mutated (comma-separated)")

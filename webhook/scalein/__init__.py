@@ -8,6 +8,6 @@ indexed view that both commands score from:
 - `reconcile` (reconciling.py, the command, which wires the pieces to the API client):
   `watching` feeds the `worker` typed `events`; the worker queues the costs to write in
   `writequeue`; the `writing` threads send them through `patching` (shared with `--clear`),
-  paced by `pacing`, and answer on the worker's queue; `leading` elects one writer, `health`
+  paced by `pacing`, and answer on the worker's queue; `kube.leases` elects one writer, `health`
   serves /healthz and /metrics.
 """

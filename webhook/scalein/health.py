@@ -45,11 +45,4 @@ class Metrics:
 
 def serve_health(host: str, port: int, healthy: Callable[[], bool], metrics: Metrics) -> http.server.ThreadingHTTPServer:
     """Start answering /healthz (200 while `healthy()`, else 503) and /metrics on a daemon thread."""
-
-    def health() -> tuple[int, bytes, str]:
-        return (200, b"ok\n", "text/plain") if healthy() else (503, b"unhealthy\n", "text/plain")
-
-    def render() -> tuple[int, bytes, str]:
-        return 200, prom.generate_latest(metrics.registry), prom.CONTENT_TYPE_LATEST
-
-    return plainhttp.serve(host, port, {"/healthz": health, "/metrics": render}, name="health")
+    return plainhttp.serve_health(host, port, healthy, metrics.registry)

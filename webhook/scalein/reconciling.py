@@ -12,7 +12,7 @@ the third-party workload types, elects a leader if asked, wires the pieces to th
   backlog and the backlog lowest cost first;
 - writing.py: the writer threads that drain it at `--scoring-qps`;
 - patching.py: the rate-limited, `test`-guarded JSON Patch shared by the writers and `--clear`;
-- leading.py: the Lease loop (--leader-elect);
+- ../kube/leases.py: the Lease loop (--leader-elect), shared with `audit`;
 - health.py: the metrics and the /healthz + /metrics endpoint.
 
 All Kubernetes I/O goes through the official client."""
@@ -38,7 +38,7 @@ from ..kube.responses import json_body
 from .cluster import Cluster, WorkloadTypes
 from .events import RESOURCES, Answered, Event, Resync
 from .health import Metrics, serve_health
-from .leading import LeaderElector
+from ..kube.leases import LeaderElector
 from .pacing import MAX_BACKOFF, RateLimiter
 from .patching import Patcher, clear_costs
 from .settings import ReconcileSettings

@@ -77,3 +77,13 @@ capabilities:
     matchLabels:
       {{- include "servinggate.selectorLabels" . | nindent 6 }}
 {{- end }}
+
+{{- /* serve's and audit's --rule-actions from ruleActions (RULE=ACTION,...), "" when empty: one
+source for both, so the auditor calls a deny what the webhook refuses. */}}
+{{- define "servinggate.ruleActions" -}}
+{{- $pairs := list }}
+{{- range $rule, $action := .Values.ruleActions }}
+{{- $pairs = append $pairs (printf "%s=%s" $rule $action) }}
+{{- end }}
+{{- join "," $pairs }}
+{{- end }}

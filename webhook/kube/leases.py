@@ -1,7 +1,11 @@
 """Leader election through a coordination.k8s.io/v1 Lease, with client-go's semantics: a lease is
 expired when its record has not changed for leaseDurationSeconds *as observed by us* (our clock,
 not the holder's renewTime, so clock skew cannot steal a lease); every write carries the
-resourceVersion read, so two candidates can never both succeed (409 for the loser)."""
+resourceVersion read, so two candidates can never both succeed (409 for the loser).
+
+Here, in the edge to the API server, because two commands elect a leader with it: `reconcile`
+(one writer of deletion costs) and `audit --every` (one writer of PolicyReports). Each names
+its own Lease and logger."""
 
 from __future__ import annotations
 
@@ -14,7 +18,7 @@ from collections.abc import Callable
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-log = logging.getLogger("servinggate.scalein.lease")
+_LOGGER = "servinggate.scalein.lease"  # the reconciler's; `audit` passes its own
 
 
 def micro_now() -> dt.datetime:
@@ -27,10 +31,11 @@ def micro_now() -> dt.datetime:
 class LeaderElector:
     def __init__(self, api: client.CoordinationV1Api, *, name: str, namespace: str, identity: str,
                  lease_duration: float, renew_deadline: float, retry_period: float,
-                 clock: Callable[[], float] = time.monotonic):
+                 clock: Callable[[], float] = time.monotonic, logger: str = _LOGGER):
         self.api, self.name, self.namespace, self.identity = api, name, namespace, identity
         self.lease_duration, self.renew_deadline, self.retry_period = lease_duration, renew_deadline, retry_period
         self.clock = clock
+        self.log = logging.getLogger(logger)
         self._observed: tuple | None = None  # (holder, renewTime, acquireTime, transitions, duration)
         self._observed_at = 0.0
         self._last_renew = float("-inf")  # when we last held a valid lease (clock())
@@ -47,7 +52,7 @@ class LeaderElector:
             lease = self.api.read_namespaced_lease(self.name, self.namespace)
         except ApiException as exc:
             if exc.status != 404:
-                log.warning({"msg": "cannot read lease", "status": exc.status, "lease": f"{self.namespace}/{self.name}"})
+                self.log.warning({"msg": "cannot read lease", "status": exc.status, "lease": f"{self.namespace}/{self.name}"})
                 return False
             return self._create(now_mono)
         spec = lease.spec or client.V1LeaseSpec()
@@ -63,7 +68,7 @@ class LeaderElector:
             spec.acquire_time = now
             spec.lease_transitions = (spec.lease_transitions or 0) + 1
             if holder:
-                log.info({"msg": "taking over expired lease", "previous": holder, "lease": f"{self.namespace}/{self.name}"})
+                self.log.info({"msg": "taking over expired lease", "previous": holder, "lease": f"{self.namespace}/{self.name}"})
         spec.holder_identity = self.identity
         spec.lease_duration_seconds = int(self.lease_duration)
         spec.renew_time = now
@@ -74,7 +79,7 @@ class LeaderElector:
             self.api.replace_namespaced_lease(self.name, self.namespace, lease)
         except ApiException as exc:
             if exc.status != 409:
-                log.warning({"msg": "cannot update lease", "status": exc.status})
+                self.log.warning({"msg": "cannot update lease", "status": exc.status})
             return False
         self._last_renew = now_mono
         self._observed = None
@@ -91,7 +96,7 @@ class LeaderElector:
             self.api.create_namespaced_lease(self.namespace, body)
         except ApiException as exc:
             if exc.status != 409:  # 409: another candidate created it first
-                log.warning({"msg": "cannot create lease", "status": exc.status})
+                self.log.warning({"msg": "cannot create lease", "status": exc.status})
             return False
         self._last_renew = now_mono
         return True
@@ -110,7 +115,7 @@ class LeaderElector:
             lease.spec.renew_time = micro_now()
             self.api.replace_namespaced_lease(self.name, self.namespace, lease)
         except ApiException as exc:
-            log.warning({"msg": "cannot release lease", "status": exc.status})
+            self.log.warning({"msg": "cannot release lease", "status": exc.status})
         self._last_renew = float("-inf")
 
     def run(self, stop: threading.Event, on_change: Callable[[bool], None] | None = None) -> None:
@@ -120,7 +125,7 @@ class LeaderElector:
             self.try_acquire_or_renew()
             now = self.is_leader()
             if now != was:
-                log.info({"msg": "leading" if now else "not leading", "identity": self.identity})
+                self.log.info({"msg": "leading" if now else "not leading", "identity": self.identity})
                 if on_change:
                     on_change(now)
                 was = now
@@ -128,3 +133,11 @@ class LeaderElector:
         self.release()
         if was and on_change:
             on_change(False)
+
+
+def elector_for(api_client: client.ApiClient, *, name: str, namespace: str, identity: str, logger: str,
+                lease_duration: float = 15, renew_deadline: float = 10, retry_period: float = 2) -> LeaderElector:
+    """An elector on `api_client`, with client-go's default timings unless given: for commands
+    that keep no API objects of their own (`audit`)."""
+    return LeaderElector(client.CoordinationV1Api(api_client), name=name, namespace=namespace, identity=identity,
+                         lease_duration=lease_duration, renew_deadline=renew_deadline, retry_period=retry_period, logger=logger)
