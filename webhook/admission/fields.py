@@ -100,14 +100,22 @@ class FieldPath:
     def of(cls, *names: str | int) -> FieldPath:
         return cls(tuple(names))
 
+    # Validators build a path per field they visit, so these skip the frozen dataclass' __init__
+    # (an object.__setattr__ call per path) and set the slot directly: same object, far cheaper.
     def child(self, *names: str | int) -> FieldPath:
-        return FieldPath(self.parts + tuple(names))
+        p = _new(FieldPath)
+        _set_parts(p, self.parts + names)
+        return p
 
     def index(self, i: int) -> FieldPath:
-        return FieldPath(self.parts + (i,))
+        p = _new(FieldPath)
+        _set_parts(p, self.parts + (i,))
+        return p
 
     def key(self, k: str) -> FieldPath:
-        return FieldPath(self.parts + (Key(k),))
+        p = _new(FieldPath)
+        _set_parts(p, self.parts + (Key(k),))
+        return p
 
     def __str__(self) -> str:
         """apimachinery's Path.String: `.` before every name but the first, `[i]`/`[key]` for
@@ -119,6 +127,10 @@ class FieldPath:
             else:
                 out.append("." + part if i else part)
         return "".join(out)
+
+
+_new = object.__new__
+_set_parts = vars(FieldPath)["parts"].__set__  # the slot's own descriptor
 
 
 def json_value(value: Any) -> str:

@@ -50,16 +50,22 @@ def _ports(value: Any, path: FieldPath, errs: Errors) -> None:
             errs.append(not_supported(at.child("protocol"), protocol, PROTOCOLS))
 
 
+def _text(c: dict[str, Any], field: str, path: FieldPath, errs: Errors) -> str:
+    """`text` of a container's field, its path built only when the value is reported."""
+    value = c.get(field)
+    return value if isinstance(value, str) else text(value, path.child(field), errs)
+
+
 def _common(c: dict[str, Any], volumes: dict[str, dict[str, Any]], path: FieldPath, errs: Errors) -> None:
     """validateContainerCommon."""
-    name = text(c.get("name"), path.child("name"), errs)
+    name = _text(c, "name", path, errs)
     if not name:
         errs.append(required(path.child("name")))
     else:
         errs += [invalid(path.child("name"), name, m) for m in names.is_dns1123_label(name)]
-    if not text(c.get("image"), path.child("image"), errs):
+    if not _text(c, "image", path, errs):
         errs.append(required(path.child("image")))
-    policy = text(c.get("terminationMessagePolicy"), path.child("terminationMessagePolicy"), errs)
+    policy = _text(c, "terminationMessagePolicy", path, errs)
     if not policy:
         errs.append(required(path.child("terminationMessagePolicy")))
     elif policy not in MESSAGE_POLICIES:
@@ -68,7 +74,7 @@ def _common(c: dict[str, Any], volumes: dict[str, dict[str, Any]], path: FieldPa
     validate_env(c.get("env"), path.child("env"), errs)
     validate_env_from(c.get("envFrom"), path.child("envFrom"), errs)
     validate_mounts(c, volumes, path, errs)
-    pull = text(c.get("imagePullPolicy"), path.child("imagePullPolicy"), errs)
+    pull = _text(c, "imagePullPolicy", path, errs)
     if not pull:
         errs.append(required(path.child("imagePullPolicy")))
     elif pull not in PULL_POLICIES:
@@ -94,7 +100,7 @@ def host_port_conflicts(containers: list[dict[str, Any]], path: FieldPath, seen:
 
 
 def items(value: Any, path: FieldPath, errs: Errors) -> list[dict[str, Any]]:
-    return [obj(raw, path.index(i), errs) for i, raw in enumerate(arr(value, path, errs))]
+    return [raw if isinstance(raw, dict) else obj(raw, path.index(i), errs) for i, raw in enumerate(arr(value, path, errs))]
 
 
 def validate_containers(containers: list[dict[str, Any]], volumes: dict[str, dict[str, Any]], path: FieldPath,

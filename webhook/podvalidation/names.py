@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from collections.abc import Callable
+from functools import wraps
 
 _LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 _SUBDOMAIN_FMT = _LABEL_FMT + "(\\." + _LABEL_FMT + ")*"
@@ -31,6 +33,24 @@ _PORT_NAME_CHARS = re.compile("[-a-z0-9]+")
 _QNAME_MSG = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
 
 
+def _memo(check: Callable[[str], list[str]]) -> Callable[[str], list[str]]:
+    """Remember a format check's verdict per text: a review asks about the same label keys, env
+    names and container names once per pod, and the checks are pure. Each caller gets its own
+    list; the table is emptied when full, so hostile input cannot grow it without bound."""
+    seen: dict[str, tuple[str, ...]] = {}
+
+    @wraps(check)
+    def remembered(value: str) -> list[str]:
+        hit = seen.get(value)
+        if hit is None:
+            if len(seen) >= 4096:
+                seen.clear()
+            hit = seen[value] = tuple(check(value))
+        return list(hit)
+
+    return remembered
+
+
 def _match(pattern: re.Pattern[str], value: str) -> bool:
     """Go's `^...$` regexp match: `$` there is the end of the text, never before a newline."""
     return pattern.fullmatch(value) is not None
@@ -51,6 +71,7 @@ def inclusive_range_error(lo: int, hi: int) -> str:
     return f"must be between {lo} and {hi}, inclusive"
 
 
+@_memo
 def is_dns1123_label(value: str) -> list[str]:
     errs = [max_len_error(63)] if len(value) > 63 else []
     if not _match(_LABEL, value):
@@ -63,6 +84,7 @@ def is_dns1123_label(value: str) -> list[str]:
     return errs
 
 
+@_memo
 def is_dns1123_subdomain(value: str) -> list[str]:
     errs = [max_len_error(253)] if len(value) > 253 else []
     if not _match(_SUBDOMAIN, value):
@@ -72,6 +94,7 @@ def is_dns1123_subdomain(value: str) -> list[str]:
     return errs
 
 
+@_memo
 def is_dns1035_label(value: str) -> list[str]:
     errs = [max_len_error(63)] if len(value) > 63 else []
     if not _match(_DNS1035, value):
@@ -94,6 +117,7 @@ def name_is_dns_label(name: str, prefix: bool = False) -> list[str]:
     return is_dns1123_label(_mask_trailing_dash(name) if prefix else name)
 
 
+@_memo
 def is_qualified_name(value: str) -> list[str]:
     parts = value.split("/")
     errs: list[str] = []
@@ -119,6 +143,7 @@ def is_qualified_name(value: str) -> list[str]:
     return errs
 
 
+@_memo
 def is_valid_label_value(value: str) -> list[str]:
     errs = [max_len_error(63)] if len(value) > 63 else []
     if not _match(_LABEL_VALUE, value):
@@ -138,6 +163,7 @@ def _chdir_prefix(value: str) -> list[str]:
     return []
 
 
+@_memo
 def is_env_var_name(value: str) -> list[str]:
     errs = []
     if not _match(_ENV, value):
@@ -147,6 +173,7 @@ def is_env_var_name(value: str) -> list[str]:
     return errs + _chdir_prefix(value)
 
 
+@_memo
 def is_config_map_key(value: str) -> list[str]:
     errs = [max_len_error(253)] if len(value) > 253 else []
     if not _match(_CONFIG_KEY, value):
@@ -165,6 +192,7 @@ def is_valid_port_num(port: int) -> list[str]:
     return [] if 1 <= port <= 65535 else [inclusive_range_error(1, 65535)]
 
 
+@_memo
 def is_valid_port_name(port: str) -> list[str]:
     """An IANA service name: at most 15 characters, lowercase letters, digits and single hyphens."""
     errs = [max_len_error(15)] if len(port) > 15 else []

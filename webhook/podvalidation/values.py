@@ -93,13 +93,15 @@ def opt_flag(value: Any, path: FieldPath, errs: Errors) -> bool | None:
 
 
 def strings(value: Any, path: FieldPath, errs: Errors) -> list[str]:
-    """A list of strings; an item of another type is reported and read as ""."""
-    return [text(v, path.index(i), errs) for i, v in enumerate(arr(value, path, errs))]
+    """A list of strings; an item of another type is reported and read as "". (An item's path
+    is built only when it is reported: this runs for every env list and label map of a pod.)"""
+    return [v if isinstance(v, str) else text(v, path.index(i), errs) for i, v in enumerate(arr(value, path, errs))]
 
 
 def string_map(value: Any, path: FieldPath, errs: Errors) -> dict[str, str]:
     """A map[string]string such as labels: a non-string value is reported and read as ""."""
-    return {str(k): text(v, path.key(str(k)), errs) for k, v in obj(value, path, errs).items()}
+    return {str(k): v if isinstance(v, str) else text(v, path.key(str(k)), errs)
+            for k, v in obj(value, path, errs).items()}
 
 
 # ---- quantities -----------------------------------------------------------------------------------
