@@ -54,3 +54,23 @@ def test_ip_parsing_is_sloppy_about_leading_zeros():
     assert names.parses_as_ip("010.0.0.1")
     assert names.parses_as_ip("2001:db8::1")
     assert not names.parses_as_ip("dns.example.com")
+
+
+def test_the_format_checks_remember_only_short_texts_and_a_bounded_number():
+    """The checks remember their verdicts per text (a review asks about the same names many
+    times), but what a client sends must not grow the table: long texts are judged afresh and
+    never kept, and the table is emptied when it is full."""
+    import inspect
+
+    from webhook.podvalidation import names
+
+    seen = inspect.getclosurevars(names.is_dns1123_label).nonlocals["seen"]
+    seen.clear()
+    for i in range(50):
+        long_text = f"x{i}" + "a" * 5000
+        assert names.is_dns1123_label(long_text) == names.is_dns1123_label(long_text)
+    assert not any(len(k) > names.MEMO_MAX_TEXT for k in seen)
+    for i in range(names.MEMO_MAX_ENTRIES + 10):
+        names.is_dns1123_label(f"n{i}")
+    assert len(seen) <= names.MEMO_MAX_ENTRIES
+    assert names.is_dns1123_label("Bad_Name") and names.is_dns1123_label("Bad_Name") is not names.is_dns1123_label("Bad_Name")

@@ -33,19 +33,27 @@ _PORT_NAME_CHARS = re.compile("[-a-z0-9]+")
 _QNAME_MSG = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
 
 
+MEMO_MAX_ENTRIES = 4096
+MEMO_MAX_TEXT = 256  # longer than any DNS subdomain (253), label or env name these checks pass
+
+
 def _memo(check: Callable[[str], list[str]]) -> Callable[[str], list[str]]:
     """Remember a format check's verdict per text: a review asks about the same label keys, env
     names and container names once per pod, and the checks are pure. Each caller gets its own
-    list; the table is emptied when full, so hostile input cannot grow it without bound."""
+    list. Hostile input cannot grow the table: it is emptied when full, and a text longer than any
+    name these checks accept is judged afresh each time instead of kept (4,096 entries of at most
+    256 characters)."""
     seen: dict[str, tuple[str, ...]] = {}
 
     @wraps(check)
     def remembered(value: str) -> list[str]:
         hit = seen.get(value)
         if hit is None:
-            if len(seen) >= 4096:
-                seen.clear()
-            hit = seen[value] = tuple(check(value))
+            hit = tuple(check(value))
+            if len(value) <= MEMO_MAX_TEXT:
+                if len(seen) >= MEMO_MAX_ENTRIES:
+                    seen.clear()
+                seen[value] = hit
         return list(hit)
 
     return remembered
