@@ -55,20 +55,27 @@ def _toleration_text(key: str, operator: str, value: str, effect: str, seconds: 
                     f"TolerationSeconds:{shown}}}")
 
 
-def _requirement(req: dict[str, Any], path: FieldPath, errs: Errors) -> None:
-    operator = text(req.get("operator"), path.child("operator"), errs)
-    values = strings(req.get("values"), path.child("values"), errs)
+def _operator_and_values(operator: str, values: list[str], path: FieldPath, errs: Errors, *, numeric: bool) -> None:
+    """The operator rules a label selector's expressions and a node selector's requirements share
+    (In/NotIn need values, Exists/DoesNotExist forbid them); only node requirements also take the
+    numeric Gt/Lt with exactly one value."""
     if operator in ("In", "NotIn"):
         if not values:
             errs.append(required(path.child("values"), "must be specified when `operator` is 'In' or 'NotIn'"))
     elif operator in ("Exists", "DoesNotExist"):
         if values:
             errs.append(forbidden(path.child("values"), "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"))
-    elif operator in ("Gt", "Lt"):
+    elif numeric and operator in ("Gt", "Lt"):
         if len(values) != 1:
             errs.append(required(path.child("values"), "must be specified single value when `operator` is 'Lt' or 'Gt'"))
     else:
         errs.append(invalid(path.child("operator"), operator, "not a valid selector operator"))
+
+
+def _requirement(req: dict[str, Any], path: FieldPath, errs: Errors) -> None:
+    operator = text(req.get("operator"), path.child("operator"), errs)
+    values = strings(req.get("values"), path.child("values"), errs)
+    _operator_and_values(operator, values, path, errs, numeric=True)
     errs += _label_name(text(req.get("key"), path.child("key"), errs), path.child("key"))
 
 
@@ -124,14 +131,7 @@ def validate_label_selector(selector: dict[str, Any] | None, path: FieldPath, er
         expr = obj(raw, at, errs)
         operator = text(expr.get("operator"), at.child("operator"), errs)
         values = strings(expr.get("values"), at.child("values"), errs)
-        if operator in ("In", "NotIn"):
-            if not values:
-                errs.append(required(at.child("values"), "must be specified when `operator` is 'In' or 'NotIn'"))
-        elif operator in ("Exists", "DoesNotExist"):
-            if values:
-                errs.append(forbidden(at.child("values"), "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"))
-        else:
-            errs.append(invalid(at.child("operator"), operator, "not a valid selector operator"))
+        _operator_and_values(operator, values, at, errs, numeric=False)
         errs += _label_name(text(expr.get("key"), at.child("key"), errs), at.child("key"))
         for j, v in enumerate(values):
             errs += [invalid(at.child("values").index(j), v, m) for m in names.is_valid_label_value(v)]
