@@ -107,6 +107,27 @@ def test_a_template_variable_the_controller_replaces_shifts_no_path():
         "(e.g. 'my.env-name',  or 'MY_ENV.NAME',  or 'MyEnvName1', regex used for validation is '[-._a-zA-Z][-._a-zA-Z0-9]*')"]
 
 
+def test_equal_templates_are_judged_once_and_reported_at_each_path():
+    """Roles with equal templates share one verdict per review; each template still gets it at its path."""
+    bad: dict[str, Any] = {"ports": [{"containerPort": 0}], "env": [{"name": "GROUP_SIZE", "value": "9"}, {"name": "1x"}]}
+    alone = _errors(_ms(_role(workers=1, **copy.deepcopy(bad))))
+    assert len(alone) == 4  # the entry's two causes, then the worker's
+    twice = _errors(_ms(_role(workers=1, **copy.deepcopy(bad)), _role("prefill", workers=1, **copy.deepcopy(bad))))
+    assert twice == alone + [e.replace("roles[0]", "roles[1]") for e in alone]
+    assert "spec.template.roles[1].workerTemplate.spec.containers[0].env[1].name: Invalid value: \"1x\"" in twice[-1]
+
+
+def test_templates_equal_only_to_python_are_judged_apart():
+    """`1 == True` in Python, not in JSON: a spec is shared only with one written alike."""
+    one, true = _role(), _role("prefill")
+    one["entryTemplate"]["spec"]["activeDeadlineSeconds"] = 1
+    true["entryTemplate"]["spec"]["activeDeadlineSeconds"] = True
+    assert one["entryTemplate"] == true["entryTemplate"]
+    for roles, bad in (((one, true), 1), ((true, one), 0)):
+        errs = _errors(_ms(*copy.deepcopy(roles)))
+        assert len(errs) == 1 and errs[0].startswith(f"spec.template.roles[{bad}].entryTemplate.spec.activeDeadlineSeconds: Invalid value: true")
+
+
 def test_errors_are_at_the_templates_paths_entry_and_worker():
     role = _role(workers=1, ports=[{"containerPort": 0}])
     role["workerTemplate"]["spec"]["containers"][0]["name"] = "Main"

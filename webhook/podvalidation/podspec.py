@@ -223,12 +223,25 @@ def _on_create(spec: dict[str, Any], spec_path: FieldPath) -> Errors:
     return errs
 
 
-def validate_pod_template_spec(template: Any, path: FieldPath, *, is_pod: bool = False) -> Errors:
+def pod_spec_errors(spec: dict[str, Any], spec_path: FieldPath, *, is_pod: bool) -> Errors:
+    """What `validate_pod_template_spec` finds in the spec alone (its metadata aside)."""
+    errs = validate_pod_spec(spec, spec_path, is_pod=is_pod)
+    if is_pod:
+        errs += _image_whitespace(spec, spec_path)
+        errs += _on_create(spec, spec_path)
+    return errs
+
+
+def validate_pod_template_spec(template: Any, path: FieldPath, *, is_pod: bool = False,
+                               spec_errors: Errors | None = None) -> Errors:
     """ValidatePodTemplateSpec on a defaulted template (see `apply_template_defaults`), rooted at
     `path`. Upstream reports a template's labels at `<path>.labels`; with `is_pod=True` the
     template is judged as the Pod a controller creates from it, so its metadata errors sit at
     `<path>.metadata.labels`, and the Pod-only checks (hostPort on the host network, image
-    whitespace, what ValidatePodCreate refuses on a new pod) apply."""
+    whitespace, what ValidatePodCreate refuses on a new pod) apply.
+
+    `spec_errors`, when given, is `pod_spec_errors` of this spec at `<path>.spec`, already known
+    (a caller judging several pods made from equal specs computes it once)."""
     errs: Errors = []
     template = obj(template, path, errs)
     if errs:
@@ -242,10 +255,7 @@ def validate_pod_template_spec(template: Any, path: FieldPath, *, is_pod: bool =
     errs += validate_labels(labels, meta_path.child("labels"))
     errs += validate_annotations(annotations, meta_path.child("annotations"))
     errs += validate_pod_annotations(annotations, spec, _container_names(spec), meta_path.child("annotations"))
-    errs += validate_pod_spec(spec, spec_path, is_pod=is_pod)
-    if is_pod:
-        errs += _image_whitespace(spec, spec_path)
-        errs += _on_create(spec, spec_path)
+    errs += pod_spec_errors(spec, spec_path, is_pod=is_pod) if spec_errors is None else spec_errors
     errs += _seccomp_match(annotations, spec, spec_path)
     if not is_pod and arr(spec.get("ephemeralContainers"), path, []):
         errs.append(forbidden(spec_path.child("ephemeralContainers"), "ephemeral containers not allowed in pod template"))

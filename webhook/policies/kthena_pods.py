@@ -135,42 +135,72 @@ def _metadata(ms: dict[str, Any], template: Any, pod_name: str, role_name: str, 
     return meta
 
 
-def controller_pod(ms: dict[str, Any], i: int, role: dict[str, Any], which: str) -> ControllerPod:
-    """The pod the controller makes from `roles[i].<which>`: the entry pod, or the first worker."""
+def pod_metadata(ms: dict[str, Any], role: dict[str, Any], which: str) -> dict[str, Any]:
+    """The metadata of the pod the controller makes from `role.<which>` (a new dict; the
+    template's label and annotation maps are merged into new ones, never changed)."""
     spec = _dict(ms.get("spec"))
     scheduler = spec.get("schedulerName", DEFAULT_SCHEDULER)
-    name, namespace = modelserving_name(ms), _dict(ms.get("metadata")).get("namespace")
-    raw_name = role.get("name")
-    role_name = raw_name if type(raw_name) is str else ""
-    workers = role.get("workerReplicas")
-    workers = workers if type(workers) is int else 0
+    role_name = _role_name(role)
     k = 0 if which == "entryTemplate" else 1
-    entry_name = f"{name}-0-{role_name}-0-0"
-    pod_name = f"{name}-0-{role_name}-0-{k}"
+    pod_name = f"{modelserving_name(ms)}-0-{role_name}-0-{k}"
+    return _metadata(ms, role.get(which), pod_name, role_name, k == 0, scheduler)
+
+
+def pod_spec(ms: dict[str, Any], role: dict[str, Any], which: str) -> tuple[Any, dict[tuple[str, int], list[int]]]:
+    """The spec of the pod the controller makes from `role.<which>`: the template's own copy with
+    the scheduler and the controller's env vars; and `kept_env` (see `ControllerPod`)."""
     template = role.get(which)
     pod_spec = copy_tree(template.get("spec")) if type(template) is dict else None
     if pod_spec is None:
         pod_spec = {}  # Go's zero PodSpec, which validation then finds without containers
     kept_env: dict[tuple[str, int], list[int]] = {}
     if type(pod_spec) is dict:
+        scheduler = _dict(ms.get("spec")).get("schedulerName", DEFAULT_SCHEDULER)
         if type(scheduler) is str:
             pod_spec["schedulerName"] = scheduler
+        name, namespace = modelserving_name(ms), _dict(ms.get("metadata")).get("namespace")
+        workers = role.get("workerReplicas")
+        workers = workers if type(workers) is int else 0
+        k = 0 if which == "entryTemplate" else 1
+        entry_name = f"{name}-0-{_role_name(role)}-0-0"
         added = [{"name": ENV_GROUP_SIZE, "value": str(workers + 1)},
                  {"name": ENV_ENTRY_ADDRESS, "value": f"{entry_name}.{namespace if type(namespace) is str else ''}"},
                  {"name": ENV_WORKER_INDEX, "value": str(k)}]
         for key in ("containers", "initContainers"):
             _add_env(pod_spec.get(key), key, added, kept_env)
-    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": _metadata(ms, template, pod_name, role_name, k == 0, scheduler),
-           "spec": pod_spec}
-    return ControllerPod(i, role_name, which, ROLES.index(i).child(which), template, pod, kept_env)
+    return pod_spec, kept_env
 
 
-def controller_pods(ms: dict[str, Any], select: Select | None = None) -> Iterator[ControllerPod]:
-    """Every role's entry pod and, when it has workers, its first worker (those `select` keeps)."""
+def _role_name(role: dict[str, Any]) -> str:
+    name = role.get("name")
+    return name if type(name) is str else ""
+
+
+def template_path(i: int, which: str) -> FieldPath:
+    """`spec.template.roles[i].<which>`."""
+    return ROLES.index(i).child(which)
+
+
+def controller_pod(ms: dict[str, Any], i: int, role: dict[str, Any], which: str) -> ControllerPod:
+    """The pod the controller makes from `roles[i].<which>`: the entry pod, or the first worker."""
+    spec, kept_env = pod_spec(ms, role, which)
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": pod_metadata(ms, role, which), "spec": spec}
+    return ControllerPod(i, _role_name(role), which, template_path(i, which), role.get(which), pod, kept_env)
+
+
+def templates_in_use(ms: dict[str, Any], select: Select | None = None) -> Iterator[tuple[int, dict[str, Any], str]]:
+    """(role index, role, which) of every role's entry template and, when it has workers, its
+    worker template (those `select` keeps): the templates the controller makes pods from."""
     for i, role in _objects(_dict(_dict(ms.get("spec")).get("template")).get("roles")):
         workers = role.get("workerReplicas")
         for which in TEMPLATES:
             if which == "workerTemplate" and (type(workers) is not int or workers <= 0 or role.get(which) is None):
                 continue
             if select is None or select(i, role, which):
-                yield controller_pod(ms, i, role, which)
+                yield i, role, which
+
+
+def controller_pods(ms: dict[str, Any], select: Select | None = None) -> Iterator[ControllerPod]:
+    """Every role's entry pod and, when it has workers, its first worker (those `select` keeps)."""
+    for i, role, which in templates_in_use(ms, select):
+        yield controller_pod(ms, i, role, which)

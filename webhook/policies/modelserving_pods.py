@@ -25,46 +25,91 @@ relabelled: our own ratcheting, as the API server's for CRDs is alpha and off in
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..admission.fields import FieldError, FieldPath
 from ..admission.review import Request
 from ..podvalidation import default_pod_spec, validate_pod_template_spec
+from ..podvalidation.podspec import pod_spec_errors
 from ..podvalidation.names import is_dns1123_label, name_is_dns_subdomain
 from ..podvalidation.errors import invalid
 from .context import Context
 from ..kthena import MODELSERVING_GROUP
-from .kthena_pods import ROLES, ControllerPod, Select, controller_pods
+from .kthena_pods import ROLES, Select, pod_metadata, pod_spec, template_path, templates_in_use
 from .registry import REGISTRY, Views
 
 RULE = "modelservings.pod-templates"
 MS_NAME = FieldPath.of("metadata", "name")
 
 
-def judge(cp: ControllerPod) -> list[FieldError]:
-    """The API server's verdict on one controller pod, at the ModelServing's paths."""
-    if type(cp.template) is not dict:
-        return validate_pod_template_spec(cp.template, cp.path, is_pod=True)  # its type error
-    meta, spec = cp.pod["metadata"], cp.pod["spec"]
+class _Spec(NamedTuple):
+    """One distinct template spec of a review: the pod spec the controller builds from it (copied,
+    its env extended, defaulted) and that spec's verdict, found at `path` (its first template)."""
+
+    written: Any
+    shown: str
+    spec: Any
+    kept_env: dict[tuple[str, int], list[int]]
+    path: FieldPath
+    errors: list[FieldError]
+
+
+def _same(spec: _Spec, written: Any) -> bool:
+    """Written alike: equal, and equal in `repr` too, which tells `1`, `1.0` and `true` apart
+    (`==` does not, and validation does) and keeps the order of the keys (errors follow it)."""
+    return spec.written == written and spec.shown == repr(written)
+
+
+def _spec_for(ms: dict[str, Any], role: dict[str, Any], which: str, path: FieldPath, specs: list[_Spec]) -> tuple[_Spec, list[FieldError]]:
+    """The template's pod spec and its spec errors at `path`: judged once per distinct spec in a
+    review. The pods made from equal specs differ only in the values of the controller's env
+    vars, which no check reads, so they share the verdict, moved to each template's own path."""
+    template = role[which]
+    written = template.get("spec")
+    for known in specs:
+        if _same(known, written):
+            if known.path == path or not known.errors:
+                return known, known.errors
+            base = len(known.path.parts)
+            return known, [replace(e, path=FieldPath(path.parts + e.path.parts[base:])) for e in known.errors]
+    spec, kept_env = pod_spec(ms, role, which)
     default_pod_spec(spec)
-    errs = validate_pod_template_spec({"metadata": meta, "spec": spec}, cp.path, is_pod=True)
+    errors = pod_spec_errors(spec, path.child("spec"), is_pod=True) if type(spec) is dict else []
+    known = _Spec(written, repr(written), spec, kept_env, path, errors)
+    specs.append(known)
+    return known, errors
+
+
+def judge(ms: dict[str, Any], i: int, role: dict[str, Any], which: str, specs: list[_Spec]) -> list[FieldError]:
+    """The API server's verdict on the pod the controller makes from `roles[i].<which>`, at the
+    ModelServing's paths; `specs` holds the review's distinct template specs judged so far."""
+    path = template_path(i, which)
+    template = role.get(which)
+    if type(template) is not dict:
+        return validate_pod_template_spec(template, path, is_pod=True)  # its type error
+    meta = pod_metadata(ms, role, which)
+    known, spec_errors = _spec_for(ms, role, which, path, specs)
+    errs = validate_pod_template_spec({"metadata": meta, "spec": known.spec}, path, is_pod=True,
+                                      spec_errors=spec_errors if type(known.spec) is dict else None)
     name = meta["name"]
     problems = name_is_dns_subdomain(name)
     if problems:
-        at = cp.path.parts[:-1] + ("name",) if is_dns1123_label(cp.role_name) else MS_NAME.parts
+        role_name = role.get("name")
+        at = path.parts[:-1] + ("name",) if is_dns1123_label(role_name if type(role_name) is str else "") else MS_NAME.parts
         errs += [invalid(FieldPath(at), name, m) for m in problems]
-    return [_at_template(cp, e) for e in errs] if errs else errs
+    return [_at_template(path, template, known.kept_env, e) for e in errs] if errs else errs
 
 
-def _at_template(cp: ControllerPod, e: FieldError) -> FieldError:
-    parts, base = e.path.parts, len(cp.path.parts)
-    if parts[:base] != cp.path.parts:
+def _at_template(path: FieldPath, template: dict[str, Any], kept_env: dict[tuple[str, int], list[int]],
+                 e: FieldError) -> FieldError:
+    parts, base = e.path.parts, len(path.parts)
+    if parts[:base] != path.parts:
         return e
     rel = parts[base:]
-    if rel[:2] == ("metadata", "labels") and not _from_template_labels(cp.template, e.value):
+    if rel[:2] == ("metadata", "labels") and not _from_template_labels(template, e.value):
         return replace(e, path=MS_NAME)  # a controller label: the ModelServing's name made it
     if len(rel) >= 5 and rel[0] == "spec" and rel[3] == "env" and type(rel[4]) is int:
-        kept = cp.kept_env.get((str(rel[1]), int(rel[2])))
+        kept = kept_env.get((str(rel[1]), int(rel[2])))
         if kept is not None:
             k = rel[4]
             tail = (kept[k],) + rel[5:] if k < len(kept) else ()
@@ -121,8 +166,9 @@ def judge_pod_templates(req: Request, ctx: Context) -> list[FieldError]:
         return []
     old = req.old_object if req.operation == "UPDATE" and type(req.old_object) is dict else None
     errs: list[FieldError] = []
-    for cp in controller_pods(ms, _ratchet(old) if old is not None else None):
-        errs += judge(cp)
+    specs: list[_Spec] = []  # this review's only: nothing is kept across reviews
+    for i, role, which in templates_in_use(ms, _ratchet(old) if old is not None else None):
+        errs += judge(ms, i, role, which, specs)
     if not errs:
         return errs
     elsewhere = _reported_elsewhere(req, ctx, ms)
