@@ -51,3 +51,19 @@ def test_valid_pod_has_no_errors_and_body_is_the_status_cause_message():
     from webhook.podvalidation import apply_pod_defaults, validate_pod_create
     err = validate_pod_create(apply_pod_defaults(pod))[0]
     assert (err.field, err.body()) == ("spec.restartPolicy", 'Unsupported value: "x": supported values: "Always", "OnFailure", "Never"')
+
+
+def test_a_check_runs_first_without_paths_and_again_at_its_path_only_when_it_finds_something():
+    from webhook.podvalidation.errors import located, required
+
+    seen: list[FieldPath] = []
+
+    def check(path: FieldPath) -> list:
+        seen.append(path.child("a").index(0).key("k"))
+        return [required(path.child("x"))] if fail else []
+
+    fail = False
+    assert located(check, FieldPath.of("spec")) == [] and len(seen) == 1 and seen[0].parts == ()
+    fail = True
+    assert [str(e.path) for e in located(check, FieldPath.of("spec"))] == ["spec.x"]
+    assert str(seen[-1]) == "spec.a[0][k]"

@@ -13,7 +13,7 @@ from typing import Any
 from . import names
 from .containers import (image_whitespace, items, name_of, validate_containers, validate_ephemeral_containers,
                          validate_init_containers)
-from .errors import Errors, FieldPath, duplicate, forbidden, invalid, not_supported, required
+from .errors import Errors, FieldPath, duplicate, forbidden, invalid, located, not_supported, required
 from .meta import SECCOMP_CONTAINER_PREFIX, SECCOMP_POD_ANNOTATION, validate_annotations, validate_labels, validate_object_meta, validate_pod_annotations
 from .platform import all_containers, validate_os
 from .resources import validate_overhead
@@ -225,6 +225,10 @@ def _on_create(spec: dict[str, Any], spec_path: FieldPath) -> Errors:
 
 def pod_spec_errors(spec: dict[str, Any], spec_path: FieldPath, *, is_pod: bool) -> Errors:
     """What `validate_pod_template_spec` finds in the spec alone (its metadata aside)."""
+    return located(lambda at: _spec_errors(spec, at, is_pod), spec_path)
+
+
+def _spec_errors(spec: dict[str, Any], spec_path: FieldPath, is_pod: bool) -> Errors:
     errs = validate_pod_spec(spec, spec_path, is_pod=is_pod)
     if is_pod:
         errs += _image_whitespace(spec, spec_path)
@@ -242,6 +246,10 @@ def validate_pod_template_spec(template: Any, path: FieldPath, *, is_pod: bool =
 
     `spec_errors`, when given, is `pod_spec_errors` of this spec at `<path>.spec`, already known
     (a caller judging several pods made from equal specs computes it once)."""
+    return located(lambda at: _template_errors(template, at, is_pod, spec_errors), path)
+
+
+def _template_errors(template: Any, path: FieldPath, is_pod: bool, spec_errors: Errors | None) -> Errors:
     errs: Errors = []
     template = obj(template, path, errs)
     if errs:
@@ -255,7 +263,7 @@ def validate_pod_template_spec(template: Any, path: FieldPath, *, is_pod: bool =
     errs += validate_labels(labels, meta_path.child("labels"))
     errs += validate_annotations(annotations, meta_path.child("annotations"))
     errs += validate_pod_annotations(annotations, spec, _container_names(spec), meta_path.child("annotations"))
-    errs += pod_spec_errors(spec, spec_path, is_pod=is_pod) if spec_errors is None else spec_errors
+    errs += _spec_errors(spec, spec_path, is_pod) if spec_errors is None else spec_errors
     errs += _seccomp_match(annotations, spec, spec_path)
     if not is_pod and arr(spec.get("ephemeralContainers"), path, []):
         errs.append(forbidden(spec_path.child("ephemeralContainers"), "ephemeral containers not allowed in pod template"))
