@@ -160,8 +160,8 @@ def _pod_only(spec: dict[str, Any]) -> None:
             if not isinstance(requests, dict):
                 requests = resources["requests"] = {}
             for name, amount in limits.items():
-                if parse_quantity(amount) is not None:  # an unparsable limit is reported once, at limits
-                    requests.setdefault(name, copy.deepcopy(amount))
+                if name not in requests and parse_quantity(amount) is not None:  # an unparsable limit is reported once, at limits
+                    requests[name] = amount if type(amount) is str else copy.deepcopy(amount)
     if spec.get("enableServiceLinks") is None:
         spec["enableServiceLinks"] = True
     if spec.get("hostNetwork") is True:

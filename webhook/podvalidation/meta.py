@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from . import names
@@ -28,15 +29,18 @@ _INT32 = re.compile(r"[+-]?[0-9]+")
 def validate_labels(labels: dict[str, str], path: FieldPath) -> Errors:
     errs: Errors = []
     for key, value in labels.items():
-        errs += [invalid(path, key, m) for m in names.is_qualified_name(key)]
-        errs += [invalid(path, value, m) for m in names.is_valid_label_value(value)]
+        if problems := names.is_qualified_name(key):
+            errs += [invalid(path, key, m) for m in problems]
+        if problems := names.is_valid_label_value(value):
+            errs += [invalid(path, value, m) for m in problems]
     return errs
 
 
 def validate_annotations(annotations: dict[str, str], path: FieldPath) -> Errors:
     errs: Errors = []
     for key in annotations:
-        errs += [invalid(path, key, m) for m in names.is_qualified_name(key.lower())]
+        if problems := names.is_qualified_name(key.lower()):
+            errs += [invalid(path, key, m) for m in problems]
     size = sum(len(k.encode()) + len(v.encode()) for k, v in annotations.items())
     if size > ANNOTATIONS_MAX_BYTES:
         errs.append(too_long(path, ANNOTATIONS_MAX_BYTES))
@@ -129,9 +133,10 @@ def no_backsteps(target: str, path: FieldPath) -> Errors:
     return []
 
 
-def validate_pod_annotations(annotations: dict[str, str], spec: dict[str, Any], container_names: set[str],
+def validate_pod_annotations(annotations: dict[str, str], spec: dict[str, Any], container_names: Callable[[], set[str]],
                              path: FieldPath) -> Errors:
-    """ValidatePodSpecificAnnotations: mirror pods, deletion cost, seccomp and AppArmor profiles."""
+    """ValidatePodSpecificAnnotations: mirror pods, deletion cost, seccomp and AppArmor profiles
+    (`container_names` is asked only when an AppArmor annotation names a container)."""
     errs: Errors = []
     if MIRROR_ANNOTATION in annotations and not spec.get("nodeName"):
         errs.append(invalid(path.key(MIRROR_ANNOTATION), annotations[MIRROR_ANNOTATION],
@@ -148,7 +153,7 @@ def validate_pod_annotations(annotations: dict[str, str], spec: dict[str, Any], 
         if not key.startswith(APPARMOR_CONTAINER_PREFIX):
             continue
         container = key[len(APPARMOR_CONTAINER_PREFIX):]
-        if container not in container_names:
+        if container not in container_names():
             errs.append(invalid(path.key(key), container, "container not found"))
         if profile not in ("", "runtime/default", "unconfined") and not profile.startswith("localhost/"):
             errs.append(invalid(path.key(key), profile, f"invalid AppArmor profile name: {names_quote(profile)}"))

@@ -162,6 +162,8 @@ def validate_pod_spec(spec: dict[str, Any], path: FieldPath, *, is_pod: bool = T
 def _seccomp_match(annotations: dict[str, str], spec: dict[str, Any], path: FieldPath) -> Errors:
     """A seccomp annotation and the matching seccompProfile field must agree."""
     errs: Errors = []
+    if not any(k == SECCOMP_POD_ANNOTATION or k.startswith(SECCOMP_CONTAINER_PREFIX) for k in annotations):
+        return errs  # no annotation to agree with
     pod_context = spec.get("securityContext") if isinstance(spec.get("securityContext"), dict) else {}
     assert isinstance(pod_context, dict)
     checks = [(annotations.get(SECCOMP_POD_ANNOTATION), pod_context.get("seccompProfile"), path.child("securityContext", "seccompProfile"))]
@@ -206,7 +208,7 @@ def validate_pod_create(pod: Any) -> Errors:
     spec = obj(pod.get("spec"), spec_path, errs)
     validate_object_meta(meta, meta_path, errs)
     annotations = string_map(meta.get("annotations"), meta_path.child("annotations"), [])
-    errs += validate_pod_annotations(annotations, spec, _container_names(spec), meta_path.child("annotations"))
+    errs += validate_pod_annotations(annotations, spec, lambda: _container_names(spec), meta_path.child("annotations"))
     errs += validate_pod_spec(spec, spec_path, is_pod=True)
     errs += _image_whitespace(spec, spec_path)
     errs += _on_create(spec, spec_path)
@@ -262,7 +264,7 @@ def _template_errors(template: Any, path: FieldPath, is_pod: bool, spec_errors: 
     annotations = string_map(meta.get("annotations"), meta_path.child("annotations"), errs)
     errs += validate_labels(labels, meta_path.child("labels"))
     errs += validate_annotations(annotations, meta_path.child("annotations"))
-    errs += validate_pod_annotations(annotations, spec, _container_names(spec), meta_path.child("annotations"))
+    errs += validate_pod_annotations(annotations, spec, lambda: _container_names(spec), meta_path.child("annotations"))
     errs += _spec_errors(spec, spec_path, is_pod) if spec_errors is None else spec_errors
     errs += _seccomp_match(annotations, spec, spec_path)
     if not is_pod and arr(spec.get("ephemeralContainers"), path, []):

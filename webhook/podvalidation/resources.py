@@ -148,13 +148,13 @@ def validate_resources(resources: dict[str, Any], path: FieldPath, errs: Errors)
     for name, (raw, amount) in requests.items():
         at = req_path.key(name)
         errs += resource_name_errors(name, at) + _quantity_value_errors(name, raw, amount, at)
-        shown = canonical(raw, amount)
         if name in limits:
             limit_raw, limit = limits[name]
             if amount != limit and not overcommit_allowed(name):
-                errs.append(invalid(req_path, shown, f"must be equal to {name} limit of {canonical(limit_raw, limit)}"))
+                errs.append(invalid(req_path, canonical(raw, amount), f"must be equal to {name} limit of {canonical(limit_raw, limit)}"))
             elif amount > limit:
-                errs.append(invalid(req_path, shown, f"must be less than or equal to {name} limit of {canonical(limit_raw, limit)}"))
+                errs.append(invalid(req_path, canonical(raw, amount),
+                                    f"must be less than or equal to {name} limit of {canonical(limit_raw, limit)}"))
         elif not overcommit_allowed(name):
             errs.append(required(lim_path, "Limit must be set for non overcommitable resources"))
         if is_hugepages(name):
