@@ -41,6 +41,8 @@ def validate_annotations(annotations: dict[str, str], path: FieldPath) -> Errors
     for key in annotations:
         if problems := names.is_qualified_name(key.lower()):
             errs += [invalid(path, key, m) for m in problems]
+    if (sum(map(len, annotations)) + sum(map(len, annotations.values()))) * 4 <= ANNOTATIONS_MAX_BYTES:
+        return errs  # short enough whatever the characters (UTF-8 takes at most 4 bytes for one)
     size = sum(len(k.encode()) + len(v.encode()) for k, v in annotations.items())
     if size > ANNOTATIONS_MAX_BYTES:
         errs.append(too_long(path, ANNOTATIONS_MAX_BYTES))

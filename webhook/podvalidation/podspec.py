@@ -147,15 +147,24 @@ def validate_pod_spec(spec: dict[str, Any], path: FieldPath, *, is_pod: bool = T
     errs += _choice(dns_policy, DNS_POLICIES, path.child("dnsPolicy"))
     errs += validate_labels(string_map(spec.get("nodeSelector"), path.child("nodeSelector"), errs), path.child("nodeSelector"))
     validate_pod_security(spec, path.child("securityContext"), errs)
-    validate_affinity(spec, path.child("affinity"), errs)
-    _dns_config(spec, dns_policy, path.child("dnsConfig"), errs)
-    _gates(spec, path, errs)
-    validate_topology_spread(spec.get("topologySpreadConstraints"), path.child("topologySpreadConstraints"), errs)
+    # Each check below finds nothing in an absent field, so an absent field costs one lookup.
+    get = spec.get
+    if get("affinity") is not None:
+        validate_affinity(spec, path.child("affinity"), errs)
+    if dns_policy == "None" or get("dnsConfig") is not None:
+        _dns_config(spec, dns_policy, path.child("dnsConfig"), errs)
+    if get("readinessGates") is not None or get("schedulingGates") is not None:
+        _gates(spec, path, errs)
+    if get("topologySpreadConstraints") is not None:
+        validate_topology_spread(get("topologySpreadConstraints"), path.child("topologySpreadConstraints"), errs)
     _named_objects(spec, path, errs)
-    validate_tolerations(spec.get("tolerations"), path.child("tolerations"), errs)
-    _host_aliases(spec, path.child("hostAliases"), errs)
+    if get("tolerations") is not None:
+        validate_tolerations(get("tolerations"), path.child("tolerations"), errs)
+    if get("hostAliases") is not None:
+        _host_aliases(spec, path.child("hostAliases"), errs)
     _priority_and_runtime(spec, path, errs)
-    validate_os(spec, path, errs)
+    if get("os") is not None:
+        validate_os(spec, path, errs)
     return errs
 
 
