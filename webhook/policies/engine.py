@@ -54,7 +54,7 @@ def private_copy(obj: dict[str, Any], rules: tuple[Rule, ...]) -> dict[str, Any]
             for key in path:
                 value = node.get(key)
                 if isinstance(value, list):
-                    node[key] = deep_copy(value)  # type: ignore[arg-type]
+                    node[key] = deep_copy(value)
                 if not isinstance(value, dict):
                     break
                 if id(value) not in copied:

@@ -37,7 +37,7 @@ from ..policies import REGISTRY, Context, LookupFailed, Lookups, NoLookups, Regi
 from ..policies import engine
 from ..policies.registry import Action
 from . import metrics
-from .replies import JSON, JsonAnswer, Reply, http_error, json_response
+from .replies import JSON, Reply, http_error, json_response
 from .settings import ServeSettings
 from .tls import CertificateSource
 
