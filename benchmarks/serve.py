@@ -24,11 +24,12 @@ Versus (`--versus-only`, also part of a full run): ours, the Go allow-all and ag
 webhook of the Kubernetes e2e tests (its `webhook` mode, `/mutating-pods`, same certificate and
 body; $AGNHOST or ~/k8s/bin/agnhost, skipped with build instructions when absent), in interleaved
 rounds: CPU per review and throughput, ours/agnhost as the median of per-round ratios and the
-worst round, and the bytes our server logged per review.
+worst round, and the bytes our server logged per review. `--versus-tree DIR` adds another checkout of
+this repository (say main's, to see what a change is worth) to the same rounds.
 
 Usage: python benchmarks/serve.py [--seconds 3] [--rounds 5] [--connections 16] [--threads N]
                                   [--placement 2,4,16] [--placement-only] [--placement-seconds 8]
-                                  [--versus-only] [--versus-rounds 6] [--versus-seconds 8]
+                                  [--versus-only] [--versus-rounds 6] [--versus-seconds 8] [--versus-tree DIR]
 Prints figures; it passes or fails nothing.
 """
 
@@ -302,11 +303,18 @@ def server_cpu_seconds(pid: int) -> float:
     return sum(cpu_seconds(p) for p in [pid, *workers])
 
 
-def start_server(kind: str, tls: bool, certs: Path, args: argparse.Namespace, *extra: str, log: Any = subprocess.DEVNULL) -> tuple[subprocess.Popen, int]:
-    """This script again, as a server child on a free port (see run_server); its log to `log`."""
+def start_server(kind: str, tls: bool, certs: Path, args: argparse.Namespace, *extra: str, log: Any = subprocess.DEVNULL,
+                 tree: Path | None = None) -> tuple[subprocess.Popen, int]:
+    """This script again, as a server child on a free port (see run_server); its log to `log`.
+    `tree`: another checkout of the repository, whose own script (and .venv, if it has one) serves."""
     port = free_port()
+    python, script = sys.executable, __file__
+    if tree is not None:
+        script = str(tree / "benchmarks" / "serve.py")
+        if (tree / ".venv" / "bin" / "python").exists():
+            python = str(tree / ".venv" / "bin" / "python")
     proc = subprocess.Popen(
-        [sys.executable, __file__, "--serve", kind, "--tls", "on" if tls else "off", "--port", str(port),
+        [python, script, "--serve", kind, "--tls", "on" if tls else "off", "--port", str(port),
          "--certs", str(certs), "--workers", str(args.workers), "--threads", str(args.threads), *extra],
         stdout=subprocess.DEVNULL, stderr=log,
     )
@@ -340,6 +348,9 @@ def versus(args: argparse.Namespace, certs: Path, lua: Path) -> None:
     with open(log_path, "wb") as log:
         ours = start_server("product", True, certs, args, log=log)
     servers: list[tuple[str, subprocess.Popen, str]] = [("ours", ours[0], f"https://127.0.0.1:{ours[1]}/mutate")]
+    if args.versus_tree:
+        other = start_server("product", True, certs, args, tree=Path(args.versus_tree))
+        servers.append(("ours@tree", other[0], f"https://127.0.0.1:{other[1]}/mutate"))
     go = start_go_baseline(certs, tmp)
     if go:
         servers.append(("Go allow-all", go[0], f"https://127.0.0.1:{go[1]}/mutate"))
@@ -378,6 +389,10 @@ def versus(args: argparse.Namespace, certs: Path, lua: Path) -> None:
     if "agnhost" not in runs:
         print(AGNHOST_MISSING)
         return
+    if "ours@tree" in runs:
+        print(f"  ours@tree is {args.versus_tree}; ours/ours@tree, median of per-round CPU per review: "
+              f"{statistics.median(o['cpu_us'] / t['cpu_us'] for o, t in zip(runs['ours'], runs['ours@tree'])):.2f}x;"
+              f" ours@tree/agnhost: {statistics.median(t['cpu_us'] / a['cpu_us'] for t, a in zip(runs['ours@tree'], runs['agnhost'])):.2f}x")
     cpu = [o["cpu_us"] / a["cpu_us"] for o, a in zip(runs["ours"], runs["agnhost"])]
     rps = [o["rps"] / a["rps"] for o, a in zip(runs["ours"], runs["agnhost"])]
     print(f"  ours/agnhost, median of per-round ratios: CPU per review {statistics.median(cpu):.2f}x (target <= 1.20x),"
@@ -426,6 +441,7 @@ def main() -> None:
     parser.add_argument("--versus-only", action="store_true", help="run only the rounds against the Go allow-all and agnhost")
     parser.add_argument("--versus-rounds", type=int, default=6, help="rounds against the Go allow-all and agnhost")
     parser.add_argument("--versus-seconds", type=int, default=8, help="length of one of those rounds")
+    parser.add_argument("--versus-tree", help="another checkout of this repository (say main's) served in the same rounds, as ours@tree")
     # The candidates measured for docs/design-notes.md: balanced (ours), shared (gthread on one
     # listening socket, the design before), reuseport (one SO_REUSEPORT socket per worker).
     parser.add_argument("--placement-design", choices=["balanced", "shared", "reuseport"], default="balanced", help=argparse.SUPPRESS)

@@ -212,3 +212,59 @@ def test_the_modelserving_rules_share_one_shape_per_review(kit):
     shaped.clear()
     assert engine.validate(update, Context(), registry).allowed
     assert [id(o) for o in shaped] == [id(update.object), id(update.old_object)]
+
+
+def _without_edits(registry: Registry) -> Registry:
+    """The same rules, each handed a deep copy of the whole object (no `edits`)."""
+    plain = Registry()
+    for rule in registry.rules():
+        plain._rules.append(replace(rule, edits=None))
+    return plain
+
+
+@pytest.mark.parametrize("review", POD_REVIEWS, ids=lambda p: p.stem)
+def test_mutators_that_name_their_edits_answer_as_with_a_deep_copy(review):
+    """`edits` only saves copying: patches, changes and warnings are those of a deep copy, on
+    every recorded pod and on shapes the recorded pods do not have."""
+    assert all(r.edits is not None for r in REGISTRY.rules("mutate")), "the pod mutators name their edits"
+    plain = _without_edits(REGISTRY)
+    req = parse_review(review.read_bytes())
+    shapes = [
+        lambda o: None,
+        lambda o: o.setdefault("metadata", {}).setdefault("labels", {}).update({"servinggate.io/gang": "g1", "servinggate.io/subgroup": "s0"}),
+        lambda o: o["metadata"].pop("annotations", None),
+        lambda o: o["metadata"].update(annotations=None),
+        lambda o: o["metadata"].update(annotations={"example.com/other": "kept"}),
+        lambda o: o["metadata"].update(labels={"modelserving.volcano.sh/name": "x", "modelserving.volcano.sh/entry": "true"}),
+        lambda o: o["metadata"].update(annotations=["not", "a", "dict"]),
+        lambda o: o.update(spec=None),
+        lambda o: o.update(spec=[{"schedulerName": ""}]),
+        lambda o: o["spec"].update(schedulerName="other-scheduler"),
+    ]
+    for shape in shapes:
+        obj = copy.deepcopy(req.object)
+        shape(obj)
+        request = replace(req, object=obj)
+        snapshot = copy.deepcopy(obj)
+        named = engine.mutate(request, Context(), REGISTRY)
+        assert request.object == snapshot, "a mutator changed the request in place"
+        deep = engine.mutate(replace(req, object=copy.deepcopy(snapshot)), Context(), plain)
+        assert (named.patch, named.changes, named.warnings, named.crash) == (deep.patch, deep.changes, deep.warnings, deep.crash)
+        assert named.edited == deep.edited
+
+
+def test_a_private_copy_shares_only_what_no_rule_names():
+    registry = Registry()
+
+    @registry.mutates("labels", PODS, edits=(("metadata", "labels"), ("spec", "containers")))
+    def labels(req, pod, ctx):
+        return Changes()
+
+    obj = {"metadata": {"labels": {"a": "1"}, "annotations": {"b": "2"}}, "spec": {"containers": [{"name": "c"}], "volumes": []}}
+    copied = engine.private_copy(obj, tuple(registry.rules()))
+    assert copied == obj and copied is not obj
+    assert copied["metadata"] is not obj["metadata"] and copied["metadata"]["labels"] is not obj["metadata"]["labels"]
+    assert copied["metadata"]["annotations"] is obj["metadata"]["annotations"]  # shared: no rule names it
+    assert copied["spec"]["containers"] is not obj["spec"]["containers"]  # a list on a path: deep-copied
+    assert copied["spec"]["containers"][0] is not obj["spec"]["containers"][0]
+    assert copied["spec"]["volumes"] is obj["spec"]["volumes"]

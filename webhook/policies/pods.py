@@ -70,7 +70,7 @@ def owner_choice(req: Request, pod: dict[str, Any], ctx: Context) -> tuple[bool,
     return isinstance(chosen, str) and chosen not in ("", ctx.settings.scheduler_name), []
 
 
-@REGISTRY.mutates("pods.default-scheduler", PODS, scope=GANG_PODS)
+@REGISTRY.mutates("pods.default-scheduler", PODS, scope=GANG_PODS, edits=(("spec",),))
 def default_scheduler(req: Request, pod: dict[str, Any], ctx: Context) -> Changes:
     """An empty or `default-scheduler` schedulerName becomes the gang scheduler; another is kept, with a warning."""
     leave, warnings = owner_choice(req, pod, ctx)
@@ -134,7 +134,7 @@ def _wanted(pod: dict[str, Any], labels: dict[str, Any]) -> tuple[dict[str, str 
     return {}, notes, False
 
 
-@REGISTRY.mutates("pods.gang-labels", PODS, scope=GANG_PODS)
+@REGISTRY.mutates("pods.gang-labels", PODS, scope=GANG_PODS, edits=(("metadata", "labels"), ("metadata", "annotations")))
 def gang_labels(req: Request, pod: dict[str, Any], ctx: Context) -> Changes:
     """The subgroup labels and PodGroup annotations Volcano needs, from the pod name (or the opt-in labels)."""
     if owner_choice(req, pod, ctx)[0]:  # the warning, if any, comes from pods.default-scheduler

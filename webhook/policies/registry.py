@@ -12,8 +12,8 @@ is registered, so no rule needs a wrapper that only converts:
 - `@REGISTRY.validates_update(name, target)`: `fn(obj, old) -> findings` — only on UPDATE;
 - `@REGISTRY.validates_request(name, target)`: `fn(req, ctx) -> findings` — when the rule needs
   the request (name, namespace, subresource) or other objects through `ctx.lookups`;
-- `@REGISTRY.mutates(name, target, scope=...)`: `fn(req, obj, ctx) -> Changes` — edits `obj`, a
-  private deep copy; the engine computes the JSON Patch by diffing it against the request. What
+- `@REGISTRY.mutates(name, target, scope=..., edits=...)`: `fn(req, obj, ctx) -> Changes` — edits
+  `obj`, a private copy (deep, or only of the dicts `edits` names); the engine computes the JSON Patch by diffing it against the request. What
   it changed goes to the audit annotations and the log; only problems are warnings.
 
 Findings are a list of field errors, or a `Verdict` when there are warnings or a refusal too.
@@ -41,6 +41,7 @@ Action = Literal["validate", "mutate"]
 Kind = Literal["object", "update", "request", "mutation"]
 F = TypeVar("F", bound=Callable[..., Any])
 View = Callable[[dict[str, Any]], Any]
+Edits = tuple[tuple[str, ...], ...]  # key paths from an object's root to dicts a mutator changes in place
 
 
 class Views:
@@ -164,6 +165,7 @@ class Rule:
     replica_dependent: bool = False
     cel: tuple[CelCheck, ...] = ()  # the CEL fallback policy's validations (webhook/deploy/fallback.py)
     view: View | None = None  # what an object/update rule's fn is handed instead of the dict
+    edits: Edits | None = None  # a mutator's dicts changed in place (engine.private_copy); None: anything
 
     @property
     def action(self) -> Action:
@@ -219,7 +221,7 @@ class Registry:
 
     def _register(self, kind: Kind, name: str, target: Target, *, scope: LabelScope | None = None,
                   replica_dependent: bool = False, match: tuple[MatchCondition, ...] = (),
-                  cel: tuple[CelCheck, ...] = (), view: View | None = None) -> Callable[[F], F]:
+                  cel: tuple[CelCheck, ...] = (), view: View | None = None, edits: Edits | None = None) -> Callable[[F], F]:
         unknown = set(target.operations) - set(OPERATIONS)
         if unknown:
             raise ValueError(f"rule {name}: unknown operations {sorted(unknown)}")
@@ -229,7 +231,7 @@ class Registry:
         def decorate(fn: F) -> F:
             if any(r.name == name for r in self._rules):
                 raise ValueError(f"rule {name} is registered twice")
-            self._rules.append(Rule(name, kind, target, fn, scope, match, replica_dependent, cel=cel, view=view))
+            self._rules.append(Rule(name, kind, target, fn, scope, match, replica_dependent, cel=cel, view=view, edits=edits))
             self._served.add((target.group, target.resource, target.subresource))
             self._index.clear()
             return fn
@@ -251,9 +253,12 @@ class Registry:
         """`fn(req, ctx) -> findings`."""
         return self._register("request", name, target)
 
-    def mutates(self, name: str, target: Target, *, scope: LabelScope | None = None) -> Callable[[F], F]:
-        """`fn(req, obj, ctx) -> Changes`; `obj` is a private deep copy the rule edits."""
-        return self._register("mutation", name, target, scope=scope)
+    def mutates(self, name: str, target: Target, *, scope: LabelScope | None = None,
+                edits: Edits | None = None) -> Callable[[F], F]:
+        """`fn(req, obj, ctx) -> Changes`; `obj` is a private copy the rule edits: a deep copy, or
+        with `edits` (the key paths of the only dicts it changes in place) a copy of those dicts
+        and of the dicts on the way to them (see engine.private_copy)."""
+        return self._register("mutation", name, target, scope=scope, edits=edits)
 
     def rules(self, action: Action | None = None) -> list[Rule]:
         return [r for r in self._rules if action is None or r.action == action]

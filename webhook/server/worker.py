@@ -170,8 +170,8 @@ class WebhookWorker(Placement, ThreadWorker):
         heapq.heappush(self._timers, (deadline, conn.timer, conn))
     def _read(self, conn: Conn, deadline: float) -> None:
         self._set_timer(conn, deadline)
-        self._watch(conn, _READ)
-        self._on_io(conn)
+        self._on_io(conn)  # it registers with the poller only when it must wait: a kept-alive
+        # client's next request is usually all there, and two epoll_ctl calls a request are saved
 
     def _on_io(self, conn: Conn, _fileobj: Any = None) -> None:
         try:

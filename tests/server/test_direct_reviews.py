@@ -1,0 +1,82 @@
+"""The review endpoints' direct path (`WebhookFlask.wsgi_app`) answers byte for byte as their Flask
+routes do, and gives way to Flask's path whenever the application has a request hook."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import pytest
+from flask import Flask
+from werkzeug.test import EnvironBuilder
+
+from webhook.policies import NoLookups
+from webhook.server import app as app_module
+from webhook.server.app import create_app
+from webhook.server.settings import ServeSettings
+
+from support import ADMISSION_FIXTURES as FIXTURES
+
+POD_MUTATE = (FIXTURES / "pods-create-kthena-entry-missing-scheduler-annotations-roleid-mutating.json").read_bytes()
+MS_VALIDATE = (FIXTURES / "modelservings-create-gang-example-validating.json").read_bytes()
+REFUSED = json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+                      "request": {"uid": "u-1", "operation": "EXPLODE"}}).encode()
+
+CASES = [
+    ("/mutate", POD_MUTATE, "application/json"),  # patched, with a warning and audit annotations
+    ("/validate", MS_VALIDATE, "application/json"),
+    ("/validate", POD_MUTATE, "application/json; charset=utf-8"),
+    ("/mutate", REFUSED, "application/json"),  # a uid but no usable operation: a denied review
+    ("/mutate", b"{not json", "application/json"),  # 400 Status
+    ("/mutate", b"", "application/json"),  # 400 Status
+    ("/validate", POD_MUTATE, "text/plain"),  # 415 Status
+]
+
+
+@pytest.fixture
+def app(tmp_path):
+    return create_app(ServeSettings(certs_dir=tmp_path), lookups=NoLookups())
+
+
+def call(wsgi_app, path: str, body: bytes, content_type: str) -> tuple[str, list[tuple[str, str]], bytes]:
+    environ = EnvironBuilder(path=path, method="POST", data=body, content_type=content_type).get_environ()
+    started: list = []
+    chunks = wsgi_app(environ, lambda status, headers, exc_info=None: started.append((status, headers)))
+    return started[0][0], list(started[0][1]), b"".join(chunks)
+
+
+@pytest.mark.parametrize(("path", "body", "content_type"), CASES)
+def test_direct_answer_is_the_flask_routes_answer(app, path, body, content_type):
+    direct = call(app.wsgi_app, path, body, content_type)
+    routed = call(lambda environ, start: Flask.wsgi_app(app, environ, start), path, body, content_type)
+    assert direct == routed
+    assert direct[1] == [("Content-Type", "application/json"), ("Content-Length", str(len(direct[2])))]
+
+
+def test_a_request_hook_sends_reviews_through_flask(app):
+    seen: list[str] = []
+    app.before_request(lambda: seen.append("before"))  # a hook added after create_app still runs
+    status, _, body = call(app, "/mutate", POD_MUTATE, "application/json")
+    assert seen == ["before"]
+    assert status == "200 OK" and json.loads(body)["response"]["allowed"] is True
+
+
+def test_other_methods_and_paths_stay_flasks(app):
+    for method, path, code in (("GET", "/mutate", "405"), ("POST", "/mutate/", "404"), ("POST", "/healthz", "405")):
+        environ = EnvironBuilder(path=path, method=method, data=b"{}", content_type="application/json").get_environ()
+        started: list = []
+        body = b"".join(app(environ, lambda status, headers, exc_info=None: started.append(status)))
+        assert started[0].startswith(code) and json.loads(body)["kind"] == "Status"
+
+
+def test_a_bug_outside_the_review_is_a_json_500(app, monkeypatch, caplog):
+    def broken(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(app_module, "read_body", broken)
+    with caplog.at_level(logging.ERROR, logger="servinggate.server"):
+        status, _, body = call(app, "/mutate", POD_MUTATE, "application/json")
+    assert status == "500 INTERNAL SERVER ERROR"
+    assert json.loads(body) == {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                                "message": "internal error in the webhook; see its log", "reason": "InternalError", "code": 500}
+    assert any("unhandled error on POST /mutate" in r.getMessage() and "boom" in r.getMessage() for r in caplog.records)
