@@ -17,10 +17,14 @@ the API server's own cost), in turn so that the kinds are interleaved round by r
      flight, each over its own keep-alive HTTPS connection, and time each POST;
   4. read back the first pod's schedulerName (ServingGate sets `volcano`: proof it was in the
      path), delete the configuration and the namespace, and wait until the namespace is gone.
-Per round: p50/p90/p99/max of the create latency, errors, creates/s, and the established TCP
-connections the API server holds to the webhook's port. With `--gunicorn-master PID` (and the
-rounds whose URL has `--gunicorn-port`), also how those connections are spread over the gunicorn
-master's workers (sampled from /proc while the creates run) and each worker's CPU seconds.
+Per round: p50/p90/p99/max of the create latency, errors, creates/s, the established TCP
+connections the API server holds to the webhook's port, and the webhook calls as the API server
+itself times them (its admission-webhook histogram, read from /metrics before and after: count,
+mean, share slower than 5/25/100/500 ms). That last line holds only what the webhook and the
+connections to it cost, so it separates a slow webhook from a slow round of the API server.
+With `--gunicorn-master PID` (and the rounds whose URL has `--gunicorn-port`), also how those
+connections are spread over the gunicorn master's workers (sampled from /proc while the creates
+run) and each worker's CPU seconds.
 At the end: each kind's worst round (by p99), and the latency each webhook adds to `none`
 per round index (its round minus the `none` round of the same index) at p50 and p99.
 
@@ -79,6 +83,15 @@ class Api:
         if conn is None:
             conn = self._local.conn = http.client.HTTPSConnection(self.host, self.port, context=self.ssl, timeout=60)
         return conn
+
+    def text(self, path: str) -> str:
+        """A plain-text GET (the API server's /metrics), on a fresh connection of its own."""
+        conn = http.client.HTTPSConnection(self.host, self.port, context=self.ssl, timeout=60)
+        try:
+            conn.request("GET", path, headers={**self.headers, "Accept": "text/plain"})
+            return conn.getresponse().read().decode(errors="replace")
+        finally:
+            conn.close()
 
     def request(self, method: str, path: str, body: dict | None = None) -> tuple[int, dict]:
         """One request over this thread's keep-alive connection (reopened once if it was closed)."""
@@ -235,6 +248,44 @@ class Sampler(threading.Thread):
         return text
 
 
+# ---- the webhook calls as the API server times them ---------------------------------------------
+
+WEBHOOK_NAME = "pods.bench.servinggate.io"
+
+
+def webhook_calls(api: Api) -> dict[str, float]:
+    """The API server's own histogram of this benchmark's webhook calls (cumulative: bucket upper
+    bound -> count, plus `sum`), from its /metrics. Its time starts before the connection to the
+    webhook is taken or opened and ends when the answer is decoded, so it holds what the webhook
+    and the connection to it cost, without the rest of the create."""
+    try:
+        text = api.text("/metrics")
+    except (http.client.HTTPException, OSError):
+        return {}  # the line then says none were seen
+    out: dict[str, float] = {}
+    for line in text.splitlines():
+        if not line.startswith("apiserver_admission_webhook_admission_duration_seconds") or f'name="{WEBHOOK_NAME}"' not in line:
+            continue
+        name, _, value = line.rpartition(" ")
+        if "_bucket{" in name:
+            le = name.split('le="', 1)[1].split('"', 1)[0]
+            out[le] = out.get(le, 0.0) + float(value)
+        elif name.startswith("apiserver_admission_webhook_admission_duration_seconds_sum"):
+            out["sum"] = out.get("sum", 0.0) + float(value)
+    return out
+
+
+def calls_between(before: dict[str, float], after: dict[str, float]) -> str:
+    """One round's webhook calls: how many, their mean, and the share slower than each bound."""
+    diff = {k: after.get(k, 0.0) - before.get(k, 0.0) for k in after}
+    total = diff.get("+Inf", 0.0)
+    if not total:
+        return "webhook calls: none seen in the API server's metrics"
+    shares = "  ".join(f">{float(le) * 1000:g}ms {100 * (total - diff[le]) / total:4.1f}%"
+                       for le in ("0.005", "0.025", "0.1", "0.5") if le in diff)
+    return f"webhook calls timed by the API server: {total:.0f}, mean {1000 * diff.get('sum', 0.0) / total:6.1f} ms; {shares}"
+
+
 # ---- the benchmark ------------------------------------------------------------------------------
 
 
@@ -264,10 +315,13 @@ def run_round(api: Api, args, run_id: str, k: int, label: str, url: str | None, 
         master = args.gunicorn_master if port == args.gunicorn_port else None
         sampler = Sampler(port, master)
         sampler.start()
+    calls_before = webhook_calls(api) if url else {}
     try:
         latencies, errors, wall = create_pods(api, namespace, args.creates, args.concurrency)
     finally:
         watched = sampler.finish() if sampler else ""
+        if url:
+            watched += "\n" + " " * 20 + calls_between(calls_before, webhook_calls(api))
         status, first = api.request("GET", f"/api/v1/namespaces/{namespace}/pods/p-00000")
         scheduler = (first.get("spec") or {}).get("schedulerName") if status == 200 else f"(HTTP {status})"
         if url:

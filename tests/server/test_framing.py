@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
-from webhook.server.balance import ACCEPTING, IDLE, LoadTable
+from webhook.server import balance
+from webhook.server.balance import ACCEPT_GRACE, ACCEPTING, ASLEEP, DEAF, IDLE, LoadTable, Placement
 from webhook.server.framing import COMPLETE, DISPATCH, MORE, REFUSE, RequestScanner, status_answer
 
 HEAD = b"POST /validate HTTP/1.1\r\nHost: x\r\n"
@@ -102,3 +105,43 @@ def test_the_load_table_names_the_fewest_connections_of_accepting_siblings():
     assert table.fewest_elsewhere(a) is None
     table.release(b)
     assert table.claim({a}) == b
+
+
+def test_a_connection_is_left_only_to_a_sibling_with_fewer_that_is_about_to_accept():
+    """Leaving a connection in the accept queue costs its client nothing only when the sibling
+    asked to take it sleeps in its poller (the kernel wakes it) or has just woken; a busy sibling,
+    or one not listening, gets none."""
+    table = LoadTable(slots=4)
+    a, b = table.claim(set()), table.claim({0})
+    table.publish(a, ACCEPTING, 5)
+    table.publish(b, ACCEPTING, 3)
+    table.loop(b, ASLEEP)
+    assert table.prompt_sibling_below(a, 5) and not table.prompt_sibling_below(a, 3)
+    assert not table.prompt_sibling_below(b, 3)  # a holds more: nothing to leave to it
+    table.loop(b, DEAF)
+    assert not table.prompt_sibling_below(a, 5)
+    now = int(time.monotonic() * 1e6)
+    table.loop(b, now)  # just woke
+    assert table.prompt_sibling_below(a, 5)
+    table.loop(b, now - int(2 * ACCEPT_GRACE * 1e6))  # awake for a while: busy
+    assert not table.prompt_sibling_below(a, 5)
+
+
+def test_a_connection_left_to_a_sibling_waits_at_most_the_grace_counted_from_the_first_look(monkeypatch):
+    """A loop slowed down (its threads holding the GIL) looks again late; that must not restart
+    the wait, or a connection could sit in the accept queue far beyond the grace."""
+    clock = [1000.0]
+    monkeypatch.setattr(balance.time, "monotonic", lambda: clock[0])
+    table = LoadTable(slots=2)
+    a, b = table.claim(set()), table.claim({0})
+    table.publish(a, ACCEPTING, 5)
+    table.publish(b, ACCEPTING, 3)
+    table.loop(b, ASLEEP)
+    worker = Placement()
+    worker.loads, worker.slot, worker.nr_conns, worker._defer_since = table, a, 5, None
+    assert worker._leave_to_sibling()
+    clock[0] += ACCEPT_GRACE * 0.6
+    assert worker._leave_to_sibling()  # the same wait, looked at late
+    clock[0] += ACCEPT_GRACE * 0.6
+    assert not worker._leave_to_sibling()  # past the grace: this worker takes the connection
+    assert worker._leave_to_sibling()  # the next connection's wait starts afresh

@@ -2,9 +2,17 @@
 so that a worker can leave a new connection to a sibling that holds fewer.
 
 The master creates the table before forking and gives each worker a slot (pre_fork), freed when
-the worker exits (child_exit). Each worker writes only its own slot: whether it is accepting and
-how many connections it holds. Reads of the other slots may be a moment stale; the accept rule
-(worker.py) tolerates that.
+the worker exits (child_exit). Each worker writes only its own slot: whether it is accepting, how
+many connections it holds, and since when its event loop has been awake (0: asleep in its poller). Reads
+of the other slots may be a moment stale; the accept rule (worker.py) tolerates that.
+
+Leaving a connection to a sibling costs the client nothing only when that sibling will accept it
+at once: asleep in its poller (the kernel wakes it for this very connection) or awake for only a
+moment. A sibling busy in its loop (handshakes, or its threads holding the GIL) may take tens of
+milliseconds, and the API server's client opens connections in bursts and gives up on a dial once
+another connection frees (measured: about one new connection per four reviews, half of them
+dropped during the handshake). So a worker leaves a connection only to such a sibling that holds
+fewer, and for at most ACCEPT_GRACE; a busy sibling gets none, and shedding evens out the rest.
 """
 
 from __future__ import annotations
@@ -16,15 +24,17 @@ import time
 from typing import Any
 
 FREE, IDLE, ACCEPTING = 0, 1, 2
+ASLEEP, DEAF = 0, -1  # a loop asleep in its poller and listening; one not listening (else: awake since, in µs)
 ACCEPT_RECHECK = 0.005  # a worker leaving a connection to a sibling looks again this soon
-ACCEPT_GRACE = 0.1  # and takes it itself if the sibling has not within this time
+ACCEPT_GRACE = 0.05  # and takes it itself if the sibling has not within this time (from the first
+# look); a sibling whose loop has been awake longer than this is busy, and gets no connection left
 
 
 class LoadTable:
     def __init__(self, slots: int = 128):
         self.slots = slots
-        self._mem = mmap.mmap(-1, slots * 2 * 8)  # anonymous and MAP_SHARED: inherited by fork
-        self._cells = memoryview(self._mem).cast("q")  # per slot: state, connections
+        self._mem = mmap.mmap(-1, slots * 3 * 8)  # anonymous and MAP_SHARED: inherited by fork
+        self._cells = memoryview(self._mem).cast("q")  # per slot: state, connections, loop (ASLEEP, DEAF, awake since)
 
     def claim(self, taken: set[int]) -> int | None:
         """Master: the lowest slot no live worker holds (None when all are taken)."""
@@ -38,22 +48,37 @@ class LoadTable:
         self.publish(slot, FREE, 0)
 
     def publish(self, slot: int, state: int, connections: int) -> None:
-        self._cells[2 * slot + 1] = connections
-        self._cells[2 * slot] = state
+        self._cells[3 * slot + 1] = connections
+        self._cells[3 * slot] = state
+
+    def loop(self, slot: int, state: int) -> None:
+        self._cells[3 * slot + 2] = state
 
     def connections(self, slot: int) -> int:
-        return self._cells[2 * slot + 1]
+        return self._cells[3 * slot + 1]
 
     def fewest_elsewhere(self, slot: int) -> int | None:
         """The fewest connections held by another accepting worker (None if there is none)."""
         cells = self._cells
-        counts = [cells[2 * s + 1] for s in range(self.slots) if s != slot and cells[2 * s] == ACCEPTING]
+        counts = [cells[3 * s + 1] for s in range(self.slots) if s != slot and cells[3 * s] == ACCEPTING]
         return min(counts) if counts else None
+
+    def prompt_sibling_below(self, slot: int, connections: int) -> bool:
+        """Does another accepting worker with fewer than `connections` listen, and is its loop asleep
+        in its poller or awake for less than ACCEPT_GRACE (so about to accept)?"""
+        cells, recent = self._cells, _micros() - int(ACCEPT_GRACE * 1e6)
+        return any(s != slot and cells[3 * s] == ACCEPTING and cells[3 * s + 1] < connections
+                   and (cells[3 * s + 2] == ASLEEP or cells[3 * s + 2] > recent) for s in range(self.slots))
+
+
+def _micros() -> int:
+    """CLOCK_MONOTONIC in µs: one clock for every process on the machine, so siblings compare."""
+    return int(time.monotonic() * 1e6)
 
 
 class Placement:
     """The worker's side of balanced placement (a mixin of WebhookWorker): publish this worker's
-    load, leave a new connection to a less loaded sibling for a moment, and shed a kept-alive
+    load, leave a new connection to a less loaded, prompt sibling for a moment, and shed a kept-alive
     connection when this worker holds two or more beyond the least loaded one."""
 
     # set by the worker (gunicorn's ThreadWorker and WebhookWorker.init_process)
@@ -68,7 +93,6 @@ class Placement:
     _listening: bool
     _pause_until: float
     _defer_since: float | None
-    _last_defer: float
     _shed_lock: threading.Lock
     _shedding: int
 
@@ -92,19 +116,27 @@ class Placement:
         if self.loads is not None and self.slot is not None:
             self.loads.publish(self.slot, ACCEPTING if self._accepting and self.alive else IDLE, self.nr_conns)
 
+    def _poll(self, timeout: float) -> list[Any]:
+        """The poller's wait, published: siblings leave connections only to a worker about to accept."""
+        self._loop_state(asleep=True)
+        events = self.poller.select(timeout)
+        self._loop_state(asleep=False)
+        return events
+
+    def _loop_state(self, asleep: bool) -> None:
+        if self.loads is not None and self.slot is not None:
+            self.loads.loop(self.slot, DEAF if not self._listening else ASLEEP if asleep else _micros())
+
     def _leave_to_sibling(self) -> bool:
-        """True when a sibling holds fewer connections and should take the next one."""
-        if self.loads is None or self.slot is None:
-            return False
-        fewest = self.loads.fewest_elsewhere(self.slot)
-        if fewest is None or self.nr_conns <= fewest:
+        """True when a prompt sibling holds fewer connections and should take the next one. The
+        wait is counted from the first look, so a slow loop cannot make it longer than the grace."""
+        if self.loads is None or self.slot is None or not self.loads.prompt_sibling_below(self.slot, self.nr_conns):
             self._defer_since = None
             return False
         now = time.monotonic()
-        if self._defer_since is None or now - self._last_defer > 4 * ACCEPT_RECHECK:
-            self._defer_since = now  # a new wait, not the continuation of one
-        self._last_defer = now
-        if now - self._defer_since >= ACCEPT_GRACE:
+        if self._defer_since is None:
+            self._defer_since = now
+        elif now - self._defer_since >= ACCEPT_GRACE:
             self._defer_since = None  # the sibling did not take it: we do
             return False
         return True

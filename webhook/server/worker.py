@@ -15,9 +15,11 @@ gunicorn's parser raises), all JSON `Status` bodies like the application's; expl
 the answer, half-closes and reads (discarding) what the client still sends, so that a client
 still sending a refused body can read the answer instead of a reset.
 
-Placement (balance.py): a worker that holds more connections than its least-loaded sibling leaves
-a new connection in the accept queue for that sibling, for at most `ACCEPT_GRACE`; one that holds
-two or more beyond it closes a kept-alive connection after its next answer (`_shed`).
+Placement (balance.py): a worker that holds more connections than a sibling about to accept (its
+loop asleep in the poller, or just woken) leaves a new connection in the accept queue for it, for
+at most `ACCEPT_GRACE`; one that holds two or more beyond its least-loaded sibling closes a
+kept-alive connection after its next answer (`_shed`). Each system call of the loop waits for the
+GIL back from the application threads, so a readable kept-alive connection only changes callback.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import socket
 import ssl
 import threading
 import time
+from contextlib import suppress
 from functools import partial
 from typing import Any
 
@@ -86,7 +89,6 @@ class WebhookWorker(Placement, ThreadWorker):
         self._listening = False
         self._pause_until = 0.0
         self._defer_since: float | None = None
-        self._last_defer = 0.0
         self._shed_lock = threading.Lock()
         self._shedding = 0  # connections told to close for balance, not closed yet
         self._large = 0  # connections reading a request beyond SMALL_REQUEST (Limits.read_budget)
@@ -133,6 +135,8 @@ class WebhookWorker(Placement, ThreadWorker):
             return
         self.nr_conns += 1
         self._publish()
+        with suppress(OSError):  # as Go's servers: an answer never waits for the client's delayed ACK
+            client_sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         conn = Conn(self.cfg, client_sock, client_addr, listener.getsockname(), self.limits)
         try:
             if self.cfg.is_ssl:
@@ -329,8 +333,9 @@ class WebhookWorker(Placement, ThreadWorker):
         self.poller.register(conn.sock, _READ, partial(self.on_client_socket_readable, conn))
 
     def on_client_socket_readable(self, conn: Conn, client: Any) -> None:
-        self.poller.unregister(client)
         self.keepalived_conns.remove(conn)
+        conn.events = _READ  # still registered for reading: a new callback costs no system call
+        self.poller.modify(client, _READ, partial(self._on_io, conn))
         self._read(conn, time.monotonic() + self.limits.request_timeout)
 
     def _close(self, conn: Conn, linger: bool = False) -> None:
@@ -405,6 +410,11 @@ class WebhookWorker(Placement, ThreadWorker):
             timeout = min(timeout, max(self._timers[0][0] - now, 0.0))
         if self._accepting and not self._listening:
             timeout = min(timeout, max(self._pause_until - now, 0.0))
-        super().wait_for_and_dispatch_events(timeout)
+        try:
+            for key, _ in self._poll(timeout):
+                key.data(key.fileobj)
+        except OSError as e:  # as gunicorn's loop: an interrupted wait is just a short one
+            if e.errno != errno.EINTR:
+                raise
         self._unpark()
         self._sync_listeners()
