@@ -93,6 +93,7 @@ class Placement:
     _listening: bool
     _pause_until: float
     _defer_since: float | None
+    _last_look: float = 0.0  # when this worker last left a pending connection to a sibling
     _shed_lock: threading.Lock
     _shedding: int
 
@@ -128,15 +129,18 @@ class Placement:
             self.loads.loop(self.slot, DEAF if not self._listening else ASLEEP if asleep else _micros())
 
     def _leave_to_sibling(self) -> bool:
-        """True when a prompt sibling holds fewer connections and should take the next one. The
-        wait is counted from the first look, so a slow loop cannot make it longer than the grace."""
+        """True when a prompt sibling holds fewer connections and should take the next one. A wait
+        is counted from its first look, so a slow loop cannot stretch it by looking late; a look
+        more than a grace after the last one starts a new wait (meanwhile the listener was empty:
+        the sibling took that connection), so a finished wait never shortens the next one."""
         if self.loads is None or self.slot is None or not self.loads.prompt_sibling_below(self.slot, self.nr_conns):
             self._defer_since = None
             return False
         now = time.monotonic()
-        if self._defer_since is None:
-            self._defer_since = now
-        elif now - self._defer_since >= ACCEPT_GRACE:
+        if self._defer_since is None or now - self._last_look > ACCEPT_GRACE:
+            self._defer_since = now  # a new wait: not asked for a grace, the last one's connection was taken
+        self._last_look = now
+        if now - self._defer_since >= ACCEPT_GRACE:
             self._defer_since = None  # the sibling did not take it: we do
             return False
         return True
