@@ -8,14 +8,15 @@ resource names) or removed, plus every minimal input in tests/fixtures/fuzz-find
 `--mode mixed` (issue 19) adds the input classes of fuzzinputs.py to those mutated reviews:
 random bytes, truncated JSON, bodies cut off mid-request (the client hangs up), wrong methods,
 paths and content types, chunked bodies, bodies near and past the size limit, deep nesting, big
-strings, many keys and invalid UTF-8; it reports the RSS of each worker as well.
+strings, many keys and invalid UTF-8.
 
 Prints: requests sent, HTTP 5xx, reviews answered with code 500, transport errors, worker
 restarts (worker pids that changed), and each worker's RSS read after the warm-up and every
-`--sample` requests: the series, each worker's growth, and whether it has plateaued (the second
-half of the run adds under a quarter of the target). Targets (issues 11 and 19): 0, 0, 0, each
-worker's RSS growth under 10%. `--only CLASS` sends one input class alone, `--server-env` runs the
-server with e.g. MALLOC_ARENA_MAX=2: how the cause of a growth is found.
+`--sample` requests, while every client waits (no body in flight): the series, each worker's
+growth to the end and to its highest reading, and whether it has plateaued (the second half of
+the run adds under a quarter of the target). Targets (issues 11 and 19): 0, 0, 0, 0 restarts,
+each worker's highest reading under +10%. `--only CLASS` sends one input class alone and
+`--server-env` runs the server with e.g. MALLOC_ARENA_MAX=2: how the cause of a growth is found.
 
 Usage: python benchmarks/fuzz.py [--mode reviews|mixed] [--only CLASS] [--requests 100000] [--warmup 10000]
        [--sample 5000] [--threads 4] [--seed 1] [--server-env NAME=VALUE]
