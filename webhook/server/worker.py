@@ -341,6 +341,9 @@ class WebhookWorker(Placement, ThreadWorker):
     def _close(self, conn: Conn, linger: bool = False) -> None:
         self._unwatch(conn)
         self._release(conn)
+        # The request's bytes go now: the timer heap keeps the Conn up to request_timeout longer,
+        # and a refused or abandoned body near the limit would stay with it (outside the budget).
+        conn.buf, conn.parser = bytearray(), None
         if conn in self._parked:
             self._parked.remove(conn)
         conn.timer = 0
