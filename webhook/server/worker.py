@@ -15,11 +15,9 @@ gunicorn's parser raises), all JSON `Status` bodies like the application's; expl
 the answer, half-closes and reads (discarding) what the client still sends, so that a client
 still sending a refused body can read the answer instead of a reset.
 
-Placement (balance.py): a worker that holds more connections than a sibling about to accept (its
-loop asleep in the poller, or just woken) leaves a new connection in the accept queue for it, for
-at most `ACCEPT_GRACE`; one that holds two or more beyond its least-loaded sibling closes a
-kept-alive connection after its next answer (`_shed`). Each system call of the loop waits for the
-GIL back from the application threads, so a readable kept-alive connection only changes callback.
+Placement (balance.py): a worker ahead of a sibling about to accept leaves it a new connection
+(at most `ACCEPT_GRACE`); two ahead, it closes a kept-alive connection after its answer (`_shed`).
+Each loop system call waits for the GIL, so a readable kept-alive connection only changes callback.
 """
 
 from __future__ import annotations
@@ -341,9 +339,7 @@ class WebhookWorker(Placement, ThreadWorker):
     def _close(self, conn: Conn, linger: bool = False) -> None:
         self._unwatch(conn)
         self._release(conn)
-        # The request's bytes go now: the timer heap keeps the Conn up to request_timeout longer,
-        # and a refused or abandoned body near the limit would stay with it (outside the budget).
-        conn.buf, conn.parser = bytearray(), None
+        conn.buf, conn.parser = bytearray(), None  # now: the timer heap may keep conn up to request_timeout
         if conn in self._parked:
             self._parked.remove(conn)
         conn.timer = 0
