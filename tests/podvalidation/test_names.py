@@ -74,3 +74,31 @@ def test_the_format_checks_remember_only_short_texts_and_a_bounded_number():
         names.is_dns1123_label(f"n{i}")
     assert len(seen) <= names.MEMO_MAX_ENTRIES
     assert names.is_dns1123_label("Bad_Name") and names.is_dns1123_label("Bad_Name") is not names.is_dns1123_label("Bad_Name")
+    assert "Bad_Name" not in seen  # refused texts are judged afresh, never kept
+
+
+def test_names_a_client_invents_cannot_grow_the_format_checks_memory():
+    """Every check fed 20,000 invented texts (refused and accepted, up to 256 characters): what
+    the tables hold stays within their bound (eight checks x 512 texts of at most 128 characters)."""
+    import random
+    import tracemalloc
+
+    from webhook.podvalidation import names
+
+    checks = [names.is_dns1123_label, names.is_dns1123_subdomain, names.is_qualified_name, names.is_valid_label_value,
+              names.is_env_var_name, names.is_config_map_key, names.is_dns1035_label, names.is_valid_port_name]
+    rng = random.Random(7)
+    alphabet = "abcdefghijklmnopqrstuvwxyz0123456789-._/ABC"
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for _ in range(20_000):
+            text = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 256)))
+            short = text[: rng.randint(1, 40)].lower().strip("-._/") or "a"
+            for check in checks:
+                check(text)
+                check(short)
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert held < 1.5 * 2**20, held
