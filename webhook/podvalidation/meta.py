@@ -26,13 +26,21 @@ GENERATED_SUFFIX = "{random}"
 _INT32 = re.compile(r"[+-]?[0-9]+")
 
 
-def validate_labels(labels: dict[str, str], path: FieldPath) -> Errors:
+def validate_labels(labels: dict[str, str], path: FieldPath, fine: set[tuple[str, str]] | None = None) -> Errors:
+    """`fine`, when given, holds the (key, value) entries found valid so far: they are skipped and
+    each entry found valid is added (a caller judging several pods of one object passes one set,
+    which lives as long as that object's review and holds at most its label entries)."""
     errs: Errors = []
     for key, value in labels.items():
+        if fine is not None and (key, value) in fine:
+            continue
+        found = len(errs)
         if problems := names.is_qualified_name(key):
             errs += [invalid(path, key, m) for m in problems]
         if problems := names.is_valid_label_value(value):
             errs += [invalid(path, value, m) for m in problems]
+        if fine is not None and len(errs) == found:
+            fine.add((key, value))
     return errs
 
 

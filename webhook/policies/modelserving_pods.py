@@ -92,9 +92,12 @@ def _spec_for(ms: dict[str, Any], role: dict[str, Any], which: str, path: FieldP
     return known, errors
 
 
-def judge(ms: dict[str, Any], i: int, role: dict[str, Any], which: str, specs: list[_Spec]) -> list[FieldError]:
+def judge(ms: dict[str, Any], i: int, role: dict[str, Any], which: str, specs: list[_Spec],
+          fine_labels: set[tuple[str, str]]) -> list[FieldError]:
     """The API server's verdict on the pod the controller makes from `roles[i].<which>`, at the
-    ModelServing's paths; `specs` holds the review's distinct template specs judged so far."""
+    ModelServing's paths; `specs` holds the review's distinct template specs judged so far, and
+    `fine_labels` the pod label entries found valid so far (the controller's labels repeat from
+    pod to pod: the ModelServing's name in four of them, the role's in two)."""
     path = template_path(i, which)
     template = role.get(which)
     if type(template) is not dict:
@@ -102,7 +105,7 @@ def judge(ms: dict[str, Any], i: int, role: dict[str, Any], which: str, specs: l
     meta = pod_metadata(ms, role, which)
     known, spec_errors = _spec_for(ms, role, which, path, specs)
     errs = validate_pod_template_spec({"metadata": meta, "spec": known.spec}, path, is_pod=True,
-                                      spec_errors=spec_errors if type(known.spec) is dict else None)
+                                      spec_errors=spec_errors if type(known.spec) is dict else None, fine_labels=fine_labels)
     name = meta["name"]
     problems = name_is_dns_subdomain(name)
     if problems:
@@ -178,9 +181,10 @@ def judge_pod_templates(req: Request, ctx: Context) -> list[FieldError]:
         return []
     old = req.old_object if req.operation == "UPDATE" and type(req.old_object) is dict else None
     errs: list[FieldError] = []
-    specs: list[_Spec] = []  # this review's only: nothing is kept across reviews
+    specs: list[_Spec] = []  # this review's only, as fine_labels: nothing is kept across reviews
+    fine_labels: set[tuple[str, str]] = set()
     for i, role, which in templates_in_use(ms, _ratchet(old) if old is not None else None):
-        errs += judge(ms, i, role, which, specs)
+        errs += judge(ms, i, role, which, specs, fine_labels)
     if not errs:
         return errs
     elsewhere = _reported_elsewhere(req, ctx, ms)
