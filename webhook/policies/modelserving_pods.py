@@ -35,6 +35,7 @@ from ..podvalidation import default_pod_spec, validate_pod_template_spec
 from ..podvalidation.podspec import pod_spec_errors
 from ..podvalidation.names import is_dns1123_label, name_is_dns_subdomain
 from ..podvalidation.errors import invalid
+from ..podvalidation.meta import KnownMetadata
 from .context import Context
 from ..kthena import MODELSERVING_GROUP
 from .kthena_pods import ROLES, Select, pod_metadata, pod_spec, template_path, templates_in_use
@@ -93,11 +94,11 @@ def _spec_for(ms: dict[str, Any], role: dict[str, Any], which: str, path: FieldP
 
 
 def judge(ms: dict[str, Any], i: int, role: dict[str, Any], which: str, specs: list[_Spec],
-          fine_labels: set[tuple[str, str]]) -> list[FieldError]:
+          known_meta: KnownMetadata) -> list[FieldError]:
     """The API server's verdict on the pod the controller makes from `roles[i].<which>`, at the
     ModelServing's paths; `specs` holds the review's distinct template specs judged so far, and
-    `fine_labels` the pod label entries found valid so far (the controller's labels repeat from
-    pod to pod: the ModelServing's name in four of them, the role's in two)."""
+    `known_meta` the pod metadata entries found valid so far (the controller's labels and
+    annotations repeat from pod to pod)."""
     path = template_path(i, which)
     template = role.get(which)
     if type(template) is not dict:
@@ -105,7 +106,7 @@ def judge(ms: dict[str, Any], i: int, role: dict[str, Any], which: str, specs: l
     meta = pod_metadata(ms, role, which)
     known, spec_errors = _spec_for(ms, role, which, path, specs)
     errs = validate_pod_template_spec({"metadata": meta, "spec": known.spec}, path, is_pod=True,
-                                      spec_errors=spec_errors if type(known.spec) is dict else None, fine_labels=fine_labels)
+                                      spec_errors=spec_errors if type(known.spec) is dict else None, known=known_meta)
     name = meta["name"]
     problems = name_is_dns_subdomain(name)
     if problems:
@@ -181,10 +182,10 @@ def judge_pod_templates(req: Request, ctx: Context) -> list[FieldError]:
         return []
     old = req.old_object if req.operation == "UPDATE" and type(req.old_object) is dict else None
     errs: list[FieldError] = []
-    specs: list[_Spec] = []  # this review's only, as fine_labels: nothing is kept across reviews
-    fine_labels: set[tuple[str, str]] = set()
+    specs: list[_Spec] = []  # this review's only, as known_meta: nothing is kept across reviews
+    known_meta = KnownMetadata()
     for i, role, which in templates_in_use(ms, _ratchet(old) if old is not None else None):
-        errs += judge(ms, i, role, which, specs, fine_labels)
+        errs += judge(ms, i, role, which, specs, known_meta)
     if not errs:
         return errs
     elsewhere = _reported_elsewhere(req, ctx, ms)
