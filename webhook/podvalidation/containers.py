@@ -25,6 +25,8 @@ _NOT_FOR_EPHEMERAL = ("ports", "resources", "livenessProbe", "readinessProbe", "
 def _ports(value: Any, path: FieldPath, errs: Errors) -> None:
     seen: set[str] = set()
     for i, raw in enumerate(arr(value, path, errs)):
+        if type(raw) is dict and _plain_port(raw):
+            continue
         at = path.index(i)
         port = obj(raw, at, errs)
         name = text(port.get("name"), at.child("name"), errs)
@@ -48,6 +50,14 @@ def _ports(value: Any, path: FieldPath, errs: Errors) -> None:
             errs.append(required(at.child("protocol")))
         elif protocol not in PROTOCOLS:
             errs.append(not_supported(at.child("protocol"), protocol, PROTOCOLS))
+
+
+def _plain_port(port: dict[str, Any]) -> bool:
+    """A port with no name and no host port, a valid containerPort and a supported protocol, by
+    the checks `_ports` makes: what it finds nothing in, told without building a path."""
+    number, protocol = port.get("containerPort"), port.get("protocol")
+    return (port.get("name") is None and port.get("hostPort") is None and type(number) is int and number != 0
+            and not names.is_valid_port_num(number) and type(protocol) is str and protocol in PROTOCOLS)
 
 
 def _text(c: dict[str, Any], field: str, path: FieldPath, errs: Errors) -> str:
