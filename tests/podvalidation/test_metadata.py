@@ -53,6 +53,9 @@ _SECCOMP = "seccomp.security.alpha.kubernetes.io/pod"
 @example([{"annotations": {"container.apparmor.security.beta.kubernetes.io/other": "runtime/default"}}], False)
 @example([{"annotations": {"a": "y" * 140000}}, {"annotations": {"b": "y" * 140000}},
           {"annotations": {"a": "y" * 140000, "b": "y" * 140000}}], False)  # each valid, not together
+@example([{"annotations": {f"k{i}": "\U0001d11e" * 1000 for i in range(35)}},
+          {"annotations": {f"k{i}": "\U0001d11e" * 1000 for i in range(35, 70)}},
+          {"annotations": {f"k{i}": "\U0001d11e" * 1000 for i in range(70)}}], False)  # 4 bytes a character
 @given(st.lists(st.fixed_dictionaries({}, optional={
     "labels": st.one_of(st.dictionaries(st.sampled_from(_KEYS), st.sampled_from(_VALUES), max_size=4), st.sampled_from(["x", None])),
     "annotations": st.one_of(st.dictionaries(st.sampled_from(_KEYS), st.sampled_from(_VALUES), max_size=4), st.sampled_from([[], None])),

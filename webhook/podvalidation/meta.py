@@ -62,12 +62,16 @@ def _surely_short(annotations: dict[str, str]) -> bool:
     return (sum(map(len, annotations)) + sum(map(len, annotations.values()))) * 4 <= ANNOTATIONS_MAX_BYTES
 
 
-def _reads_spec(key: str) -> bool:
-    """An annotation whose verdict depends on the pod's spec (the node name, the containers,
-    their seccomp profiles): judged with each pod, never taken as known."""
-    return key in (MIRROR_ANNOTATION, SECCOMP_POD_ANNOTATION) or key.startswith((SECCOMP_CONTAINER_PREFIX, APPARMOR_CONTAINER_PREFIX))
+def _never_known(key: str, value: str) -> bool:
+    """An annotation judged with each pod, never taken as known: one whose verdict depends on the
+    pod's spec (the node name, the containers, their seccomp profiles), or a long one (so that
+    annotations all known are surely short: at most `_KNOWN_MAX_CHARS` characters each)."""
+    return (len(key) + len(value) > _KNOWN_MAX_CHARS or key in (MIRROR_ANNOTATION, SECCOMP_POD_ANNOTATION)
+            or key.startswith((SECCOMP_CONTAINER_PREFIX, APPARMOR_CONTAINER_PREFIX)))
 
 
+_KNOWN_MAX_CHARS = 1024
+_KNOWN_MAX_COUNT = ANNOTATIONS_MAX_BYTES // (4 * _KNOWN_MAX_CHARS)  # 64 such annotations are surely short
 _ANYWHERE = FieldPath()  # the errors `KnownMetadata.covers` asks for are only counted, never shown
 
 
@@ -80,7 +84,8 @@ class KnownMetadata:
     A pod's metadata is judged entry by entry (`validate_labels`, `validate_annotations`,
     `validate_pod_annotations` each look at one entry at a time, but for the size of all the
     annotations, and for the annotations that read the spec), so metadata whose every entry is
-    known valid, whose annotations are surely short and none of which reads the spec, is valid."""
+    known valid, none of which reads the spec, and whose annotations are surely short (at most
+    `_KNOWN_MAX_COUNT` of at most `_KNOWN_MAX_CHARS` characters each), is valid."""
 
     __slots__ = ("labels", "annotations")
 
@@ -95,8 +100,8 @@ class KnownMetadata:
         new = _unknown(labels, self.labels, None)
         if new is None or (new and validate_labels(new, _ANYWHERE, self.labels)):
             return False
-        new = _unknown(annotations, self.annotations, _reads_spec)
-        if new is None or (annotations and not _surely_short(annotations)):
+        new = _unknown(annotations, self.annotations, _never_known)
+        if new is None or (annotations and len(annotations) > _KNOWN_MAX_COUNT):
             return False
         if new:
             # no annotation here reads the spec, so no container name is ever asked for
@@ -106,7 +111,7 @@ class KnownMetadata:
         return True
 
 
-def _unknown(entries: Any, known: set[tuple[str, str]], excluded: Callable[[str], bool] | None) -> dict[str, str] | None:
+def _unknown(entries: Any, known: set[tuple[str, str]], excluded: Callable[[str, str], bool] | None) -> dict[str, str] | None:
     """The entries of a string map not in `known`; None when it is not a map of strings or an
     entry is `excluded`. (`known` holds entries of strings only, never an excluded one.)"""
     if entries is None:
@@ -120,7 +125,7 @@ def _unknown(entries: Any, known: set[tuple[str, str]], excluded: Callable[[str]
         return None  # an entry that cannot be hashed: a list or a map where a string belongs
     new: dict[str, str] = {}
     for key, value in entries.items():
-        if type(key) is not str or type(value) is not str or (excluded is not None and excluded(key)):
+        if type(key) is not str or type(value) is not str or (excluded is not None and excluded(key, value)):
             return None
         if (key, value) not in known:
             new[key] = value

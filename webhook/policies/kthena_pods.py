@@ -105,10 +105,11 @@ def _add_env(containers: Any, key: str, added: list[dict[str, str]], kept_env: d
         env.extend(dict(v) for v in added)
 
 
-def _metadata(ms: dict[str, Any], template: Any, pod_name: str, role_name: str, entry: bool, scheduler: Any) -> dict[str, Any]:
+def _metadata(ms: dict[str, Any], template: Any, name: str, role_name: str, entry: bool, scheduler: Any) -> dict[str, Any]:
     ms_meta = _dict(ms.get("metadata"))
-    name, namespace = modelserving_name(ms), ms_meta.get("namespace")
+    namespace = ms_meta.get("namespace")
     group, role_id = f"{name}-0", f"{role_name}-0"
+    pod_name = f"{group}-{role_name}-0-{0 if entry else 1}"
     labels: dict[str, Any] = {LABEL_NAME: name, LABEL_GROUP: group, LABEL_ROLE: role_name, LABEL_ROLE_ID: role_id,
                               LABEL_REVISION: HASH_STAND_IN, LABEL_ROLE_TEMPLATE_HASH: HASH_STAND_IN}
     if entry:
@@ -138,12 +139,8 @@ def _metadata(ms: dict[str, Any], template: Any, pod_name: str, role_name: str, 
 def pod_metadata(ms: dict[str, Any], role: dict[str, Any], which: str) -> dict[str, Any]:
     """The metadata of the pod the controller makes from `role.<which>` (a new dict; the
     template's label and annotation maps are merged into new ones, never changed)."""
-    spec = _dict(ms.get("spec"))
-    scheduler = spec.get("schedulerName", DEFAULT_SCHEDULER)
-    role_name = _role_name(role)
-    k = 0 if which == "entryTemplate" else 1
-    pod_name = f"{modelserving_name(ms)}-0-{role_name}-0-{k}"
-    return _metadata(ms, role.get(which), pod_name, role_name, k == 0, scheduler)
+    scheduler = _dict(ms.get("spec")).get("schedulerName", DEFAULT_SCHEDULER)
+    return _metadata(ms, role.get(which), modelserving_name(ms), _role_name(role), which == "entryTemplate", scheduler)
 
 
 def pod_spec(ms: dict[str, Any], role: dict[str, Any], which: str) -> tuple[Any, dict[tuple[str, int], list[int]]]:
