@@ -75,9 +75,9 @@ def _container(c: dict[str, Any]) -> None:
     if get("ports") is not None:
         for port in _dicts(get("ports")):
             _set(port, "protocol", "TCP")
-    if get("env") is not None:
-        for var in _dicts(get("env")):
-            source = var.get("valueFrom")
+    if isinstance(get("env"), list):
+        for var in get("env"):
+            source = var.get("valueFrom") if isinstance(var, dict) else None
             ref = _sub(source, "fieldRef") if isinstance(source, dict) else None
             if ref is not None:
                 _set(ref, "apiVersion", "v1")

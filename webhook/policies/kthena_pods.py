@@ -60,11 +60,17 @@ Select = Callable[[int, dict[str, Any], str], bool]
 
 
 def copy_tree(value: Any) -> Any:
-    """A copy of a decoded JSON (or YAML) tree: new dicts and lists, shared scalars."""
+    """A copy of a decoded JSON (or YAML) tree: new dicts and lists, shared scalars. Each dict or
+    list is copied whole at once, then only its dicts and lists are copied again, so a scalar
+    costs no call."""
     if type(value) is dict:
-        return {k: copy_tree(v) for k, v in value.items()}
+        out = dict(value)
+        for k, v in out.items():
+            if type(v) is dict or type(v) is list:
+                out[k] = copy_tree(v)  # replaces a value: the dict keeps its size while walked
+        return out
     if type(value) is list:
-        return [copy_tree(v) for v in value]
+        return [copy_tree(v) if type(v) is dict or type(v) is list else v for v in value]
     return value
 
 
