@@ -111,9 +111,10 @@ def _add_env(containers: Any, key: str, added: list[dict[str, str]], kept_env: d
         env.extend(dict(v) for v in added)
 
 
-def _metadata(ms: dict[str, Any], template: Any, name: str, role_name: str, entry: bool, scheduler: Any) -> dict[str, Any]:
+def _metadata(ms: dict[str, Any], template: Any, name: str, role_name: str, entry: bool, scheduler: Any,
+              owned: bool = True) -> dict[str, Any]:
+    """The pod's metadata; without its namespace and owner reference unless `owned`."""
     ms_meta = _dict(ms.get("metadata"))
-    namespace = ms_meta.get("namespace")
     group, role_id = f"{name}-0", f"{role_name}-0"
     pod_name = f"{group}-{role_name}-0-{0 if entry else 1}"
     labels: dict[str, Any] = {LABEL_NAME: name, LABEL_GROUP: group, LABEL_ROLE: role_name, LABEL_ROLE_ID: role_id,
@@ -122,6 +123,7 @@ def _metadata(ms: dict[str, Any], template: Any, name: str, role_name: str, entr
         labels[LABEL_ENTRY] = "true"
     annotations: dict[str, Any] = {ANNOTATION_GROUP: group, ANNOTATION_TASK: role_id} if scheduler == DEFAULT_SCHEDULER else {}
     meta: dict[str, Any] = {"name": pod_name}
+    namespace = ms_meta.get("namespace") if owned else None
     if type(namespace) is str and namespace:
         meta["namespace"] = namespace
     template_meta = template.get("metadata") if type(template) is dict else None
@@ -135,6 +137,8 @@ def _metadata(ms: dict[str, Any], template: Any, name: str, role_name: str, entr
             own = theirs  # not a map: carried as it is, for validation to report
         if own:
             meta[key] = own
+    if not owned:
+        return meta
     uid = ms_meta.get("uid")
     meta["ownerReferences"] = [{"apiVersion": MODELSERVING_API_VERSION, "kind": MODELSERVING_KIND, "name": name,
                                 "uid": uid if type(uid) is str and uid else UID_STAND_IN,
@@ -142,11 +146,12 @@ def _metadata(ms: dict[str, Any], template: Any, name: str, role_name: str, entr
     return meta
 
 
-def pod_metadata(ms: dict[str, Any], role: dict[str, Any], which: str) -> dict[str, Any]:
+def pod_metadata(ms: dict[str, Any], role: dict[str, Any], which: str, *, owned: bool = True) -> dict[str, Any]:
     """The metadata of the pod the controller makes from `role.<which>` (a new dict; the
-    template's label and annotation maps are merged into new ones, never changed)."""
+    template's label and annotation maps are merged into new ones, never changed). Without
+    `owned`, only its name, labels and annotations: what Pod validation reads of it."""
     scheduler = _dict(ms.get("spec")).get("schedulerName", DEFAULT_SCHEDULER)
-    return _metadata(ms, role.get(which), modelserving_name(ms), _role_name(role), which == "entryTemplate", scheduler)
+    return _metadata(ms, role.get(which), modelserving_name(ms), _role_name(role), which == "entryTemplate", scheduler, owned)
 
 
 def pod_spec(ms: dict[str, Any], role: dict[str, Any], which: str) -> tuple[Any, dict[tuple[str, int], list[int]]]:

@@ -103,7 +103,7 @@ def judge(ms: dict[str, Any], i: int, role: dict[str, Any], which: str, specs: l
     template = role.get(which)
     if type(template) is not dict:
         return validate_pod_template_spec(template, path, is_pod=True)  # its type error
-    meta = pod_metadata(ms, role, which)
+    meta = pod_metadata(ms, role, which, owned=False)  # validation reads its name, labels and annotations
     known, spec_errors = _spec_for(ms, role, which, path, specs)
     errs = validate_pod_template_spec({"metadata": meta, "spec": known.spec}, path, is_pod=True,
                                       spec_errors=spec_errors if type(known.spec) is dict else None, known=known_meta)
