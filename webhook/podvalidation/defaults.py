@@ -75,8 +75,9 @@ def _container(c: dict[str, Any]) -> None:
     if get("ports") is not None:
         for port in _dicts(get("ports")):
             _set(port, "protocol", "TCP")
-    if isinstance(get("env"), list):
-        for var in get("env"):
+    env = get("env")
+    if isinstance(env, list):
+        for var in env:
             source = var.get("valueFrom") if isinstance(var, dict) else None
             ref = _sub(source, "fieldRef") if isinstance(source, dict) else None
             if ref is not None:
