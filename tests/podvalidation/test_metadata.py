@@ -4,6 +4,8 @@ from support.pods import BASE_POD, errors_of
 
 import copy
 
+from hypothesis import example, given, settings, strategies as st
+
 
 def _pod(**meta):
     pod = copy.deepcopy(BASE_POD)
@@ -36,3 +38,41 @@ def test_pod_deletion_cost_must_be_an_int32():
 def test_apparmor_annotation_names_a_container():
     errs = errors_of(_pod(annotations={"container.apparmor.security.beta.kubernetes.io/other": "runtime/default"}))
     assert errs == ['metadata.annotations[container.apparmor.security.beta.kubernetes.io/other]: Invalid value: "other": container not found']
+
+
+_KEYS = ["app", "a/b", "Bad Key", "x" * 64, "seccomp.security.alpha.kubernetes.io/pod",
+         "container.apparmor.security.beta.kubernetes.io/main", "container.seccomp.security.alpha.kubernetes.io/main",
+         "controller.kubernetes.io/pod-deletion-cost", "kubernetes.io/config.mirror"]
+_VALUES = ["v", "-v", "", "12", "runtime/default", "localhost/p", "y" * 70, 3, ["v"]]
+_SECCOMP = "seccomp.security.alpha.kubernetes.io/pod"
+
+
+@settings(max_examples=300, deadline=None)
+@example([{"annotations": {_SECCOMP: "runtime/default"}}], True)  # valid alone, not with this spec
+@example([{"annotations": {"kubernetes.io/config.mirror": "v"}}], False)
+@example([{"annotations": {"container.apparmor.security.beta.kubernetes.io/other": "runtime/default"}}], False)
+@example([{"annotations": {"a": "y" * 140000}}, {"annotations": {"b": "y" * 140000}},
+          {"annotations": {"a": "y" * 140000, "b": "y" * 140000}}], False)  # each valid, not together
+@example([{"annotations": {f"k{i}": "\U0001d11e" * 1000 for i in range(35)}},
+          {"annotations": {f"k{i}": "\U0001d11e" * 1000 for i in range(35, 70)}},
+          {"annotations": {f"k{i}": "\U0001d11e" * 1000 for i in range(70)}}], False)  # 4 bytes a character
+@given(st.lists(st.fixed_dictionaries({}, optional={
+    "labels": st.one_of(st.dictionaries(st.sampled_from(_KEYS), st.sampled_from(_VALUES), max_size=4), st.sampled_from(["x", None])),
+    "annotations": st.one_of(st.dictionaries(st.sampled_from(_KEYS), st.sampled_from(_VALUES), max_size=4), st.sampled_from([[], None])),
+}), min_size=1, max_size=5), st.booleans())
+def test_metadata_known_valid_gives_the_verdict_of_a_whole_judgement(metas, seccomp):
+    """What `KnownMetadata` lets a caller skip changes no verdict, pod after pod of one review."""
+    from webhook.admission.fields import FieldPath
+    from webhook.podvalidation import default_pod_spec, validate_pod_template_spec
+    from webhook.podvalidation.meta import KnownMetadata
+
+    spec = copy.deepcopy(BASE_POD["spec"])
+    if seccomp:
+        spec["securityContext"] = {"seccompProfile": {"type": "Localhost", "localhostProfile": "p"}}
+    default_pod_spec(spec)
+    known, path = KnownMetadata(), FieldPath.of("spec", "template")
+    for meta in metas:
+        template = {"metadata": meta, "spec": spec}
+        whole = validate_pod_template_spec(template, path, is_pod=True, spec_errors=[])
+        assert validate_pod_template_spec(template, path, is_pod=True, spec_errors=[], known=known) == whole
+    assert all(type(k) is str and type(v) is str for k, v in known.labels | known.annotations)

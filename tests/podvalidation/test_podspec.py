@@ -67,3 +67,16 @@ def test_a_check_runs_first_without_paths_and_again_at_its_path_only_when_it_fin
     fail = True
     assert [str(e.path) for e in located(check, FieldPath.of("spec"))] == ["spec.x"]
     assert str(seen[-1]) == "spec.a[0][k]"
+
+
+def test_share_process_namespace_with_host_pid_whatever_the_security_context():
+    """An empty (the default) and a filled pod security context both reach the host check."""
+    import copy
+
+    for context in (None, {}, {"runAsUser": 1000}):
+        pod = copy.deepcopy(BASE_POD)
+        pod["spec"].update(shareProcessNamespace=True, hostPID=True)
+        if context is not None:
+            pod["spec"]["securityContext"] = context
+        assert errors_of(pod) == ["spec.securityContext.shareProcessNamespace: Invalid value: true: "
+                                  "ShareProcessNamespace and HostPID cannot both be enabled"]

@@ -52,6 +52,16 @@ def test_resource_names():
     ]
 
 
+def test_the_container_resources_named_without_checks_pass_every_name_check():
+    """resource_name_errors returns at once for cpu, memory and ephemeral-storage: each is a
+    qualified name and a standard resource, as the checks it skips would find."""
+    from webhook.podvalidation import names
+    from webhook.podvalidation.resources import _CONTAINER_STANDARD, _is_standard
+
+    assert _CONTAINER_STANDARD == {"cpu", "memory", "ephemeral-storage"}
+    assert all(not names.is_qualified_name(n) and _is_standard(n) and "/" not in n for n in _CONTAINER_STANDARD)
+
+
 def test_hugepages_need_cpu_or_memory():
     assert _res({"hugepages-2Mi": "100Mi"}, {"hugepages-2Mi": "100Mi"}) == [
         "spec.containers[0].resources: Forbidden: HugePages require cpu or memory"]

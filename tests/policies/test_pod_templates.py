@@ -128,6 +128,18 @@ def test_templates_equal_only_to_python_are_judged_apart():
         assert len(errs) == 1 and errs[0].startswith(f"spec.template.roles[{bad}].entryTemplate.spec.activeDeadlineSeconds: Invalid value: true")
 
 
+def test_templates_json_cannot_write_are_still_told_apart():
+    """A number past 64 bits has no JSON text for orjson: such specs are compared by `repr`, and
+    each template still gets the verdict it gets alone."""
+    big, near = _role(), _role("prefill")
+    big["entryTemplate"]["spec"]["activeDeadlineSeconds"] = 2**64
+    near["entryTemplate"]["spec"]["activeDeadlineSeconds"] = float(2**64)
+    assert big["entryTemplate"] == near["entryTemplate"]
+    alone = [_errors(_ms(copy.deepcopy(role))) for role in (big, near)]
+    together = _errors(_ms(copy.deepcopy(big), copy.deepcopy(near)))
+    assert together == alone[0] + [e.replace("roles[0]", "roles[1]") for e in alone[1]]
+
+
 def test_errors_are_at_the_templates_paths_entry_and_worker():
     role = _role(workers=1, ports=[{"containerPort": 0}])
     role["workerTemplate"]["spec"]["containers"][0]["name"] = "Main"

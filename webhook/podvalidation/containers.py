@@ -25,6 +25,8 @@ _NOT_FOR_EPHEMERAL = ("ports", "resources", "livenessProbe", "readinessProbe", "
 def _ports(value: Any, path: FieldPath, errs: Errors) -> None:
     seen: set[str] = set()
     for i, raw in enumerate(arr(value, path, errs)):
+        if type(raw) is dict and _plain_port(raw):
+            continue
         at = path.index(i)
         port = obj(raw, at, errs)
         name = text(port.get("name"), at.child("name"), errs)
@@ -50,6 +52,14 @@ def _ports(value: Any, path: FieldPath, errs: Errors) -> None:
             errs.append(not_supported(at.child("protocol"), protocol, PROTOCOLS))
 
 
+def _plain_port(port: dict[str, Any]) -> bool:
+    """A port with no name and no host port, a valid containerPort and a supported protocol, by
+    the checks `_ports` makes: what it finds nothing in, told without building a path."""
+    number, protocol = port.get("containerPort"), port.get("protocol")
+    return (port.get("name") is None and port.get("hostPort") is None and type(number) is int and number != 0
+            and not names.is_valid_port_num(number) and type(protocol) is str and protocol in PROTOCOLS)
+
+
 def _text(c: dict[str, Any], field: str, path: FieldPath, errs: Errors) -> str:
     """`text` of a container's field, its path built only when the value is reported."""
     value = c.get(field)
@@ -57,7 +67,9 @@ def _text(c: dict[str, Any], field: str, path: FieldPath, errs: Errors) -> str:
 
 
 def _common(c: dict[str, Any], volumes: dict[str, dict[str, Any]], path: FieldPath, errs: Errors) -> None:
-    """validateContainerCommon."""
+    """validateContainerCommon. Each check of a list or an object finds nothing in an absent one,
+    so an absent field costs one lookup."""
+    get = c.get
     name = _text(c, "name", path, errs)
     if not name:
         errs.append(required(path.child("name")))
@@ -70,18 +82,24 @@ def _common(c: dict[str, Any], volumes: dict[str, dict[str, Any]], path: FieldPa
         errs.append(required(path.child("terminationMessagePolicy")))
     elif policy not in MESSAGE_POLICIES:
         errs.append(not_supported(path.child("terminationMessagePolicy"), policy, MESSAGE_POLICIES))
-    _ports(c.get("ports"), path.child("ports"), errs)
-    validate_env(c.get("env"), path.child("env"), errs)
-    validate_env_from(c.get("envFrom"), path.child("envFrom"), errs)
-    validate_mounts(c, volumes, path, errs)
+    if get("ports") is not None:
+        _ports(get("ports"), path.child("ports"), errs)
+    if get("env") is not None:
+        validate_env(get("env"), path.child("env"), errs)
+    if get("envFrom") is not None:
+        validate_env_from(get("envFrom"), path.child("envFrom"), errs)
+    if get("volumeMounts") is not None or get("volumeDevices") is not None:
+        validate_mounts(c, volumes, path, errs)
     pull = _text(c, "imagePullPolicy", path, errs)
     if not pull:
         errs.append(required(path.child("imagePullPolicy")))
     elif pull not in PULL_POLICIES:
         errs.append(not_supported(path.child("imagePullPolicy"), pull, PULL_POLICIES))
-    validate_resources(obj(c.get("resources"), path.child("resources"), errs), path.child("resources"), errs)
-    validate_container_security(opt_obj(c.get("securityContext"), path.child("securityContext"), errs),
-                                path.child("securityContext"), errs)
+    if get("resources") is not None:
+        validate_resources(obj(get("resources"), path.child("resources"), errs), path.child("resources"), errs)
+    if get("securityContext") is not None:
+        validate_container_security(opt_obj(get("securityContext"), path.child("securityContext"), errs),
+                                    path.child("securityContext"), errs)
 
 
 def host_port_conflicts(containers: list[dict[str, Any]], path: FieldPath, seen: set[str], errs: Errors) -> None:
@@ -116,8 +134,8 @@ def validate_containers(containers: list[dict[str, Any]], volumes: dict[str, dic
         if name in seen:
             errs.append(duplicate(at.child("name"), name))
         seen.add(name)
-        lifecycle = opt_obj(c.get("lifecycle"), at.child("lifecycle"), errs)
-        if lifecycle is not None:
+        lifecycle = c.get("lifecycle")
+        if lifecycle is not None and (lifecycle := opt_obj(lifecycle, at.child("lifecycle"), errs)) is not None:
             validate_lifecycle(lifecycle, at.child("lifecycle"), errs)
         validate_probes(c, at, errs)
         if c.get("restartPolicy") is not None:

@@ -20,8 +20,10 @@ from .volumes import SOURCE_KEYS
 _FILE_MODE = 0o644
 _PROBES = ("livenessProbe", "readinessProbe", "startupProbe")
 _SOURCES_FIELD = "sources"
-# A docker reference's path component: lowercase runs joined by '.', '_', '__' or dashes.
-_COMPONENT = re.compile(r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*")
+# A docker reference's path: components of lowercase runs joined by '.', '_', '__' or dashes,
+# separated by '/'.
+_COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
+_PATH = re.compile(f"{_COMPONENT}(?:/{_COMPONENT})*")
 
 
 def _dicts(value: Any) -> list[dict[str, Any]]:
@@ -35,7 +37,8 @@ def _sub(holder: dict[str, Any], key: str) -> dict[str, Any] | None:
 
 def _set(holder: dict[str, Any], key: str, value: Any) -> None:
     """Go's `if x == zero { x = default }`: absent, null and the zero value are all unset."""
-    if holder.get(key) in (None, "", 0) and not isinstance(holder.get(key), bool):
+    current = holder.get(key)
+    if current is None or (current in ("", 0) and not isinstance(current, bool)):
         holder[key] = value
 
 
@@ -49,7 +52,7 @@ def image_tag(image: str) -> str:
     if sep and ("." in first or ":" in first or first == "localhost" or first != first.lower()):
         rest = remainder
     name, _, tag = rest.rpartition(":") if ":" in rest.rsplit("/", 1)[-1] else (rest, "", "")
-    if not all(_COMPONENT.fullmatch(part) for part in name.split("/")):
+    if not _PATH.fullmatch(name):
         return ""
     return tag or "latest"
 
@@ -62,21 +65,26 @@ def _http_get(handler: dict[str, Any]) -> None:
 
 
 def _container(c: dict[str, Any]) -> None:
-    if c.get("imagePullPolicy") in (None, ""):
-        image = c.get("image")
+    """The container's defaults; an absent field costs one lookup."""
+    get = c.get
+    if get("imagePullPolicy") in (None, ""):
+        image = get("image")
         c["imagePullPolicy"] = "Always" if isinstance(image, str) and image_tag(image) == "latest" else "IfNotPresent"
     _set(c, "terminationMessagePath", "/dev/termination-log")
     _set(c, "terminationMessagePolicy", "File")
-    for port in _dicts(c.get("ports")):
-        _set(port, "protocol", "TCP")
-    for var in _dicts(c.get("env")):
-        source = _sub(var, "valueFrom")
-        ref = _sub(source, "fieldRef") if source is not None else None
-        if ref is not None:
-            _set(ref, "apiVersion", "v1")
+    if get("ports") is not None:
+        for port in _dicts(get("ports")):
+            _set(port, "protocol", "TCP")
+    env = get("env")
+    if isinstance(env, list):
+        for var in env:
+            source = var.get("valueFrom") if isinstance(var, dict) else None
+            ref = _sub(source, "fieldRef") if isinstance(source, dict) else None
+            if ref is not None:
+                _set(ref, "apiVersion", "v1")
     for kind in _PROBES:
-        probe = _sub(c, kind)
-        if probe is None:
+        probe = get(kind)
+        if not isinstance(probe, dict):
             continue
         _set(probe, "timeoutSeconds", 1)
         _set(probe, "periodSeconds", 10)
@@ -86,17 +94,18 @@ def _container(c: dict[str, Any]) -> None:
         grpc = _sub(probe, "grpc")
         if grpc is not None and grpc.get("service") is None:
             grpc["service"] = ""
-    lifecycle = _sub(c, "lifecycle")
-    for hook in ("postStart", "preStop"):
-        handler = _sub(lifecycle, hook) if lifecycle is not None else None
-        if handler is not None:
-            _http_get(handler)
+    lifecycle = get("lifecycle")
+    if isinstance(lifecycle, dict):
+        for hook in ("postStart", "preStop"):
+            handler = _sub(lifecycle, hook)
+            if handler is not None:
+                _http_get(handler)
     c.pop("resizePolicy", None)
-    context = _sub(c, "securityContext")
-    if context is not None:
+    context = get("securityContext")
+    if isinstance(context, dict):
         context.pop("procMount", None)  # ProcMountType is off: the field is dropped
-    resources = _sub(c, "resources")
-    if resources is not None:
+    resources = get("resources")
+    if isinstance(resources, dict):
         resources.pop("claims", None)
 
 
@@ -137,12 +146,15 @@ def _spec(spec: dict[str, Any]) -> None:
     if spec.get("serviceAccountName") in (None, "") and isinstance(spec.get("serviceAccount"), str):
         spec["serviceAccountName"] = spec["serviceAccount"]
     for key in ("containers", "initContainers", "ephemeralContainers"):
-        for c in _dicts(spec.get(key)):
-            _container(c)
-    for c in _dicts(spec.get("initContainers")):
-        c.pop("restartPolicy", None)
-    for volume in _dicts(spec.get("volumes")):
-        _volume(volume)
+        if spec.get(key) is not None:
+            for c in _dicts(spec.get(key)):
+                _container(c)
+    if spec.get("initContainers") is not None:
+        for c in _dicts(spec.get("initContainers")):
+            c.pop("restartPolicy", None)
+    if spec.get("volumes") is not None:
+        for volume in _dicts(spec.get("volumes")):
+            _volume(volume)
     spec.pop("hostUsers", None)
     spec.pop("resourceClaims", None)
 
@@ -151,7 +163,7 @@ def _pod_only(spec: dict[str, Any]) -> None:
     """SetDefaults_Pod: limits stand in for missing requests, service links on, and on the host
     network a hostPort repeats its containerPort."""
     for key in ("containers", "initContainers"):
-        for c in _dicts(spec.get(key)):
+        for c in _dicts(spec.get(key)) if spec.get(key) is not None else ():
             resources = _sub(c, "resources")
             limits = _sub(resources, "limits") if resources is not None else None
             if resources is None or limits is None:

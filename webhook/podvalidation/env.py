@@ -29,6 +29,11 @@ _SIZE_DIVISORS = set(_SIZES.split(", "))
 
 def validate_env(value: Any, path: FieldPath, errs: Errors) -> None:
     for i, raw in enumerate(arr(value, path, errs)):
+        name = raw.get("name") if type(raw) is dict else None
+        if type(name) is str and name and not names.is_env_var_name(name):
+            if raw.get("valueFrom") is not None:  # a fine name and no source: nothing more to check
+                _validate_value_from(raw, path.index(i), errs)
+            continue
         at = path.index(i)
         var = obj(raw, at, errs)
         name = text(var.get("name"), at.child("name"), errs)

@@ -14,7 +14,8 @@ from . import names
 from .containers import (image_whitespace, items, name_of, validate_containers, validate_ephemeral_containers,
                          validate_init_containers)
 from .errors import Errors, FieldPath, duplicate, forbidden, invalid, located, not_supported, required
-from .meta import SECCOMP_CONTAINER_PREFIX, SECCOMP_POD_ANNOTATION, validate_annotations, validate_labels, validate_object_meta, validate_pod_annotations
+from .meta import (SECCOMP_CONTAINER_PREFIX, SECCOMP_POD_ANNOTATION, KnownMetadata, validate_annotations, validate_labels,
+                   validate_object_meta, validate_pod_annotations)
 from .platform import all_containers, validate_os
 from .resources import validate_overhead
 from .scheduling import validate_affinity, validate_tolerations, validate_topology_spread
@@ -94,13 +95,18 @@ def _gates(spec: dict[str, Any], path: FieldPath, errs: Errors) -> None:
 def _named_objects(spec: dict[str, Any], path: FieldPath, errs: Errors) -> None:
     """Names of other objects and of this pod's host, then the deadline."""
     for key in ("serviceAccountName", "nodeName"):
+        if spec.get(key) is None:
+            continue  # nothing to check: costs one lookup
         name = text(spec.get(key), path.child(key), errs)
         if name:
             errs += [invalid(path.child(key), name, m) for m in names.name_is_dns_subdomain(name)]
-    deadline = opt_int(spec.get("activeDeadlineSeconds"), path.child("activeDeadlineSeconds"), errs)
-    if deadline is not None and not 1 <= deadline <= _MAX_INT32:
+    deadline = spec.get("activeDeadlineSeconds")
+    if deadline is not None and (deadline := opt_int(deadline, path.child("activeDeadlineSeconds"), errs)) is not None \
+            and not 1 <= deadline <= _MAX_INT32:
         errs.append(invalid(path.child("activeDeadlineSeconds"), deadline, names.inclusive_range_error(1, _MAX_INT32)))
     for key in ("hostname", "subdomain"):
+        if spec.get(key) is None:
+            continue
         value = text(spec.get(key), path.child(key), errs)
         if value:
             errs += [invalid(path.child(key), value, m) for m in names.is_dns1123_label(value)]
@@ -117,6 +123,10 @@ def _host_aliases(spec: dict[str, Any], path: FieldPath, errs: Errors) -> None:
 
 
 def _priority_and_runtime(spec: dict[str, Any], path: FieldPath, errs: Errors) -> None:
+    get = spec.get
+    if get("priorityClassName") is None and get("runtimeClassName") is None and get("preemptionPolicy") is None \
+            and get("overhead") is None:
+        return  # nothing to check: four lookups
     priority_class = text(spec.get("priorityClassName"), path.child("priorityClassName"), errs)
     if priority_class:
         errs += [invalid(path.child("priorityClassName"), priority_class, m) for m in names.name_is_dns_subdomain(priority_class)]
@@ -133,22 +143,24 @@ def _priority_and_runtime(spec: dict[str, Any], path: FieldPath, errs: Errors) -
 def validate_pod_spec(spec: dict[str, Any], path: FieldPath, *, is_pod: bool = True) -> Errors:
     """ValidatePodSpec on a defaulted spec, every error rooted at `path`."""
     errs: Errors = []
-    volumes = validate_volumes(spec.get("volumes"), path.child("volumes"), errs)
-    containers = items(spec.get("containers"), path.child("containers"), errs)
-    inits = items(spec.get("initContainers"), path.child("initContainers"), errs)
-    ephemerals = items(spec.get("ephemeralContainers"), path.child("ephemeralContainers"), errs)
+    # Each check below finds nothing in an absent field, so an absent field costs one lookup.
+    get = spec.get
+    volumes = validate_volumes(get("volumes"), path.child("volumes"), errs) if get("volumes") is not None else {}
+    containers = items(get("containers"), path.child("containers"), errs)
+    inits = items(get("initContainers"), path.child("initContainers"), errs) if get("initContainers") is not None else []
+    ephemerals = items(get("ephemeralContainers"), path.child("ephemeralContainers"), errs) if get("ephemeralContainers") is not None else []
     validate_containers(containers, volumes, path.child("containers"), errs)
-    validate_init_containers(inits, containers, volumes, path.child("initContainers"), errs)
+    if inits:
+        validate_init_containers(inits, containers, volumes, path.child("initContainers"), errs)
     if ephemerals:
         validate_ephemeral_containers(ephemerals, containers, inits, volumes, path.child("ephemeralContainers"), errs)
     _host_network_ports(spec, path, is_pod, errs)
     errs += _choice(text(spec.get("restartPolicy"), path.child("restartPolicy"), errs), RESTART_POLICIES, path.child("restartPolicy"))
     dns_policy = text(spec.get("dnsPolicy"), path.child("dnsPolicy"), errs)
     errs += _choice(dns_policy, DNS_POLICIES, path.child("dnsPolicy"))
-    errs += validate_labels(string_map(spec.get("nodeSelector"), path.child("nodeSelector"), errs), path.child("nodeSelector"))
+    if get("nodeSelector") is not None:
+        errs += validate_labels(string_map(get("nodeSelector"), path.child("nodeSelector"), errs), path.child("nodeSelector"))
     validate_pod_security(spec, path.child("securityContext"), errs)
-    # Each check below finds nothing in an absent field, so an absent field costs one lookup.
-    get = spec.get
     if get("affinity") is not None:
         validate_affinity(spec, path.child("affinity"), errs)
     if dns_policy == "None" or get("dnsConfig") is not None:
@@ -201,6 +213,8 @@ def _container_names(spec: dict[str, Any]) -> set[str]:
 def _image_whitespace(spec: dict[str, Any], path: FieldPath) -> Errors:
     errs: Errors = []
     for key in ("containers", "initContainers"):
+        if spec.get(key) is None:
+            continue
         for i, c in enumerate(items(spec.get(key), path.child(key), [])):
             errs += image_whitespace(c, path.child(key).index(i))
     return errs
@@ -227,7 +241,7 @@ def validate_pod_create(pod: Any) -> Errors:
 def _on_create(spec: dict[str, Any], spec_path: FieldPath) -> Errors:
     """What ValidatePodCreate refuses beyond the spec: fields a new pod may not have yet."""
     errs: Errors = []
-    if arr(spec.get("ephemeralContainers"), spec_path, []):
+    if spec.get("ephemeralContainers") is not None and arr(spec.get("ephemeralContainers"), spec_path, []):
         errs.append(forbidden(spec_path.child("ephemeralContainers"), "cannot be set on create"))
     if spec.get("nodeName") and arr(spec.get("schedulingGates"), spec_path, []):
         errs.append(forbidden(spec_path.child("nodeName"), "cannot be set until all schedulingGates have been cleared"))
@@ -248,7 +262,7 @@ def _spec_errors(spec: dict[str, Any], spec_path: FieldPath, is_pod: bool) -> Er
 
 
 def validate_pod_template_spec(template: Any, path: FieldPath, *, is_pod: bool = False,
-                               spec_errors: Errors | None = None) -> Errors:
+                               spec_errors: Errors | None = None, known: KnownMetadata | None = None) -> Errors:
     """ValidatePodTemplateSpec on a defaulted template (see `apply_template_defaults`), rooted at
     `path`. Upstream reports a template's labels at `<path>.labels`; with `is_pod=True` the
     template is judged as the Pod a controller creates from it, so its metadata errors sit at
@@ -256,11 +270,18 @@ def validate_pod_template_spec(template: Any, path: FieldPath, *, is_pod: bool =
     whitespace, what ValidatePodCreate refuses on a new pod) apply.
 
     `spec_errors`, when given, is `pod_spec_errors` of this spec at `<path>.spec`, already known
-    (a caller judging several pods made from equal specs computes it once)."""
-    return located(lambda at: _template_errors(template, at, is_pod, spec_errors), path)
+    (a caller judging several pods made from equal specs computes it once). With it and `known`
+    (the metadata entries found valid so far in the caller's review), a pod whose metadata
+    `known` covers is judged by its spec errors alone: its metadata adds none."""
+    if (known is not None and is_pod and spec_errors is not None and type(template) is dict
+            and type(meta := template.get("metadata")) is dict and type(spec := template.get("spec")) is dict
+            and known.covers(meta, spec)):
+        return list(spec_errors)
+    return located(lambda at: _template_errors(template, at, is_pod, spec_errors, known), path)
 
 
-def _template_errors(template: Any, path: FieldPath, is_pod: bool, spec_errors: Errors | None) -> Errors:
+def _template_errors(template: Any, path: FieldPath, is_pod: bool, spec_errors: Errors | None,
+                     known: KnownMetadata | None) -> Errors:
     errs: Errors = []
     template = obj(template, path, errs)
     if errs:
@@ -271,7 +292,7 @@ def _template_errors(template: Any, path: FieldPath, is_pod: bool, spec_errors: 
     spec = obj(template.get("spec"), spec_path, errs)
     labels = string_map(meta.get("labels"), meta_path.child("labels"), errs)
     annotations = string_map(meta.get("annotations"), meta_path.child("annotations"), errs)
-    errs += validate_labels(labels, meta_path.child("labels"))
+    errs += validate_labels(labels, meta_path.child("labels"), known.labels if known is not None else None)
     errs += validate_annotations(annotations, meta_path.child("annotations"))
     errs += validate_pod_annotations(annotations, spec, lambda: _container_names(spec), meta_path.child("annotations"))
     errs += _spec_errors(spec, spec_path, is_pod) if spec_errors is None else spec_errors

@@ -91,8 +91,8 @@ def _probe(probe: dict[str, Any], path: FieldPath, errs: Errors) -> None:
 def validate_probes(container: dict[str, Any], path: FieldPath, errs: Errors) -> None:
     """Liveness and startup probes need successThreshold 1; a readiness probe has no grace period."""
     for kind in ("livenessProbe", "readinessProbe", "startupProbe"):
-        probe = opt_obj(container.get(kind), path.child(kind), errs)
-        if probe is None:
+        probe = container.get(kind)
+        if probe is None or (probe := opt_obj(probe, path.child(kind), errs)) is None:
             continue
         at = path.child(kind)
         _probe(probe, at, errs)

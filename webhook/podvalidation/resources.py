@@ -58,6 +58,8 @@ def _is_standard(name: str) -> bool:
 
 def resource_name_errors(name: str, path: FieldPath) -> Errors:
     """validateContainerResourceName."""
+    if name in _CONTAINER_STANDARD:
+        return []  # cpu, memory, ephemeral-storage: qualified, standard and for containers
     errs = [invalid(path, name, m) for m in names.is_qualified_name(name)]
     if not errs and "/" not in name and not _is_standard(name):
         errs.append(invalid(path, name, "must be a standard resource type or fully qualified"))
@@ -126,7 +128,9 @@ def _page_size(text: str) -> Decimal | None:
 def _read_list(value: Any, path: FieldPath, errs: Errors) -> dict[str, tuple[Any, Decimal]]:
     out: dict[str, tuple[Any, Decimal]] = {}
     for name, raw in obj(value, path, errs).items():
-        amount = quantity(raw, path.key(name), errs)
+        amount = parse_quantity(raw) if raw is not None else None
+        if amount is None:  # null reads as 0; anything else is reported (its path built only then)
+            amount = quantity(raw, path.key(name), errs)
         if amount is not None:
             out[name] = (raw, amount)
     return out

@@ -101,23 +101,32 @@ def _sysctls(value: Any, path: FieldPath, errs: Errors) -> None:
         seen.add(name)
 
 
+def _share_process_namespace(spec: dict[str, Any], path: FieldPath, errs: Errors) -> None:
+    if spec.get("shareProcessNamespace") is True and spec.get("hostPID") is True:
+        errs.append(invalid(path.child("shareProcessNamespace"), True, "ShareProcessNamespace and HostPID cannot both be enabled"))
+
+
 def validate_pod_security(spec: dict[str, Any], path: FieldPath, errs: Errors) -> None:
     """validatePodSpecSecurityContext; host namespaces live on the spec in v1."""
     context = opt_obj(spec.get("securityContext"), path, errs)
     if context is None:
         return
-    _id(context, "fsGroup", path, errs)
-    _id(context, "runAsUser", path, errs)
-    _id(context, "runAsGroup", path, errs)
-    for i, gid in enumerate(arr(context.get("supplementalGroups"), path.child("supplementalGroups"), errs)):
+    if not context:  # the default: no field of the context to check, only the host namespaces
+        _share_process_namespace(spec, path, errs)
+        return
+    get = context.get  # each check below finds nothing in an absent field: it costs one lookup
+    for key in ("fsGroup", "runAsUser", "runAsGroup"):
+        if get(key) is not None:
+            _id(context, key, path, errs)
+    for i, gid in enumerate(arr(get("supplementalGroups"), path.child("supplementalGroups"), errs) if get("supplementalGroups") is not None else ()):
         if isinstance(gid, int) and not isinstance(gid, bool):
             errs += [invalid(path.child("supplementalGroups").index(i), gid, m) for m in names.is_valid_id(gid)]
-    share = spec.get("shareProcessNamespace")
-    if share is True and spec.get("hostPID") is True:
-        errs.append(invalid(path.child("shareProcessNamespace"), True, "ShareProcessNamespace and HostPID cannot both be enabled"))
-    _sysctls(context.get("sysctls"), path.child("sysctls"), errs)
-    policy = opt_text(context.get("fsGroupChangePolicy"), path.child("fsGroupChangePolicy"), errs)
+    _share_process_namespace(spec, path, errs)
+    if get("sysctls") is not None:
+        _sysctls(get("sysctls"), path.child("sysctls"), errs)
+    policy = opt_text(get("fsGroupChangePolicy"), path.child("fsGroupChangePolicy"), errs) if get("fsGroupChangePolicy") is not None else None
     if policy is not None and policy not in FS_GROUP_POLICIES:
         errs.append(not_supported(path.child("fsGroupChangePolicy"), policy, FS_GROUP_POLICIES))
-    validate_seccomp_profile(opt_obj(context.get("seccompProfile"), path.child("seccompProfile"), errs),
-                             path.child("seccompProfile"), errs)
+    if get("seccompProfile") is not None:
+        validate_seccomp_profile(opt_obj(get("seccompProfile"), path.child("seccompProfile"), errs),
+                                 path.child("seccompProfile"), errs)

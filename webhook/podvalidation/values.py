@@ -99,9 +99,15 @@ def strings(value: Any, path: FieldPath, errs: Errors) -> list[str]:
 
 
 def string_map(value: Any, path: FieldPath, errs: Errors) -> dict[str, str]:
-    """A map[string]string such as labels: a non-string value is reported and read as ""."""
-    return {str(k): v if isinstance(v, str) else text(v, path.key(str(k)), errs)
-            for k, v in obj(value, path, errs).items()}
+    """A map[string]string such as labels: a non-string value is reported and read as "". A map
+    that is one already is returned as it is, not copied (every caller only reads it)."""
+    found = obj(value, path, errs)
+    for k, v in found.items():
+        if type(k) is not str or not isinstance(v, str):
+            break
+    else:
+        return found
+    return {str(k): v if isinstance(v, str) else text(v, path.key(str(k)), errs) for k, v in found.items()}
 
 
 # ---- quantities -----------------------------------------------------------------------------------

@@ -60,11 +60,17 @@ Select = Callable[[int, dict[str, Any], str], bool]
 
 
 def copy_tree(value: Any) -> Any:
-    """A copy of a decoded JSON (or YAML) tree: new dicts and lists, shared scalars."""
+    """A copy of a decoded JSON (or YAML) tree: new dicts and lists, shared scalars. Each dict or
+    list is copied whole at once, then only its dicts and lists are copied again, so a scalar
+    costs no call."""
     if type(value) is dict:
-        return {k: copy_tree(v) for k, v in value.items()}
+        out = dict(value)
+        for k, v in out.items():
+            if type(v) is dict or type(v) is list:
+                out[k] = copy_tree(v)  # replaces a value: the dict keeps its size while walked
+        return out
     if type(value) is list:
-        return [copy_tree(v) for v in value]
+        return [copy_tree(v) if type(v) is dict or type(v) is list else v for v in value]
     return value
 
 
@@ -105,16 +111,19 @@ def _add_env(containers: Any, key: str, added: list[dict[str, str]], kept_env: d
         env.extend(dict(v) for v in added)
 
 
-def _metadata(ms: dict[str, Any], template: Any, pod_name: str, role_name: str, entry: bool, scheduler: Any) -> dict[str, Any]:
+def _metadata(ms: dict[str, Any], template: Any, name: str, role_name: str, entry: bool, scheduler: Any,
+              owned: bool = True) -> dict[str, Any]:
+    """The pod's metadata; without its namespace and owner reference unless `owned`."""
     ms_meta = _dict(ms.get("metadata"))
-    name, namespace = modelserving_name(ms), ms_meta.get("namespace")
     group, role_id = f"{name}-0", f"{role_name}-0"
+    pod_name = f"{group}-{role_name}-0-{0 if entry else 1}"
     labels: dict[str, Any] = {LABEL_NAME: name, LABEL_GROUP: group, LABEL_ROLE: role_name, LABEL_ROLE_ID: role_id,
                               LABEL_REVISION: HASH_STAND_IN, LABEL_ROLE_TEMPLATE_HASH: HASH_STAND_IN}
     if entry:
         labels[LABEL_ENTRY] = "true"
     annotations: dict[str, Any] = {ANNOTATION_GROUP: group, ANNOTATION_TASK: role_id} if scheduler == DEFAULT_SCHEDULER else {}
     meta: dict[str, Any] = {"name": pod_name}
+    namespace = ms_meta.get("namespace") if owned else None
     if type(namespace) is str and namespace:
         meta["namespace"] = namespace
     template_meta = template.get("metadata") if type(template) is dict else None
@@ -128,6 +137,8 @@ def _metadata(ms: dict[str, Any], template: Any, pod_name: str, role_name: str, 
             own = theirs  # not a map: carried as it is, for validation to report
         if own:
             meta[key] = own
+    if not owned:
+        return meta
     uid = ms_meta.get("uid")
     meta["ownerReferences"] = [{"apiVersion": MODELSERVING_API_VERSION, "kind": MODELSERVING_KIND, "name": name,
                                 "uid": uid if type(uid) is str and uid else UID_STAND_IN,
@@ -135,15 +146,12 @@ def _metadata(ms: dict[str, Any], template: Any, pod_name: str, role_name: str, 
     return meta
 
 
-def pod_metadata(ms: dict[str, Any], role: dict[str, Any], which: str) -> dict[str, Any]:
+def pod_metadata(ms: dict[str, Any], role: dict[str, Any], which: str, *, owned: bool = True) -> dict[str, Any]:
     """The metadata of the pod the controller makes from `role.<which>` (a new dict; the
-    template's label and annotation maps are merged into new ones, never changed)."""
-    spec = _dict(ms.get("spec"))
-    scheduler = spec.get("schedulerName", DEFAULT_SCHEDULER)
-    role_name = _role_name(role)
-    k = 0 if which == "entryTemplate" else 1
-    pod_name = f"{modelserving_name(ms)}-0-{role_name}-0-{k}"
-    return _metadata(ms, role.get(which), pod_name, role_name, k == 0, scheduler)
+    template's label and annotation maps are merged into new ones, never changed). Without
+    `owned`, only its name, labels and annotations: what Pod validation reads of it."""
+    scheduler = _dict(ms.get("spec")).get("schedulerName", DEFAULT_SCHEDULER)
+    return _metadata(ms, role.get(which), modelserving_name(ms), _role_name(role), which == "entryTemplate", scheduler, owned)
 
 
 def pod_spec(ms: dict[str, Any], role: dict[str, Any], which: str) -> tuple[Any, dict[tuple[str, int], list[int]]]:
