@@ -7,7 +7,7 @@ from typing import Any
 
 from . import names
 from .env import validate_env, validate_env_from
-from .errors import Errors, FieldPath, duplicate, forbidden, invalid, not_found, not_supported, required
+from .errors import Errors, FieldPath, choice, duplicate, forbidden, invalid, not_found, required
 from .mounts import validate_ephemeral_mounts, validate_mounts
 from .probes import validate_lifecycle, validate_probes
 from .resources import validate_resources
@@ -45,11 +45,7 @@ def _ports(value: Any, path: FieldPath, errs: Errors) -> None:
         host = integer(port.get("hostPort"), at.child("hostPort"), errs)
         if host:
             errs += [invalid(at.child("hostPort"), host, m) for m in names.is_valid_port_num(host)]
-        protocol = text(port.get("protocol"), at.child("protocol"), errs)
-        if not protocol:
-            errs.append(required(at.child("protocol")))
-        elif protocol not in PROTOCOLS:
-            errs.append(not_supported(at.child("protocol"), protocol, PROTOCOLS))
+        errs += choice(text(port.get("protocol"), at.child("protocol"), errs), PROTOCOLS, at.child("protocol"))
 
 
 def _plain_port(port: dict[str, Any]) -> bool:
@@ -77,11 +73,7 @@ def _common(c: dict[str, Any], volumes: dict[str, dict[str, Any]], path: FieldPa
         errs += [invalid(path.child("name"), name, m) for m in names.is_dns1123_label(name)]
     if not _text(c, "image", path, errs):
         errs.append(required(path.child("image")))
-    policy = _text(c, "terminationMessagePolicy", path, errs)
-    if not policy:
-        errs.append(required(path.child("terminationMessagePolicy")))
-    elif policy not in MESSAGE_POLICIES:
-        errs.append(not_supported(path.child("terminationMessagePolicy"), policy, MESSAGE_POLICIES))
+    errs += choice(_text(c, "terminationMessagePolicy", path, errs), MESSAGE_POLICIES, path.child("terminationMessagePolicy"))
     if get("ports") is not None:
         _ports(get("ports"), path.child("ports"), errs)
     if get("env") is not None:
@@ -90,11 +82,7 @@ def _common(c: dict[str, Any], volumes: dict[str, dict[str, Any]], path: FieldPa
         validate_env_from(get("envFrom"), path.child("envFrom"), errs)
     if get("volumeMounts") is not None or get("volumeDevices") is not None:
         validate_mounts(c, volumes, path, errs)
-    pull = _text(c, "imagePullPolicy", path, errs)
-    if not pull:
-        errs.append(required(path.child("imagePullPolicy")))
-    elif pull not in PULL_POLICIES:
-        errs.append(not_supported(path.child("imagePullPolicy"), pull, PULL_POLICIES))
+    errs += choice(_text(c, "imagePullPolicy", path, errs), PULL_POLICIES, path.child("imagePullPolicy"))
     if get("resources") is not None:
         validate_resources(obj(get("resources"), path.child("resources"), errs), path.child("resources"), errs)
     if get("securityContext") is not None:

@@ -81,6 +81,14 @@ def not_supported(path: FieldPath, value: Any, supported: list[str]) -> FieldErr
     return fields.not_supported(path, _typed(value), supported, origin=BUILTIN)
 
 
+def choice(value: str, supported: list[str], path: FieldPath) -> Errors:
+    """A field the API server requires to be one of a fixed set: Required when empty, Not
+    supported when unknown (restartPolicy, dnsPolicy, a port's protocol, imagePullPolicy...)."""
+    if not value:
+        return [required(path)]
+    return [] if value in supported else [not_supported(path, value, supported)]
+
+
 def duplicate(path: FieldPath, value: Any) -> FieldError:
     return fields.duplicate(path, _typed(value), origin=BUILTIN)
 

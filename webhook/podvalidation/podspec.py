@@ -13,7 +13,7 @@ from typing import Any
 from . import names
 from .containers import (image_whitespace, items, name_of, validate_containers, validate_ephemeral_containers,
                          validate_init_containers)
-from .errors import Errors, FieldPath, duplicate, forbidden, invalid, located, not_supported, required
+from .errors import Errors, FieldPath, choice, duplicate, forbidden, invalid, located, required
 from .meta import (SECCOMP_CONTAINER_PREFIX, SECCOMP_POD_ANNOTATION, KnownMetadata, validate_annotations, validate_labels,
                    validate_object_meta, validate_pod_annotations)
 from .platform import all_containers, validate_os
@@ -27,12 +27,6 @@ RESTART_POLICIES = ["Always", "OnFailure", "Never"]
 DNS_POLICIES = ["ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"]
 PREEMPTION_POLICIES = ["PreemptLowerPriority", "Never"]
 _MAX_INT32 = 2**31 - 1
-
-
-def _choice(value: str, supported: list[str], path: FieldPath) -> Errors:
-    if not value:
-        return [required(path)]
-    return [] if value in supported else [not_supported(path, value, supported)]
 
 
 def _host_network_ports(spec: dict[str, Any], path: FieldPath, is_pod: bool, errs: Errors) -> None:
@@ -135,7 +129,7 @@ def _priority_and_runtime(spec: dict[str, Any], path: FieldPath, errs: Errors) -
         errs += [invalid(path.child("runtimeClassName"), runtime, m) for m in names.name_is_dns_subdomain(runtime)]
     preemption = opt_text(spec.get("preemptionPolicy"), path.child("preemptionPolicy"), errs)
     if preemption is not None:
-        errs += _choice(preemption, PREEMPTION_POLICIES, path.child("preemptionPolicy"))
+        errs += choice(preemption, PREEMPTION_POLICIES, path.child("preemptionPolicy"))
     if spec.get("overhead") is not None:
         validate_overhead(spec.get("overhead"), path.child("overhead"), errs)
 
@@ -155,9 +149,9 @@ def validate_pod_spec(spec: dict[str, Any], path: FieldPath, *, is_pod: bool = T
     if ephemerals:
         validate_ephemeral_containers(ephemerals, containers, inits, volumes, path.child("ephemeralContainers"), errs)
     _host_network_ports(spec, path, is_pod, errs)
-    errs += _choice(text(spec.get("restartPolicy"), path.child("restartPolicy"), errs), RESTART_POLICIES, path.child("restartPolicy"))
+    errs += choice(text(spec.get("restartPolicy"), path.child("restartPolicy"), errs), RESTART_POLICIES, path.child("restartPolicy"))
     dns_policy = text(spec.get("dnsPolicy"), path.child("dnsPolicy"), errs)
-    errs += _choice(dns_policy, DNS_POLICIES, path.child("dnsPolicy"))
+    errs += choice(dns_policy, DNS_POLICIES, path.child("dnsPolicy"))
     if get("nodeSelector") is not None:
         errs += validate_labels(string_map(get("nodeSelector"), path.child("nodeSelector"), errs), path.child("nodeSelector"))
     validate_pod_security(spec, path.child("securityContext"), errs)

@@ -115,11 +115,17 @@ def _node_affinity(na: dict[str, Any], path: FieldPath, errs: Errors) -> None:
             _node_term(obj(term, at.index(i), errs), at.index(i), errs)
     at = path.child("preferredDuringSchedulingIgnoredDuringExecution")
     for i, raw in enumerate(arr(na.get("preferredDuringSchedulingIgnoredDuringExecution"), at, errs)):
-        pref = obj(raw, at.index(i), errs)
-        weight = integer(pref.get("weight"), at.index(i).child("weight"), errs)
-        if not 0 < weight <= 100:
-            errs.append(invalid(at.index(i).child("weight"), weight, "must be in the range 1-100"))
+        pref = _weighted(raw, at.index(i), errs)
         _node_term(obj(pref.get("preference"), at.index(i).child("preference"), errs), at.index(i).child("preference"), errs)
+
+
+def _weighted(raw: Any, path: FieldPath, errs: Errors) -> dict[str, Any]:
+    """A preferred scheduling term, of node or pod (anti-)affinity alike: its weight is 1-100."""
+    entry = obj(raw, path, errs)
+    weight = integer(entry.get("weight"), path.child("weight"), errs)
+    if not 0 < weight <= 100:
+        errs.append(invalid(path.child("weight"), weight, "must be in the range 1-100"))
+    return entry
 
 
 def validate_label_selector(selector: dict[str, Any] | None, path: FieldPath, errs: Errors) -> None:
@@ -155,10 +161,7 @@ def _pod_affinity(pa: dict[str, Any], path: FieldPath, errs: Errors) -> None:
         _pod_term(obj(term, at.index(i), errs), at.index(i), errs)
     at = path.child("preferredDuringSchedulingIgnoredDuringExecution")
     for i, raw in enumerate(arr(pa.get("preferredDuringSchedulingIgnoredDuringExecution"), at, errs)):
-        weighted = obj(raw, at.index(i), errs)
-        weight = integer(weighted.get("weight"), at.index(i).child("weight"), errs)
-        if not 0 < weight <= 100:
-            errs.append(invalid(at.index(i).child("weight"), weight, "must be in the range 1-100"))
+        weighted = _weighted(raw, at.index(i), errs)
         term_at = at.index(i).child("podAffinityTerm")
         _pod_term(obj(weighted.get("podAffinityTerm"), term_at, errs), term_at, errs)
 
