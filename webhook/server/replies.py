@@ -53,7 +53,8 @@ class Reply:
 
 
 def json_response(body: Any, status: int = 200) -> Response:
-    return JsonAnswer(orjson.dumps(body), status=status, mimetype=JSON)
+    """A JSON answer on Flask's own path (health, readiness, Flask's errors)."""
+    return Reply(status, orjson.dumps(body)).response()
 
 
 def http_error(status: Status) -> Reply:
