@@ -4,6 +4,7 @@ in the threads' heaps; and a closed connection keeps none of its request's bytes
 
 from __future__ import annotations
 
+import gc
 import platform
 import socket
 import ssl
@@ -74,3 +75,24 @@ def test_refused_and_abandoned_bodies_are_not_kept_after_their_connection_closes
         assert grown_mib < 8, f"the worker still holds {grown_mib:.0f} MiB of closed connections' bodies"
     finally:
         srv.stop()
+
+
+def test_the_master_freezes_its_heap_before_each_fork(tmp_path):
+    """Everything alive in the master when a worker forks is out of the cyclic collector's reach,
+    so a worker's full collection neither pauses its reviews to walk the start-up heap (45-60 ms
+    on the 2-core VM) nor dirties the pages it shares with the master."""
+    from types import SimpleNamespace
+
+    from webhook.server.serving import gunicorn_options
+    from webhook.server.settings import ServeSettings
+
+    built_at_start = [{"kept": [n]} for n in range(1000)]
+    options = gunicorn_options(ServeSettings(certs_dir=tmp_path), certificates=None)
+    gc.unfreeze()
+    try:
+        options["pre_fork"](SimpleNamespace(WORKERS={}), SimpleNamespace())
+        assert gc.get_freeze_count() >= len(built_at_start)
+        assert all(gc.is_tracked(d) for d in built_at_start)
+        assert not any(any(o is d for o in gc.get_objects()) for d in built_at_start[:3])
+    finally:
+        gc.unfreeze()

@@ -46,6 +46,7 @@ def gunicorn_options(settings: ServeSettings, certificates: Any) -> dict[str, An
     limits = Limits(max_body=settings.max_body_bytes, request_timeout=settings.request_timeout)
 
     def pre_fork(server: Any, worker: Any) -> None:
+        memory.freeze_startup_heap()
         worker.slot = loads.claim({w.slot for w in server.WORKERS.values() if getattr(w, "slot", None) is not None})
 
     def child_exit(server: Any, worker: Any) -> None:
