@@ -241,3 +241,31 @@ def test_any_container_list_or_env_gives_field_errors(containers, env):
     role = _role(workers=1, env=env)
     role["workerTemplate"]["spec"]["containers"] = containers
     _errors(_ms(role))
+
+
+# ---- the metadata fast path: each pod's metadata judged whole only when not surely valid ----------
+
+_META_KEYS = st.sampled_from(["app", "a/b", "Bad Key", "x" * 64, "kubernetes.io/config.mirror", "modelserving.volcano.sh/role",
+                              "controller.kubernetes.io/pod-deletion-cost", "volcano.sh/task-spec",
+                              "container.apparmor.security.beta.kubernetes.io/main"])
+_META_VALUES = st.sampled_from(["v", "-v", "", "12", "runtime/default", "y" * 70, 3, None])
+_meta = st.fixed_dictionaries({}, optional={
+    "labels": st.dictionaries(_META_KEYS, _META_VALUES, max_size=3) | st.sampled_from(["x", None, []]),
+    "annotations": st.dictionaries(_META_KEYS, _META_VALUES, max_size=3) | st.sampled_from(["x", None]),
+}) | st.sampled_from([None, "x", []])
+
+
+@settings(max_examples=300, deadline=None)
+@given(entry=_meta, worker=_meta, ms_name=st.sampled_from(["llm", "Bad", "x" * 60, "a" * 64]),
+       role_name=st.sampled_from(["decode", "Dec", "", "-x"]), scheduler=st.sampled_from(["volcano", "default-scheduler"]))
+def test_the_metadata_fast_path_gives_the_verdict_of_each_pod_judged_whole(entry, worker, ms_name, role_name, scheduler):
+    """`_Review.metadata_fine` skips building and judging a pod's metadata: what it skips changes no error."""
+    from webhook.policies import modelserving_pods
+
+    role = _role(role_name, workers=1)
+    role["entryTemplate"]["metadata"], role["workerTemplate"]["metadata"] = entry, worker
+    ms = _ms(role, _role("prefill", workers=1), name=ms_name, schedulerName=scheduler)
+    fast = _errors(copy.deepcopy(ms))
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(modelserving_pods._Review, "metadata_fine", lambda *args: False)
+        assert _errors(copy.deepcopy(ms)) == fast

@@ -26,21 +26,13 @@ GENERATED_SUFFIX = "{random}"
 _INT32 = re.compile(r"[+-]?[0-9]+")
 
 
-def validate_labels(labels: dict[str, str], path: FieldPath, fine: set[tuple[str, str]] | None = None) -> Errors:
-    """`fine`, when given, holds the (key, value) entries found valid so far: they are skipped and
-    each entry found valid is added (a caller judging several pods of one object passes one set,
-    which lives as long as that object's review and holds at most its label entries)."""
+def validate_labels(labels: dict[str, str], path: FieldPath) -> Errors:
     errs: Errors = []
     for key, value in labels.items():
-        if fine is not None and (key, value) in fine:
-            continue
-        found = len(errs)
         if problems := names.is_qualified_name(key):
             errs += [invalid(path, key, m) for m in problems]
         if problems := names.is_valid_label_value(value):
             errs += [invalid(path, value, m) for m in problems]
-        if fine is not None and len(errs) == found:
-            fine.add((key, value))
     return errs
 
 
@@ -62,74 +54,43 @@ def _surely_short(annotations: dict[str, str]) -> bool:
     return (sum(map(len, annotations)) + sum(map(len, annotations.values()))) * 4 <= ANNOTATIONS_MAX_BYTES
 
 
-def _never_known(key: str, value: str) -> bool:
-    """An annotation judged with each pod, never taken as known: one whose verdict depends on the
-    pod's spec (the node name, the containers, their seccomp profiles), or a long one (so that
-    annotations all known are surely short: at most `_KNOWN_MAX_CHARS` characters each)."""
-    return (len(key) + len(value) > _KNOWN_MAX_CHARS or key in (MIRROR_ANNOTATION, SECCOMP_POD_ANNOTATION)
+_KNOWN_MAX_CHARS = 1024
+# Two sources of at most 32 such annotations each are surely short together (64 of 1024 characters
+# of at most 4 bytes each is the size cap).
+_SOURCE_MAX_ANNOTATIONS = ANNOTATIONS_MAX_BYTES // (4 * _KNOWN_MAX_CHARS) // 2
+
+
+def _reads_more(key: str, value: str) -> bool:
+    """An annotation `validate_pod_annotations` looks at (some read the spec: the node name, the
+    containers, their seccomp profiles), or a long one (so short ones are surely short together)."""
+    return (len(key) + len(value) > _KNOWN_MAX_CHARS or key in (MIRROR_ANNOTATION, SECCOMP_POD_ANNOTATION, DELETION_COST_ANNOTATION)
             or key.startswith((SECCOMP_CONTAINER_PREFIX, APPARMOR_CONTAINER_PREFIX)))
 
 
-_KNOWN_MAX_CHARS = 1024
-_KNOWN_MAX_COUNT = ANNOTATIONS_MAX_BYTES // (4 * _KNOWN_MAX_CHARS)  # 64 such annotations are surely short
-_ANYWHERE = FieldPath()  # the errors `KnownMetadata.covers` asks for are only counted, never shown
+def surely_valid(labels: Any, annotations: Any) -> bool:
+    """True when a pod whose labels and annotations are entries of these (all or some), and of
+    at most one other source of which this is also true, has valid metadata whatever its spec:
+    a controller merges its own entries with a template's, and a caller judging its pods asks
+    this of each source (once for the entries that repeat from pod to pod) instead of judging
+    each pod's metadata whole. False when it is not known so; the caller then judges it whole.
 
-
-class KnownMetadata:
-    """The label and annotation entries found valid so far, for a caller that judges several pods
-    of one object (Kthena's pods repeat the controller's labels: the ModelServing's name in four,
-    the role's in two). It lives as long as that one review and holds at most the entries of the
-    pods it judges.
-
-    A pod's metadata is judged entry by entry (`validate_labels`, `validate_annotations`,
-    `validate_pod_annotations` each look at one entry at a time, but for the size of all the
-    annotations, and for the annotations that read the spec), so metadata whose every entry is
-    known valid, none of which reads the spec, and whose annotations are surely short (at most
-    `_KNOWN_MAX_COUNT` of at most `_KNOWN_MAX_CHARS` characters each), is valid."""
-
-    __slots__ = ("labels", "annotations")
-
-    def __init__(self) -> None:
-        self.labels: set[tuple[str, str]] = set()
-        self.annotations: set[tuple[str, str]] = set()
-
-    def covers(self, meta: dict[str, Any], spec: dict[str, Any]) -> bool:
-        """True when `meta` is valid for a pod with `spec`, its new entries judged by the same
-        checks and remembered; False when it is not known so (the caller then judges it whole)."""
-        labels, annotations = meta.get("labels"), meta.get("annotations")
-        new = _unknown(labels, self.labels, None)
-        if new is None or (new and validate_labels(new, _ANYWHERE, self.labels)):
+    Metadata is judged entry by entry (`validate_labels`, `validate_annotations` and
+    `validate_pod_annotations` look at one entry at a time, asking the same `names` checks this
+    asks), but for the size of all the annotations, surely under the cap for two sources of at
+    most `_SOURCE_MAX_ANNOTATIONS` short entries, and for the annotations `_reads_more` names."""
+    if labels is not None:
+        if type(labels) is not dict:
             return False
-        new = _unknown(annotations, self.annotations, _never_known)
-        if new is None or (annotations and len(annotations) > _KNOWN_MAX_COUNT):
-            return False
-        if new:
-            # no annotation here reads the spec, so no container name is ever asked for
-            if validate_annotations(new, _ANYWHERE) or validate_pod_annotations(new, spec, set, _ANYWHERE):
+        for key, value in labels.items():
+            if type(key) is not str or type(value) is not str or names.is_qualified_name(key) or names.is_valid_label_value(value):
                 return False
-            self.annotations.update(new.items())
-        return True
-
-
-def _unknown(entries: Any, known: set[tuple[str, str]], excluded: Callable[[str, str], bool] | None) -> dict[str, str] | None:
-    """The entries of a string map not in `known`; None when it is not a map of strings or an
-    entry is `excluded`. (`known` holds entries of strings only, never an excluded one.)"""
-    if entries is None:
-        return {}
-    if type(entries) is not dict:
-        return None
-    try:
-        if entries.items() <= known:
-            return {}  # the common case, without a loop in Python
-    except TypeError:
-        return None  # an entry that cannot be hashed: a list or a map where a string belongs
-    new: dict[str, str] = {}
-    for key, value in entries.items():
-        if type(key) is not str or type(value) is not str or (excluded is not None and excluded(key, value)):
-            return None
-        if (key, value) not in known:
-            new[key] = value
-    return new
+    if annotations is not None:
+        if type(annotations) is not dict or len(annotations) > _SOURCE_MAX_ANNOTATIONS:
+            return False
+        for key, value in annotations.items():
+            if type(key) is not str or type(value) is not str or _reads_more(key, value) or names.is_qualified_name(key.lower()):
+                return False
+    return True
 
 
 def validate_object_meta(meta: dict[str, Any], path: FieldPath, errs: Errors) -> None:

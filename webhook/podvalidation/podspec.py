@@ -14,7 +14,7 @@ from . import names
 from .containers import (image_whitespace, items, name_of, validate_containers, validate_ephemeral_containers,
                          validate_init_containers)
 from .errors import Errors, FieldPath, choice, duplicate, forbidden, invalid, located, required
-from .meta import (SECCOMP_CONTAINER_PREFIX, SECCOMP_POD_ANNOTATION, KnownMetadata, validate_annotations, validate_labels,
+from .meta import (SECCOMP_CONTAINER_PREFIX, SECCOMP_POD_ANNOTATION, validate_annotations, validate_labels,
                    validate_object_meta, validate_pod_annotations)
 from .platform import all_containers, validate_os
 from .resources import validate_overhead
@@ -256,7 +256,7 @@ def _spec_errors(spec: dict[str, Any], spec_path: FieldPath, is_pod: bool) -> Er
 
 
 def validate_pod_template_spec(template: Any, path: FieldPath, *, is_pod: bool = False,
-                               spec_errors: Errors | None = None, known: KnownMetadata | None = None) -> Errors:
+                               spec_errors: Errors | None = None) -> Errors:
     """ValidatePodTemplateSpec on a defaulted template (see `apply_template_defaults`), rooted at
     `path`. Upstream reports a template's labels at `<path>.labels`; with `is_pod=True` the
     template is judged as the Pod a controller creates from it, so its metadata errors sit at
@@ -264,18 +264,11 @@ def validate_pod_template_spec(template: Any, path: FieldPath, *, is_pod: bool =
     whitespace, what ValidatePodCreate refuses on a new pod) apply.
 
     `spec_errors`, when given, is `pod_spec_errors` of this spec at `<path>.spec`, already known
-    (a caller judging several pods made from equal specs computes it once). With it and `known`
-    (the metadata entries found valid so far in the caller's review), a pod whose metadata
-    `known` covers is judged by its spec errors alone: its metadata adds none."""
-    if (known is not None and is_pod and spec_errors is not None and type(template) is dict
-            and type(meta := template.get("metadata")) is dict and type(spec := template.get("spec")) is dict
-            and known.covers(meta, spec)):
-        return list(spec_errors)
-    return located(lambda at: _template_errors(template, at, is_pod, spec_errors, known), path)
+    (a caller judging several pods made from equal specs computes it once)."""
+    return located(lambda at: _template_errors(template, at, is_pod, spec_errors), path)
 
 
-def _template_errors(template: Any, path: FieldPath, is_pod: bool, spec_errors: Errors | None,
-                     known: KnownMetadata | None) -> Errors:
+def _template_errors(template: Any, path: FieldPath, is_pod: bool, spec_errors: Errors | None) -> Errors:
     errs: Errors = []
     template = obj(template, path, errs)
     if errs:
@@ -286,7 +279,7 @@ def _template_errors(template: Any, path: FieldPath, is_pod: bool, spec_errors: 
     spec = obj(template.get("spec"), spec_path, errs)
     labels = string_map(meta.get("labels"), meta_path.child("labels"), errs)
     annotations = string_map(meta.get("annotations"), meta_path.child("annotations"), errs)
-    errs += validate_labels(labels, meta_path.child("labels"), known.labels if known is not None else None)
+    errs += validate_labels(labels, meta_path.child("labels"))
     errs += validate_annotations(annotations, meta_path.child("annotations"))
     errs += validate_pod_annotations(annotations, spec, lambda: _container_names(spec), meta_path.child("annotations"))
     errs += _spec_errors(spec, spec_path, is_pod) if spec_errors is None else spec_errors

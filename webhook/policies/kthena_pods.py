@@ -111,18 +111,36 @@ def _add_env(containers: Any, key: str, added: list[dict[str, str]], kept_env: d
         env.extend(dict(v) for v in added)
 
 
-def _metadata(ms: dict[str, Any], template: Any, name: str, role_name: str, entry: bool, scheduler: Any,
-              owned: bool = True) -> dict[str, Any]:
-    """The pod's metadata; without its namespace and owner reference unless `owned`."""
-    ms_meta = _dict(ms.get("metadata"))
+def pod_name(name: str, role_name: str, entry: bool) -> str:
+    """`<ms>-0-<role>-0-<k>`: the entry pod (k = 0) or the first worker (k = 1) of group 0, replica 0."""
+    return f"{name}-0-{role_name}-0-{0 if entry else 1}"
+
+
+def _added(name: str, role_name: str, entry: bool, scheduler: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The labels and annotations the controller gives a pod before merging the template's."""
     group, role_id = f"{name}-0", f"{role_name}-0"
-    pod_name = f"{group}-{role_name}-0-{0 if entry else 1}"
     labels: dict[str, Any] = {LABEL_NAME: name, LABEL_GROUP: group, LABEL_ROLE: role_name, LABEL_ROLE_ID: role_id,
                               LABEL_REVISION: HASH_STAND_IN, LABEL_ROLE_TEMPLATE_HASH: HASH_STAND_IN}
     if entry:
         labels[LABEL_ENTRY] = "true"
     annotations: dict[str, Any] = {ANNOTATION_GROUP: group, ANNOTATION_TASK: role_id} if scheduler == DEFAULT_SCHEDULER else {}
-    meta: dict[str, Any] = {"name": pod_name}
+    return labels, annotations
+
+
+def added_metadata(ms: dict[str, Any], role: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The labels and annotations the controller gives the entry pod of `role` before merging its
+    template's; its worker pods get the same but the `entry` label. (A rule judging every pod of a
+    ModelServing judges these once per role: they repeat from pod to pod.)"""
+    scheduler = _dict(ms.get("spec")).get("schedulerName", DEFAULT_SCHEDULER)
+    return _added(modelserving_name(ms), role_name(role), True, scheduler)
+
+
+def _metadata(ms: dict[str, Any], template: Any, name: str, role_name: str, entry: bool, scheduler: Any,
+              owned: bool = True) -> dict[str, Any]:
+    """The pod's metadata; without its namespace and owner reference unless `owned`."""
+    ms_meta = _dict(ms.get("metadata"))
+    labels, annotations = _added(name, role_name, entry, scheduler)
+    meta: dict[str, Any] = {"name": pod_name(name, role_name, entry)}
     namespace = ms_meta.get("namespace") if owned else None
     if type(namespace) is str and namespace:
         meta["namespace"] = namespace
@@ -151,7 +169,7 @@ def pod_metadata(ms: dict[str, Any], role: dict[str, Any], which: str, *, owned:
     template's label and annotation maps are merged into new ones, never changed). Without
     `owned`, only its name, labels and annotations: what Pod validation reads of it."""
     scheduler = _dict(ms.get("spec")).get("schedulerName", DEFAULT_SCHEDULER)
-    return _metadata(ms, role.get(which), modelserving_name(ms), _role_name(role), which == "entryTemplate", scheduler, owned)
+    return _metadata(ms, role.get(which), modelserving_name(ms), role_name(role), which == "entryTemplate", scheduler, owned)
 
 
 def pod_spec(ms: dict[str, Any], role: dict[str, Any], which: str) -> tuple[Any, dict[tuple[str, int], list[int]]]:
@@ -170,7 +188,7 @@ def pod_spec(ms: dict[str, Any], role: dict[str, Any], which: str) -> tuple[Any,
         workers = role.get("workerReplicas")
         workers = workers if type(workers) is int else 0
         k = 0 if which == "entryTemplate" else 1
-        entry_name = f"{name}-0-{_role_name(role)}-0-0"
+        entry_name = pod_name(name, role_name(role), True)
         added = [{"name": ENV_GROUP_SIZE, "value": str(workers + 1)},
                  {"name": ENV_ENTRY_ADDRESS, "value": f"{entry_name}.{namespace if type(namespace) is str else ''}"},
                  {"name": ENV_WORKER_INDEX, "value": str(k)}]
@@ -179,21 +197,21 @@ def pod_spec(ms: dict[str, Any], role: dict[str, Any], which: str) -> tuple[Any,
     return pod_spec, kept_env
 
 
-def _role_name(role: dict[str, Any]) -> str:
+def role_name(role: dict[str, Any]) -> str:
     name = role.get("name")
     return name if type(name) is str else ""
 
 
 def template_path(i: int, which: str) -> FieldPath:
     """`spec.template.roles[i].<which>`."""
-    return ROLES.index(i).child(which)
+    return ROLES.child(i, which)  # one path built, not two
 
 
 def controller_pod(ms: dict[str, Any], i: int, role: dict[str, Any], which: str) -> ControllerPod:
     """The pod the controller makes from `roles[i].<which>`: the entry pod, or the first worker."""
     spec, kept_env = pod_spec(ms, role, which)
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": pod_metadata(ms, role, which), "spec": spec}
-    return ControllerPod(i, _role_name(role), which, template_path(i, which), role.get(which), pod, kept_env)
+    return ControllerPod(i, role_name(role), which, template_path(i, which), role.get(which), pod, kept_env)
 
 
 def templates_in_use(ms: dict[str, Any], select: Select | None = None) -> Iterator[tuple[int, dict[str, Any], str]]:

@@ -35,10 +35,11 @@ from ..podvalidation import default_pod_spec, validate_pod_template_spec
 from ..podvalidation.podspec import pod_spec_errors
 from ..podvalidation.names import is_dns1123_label, name_is_dns_subdomain
 from ..podvalidation.errors import invalid
-from ..podvalidation.meta import KnownMetadata
+from ..podvalidation.meta import surely_valid
 from .context import Context
 from ..kthena import MODELSERVING_GROUP
-from .kthena_pods import ROLES, Select, pod_metadata, pod_spec, template_path, templates_in_use
+from .kthena_pods import (ROLES, Select, added_metadata, modelserving_name, pod_metadata, pod_name, pod_spec, role_name,
+                          template_path, templates_in_use)
 from .registry import REGISTRY, Views
 
 RULE = "modelservings.pod-templates"
@@ -93,25 +94,53 @@ def _spec_for(ms: dict[str, Any], role: dict[str, Any], which: str, path: FieldP
     return known, errors
 
 
-def judge(ms: dict[str, Any], i: int, role: dict[str, Any], which: str, specs: list[_Spec],
-          known_meta: KnownMetadata) -> list[FieldError]:
+class _Review:
+    """What one review has judged so far: its distinct template specs, and whether the metadata
+    the controller adds to the pods of each role (by role name) is surely valid. Lives as long as
+    the review; nothing is kept across reviews."""
+
+    __slots__ = ("specs", "added_fine")
+
+    def __init__(self) -> None:
+        self.specs: list[_Spec] = []
+        self.added_fine: dict[str, bool] = {}
+
+    def metadata_fine(self, ms: dict[str, Any], role: dict[str, Any], template: dict[str, Any]) -> bool:
+        """True when the metadata of the pod made from `template` is surely valid (`surely_valid`
+        of both its sources: what the controller adds for the role, judged once per role, and
+        the template's own labels and annotations)."""
+        key = role_name(role)
+        fine = self.added_fine.get(key)
+        if fine is None:
+            fine = self.added_fine[key] = surely_valid(*added_metadata(ms, role))
+        if not fine:
+            return False
+        meta = template.get("metadata")
+        if meta is None:
+            return True
+        return type(meta) is dict and surely_valid(meta.get("labels"), meta.get("annotations"))
+
+
+def judge(ms: dict[str, Any], i: int, role: dict[str, Any], which: str, review: _Review) -> list[FieldError]:
     """The API server's verdict on the pod the controller makes from `roles[i].<which>`, at the
-    ModelServing's paths; `specs` holds the review's distinct template specs judged so far, and
-    `known_meta` the pod metadata entries found valid so far (the controller's labels and
-    annotations repeat from pod to pod)."""
+    ModelServing's paths. The pod's metadata is built and judged whole only when it is not
+    surely valid (`_Review.metadata_fine`): its verdict is then that of its spec alone."""
     path = template_path(i, which)
     template = role.get(which)
     if type(template) is not dict:
         return validate_pod_template_spec(template, path, is_pod=True)  # its type error
-    meta = pod_metadata(ms, role, which, owned=False)  # validation reads its name, labels and annotations
-    known, spec_errors = _spec_for(ms, role, which, path, specs)
-    errs = validate_pod_template_spec({"metadata": meta, "spec": known.spec}, path, is_pod=True,
-                                      spec_errors=spec_errors if type(known.spec) is dict else None, known=known_meta)
-    name = meta["name"]
+    known, spec_errors = _spec_for(ms, role, which, path, review.specs)
+    if type(known.spec) is dict and review.metadata_fine(ms, role, template):
+        errs = list(spec_errors)
+        name = pod_name(modelserving_name(ms), role_name(role), which == "entryTemplate")
+    else:
+        meta = pod_metadata(ms, role, which, owned=False)  # validation reads its name, labels and annotations
+        errs = validate_pod_template_spec({"metadata": meta, "spec": known.spec}, path, is_pod=True,
+                                          spec_errors=spec_errors if type(known.spec) is dict else None)
+        name = meta["name"]
     problems = name_is_dns_subdomain(name)
     if problems:
-        role_name = role.get("name")
-        at = path.parts[:-1] + ("name",) if is_dns1123_label(role_name if type(role_name) is str else "") else MS_NAME.parts
+        at = path.parts[:-1] + ("name",) if is_dns1123_label(role_name(role)) else MS_NAME.parts
         errs += [invalid(FieldPath(at), name, m) for m in problems]
     return [_at_template(path, template, known.kept_env, e) for e in errs] if errs else errs
 
@@ -182,10 +211,9 @@ def judge_pod_templates(req: Request, ctx: Context) -> list[FieldError]:
         return []
     old = req.old_object if req.operation == "UPDATE" and type(req.old_object) is dict else None
     errs: list[FieldError] = []
-    specs: list[_Spec] = []  # this review's only, as known_meta: nothing is kept across reviews
-    known_meta = KnownMetadata()
+    review = _Review()
     for i, role, which in templates_in_use(ms, _ratchet(old) if old is not None else None):
-        errs += judge(ms, i, role, which, specs, known_meta)
+        errs += judge(ms, i, role, which, review)
     if not errs:
         return errs
     elsewhere = _reported_elsewhere(req, ctx, ms)
