@@ -137,12 +137,17 @@ def _read_list(value: Any, path: FieldPath, errs: Errors) -> dict[str, tuple[Any
 
 
 def validate_resources(resources: dict[str, Any], path: FieldPath, errs: Errors) -> None:
-    """Limits first, then requests, each in the order written (Go walks its maps at random)."""
+    """Limits first, then requests, each in the order written (Go walks its maps at random).
+    A container's cpu, memory or ephemeral storage, not negative, is what the name, value and
+    hugepage checks find nothing in: they run for any other entry."""
     lim_path, req_path = path.child("limits"), path.child("requests")
     limits = _read_list(resources.get("limits"), lim_path, errs)
     requests = _read_list(resources.get("requests"), req_path, errs)
     compute, hugepages = False, False
     for name, (raw, amount) in limits.items():
+        if name in _CONTAINER_STANDARD and amount >= 0:
+            compute = compute or name in ("cpu", "memory")
+            continue
         at = lim_path.key(name)
         errs += resource_name_errors(name, at) + _quantity_value_errors(name, raw, amount, at)
         if is_hugepages(name):
@@ -150,8 +155,10 @@ def validate_resources(resources: dict[str, Any], path: FieldPath, errs: Errors)
             errs += _hugepage_errors(name, raw, amount, at)
         compute = compute or name in ("cpu", "memory")
     for name, (raw, amount) in requests.items():
-        at = req_path.key(name)
-        errs += resource_name_errors(name, at) + _quantity_value_errors(name, raw, amount, at)
+        plain = name in _CONTAINER_STANDARD and amount >= 0
+        if not plain:
+            at = req_path.key(name)
+            errs += resource_name_errors(name, at) + _quantity_value_errors(name, raw, amount, at)
         if name in limits:
             limit_raw, limit = limits[name]
             if amount != limit and not overcommit_allowed(name):
@@ -161,7 +168,7 @@ def validate_resources(resources: dict[str, Any], path: FieldPath, errs: Errors)
                                     f"must be less than or equal to {name} limit of {canonical(limit_raw, limit)}"))
         elif not overcommit_allowed(name):
             errs.append(required(lim_path, "Limit must be set for non overcommitable resources"))
-        if is_hugepages(name):
+        if not plain and is_hugepages(name):
             hugepages = True
             errs += _hugepage_errors(name, raw, amount, at)
         compute = compute or name in ("cpu", "memory")
