@@ -102,3 +102,16 @@ def test_names_a_client_invents_cannot_grow_the_format_checks_memory():
     finally:
         tracemalloc.stop()
     assert held < 1.5 * 2**20, held
+
+
+def test_known_accepted_reads_what_a_check_remembers():
+    """Only texts the check accepted (and remembered) are known; anything else is asked of the check."""
+    import pytest
+    from webhook.podvalidation.names import is_valid_label_value, known_accepted
+
+    assert is_valid_label_value("known-ok") == []
+    assert known_accepted(is_valid_label_value, ["known-ok"])
+    assert is_valid_label_value("-bad") and not known_accepted(is_valid_label_value, ["known-ok", "-bad"])
+    assert not known_accepted(is_valid_label_value, ["never-asked-yet", 3])
+    with pytest.raises(TypeError):
+        known_accepted(is_valid_label_value, [["known-ok"]])

@@ -81,9 +81,15 @@ def surely_valid(labels: Any, annotations: Any) -> bool:
     if labels is not None:
         if type(labels) is not dict:
             return False
-        for key, value in labels.items():
-            if type(key) is not str or type(value) is not str or names.is_qualified_name(key) or names.is_valid_label_value(value):
-                return False
+        try:
+            known = names.known_accepted(names.is_qualified_name, labels) and \
+                names.known_accepted(names.is_valid_label_value, labels.values())
+        except TypeError:
+            return False  # a list or a map where a text belongs
+        if not known:
+            for key, value in labels.items():
+                if type(key) is not str or type(value) is not str or names.is_qualified_name(key) or names.is_valid_label_value(value):
+                    return False
     if annotations is not None:
         if type(annotations) is not dict or len(annotations) > _SOURCE_MAX_ANNOTATIONS:
             return False

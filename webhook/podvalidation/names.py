@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import wraps
 
 _LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
@@ -57,7 +57,20 @@ def _memo(check: Callable[[str], list[str]]) -> Callable[[str], list[str]]:
             seen.add(value)
         return problems
 
+    _ACCEPTED[remembered] = seen
     return remembered
+
+
+# Each remembering check's table of accepted texts, for `known_accepted`.
+_ACCEPTED: dict[Callable[[str], list[str]], set[str]] = {}
+
+
+def known_accepted(check: Callable[[str], list[str]], values: Iterable[object]) -> bool:
+    """True when a remembering `check` is known to accept every one of `values`: one set
+    operation instead of a call per value, for a caller that asks about many texts (a pod's
+    labels). False only means not known: the caller then asks `check` value by value. Raises
+    TypeError for a value that cannot be hashed (a list where a text belongs)."""
+    return _ACCEPTED[check].issuperset(values)
 
 
 def _match(pattern: re.Pattern[str], value: str) -> bool:
