@@ -12,7 +12,7 @@ from .mounts import validate_ephemeral_mounts, validate_mounts
 from .probes import validate_lifecycle, validate_probes
 from .resources import validate_resources
 from .security import validate_container_security
-from .values import arr, integer, obj, opt_obj, opt_text, text
+from .values import arr, field_text, integer, obj, opt_obj, opt_text, text
 
 PROTOCOLS = ["SCTP", "TCP", "UDP"]
 PULL_POLICIES = ["Always", "IfNotPresent", "Never"]
@@ -45,7 +45,7 @@ def _ports(value: Any, path: FieldPath, errs: Errors) -> None:
         host = integer(port.get("hostPort"), at.child("hostPort"), errs)
         if host:
             errs += [invalid(at.child("hostPort"), host, m) for m in names.is_valid_port_num(host)]
-        errs += choice(text(port.get("protocol"), at.child("protocol"), errs), PROTOCOLS, at.child("protocol"))
+        choice(field_text(port, "protocol", at, errs), PROTOCOLS, at, "protocol", errs)
 
 
 def _plain_port(port: dict[str, Any]) -> bool:
@@ -56,24 +56,18 @@ def _plain_port(port: dict[str, Any]) -> bool:
             and not names.is_valid_port_num(number) and type(protocol) is str and protocol in PROTOCOLS)
 
 
-def _text(c: dict[str, Any], field: str, path: FieldPath, errs: Errors) -> str:
-    """`text` of a container's field, its path built only when the value is reported."""
-    value = c.get(field)
-    return value if isinstance(value, str) else text(value, path.child(field), errs)
-
-
 def _common(c: dict[str, Any], volumes: dict[str, dict[str, Any]], path: FieldPath, errs: Errors) -> None:
     """validateContainerCommon. Each check of a list or an object finds nothing in an absent one,
     so an absent field costs one lookup."""
     get = c.get
-    name = _text(c, "name", path, errs)
+    name = field_text(c, "name", path, errs)
     if not name:
         errs.append(required(path.child("name")))
-    else:
-        errs += [invalid(path.child("name"), name, m) for m in names.is_dns1123_label(name)]
-    if not _text(c, "image", path, errs):
+    elif problems := names.is_dns1123_label(name):
+        errs += [invalid(path.child("name"), name, m) for m in problems]
+    if not field_text(c, "image", path, errs):
         errs.append(required(path.child("image")))
-    errs += choice(_text(c, "terminationMessagePolicy", path, errs), MESSAGE_POLICIES, path.child("terminationMessagePolicy"))
+    choice(field_text(c, "terminationMessagePolicy", path, errs), MESSAGE_POLICIES, path, "terminationMessagePolicy", errs)
     if get("ports") is not None:
         _ports(get("ports"), path.child("ports"), errs)
     if get("env") is not None:
@@ -82,7 +76,7 @@ def _common(c: dict[str, Any], volumes: dict[str, dict[str, Any]], path: FieldPa
         validate_env_from(get("envFrom"), path.child("envFrom"), errs)
     if get("volumeMounts") is not None or get("volumeDevices") is not None:
         validate_mounts(c, volumes, path, errs)
-    errs += choice(_text(c, "imagePullPolicy", path, errs), PULL_POLICIES, path.child("imagePullPolicy"))
+    choice(field_text(c, "imagePullPolicy", path, errs), PULL_POLICIES, path, "imagePullPolicy", errs)
     if get("resources") is not None:
         validate_resources(obj(get("resources"), path.child("resources"), errs), path.child("resources"), errs)
     if get("securityContext") is not None:

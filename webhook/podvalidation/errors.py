@@ -81,12 +81,13 @@ def not_supported(path: FieldPath, value: Any, supported: list[str]) -> FieldErr
     return fields.not_supported(path, _typed(value), supported, origin=BUILTIN)
 
 
-def choice(value: str, supported: list[str], path: FieldPath) -> Errors:
+def choice(value: str, supported: list[str], path: FieldPath, field: str, errs: Errors) -> None:
     """A field the API server requires to be one of a fixed set: Required when empty, Not
-    supported when unknown (restartPolicy, dnsPolicy, a port's protocol, imagePullPolicy...)."""
-    if not value:
-        return [required(path)]
-    return [] if value in supported else [not_supported(path, value, supported)]
+    supported when unknown (restartPolicy, dnsPolicy, a port's protocol, imagePullPolicy...),
+    at `path.<field>` (built only then: every container and pod asks this several times)."""
+    if value in supported:
+        return
+    errs.append(required(path.child(field)) if not value else not_supported(path.child(field), value, supported))
 
 
 def duplicate(path: FieldPath, value: Any) -> FieldError:

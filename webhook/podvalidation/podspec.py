@@ -20,7 +20,7 @@ from .platform import all_containers, validate_os
 from .resources import validate_overhead
 from .scheduling import validate_affinity, validate_tolerations, validate_topology_spread
 from .security import validate_pod_security
-from .values import arr, obj, opt_int, opt_obj, opt_text, string_map, strings, text
+from .values import arr, field_text, obj, opt_int, opt_obj, opt_text, string_map, strings, text
 from .volumes import validate_volumes
 
 RESTART_POLICIES = ["Always", "OnFailure", "Never"]
@@ -129,7 +129,7 @@ def _priority_and_runtime(spec: dict[str, Any], path: FieldPath, errs: Errors) -
         errs += [invalid(path.child("runtimeClassName"), runtime, m) for m in names.name_is_dns_subdomain(runtime)]
     preemption = opt_text(spec.get("preemptionPolicy"), path.child("preemptionPolicy"), errs)
     if preemption is not None:
-        errs += choice(preemption, PREEMPTION_POLICIES, path.child("preemptionPolicy"))
+        choice(preemption, PREEMPTION_POLICIES, path, "preemptionPolicy", errs)
     if spec.get("overhead") is not None:
         validate_overhead(spec.get("overhead"), path.child("overhead"), errs)
 
@@ -149,9 +149,9 @@ def validate_pod_spec(spec: dict[str, Any], path: FieldPath, *, is_pod: bool = T
     if ephemerals:
         validate_ephemeral_containers(ephemerals, containers, inits, volumes, path.child("ephemeralContainers"), errs)
     _host_network_ports(spec, path, is_pod, errs)
-    errs += choice(text(spec.get("restartPolicy"), path.child("restartPolicy"), errs), RESTART_POLICIES, path.child("restartPolicy"))
-    dns_policy = text(spec.get("dnsPolicy"), path.child("dnsPolicy"), errs)
-    errs += choice(dns_policy, DNS_POLICIES, path.child("dnsPolicy"))
+    choice(field_text(spec, "restartPolicy", path, errs), RESTART_POLICIES, path, "restartPolicy", errs)
+    dns_policy = field_text(spec, "dnsPolicy", path, errs)
+    choice(dns_policy, DNS_POLICIES, path, "dnsPolicy", errs)
     if get("nodeSelector") is not None:
         errs += validate_labels(string_map(get("nodeSelector"), path.child("nodeSelector"), errs), path.child("nodeSelector"))
     validate_pod_security(spec, path.child("securityContext"), errs)
@@ -207,10 +207,12 @@ def _container_names(spec: dict[str, Any]) -> set[str]:
 def _image_whitespace(spec: dict[str, Any], path: FieldPath) -> Errors:
     errs: Errors = []
     for key in ("containers", "initContainers"):
-        if spec.get(key) is None:
-            continue
-        for i, c in enumerate(items(spec.get(key), path.child(key), [])):
-            errs += image_whitespace(c, path.child(key).index(i))
+        listed = spec.get(key)
+        if not isinstance(listed, list):
+            continue  # absent, or a type error `validate_pod_spec` reports
+        for i, c in enumerate(listed):
+            if isinstance(c, dict):  # anything else has no image
+                errs += image_whitespace(c, path.child(key).index(i))
     return errs
 
 

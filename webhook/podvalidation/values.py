@@ -57,6 +57,12 @@ def text(value: Any, path: FieldPath, errs: Errors) -> str:
     return ""
 
 
+def field_text(holder: dict[str, Any], field: str, path: FieldPath, errs: Errors) -> str:
+    """`text` of `holder[field]`, reported at `path.<field>`: that path built only then."""
+    value = holder.get(field)
+    return value if isinstance(value, str) else text(value, path.child(field), errs)
+
+
 def opt_text(value: Any, path: FieldPath, errs: Errors) -> str | None:
     if value is None or isinstance(value, str):
         return value
