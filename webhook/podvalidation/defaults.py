@@ -146,9 +146,11 @@ def _spec(spec: dict[str, Any]) -> None:
     if spec.get("serviceAccountName") in (None, "") and isinstance(spec.get("serviceAccount"), str):
         spec["serviceAccountName"] = spec["serviceAccount"]
     for key in ("containers", "initContainers", "ephemeralContainers"):
-        if spec.get(key) is not None:
-            for c in _dicts(spec.get(key)):
-                _container(c)
+        listed = spec.get(key)
+        if isinstance(listed, list):
+            for c in listed:
+                if isinstance(c, dict):
+                    _container(c)
     if spec.get("initContainers") is not None:
         for c in _dicts(spec.get("initContainers")):
             c.pop("restartPolicy", None)
@@ -163,8 +165,9 @@ def _pod_only(spec: dict[str, Any]) -> None:
     """SetDefaults_Pod: limits stand in for missing requests, service links on, and on the host
     network a hostPort repeats its containerPort."""
     for key in ("containers", "initContainers"):
-        for c in _dicts(spec.get(key)) if spec.get(key) is not None else ():
-            resources = _sub(c, "resources")
+        listed = spec.get(key)
+        for c in listed if isinstance(listed, list) else ():
+            resources = _sub(c, "resources") if isinstance(c, dict) else None
             limits = _sub(resources, "limits") if resources is not None else None
             if resources is None or limits is None:
                 continue
