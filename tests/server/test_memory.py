@@ -96,3 +96,44 @@ def test_the_master_freezes_its_heap_before_each_fork(tmp_path):
         assert not any(any(o is d for o in gc.get_objects()) for d in built_at_start[:3])
     finally:
         gc.unfreeze()
+
+
+def test_the_heap_trimmer_gives_free_pages_back_on_its_own_thread():
+    import threading
+
+    called = threading.Event()
+    seen: list[int] = []
+
+    def trim(pad: int) -> int:
+        seen.append(pad)
+        called.set()
+        return 1
+
+    thread = memory.start_heap_trimmer(every=0.01, trim=trim)
+    assert thread is not None and thread.daemon and thread is not threading.current_thread()
+    assert called.wait(5)
+    assert seen[0] == 0  # nothing kept at the top of the heap
+
+
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="glibc only")
+def test_glibc_has_the_trim_the_trimmer_calls():
+    trim = memory._malloc_trim()
+    assert trim is not None and trim(0) in (0, 1)
+
+
+def test_each_worker_starts_its_trimmer_after_the_fork(tmp_path, monkeypatch):
+    import sys
+    from types import SimpleNamespace
+
+    from webhook.server.serving import gunicorn_options
+    from webhook.server.settings import ServeSettings
+
+    started = []
+    monkeypatch.setattr(memory, "start_heap_trimmer", lambda *a, **k: started.append(True))
+    interval = sys.getswitchinterval()
+    try:
+        options = gunicorn_options(ServeSettings(certs_dir=tmp_path), certificates=None)
+        options["post_fork"](SimpleNamespace(), SimpleNamespace())
+    finally:
+        sys.setswitchinterval(interval)
+    assert started == [True]
