@@ -31,6 +31,7 @@ import http.client
 import json
 import os
 import random
+import signal
 import ssl
 import subprocess
 import sys
@@ -38,6 +39,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -268,6 +270,20 @@ def main(argv: list[str] | None = None) -> int:
         server.kill()
         print("server did not start", file=sys.stderr)
         return 2
+
+    def stop_server_and_exit(signum: int, _frame: Any) -> None:
+        # A client stopped by a signal takes its server with it: left behind, a server (and its
+        # workers, busy with queued large bodies) kept burning CPU for minutes and skewed every
+        # figure measured after it on this machine.
+        server.terminate()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+        os._exit(128 + signum)
+
+    signal.signal(signal.SIGTERM, stop_server_and_exit)
+    signal.signal(signal.SIGINT, stop_server_and_exit)
 
     counts = {"sent": 0, "http_5xx": 0, "review_500": 0, "transport_errors": 0}
     lock = threading.Lock()
