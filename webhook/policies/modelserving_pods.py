@@ -99,18 +99,11 @@ class _Review:
     the controller adds to the pods of each role (by role name) is surely valid. Lives as long as
     the review; nothing is kept across reviews."""
 
-    __slots__ = ("specs", "added_fine", "_ms_name")
+    __slots__ = ("specs", "added_fine")
 
     def __init__(self) -> None:
         self.specs: list[_Spec] = []
         self.added_fine: dict[str, bool] = {}
-        self._ms_name: str | None = None
-
-    def ms_name(self, ms: dict[str, Any]) -> str:
-        """The ModelServing's name, read once per review (and not at all when nothing is judged)."""
-        if self._ms_name is None:
-            self._ms_name = modelserving_name(ms)
-        return self._ms_name
 
     def metadata_fine(self, ms: dict[str, Any], role: dict[str, Any], template: dict[str, Any]) -> bool:
         """True when the metadata of the pod made from `template` is surely valid (`surely_valid`
@@ -139,7 +132,7 @@ def judge(ms: dict[str, Any], i: int, role: dict[str, Any], which: str, review: 
     known, spec_errors = _spec_for(ms, role, which, path, review.specs)
     if type(known.spec) is dict and review.metadata_fine(ms, role, template):
         errs = list(spec_errors)
-        name = pod_name(review.ms_name(ms), role_name(role), which == "entryTemplate")
+        name = pod_name(modelserving_name(ms), role_name(role), which == "entryTemplate")
     else:
         meta = pod_metadata(ms, role, which, owned=False)  # validation reads its name, labels and annotations
         errs = validate_pod_template_spec({"metadata": meta, "spec": known.spec}, path, is_pod=True,

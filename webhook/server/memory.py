@@ -23,6 +23,7 @@ import os
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
 log = logging.getLogger("servinggate.server")
 
@@ -30,15 +31,23 @@ M_MMAP_THRESHOLD = -3  # <malloc.h>
 MMAP_THRESHOLD = 128 * 1024  # glibc's initial value, kept from now on
 
 
+def _glibc(name: str, argtypes: list[Any]) -> Any:
+    """A glibc function returning int, or None where the C library has no such function."""
+    try:
+        function = getattr(ctypes.CDLL(None), name)
+    except (OSError, AttributeError):
+        return None
+    function.argtypes, function.restype = argtypes, ctypes.c_int
+    return function
+
+
 def keep_large_blocks_unmapped() -> bool:
     """Fix glibc's mmap threshold unless the environment already chose one; True when set."""
     if os.environ.get("MALLOC_MMAP_THRESHOLD_"):
         return False  # the operator's choice, applied by glibc at start
-    try:
-        mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):
+    mallopt = _glibc("mallopt", [ctypes.c_int, ctypes.c_int])
+    if mallopt is None:
         return False
-    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
     done = mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD) == 1
     if not done:
         log.warning("could not fix malloc's mmap threshold; worker memory may grow after very large requests")
@@ -64,12 +73,7 @@ TRIM_EVERY = 2.0  # seconds; one trim of a worker's heaps costs well under a mil
 
 
 def _malloc_trim() -> Callable[[int], int] | None:
-    try:
-        trim = ctypes.CDLL(None).malloc_trim
-    except (OSError, AttributeError):
-        return None  # not glibc
-    trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
-    return trim
+    return _glibc("malloc_trim", [ctypes.c_size_t])
 
 
 def start_heap_trimmer(every: float = TRIM_EVERY, trim: Callable[[int], int] | None = None) -> threading.Thread | None:
