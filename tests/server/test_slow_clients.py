@@ -14,7 +14,7 @@ import yaml
 
 from serverproc import Server  # noqa: E402  (tests/server is on sys.path via conftest)
 
-from support import REPO, admission_fixture_paths  # noqa: E402
+from support import REPO, admission_fixture_paths, admission_path  # noqa: E402
 from support.procfs import status_kib  # noqa: E402
 
 FUZZ = REPO / "tests/fixtures/fuzz-findings"
@@ -337,5 +337,53 @@ def test_many_unfinished_large_bodies_do_not_grow_a_worker_past_its_read_budget(
             assert code == 400 and headers["content-type"] == "application/json"
         for c in clients:
             c.close()
+    finally:
+        srv.stop()
+
+
+def many_errors_review(roles: int = 120) -> bytes:
+    """A ModelServing review of about 27 KiB (answered on the event loop) whose denial is about
+    360 KiB: every role breaks several rules."""
+    review = json.loads(admission_path("modelservings-create-gang-example-validating").read_bytes())
+    template = review["request"]["object"]["spec"]["template"]
+    template.pop("gangPolicy", None)
+    template["roles"] = [{"name": f"Role_{i}_" + "X" * 40, "replicas": -1, "workerReplicas": -1,
+                          "entryTemplate": {"spec": {"containers": [{"name": f"BAD_{i}", "image": ""}]}}} for i in range(roles)]
+    return json.dumps(review).encode()
+
+
+def test_a_client_that_does_not_read_its_answers_does_not_hold_up_the_event_loop(tmp_path):
+    """Small requests are answered on the event loop, which must never wait for a client: an
+    answer the socket does not take at once is finished by a thread. One worker, so the prompt
+    client shares the loop with the one that does not read."""
+    srv = Server(tmp_path, "--threads", "2", workers=1).start()
+    big = many_errors_review()
+    count = 24  # about 8.6 MiB of answers: far beyond what the sockets' buffers hold
+    try:
+        raw = socket.socket()
+        raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # before connecting: a small window
+        raw.settimeout(30)
+        raw.connect(("127.0.0.1", srv.port))
+        reader = srv.ssl_context().wrap_socket(raw, server_hostname="localhost")
+
+        def send_all() -> None:
+            for _ in range(count):
+                reader.sendall(request("/validate", big))
+                time.sleep(0.02)  # one at a time: each request arrives alone
+
+        sender = threading.Thread(target=send_all, daemon=True)
+        sender.start()
+        time.sleep(1.5)  # the server has answered what the sockets hold and is stuck on the rest
+        for _ in range(3):
+            started = time.monotonic()
+            with tls(srv, timeout=5) as conn:
+                conn.sendall(request("/validate", REVIEW))
+                code, _, body = read_answer(conn)
+            assert code == 200 and json.loads(body)["response"]["uid"]
+            assert time.monotonic() - started < 1.0
+        answers = [read_answer(reader) for _ in range(count)]
+        sender.join(timeout=10)
+        assert all(code == 200 and json.loads(body)["response"]["status"]["code"] == 422 for code, _, body in answers)
+        reader.close()
     finally:
         srv.stop()

@@ -26,7 +26,7 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import HTTPError
 
-from ..policies.context import LookupFailed
+from ..policies.context import LookupFailed, MustWait, may_wait
 from ..policies.projections import LookedUp, looked_up, project
 from ..policies.store import ProjectionStore
 from .client import load_api_client
@@ -98,6 +98,8 @@ class KubeLookups:
         left = deadline - now
         if left <= 0.001:
             raise LookupFailed(f"the lookup budget of {self.budget:g} s is spent")
+        if not may_wait():
+            raise MustWait()  # the review is run again where a GET may wait (server/worker.py)
         return self._get(entry, namespace, name, left)
 
     def _get(self, entry: LookedUp, namespace: str, name: str, timeout: float) -> dict[str, Any] | None:

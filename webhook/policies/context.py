@@ -6,7 +6,9 @@ same role): the server wires a cached API client, `check` the documents given, t
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import threading
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -15,6 +17,35 @@ from .settings import PolicySettings
 
 class LookupFailed(Exception):
     """The other object could not be read (API error, timeout); distinct from "it does not exist"."""
+
+
+class MustWait(BaseException):
+    """A lookup would have to wait for the API server where waiting is not allowed: the server
+    answers small reviews on its event loop, which must never block, and runs this one again on a
+    thread. A BaseException, so that no rule's or engine's `except Exception` mistakes it for a
+    crash; it is raised before the review has recorded or answered anything."""
+
+
+class _WaitPolicy(threading.local):
+    forbidden = False
+
+
+_waits = _WaitPolicy()
+
+
+@contextmanager
+def waiting_forbidden() -> Iterator[None]:
+    """Within this block, on this thread, a lookup that would wait raises MustWait instead."""
+    _waits.forbidden = True
+    try:
+        yield
+    finally:
+        _waits.forbidden = False
+
+
+def may_wait() -> bool:
+    """Whether a lookup on this thread may wait for the API server (see `waiting_forbidden`)."""
+    return not _waits.forbidden
 
 
 class Lookups(Protocol):

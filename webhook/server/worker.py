@@ -35,13 +35,13 @@ from contextlib import suppress
 from functools import partial
 from typing import Any
 
-from gunicorn import http
 from gunicorn import sock as gsock
 from gunicorn.http import errors as herrors
 from gunicorn.workers.gthread import STOP_KEEPALIVE_LINGER, TConn, ThreadWorker
 
 from . import metrics
-from .answering import run_application
+from .answering import Held, run_application
+from .onloop import ANSWER_HERE_MAX, OnLoop
 from .balance import ACCEPT_RECHECK, LoadTable, Placement
 from .framing import COMPLETE, MORE, REFUSE, WAIT, Limits, RequestScanner, status_answer
 
@@ -75,7 +75,7 @@ class Conn(TConn):
         self.large = False  # holds one of the worker's slots for a request larger than SMALL_REQUEST
 
 
-class WebhookWorker(Placement, ThreadWorker):
+class WebhookWorker(OnLoop, Placement, ThreadWorker):
     limits = Limits(max_body=7 * 1024 * 1024)
     loads: LoadTable | None = None
     slot: int | None = None
@@ -211,6 +211,8 @@ class WebhookWorker(Placement, ThreadWorker):
             return
         if outcome.kind == REFUSE:
             self._refuse(conn, outcome.code, outcome.message)
+        elif outcome.kind == COMPLETE and outcome.end == len(conn.buf) <= ANSWER_HERE_MAX and self.alive:
+            self._answer_here(conn)
         else:
             self._dispatch(conn, complete=outcome.kind == COMPLETE)
 
@@ -242,19 +244,6 @@ class WebhookWorker(Placement, ThreadWorker):
             if conn.timer and not conn.lingering:
                 self._on_io(conn)
 
-    def _dispatch(self, conn: Conn, complete: bool) -> None:
-        self._unwatch(conn)
-        self._release(conn)
-        conn.timer = 0
-        conn.complete = complete
-        if conn.parser is None:
-            conn.parser = http.get_parser(self.cfg, conn.sock, conn.client)
-            conn.initialized = True
-        conn.parser.unreader.unread(bytes(conn.buf))
-        conn.buf = bytearray()
-        conn.scanner.reset()
-        self.enqueue_req(conn)
-
     def _refuse(self, conn: Conn, code: int, message: str) -> None:
         """Answer without the application (the answer fits any socket buffer) and close."""
         metrics.BAD_REQUESTS.labels(code=str(code)).inc()
@@ -267,32 +256,32 @@ class WebhookWorker(Placement, ThreadWorker):
 
     # ---- in a thread: one complete request ------------------------------------------------
 
-    def handle(self, conn: Conn) -> bool:
+    def handle(self, conn: Conn, out: Held | None = None) -> bool:
+        """One request: in a thread, or on the loop with `out` holding the answer (then the socket
+        stays non-blocking and the request is all in the parser's buffer)."""
         self._local.conn = conn
         req = None
         try:
-            # Blocking, but bounded: a read here only happens for a request dispatched
-            # incomplete, and a write only for a client that stopped reading.
-            conn.sock.settimeout(self.limits.request_timeout)
+            if out is None:
+                # Blocking, but bounded: a read here only happens for a request dispatched
+                # incomplete, and a write only for a client that stopped reading.
+                conn.sock.settimeout(self.limits.request_timeout)
             req = next(conn.parser)
             if conn.continued:
                 req._expected_100_continue = False  # the event loop has sent it
-            keep = self.handle_request(req, conn)
+            keep = run_application(self, req, conn, out)
             # Kept only when the request came whole: what the application left unread is then
             # in memory, and dropping it cannot block.
             return bool(keep and conn.complete and conn.parser.finish_body())
         except (herrors.NoMoreData, StopIteration) as exc:
             self.log.debug("closing connection: %s", exc)
         except herrors.ParseException as exc:
-            self.handle_error(req, conn.sock, conn.client, exc)
+            self.handle_error(req, out or conn.sock, conn.client, exc)
         except OSError as exc:  # ssl.SSLError, timeouts, resets
             self.log.debug("connection from %s failed: %s", conn.client, exc)
         except Exception as exc:
-            self.handle_error(req, conn.sock, conn.client, exc)
+            self.handle_error(req, out or conn.sock, conn.client, exc)
         return False
-
-    def handle_request(self, req: Any, conn: Any) -> bool:
-        return run_application(self, req, conn)  # the answer in one write (answering.py)
 
     def handle_error(self, req: Any, client: Any, addr: Any, exc: BaseException) -> None:
         code = parse_error_status(exc)
