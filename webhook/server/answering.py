@@ -16,7 +16,7 @@ import sys
 import time
 from typing import Any
 
-from gunicorn import util
+from gunicorn import SERVER, util
 from gunicorn.http import wsgi
 
 _date: tuple[int, str] = (0, "")
@@ -30,6 +30,16 @@ def http_date() -> str:
     if _date[0] != now:
         _date = (now, util.http_date(now))
     return _date[1]
+
+
+def whole_answer(status: str, headers: list[tuple[str, str]], body: bytes, closes: bool) -> bytes:
+    """An HTTP/1.1 answer, head and body, byte for byte as `Answer` writes it for a review read
+    without gunicorn's parser (plainreview.py)."""
+    lines = [f"HTTP/1.1 {status}\r\n", f"Server: {SERVER}\r\n", f"Date: {http_date()}\r\n",
+             f"Connection: {'close' if closes else 'keep-alive'}\r\n"]
+    lines.extend(f"{name}: {value}\r\n" for name, value in headers)
+    lines.append("\r\n")
+    return "".join(lines).encode("latin-1") + body
 
 
 class Answer(wsgi.Response):

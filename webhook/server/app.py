@@ -343,15 +343,22 @@ class WebhookFlask(Flask):
         return any(any(funcs.values()) for funcs in (self.before_request_funcs, self.after_request_funcs,
                                                      self.teardown_request_funcs, self.url_value_preprocessors))
 
-    def wsgi_app(self, environ: dict[str, Any], start_response: Any) -> Any:
+    def direct_reply(self, environ: dict[str, Any]) -> Reply | None:
+        """The reply to a POST to a review path, without Flask's per-request machinery; None when
+        Flask's own path must answer. The worker calls it too, for a review request it read
+        without gunicorn's parser (plainreview.py)."""
         review = self.reviews.get(environ.get("PATH_INFO", ""))
         if review is None or environ.get("REQUEST_METHOD") != "POST" or self.hooked():
-            return super().wsgi_app(environ, start_response)
+            return None
         try:
             reply: Reply = review(environ)
         except Exception:
             reply = unexpected("POST", environ.get("PATH_INFO", ""))
-        return reply.send(start_response)
+        return reply
+
+    def wsgi_app(self, environ: dict[str, Any], start_response: Any) -> Any:
+        reply = self.direct_reply(environ)
+        return super().wsgi_app(environ, start_response) if reply is None else reply.send(start_response)
 
 
 def create_app(

@@ -23,7 +23,8 @@ from gunicorn import http
 from gunicorn.workers.gthread import STOP_KEEPALIVE_LINGER
 
 from ..policies.context import MustWait, waiting_forbidden
-from .answering import Held
+from .answering import Held, whole_answer
+from .plainreview import HeadLimits, plain_review
 
 ANSWER_HERE_MAX = 64 * 1024  # a request up to this size (a review is a few KiB) is answered on the
 # event loop; a larger one, whose review takes longer, goes to a thread
@@ -46,7 +47,12 @@ class OnLoop:
     on_client_socket_readable: Any
     enqueue_req: Any
     _release: Any
+    _shed: Any
     cfg: Any
+    nr: int
+    max_keepalived: int
+    direct_reply: Any  # the app's review replies (app.WebhookFlask.direct_reply), None: gunicorn reads every request
+    head_limits: HeadLimits
     _unwatch: Any
     _close: Any
 
@@ -69,6 +75,20 @@ class OnLoop:
 
     def _answer_here(self, conn: Any) -> None:
         request = bytes(conn.buf)
+        plain = plain_review(request, self.head_limits) if self.direct_reply is not None else None
+        if plain is not None:
+            self._release(conn)
+            conn.timer, conn.complete, conn.buf = 0, True, bytearray()
+            conn.scanner.reset()
+            try:
+                with waiting_forbidden():
+                    reply = self.direct_reply(plain.environ)
+            except MustWait:
+                return self._to_thread(conn, request)
+            if reply is not None:
+                self.nr += 1
+                closes = self._closes(conn, plain.closes)
+                return self._send_answer(conn, whole_answer(reply.status, reply.headers(), reply.body, closes), not closes)
         self._hand_over(conn, True, request)
         out = Held()
         try:
@@ -76,11 +96,22 @@ class OnLoop:
                 keep = self.handle(conn, out)
         except MustWait:
             conn.parser = None
-            self._unwatch(conn)
-            self._hand_over(conn, True, request)
-            self.enqueue_req(conn)
-            return
-        answer = out.take()
+            return self._to_thread(conn, request)
+        self._send_answer(conn, out.take(), keep)
+
+    def _to_thread(self, conn: Any, request: bytes) -> None:
+        self._unwatch(conn)
+        self._hand_over(conn, True, request)
+        self.enqueue_req(conn)
+
+    def _closes(self, conn: Any, asked: bool) -> bool:
+        """Whether the connection closes after this answer, decided as on gunicorn's path
+        (run_application, then the worker's start_response, which may shed the connection)."""
+        forced = not self.alive or not self.cfg.keepalive or len(self.keepalived_conns) >= self.max_keepalived
+        return self._shed(conn) or asked or forced
+
+    def _send_answer(self, conn: Any, answer: bytes, keep: bool) -> None:
+        """Send without blocking; the rest, if any, from a thread. Then keep or close."""
         try:
             sent = conn.sock.send(answer) if answer else 0
         except (ssl.SSLWantWriteError, BlockingIOError):
@@ -97,7 +128,8 @@ class OnLoop:
         if not keep:
             self._close(conn, linger=True)
             return
-        conn.buf = bytearray(conn.parser.unreader.take_buffered())  # empty: nothing came after the request
+        if conn.parser is not None:
+            conn.buf = bytearray(conn.parser.unreader.take_buffered())  # empty: nothing came after the request
         conn.continued = False
         conn.set_timeout()
         if not self.alive:

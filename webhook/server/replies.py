@@ -47,8 +47,15 @@ class Reply:
     def response(self) -> Response:
         return JsonAnswer(self.body, status=self.code, mimetype=JSON)
 
+    @property
+    def status(self) -> str:
+        return _STATUS_LINES[self.code]
+
+    def headers(self) -> list[tuple[str, str]]:
+        return [("Content-Type", JSON), ("Content-Length", str(len(self.body)))]
+
     def send(self, start_response: Any) -> list[bytes]:
-        start_response(_STATUS_LINES[self.code], [("Content-Type", JSON), ("Content-Length", str(len(self.body)))])
+        start_response(self.status, self.headers())
         return [self.body]
 
 

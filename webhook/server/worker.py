@@ -26,6 +26,7 @@ import errno
 import io
 import heapq
 import itertools
+import os
 import selectors
 import socket
 import ssl
@@ -42,6 +43,7 @@ from gunicorn.workers.gthread import STOP_KEEPALIVE_LINGER, TConn, ThreadWorker
 from . import metrics
 from .answering import Held, run_application
 from .onloop import ANSWER_HERE_MAX, OnLoop
+from .plainreview import HeadLimits
 from .balance import ACCEPT_RECHECK, LoadTable, Placement
 from .framing import COMPLETE, MORE, REFUSE, WAIT, Limits, RequestScanner, status_answer
 
@@ -96,6 +98,11 @@ class WebhookWorker(OnLoop, Placement, ThreadWorker):
     def load_wsgi(self) -> None:
         super().load_wsgi()
         app: Any = getattr(self, "wsgi")
+        # Review requests read without gunicorn's parser (plainreview.py), unless a setting
+        # changes how gunicorn reads every request (a PROXY header, a SCRIPT_NAME prefix).
+        plain = self.cfg.proxy_protocol == "off" and not os.environ.get("SCRIPT_NAME")
+        self.direct_reply = getattr(app, "direct_reply", None) if plain else None
+        self.head_limits = HeadLimits.of(self.cfg)
 
         def honour_close(environ: dict[str, Any], start_response: Any) -> Any:
             # gunicorn drops an application's Connection header (hop-by-hop) and would keep a
@@ -305,7 +312,7 @@ class WebhookWorker(OnLoop, Placement, ThreadWorker):
             return
         try:
             conn.sock.setblocking(False)
-            conn.buf = bytearray(conn.parser.unreader.take_buffered())
+            conn.buf = bytearray(conn.parser.unreader.take_buffered() if conn.parser is not None else b"")  # None: read by plainreview
             conn.continued = False
         except OSError:
             self._close(conn)
