@@ -32,6 +32,13 @@ Usage:
   python benchmarks/apiserver_pods.py --kubeconfig ~/k8s/run/kubeconfig --ca-file /tmp/e2e-certs/ca.crt \
       --url none --url ours=https://127.0.0.1:8443/mutate --url agnhost=https://127.0.0.1:9443/mutating-pods \
       --creates 400 --concurrency 50 --rounds 3 [--gunicorn-master PID --gunicorn-port 8443]
+
+agnhost's `/mutating-pods` allows these pods unchanged, while ours patches each one, and the API
+server applies a webhook's patch inside the call it times. For a peer that patches every pod too,
+start agnhost with `--sidecar-image busybox` and add `--url agnhost-sidecar=https://127.0.0.1:9443/mutating-pods-sidecar`
+(it adds a container). Start each webhook and this client in sessions of their own (`setsid`):
+Linux groups the CPU share of the processes of one session (autogroup), and a webhook sharing a
+session with the client's 50 threads competes with them for one group's share.
 """
 
 from __future__ import annotations

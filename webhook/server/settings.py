@@ -25,7 +25,7 @@ class ListenerSettings:
     port: int = setting(8443, int_range(1, 65535), "HTTPS port")
     certs_dir: Path = setting(Path("certs"), lambda raw: Path(non_empty(raw)), "folder with tls.crt/tls.key (and ca.crt); generated when missing")
     workers: int = setting(2, int_range(1, 64), "gunicorn worker processes")
-    threads: int = setting(8, int_range(1, 256), "threads per worker (gthread)")
+    threads: int = setting(8, int_range(1, 256), "threads per worker, for requests over 64 KiB or pipelined and for reviews waiting on a lookup (the event loop answers the rest)")
     keepalive: int = setting(120, int_range(30, 3600), "seconds an idle keep-alive connection stays open (the API server's client idles 90 s)")
     graceful_timeout: int = setting(20, int_range(1, 600), "seconds in-flight reviews get to finish on SIGTERM")
     max_body_bytes: int = setting(7 * 1024 * 1024, byte_size, "largest AdmissionReview body accepted (413 above)")
