@@ -151,7 +151,12 @@ def main(argv: list[str]) -> int:
     memory.keep_large_blocks_unmapped()  # before the fork: every worker inherits it
     if "prometheus_client" in sys.modules and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         raise ConfigError("internal: prometheus_client was imported before the metrics folder was set")
-    prepare_metrics_dir(settings)
+    metrics_dir = prepare_metrics_dir(settings)
+    if not settings.metrics_dir:  # a folder of our own making: removed when the server stops
+        import atexit
+
+        master = os.getpid()
+        atexit.register(lambda: shutil.rmtree(metrics_dir, ignore_errors=True) if os.getpid() == master else None)
 
     # Imported only now: the metrics module must see PROMETHEUS_MULTIPROC_DIR.
     from . import metrics

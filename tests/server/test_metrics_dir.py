@@ -1,0 +1,39 @@
+"""The folder `serve` keeps its multi-process metrics in when none is given: made fresh, and
+removed when the server stops (a folder given with --metrics-dir is emptied, and left)."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+from serverproc import Server  # noqa: E402  (tests/server is on sys.path via conftest)
+from webhook.server import serving
+from webhook.server.settings import ServeSettings
+
+
+def ours(parent: str) -> set[str]:
+    return {p for p in os.listdir(parent) if p.startswith("servinggate-metrics-")}
+
+
+def test_a_given_folder_is_used_and_emptied(tmp_path, monkeypatch):
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", "unset-by-test")  # restored after the test
+    given = tmp_path / "given"
+    given.mkdir()
+    (given / "old.db").write_bytes(b"x")
+    assert serving.prepare_metrics_dir(ServeSettings(certs_dir=tmp_path, metrics_dir=str(given))) == str(given)
+    assert os.listdir(given) == [] and os.environ["PROMETHEUS_MULTIPROC_DIR"] == str(given)
+
+
+def test_the_server_removes_the_folder_it_made_when_it_stops(tmp_path):
+    parent = tempfile.gettempdir()
+    before = ours(parent)
+    srv = Server(tmp_path)
+    at = srv.args.index("--metrics-dir")
+    del srv.args[at:at + 2]  # no folder given: the server makes one
+    srv.start()
+    try:
+        made = ours(parent) - before
+        assert len(made) == 1 and os.listdir(os.path.join(parent, made.pop()))  # the workers' files are there
+    finally:
+        srv.stop()
+    assert ours(parent) <= before
