@@ -1,10 +1,11 @@
-"""The gunicorn worker: gthread's thread pool runs the application, an event loop does the rest.
+"""The gunicorn worker: an event loop reads every request and answers reviews itself (onloop.py);
+gthread's thread pool runs the application for the rest.
 
 gthread hands every new connection to a thread, which then blocks in the TLS handshake and in
 reading the request for as long as the client cares to take: 16 stalled clients held all 2 x 8
 threads. Here the worker's main thread, which already polls the listening socket and the idle
 keep-alive connections, also does the handshake and reads the request (head and body) without
-blocking, and submits a connection to the thread pool only once its whole request is in memory.
+blocking, and hands a connection on (onloop.py) only once its whole request is in memory.
 A client gets `Limits.request_timeout` seconds to finish its handshake and send a request; past
 that it gets a 408 (or, before sending anything, just a close).
 
