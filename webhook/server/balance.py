@@ -54,9 +54,6 @@ class LoadTable:
     def loop(self, slot: int, state: int) -> None:
         self._cells[3 * slot + 2] = state
 
-    def connections(self, slot: int) -> int:
-        return self._cells[3 * slot + 1]
-
     def fewest_elsewhere(self, slot: int) -> int | None:
         """The fewest connections held by another accepting worker (None if there is none)."""
         cells = self._cells

@@ -254,7 +254,7 @@ class WebhookWorker(OnLoop, Placement, ThreadWorker):
 
     def _refuse(self, conn: Conn, code: int, message: str) -> None:
         """Answer without the application (the answer fits any socket buffer) and close."""
-        metrics.BAD_REQUESTS.labels(code=str(code)).inc()
+        metrics.child(metrics.BAD_REQUESTS, str(code)).inc()
         self.log.info("refused a request from %s: %d %s", conn.client[0] if conn.client else "", code, message)
         try:
             conn.sock.send(status_answer(code, message))
@@ -298,7 +298,7 @@ class WebhookWorker(OnLoop, Placement, ThreadWorker):
             self.log.exception("error handling request")
         else:
             self.log.warning("invalid request from %s: %s", (addr or ("",))[0], message)
-        metrics.BAD_REQUESTS.labels(code=str(code)).inc()
+        metrics.child(metrics.BAD_REQUESTS, str(code)).inc()
         try:
             client.sendall(status_answer(code, message))
         except (OSError, ValueError):
