@@ -33,7 +33,7 @@ def api_server_request(body: bytes = b'{"kind":"AdmissionReview"}', path: str = 
 def test_the_api_servers_review_request_is_plain():
     body = b'{"kind":"AdmissionReview"}'
     plain = plain_review(api_server_request(body), LIMITS)
-    assert plain is not None and plain.path == "/mutate" and not plain.closes
+    assert plain is not None and not plain.closes
     environ = plain.environ
     assert (environ["REQUEST_METHOD"], environ["PATH_INFO"], environ["CONTENT_TYPE"], environ["CONTENT_LENGTH"]) == (
         "POST", "/mutate", "application/json", str(len(body)))

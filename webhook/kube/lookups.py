@@ -99,7 +99,7 @@ class KubeLookups:
         if left <= 0.001:
             raise LookupFailed(f"the lookup budget of {self.budget:g} s is spent")
         if not may_wait():
-            raise MustWait()  # the review is run again where a GET may wait (server/worker.py)
+            raise MustWait()  # the review is run again where a GET may wait (server/onloop.py)
         return self._get(entry, namespace, name, left)
 
     def _get(self, entry: LookedUp, namespace: str, name: str, timeout: float) -> dict[str, Any] | None:

@@ -32,14 +32,29 @@ def http_date() -> str:
     return _date[1]
 
 
+def head_lines(version: tuple[int, int], status: str, connection: str) -> list[str]:
+    """The lines every answer's head starts with, in gunicorn's order."""
+    return [f"HTTP/{version[0]}.{version[1]} {status}\r\n", f"Server: {SERVER}\r\n", f"Date: {http_date()}\r\n",
+            f"Connection: {connection}\r\n"]
+
+
+def head(lines: list[str], headers: list[tuple[str, str]]) -> bytes:
+    """A whole head: its first lines, then the application's fields, then the blank line."""
+    lines.extend(f"{name}: {value}\r\n" for name, value in headers)
+    lines.append("\r\n")
+    return "".join(lines).encode("latin-1")
+
+
 def whole_answer(status: str, headers: list[tuple[str, str]], body: bytes, closes: bool) -> bytes:
     """An HTTP/1.1 answer, head and body, byte for byte as `Answer` writes it for a review read
     without gunicorn's parser (plainreview.py)."""
-    lines = [f"HTTP/1.1 {status}\r\n", f"Server: {SERVER}\r\n", f"Date: {http_date()}\r\n",
-             f"Connection: {'close' if closes else 'keep-alive'}\r\n"]
-    lines.extend(f"{name}: {value}\r\n" for name, value in headers)
-    lines.append("\r\n")
-    return "".join(lines).encode("latin-1") + body
+    return head(head_lines((1, 1), status, "close" if closes else "keep-alive"), headers) + body
+
+
+def must_close(worker: Any) -> bool:
+    """Whether the worker closes a connection after this answer whatever the request asked:
+    stopping, keep-alive off, or as many kept-alive connections as it allows."""
+    return not worker.alive or not worker.cfg.keepalive or len(worker.keepalived_conns) >= worker.max_keepalived
 
 
 class Answer(wsgi.Response):
@@ -53,8 +68,7 @@ class Answer(wsgi.Response):
             connection = "upgrade"
         else:
             connection = "close" if self.should_close() else "keep-alive"
-        lines = [f"HTTP/{self.req.version[0]}.{self.req.version[1]} {self.status}\r\n", f"Server: {self.version}\r\n",
-                 f"Date: {http_date()}\r\n", f"Connection: {connection}\r\n"]
+        lines = head_lines(self.req.version, self.status, connection)
         if self.chunked:
             lines.append("Transfer-Encoding: chunked\r\n")
         return lines
@@ -62,10 +76,7 @@ class Answer(wsgi.Response):
     def send_headers(self) -> None:
         if self.headers_sent:
             return
-        lines = self.default_headers()
-        lines.extend(f"{name}: {value}\r\n" for name, value in self.headers)
-        lines.append("\r\n")
-        self._head = "".join(lines).encode("latin-1")
+        self._head = head(self.default_headers(), self.headers)
         self.headers_sent = True
 
     def _take_head(self) -> bytes:
@@ -110,7 +121,7 @@ def run_application(worker: Any, req: Any, conn: Any, out: Any = None) -> bool:
     resp, environ = wsgi.create(req, conn.sock if out is None else out, conn.client, conn.server, worker.cfg, response_class=Answer)
     environ["wsgi.multithread"] = True
     worker.nr += 1
-    if not worker.alive or not worker.cfg.keepalive or len(worker.keepalived_conns) >= worker.max_keepalived:
+    if must_close(worker):
         resp.force_close()
     body = worker.wsgi(environ, resp.start_response)
     try:

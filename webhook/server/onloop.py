@@ -23,7 +23,7 @@ from gunicorn import http
 from gunicorn.workers.gthread import STOP_KEEPALIVE_LINGER
 
 from ..policies.context import MustWait, waiting_forbidden
-from .answering import Held, whole_answer
+from .answering import Held, must_close, whole_answer
 from .plainreview import HeadLimits, plain_review
 
 ANSWER_HERE_MAX = 64 * 1024  # a request up to this size (a review is a few KiB) is answered on the
@@ -50,7 +50,6 @@ class OnLoop:
     _shed: Any
     cfg: Any
     nr: int
-    max_keepalived: int
     direct_reply: Any  # the app's review replies (app.WebhookFlask.direct_reply), None: gunicorn reads every request
     head_limits: HeadLimits
     _unwatch: Any
@@ -61,25 +60,25 @@ class OnLoop:
         self._hand_over(conn, complete, bytes(conn.buf))
         self.enqueue_req(conn)
 
+    def _received(self, conn: Any, complete: bool) -> None:
+        """The loop is done reading this request: its slot, timer, buffer and scanner are freed."""
+        self._release(conn)
+        conn.timer, conn.complete, conn.buf = 0, complete, bytearray()
+        conn.scanner.reset()
+
     def _hand_over(self, conn: Any, complete: bool, request: bytes) -> None:
         """From the loop's reading to gunicorn's parser: the bytes received become its input."""
-        self._release(conn)
-        conn.timer = 0
-        conn.complete = complete
+        self._received(conn, complete)
         if conn.parser is None:
             conn.parser = http.get_parser(self.cfg, conn.sock, conn.client)
             conn.initialized = True
         conn.parser.unreader.unread(request)
-        conn.buf = bytearray()
-        conn.scanner.reset()
 
     def _answer_here(self, conn: Any) -> None:
         request = bytes(conn.buf)
         plain = plain_review(request, self.head_limits) if self.direct_reply is not None else None
         if plain is not None:
-            self._release(conn)
-            conn.timer, conn.complete, conn.buf = 0, True, bytearray()
-            conn.scanner.reset()
+            self._received(conn, True)
             try:
                 with waiting_forbidden():
                     reply = self.direct_reply(plain.environ)
@@ -107,8 +106,7 @@ class OnLoop:
     def _closes(self, conn: Any, asked: bool) -> bool:
         """Whether the connection closes after this answer, decided as on gunicorn's path
         (run_application, then the worker's start_response, which may shed the connection)."""
-        forced = not self.alive or not self.cfg.keepalive or len(self.keepalived_conns) >= self.max_keepalived
-        return self._shed(conn) or asked or forced
+        return self._shed(conn) or asked or must_close(self)
 
     def _send_answer(self, conn: Any, answer: bytes, keep: bool) -> None:
         """Send without blocking; the rest, if any, from a thread. Then keep or close."""
@@ -131,16 +129,20 @@ class OnLoop:
         if conn.parser is not None:
             conn.buf = bytearray(conn.parser.unreader.take_buffered())  # empty: nothing came after the request
         conn.continued = False
+        self._keep_idle(conn)
+
+    def _keep_idle(self, conn: Any) -> None:
+        """An idle keep-alive connection: gunicorn's list and timeouts, as before, watched by its callback."""
         conn.set_timeout()
         if not self.alive:
             conn.timeout = min(conn.timeout, time.monotonic() + STOP_KEEPALIVE_LINGER)
         self.keepalived_conns.append(conn)
         callback = partial(self.on_client_socket_readable, conn)
         if conn.events:
-            self.poller.modify(conn.sock, _READ, callback)  # same events: no system call
+            self.poller.modify(conn.sock, _READ, callback)  # still registered (answered on the loop): no system call
         else:
             self.poller.register(conn.sock, _READ, callback)
-        conn.events = 0  # as after finish_request: watched by gunicorn's keep-alive callback
+        conn.events = 0
 
     def _send_rest(self, conn: Any, data: bytes, keep: bool) -> bool:
         """In a thread: the part of an answer the socket did not take at once, blocking within the

@@ -32,7 +32,6 @@ _GUNICORN_READS = frozenset({b"transfer-encoding", b"expect", b"upgrade", b"http
 
 @dataclass(frozen=True, slots=True)
 class PlainRequest:
-    path: str
     environ: dict[str, Any]  # what a review function reads: method, path, content type and length, body
     closes: bool  # the client asked for the connection to be closed after the answer
 
@@ -79,12 +78,11 @@ def plain_review(request: bytes, limits: HeadLimits) -> PlainRequest | None:
     connection = fields.get(b"connection", b"keep-alive").lower()
     if connection not in (b"keep-alive", b"close"):
         return None
-    path = line.group(1).decode("ascii")
-    environ: dict[str, Any] = {"REQUEST_METHOD": "POST", "PATH_INFO": path, "CONTENT_LENGTH": length.decode("ascii"),
+    environ: dict[str, Any] = {"REQUEST_METHOD": "POST", "PATH_INFO": line.group(1).decode("ascii"), "CONTENT_LENGTH": length.decode("ascii"),
                                "wsgi.input": _Body(body)}
     if b"content-type" in fields:
         environ["CONTENT_TYPE"] = fields[b"content-type"].decode("ascii")
-    return PlainRequest(path, environ, connection == b"close")
+    return PlainRequest(environ, connection == b"close")
 
 
 class _Body:

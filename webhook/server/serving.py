@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import sys
@@ -153,8 +154,6 @@ def main(argv: list[str]) -> int:
         raise ConfigError("internal: prometheus_client was imported before the metrics folder was set")
     metrics_dir = prepare_metrics_dir(settings)
     if not settings.metrics_dir:  # a folder of our own making: removed when the server stops
-        import atexit
-
         master = os.getpid()
         atexit.register(lambda: shutil.rmtree(metrics_dir, ignore_errors=True) if os.getpid() == master else None)
 

@@ -321,11 +321,7 @@ class WebhookWorker(OnLoop, Placement, ThreadWorker):
         if conn.buf:  # the client has started its next request already
             self._read(conn, time.monotonic() + self.limits.request_timeout)
             return
-        conn.set_timeout()  # idle keep-alive: gunicorn's list and timeouts, as before
-        if not self.alive:
-            conn.timeout = min(conn.timeout, time.monotonic() + STOP_KEEPALIVE_LINGER)
-        self.keepalived_conns.append(conn)
-        self.poller.register(conn.sock, _READ, partial(self.on_client_socket_readable, conn))
+        self._keep_idle(conn)
 
     def on_client_socket_readable(self, conn: Conn, client: Any) -> None:
         self.keepalived_conns.remove(conn)
