@@ -1,0 +1,50 @@
+"""The end-to-end benchmark's summary (benchmarks/apiserver_pods.py): every round of a kind pooled,
+and each pair of webhooks compared at p99 with an interval from redrawing the rounds."""
+
+from __future__ import annotations
+
+import random
+import re
+import sys
+
+from support import REPO  # noqa: E402
+
+sys.path.insert(0, str(REPO / "benchmarks"))
+from apiserver_pods import pooled  # noqa: E402
+
+
+def rounds(shift: dict[str, float], count: int = 8, seed: int = 3) -> list[dict]:
+    """Each kind's 400 creates per round: one round-wide swing shared by every kind of that round
+    (the machine's state), plus the kind's own shift and per-create noise."""
+    draw, results = random.Random(seed), []
+    for k in range(1, count + 1):
+        swing = draw.uniform(0, 100)
+        for label, ms in shift.items():
+            results.append({"label": label, "round": k, "ms": sorted(100 + swing + ms + draw.expovariate(1 / 30) for _ in range(400))})
+    return results
+
+
+def compared(summary: str, a: str, b: str) -> tuple[float, float, float]:
+    line = re.search(rf"^{a} minus {b} at p99, pooled: ([-+][\d.]+) ms; .* within ([-+][\d.]+) \.\. ([-+][\d.]+) ms$", summary, re.M)
+    assert line, summary
+    return float(line[1]), float(line[2]), float(line[3])
+
+
+def test_a_steady_difference_is_found_with_an_interval_around_it():
+    summary = pooled(rounds({"none": 0, "slow": 40, "fast": 0}), ["none", "slow", "fast"])
+    diff, low, high = compared(summary, "slow", "fast")
+    assert 25 < diff < 55 and low <= diff <= high and low > 0  # the round-wide swing cancels out
+    assert re.search(r"^\s+slow: p50 +\+[34]\d\.\d", summary, re.M)  # added to `none`, pooled
+
+
+def test_two_equal_webhooks_get_an_interval_that_holds_zero():
+    _, low, high = compared(pooled(rounds({"none": 0, "a": 20, "b": 20}), ["none", "a", "b"]), "a", "b")
+    assert low < 0 < high
+
+
+def test_a_kind_missing_a_round_is_left_out_and_without_none_there_is_no_summary():
+    results = rounds({"none": 0, "a": 10, "b": 10})
+    results = [r for r in results if not (r["label"] == "b" and r["round"] == 2)]
+    summary = pooled(results, ["none", "a", "b"])
+    assert "a:" in summary and " b:" not in summary and "minus" not in summary  # one webhook left: no pair
+    assert pooled([r for r in results if r["label"] != "none"], ["a", "b"]) == ""
