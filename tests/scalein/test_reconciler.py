@@ -198,6 +198,25 @@ def test_scoring_disabled_writes_nothing_through_the_command(s1, fake_api, fake_
     assert disabled.count("PATCH", "/") == 0
 
 
+def test_run_returns_only_when_its_writers_have_stopped(s1, fake_api, waiter):
+    """`reconcile` stopped mid-work: `run` returns after its writer threads finished, so none is
+    left sending a patch, or logging about one, once the command has returned."""
+    api, api_client = fake_api(s1["nodes"]["items"], s1["pods"]["items"])
+    stop, result = threading.Event(), []
+    thread = threading.Thread(target=lambda: result.append(reconciling.run(settings(scoring_qps=5), api_client, stop)), daemon=True)
+    before = set(threading.enumerate())
+    thread.start()
+    try:
+        waiter(lambda: len(api.patches) >= 1, what="the first write")
+        writers = [t for t in set(threading.enumerate()) - before if t.name.startswith("writer-")]
+        assert writers  # the command's own writer threads, started by this run
+    finally:
+        stop.set()
+        thread.join(20)
+    assert result == [0]
+    assert not [t.name for t in writers if t.is_alive()]
+
+
 def test_scoring_disabled_decides_every_pod_and_patches_none(s1, fake_api, fake_api_factory, running, waiter):
     """The guard in the per-pod write decision, without `run`'s early exit in front of it: the
     reconciler lists, scores and decides every pod, and still sends no PATCH."""

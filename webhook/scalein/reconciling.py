@@ -75,6 +75,7 @@ class Reconciler:
         self.sleep_cap = sleep_cap
         self.worker: Worker | None = None
         self.threads: list[threading.Thread] = []
+        self.writer_threads: list[threading.Thread] = []
         self.heartbeat = time.monotonic()  # while there is no worker (writing is off)
 
     def start(self, types: WorkloadTypes) -> Worker:
@@ -85,8 +86,20 @@ class Reconciler:
             t = threading.Thread(target=self.watcher.loop, args=(kind,), name=f"watch-{kind}", daemon=True)
             t.start()
             self.threads.append(t)
-        self.threads += self.writers.start()
+        self.writer_threads = self.writers.start()
+        self.threads += self.writer_threads
         return self.worker
+
+    def finish_writes(self, timeout: float = 10.0) -> bool:
+        """Once stopped: wait up to `timeout` s for the writers to finish the patch each may be
+        sending, so that a stop does not cut a write off mid-request and no writer runs (and
+        logs) after `run` returned. A patch slower than that is left to its thread; the next
+        start reads the pod again. The watch threads are not waited for: a watch request may
+        block until its timeout, and they write nothing. True when every writer finished."""
+        deadline = time.monotonic() + timeout
+        for t in self.writer_threads:
+            t.join(max(0.0, deadline - time.monotonic()))
+        return not any(t.is_alive() for t in self.writer_threads)
 
     def healthy(self) -> bool:
         """Alive: the worker looped within a minute and every watch and writer thread still runs.
@@ -185,6 +198,9 @@ def run(settings: ReconcileSettings, api_client: client.ApiClient, stop: threadi
         rec.start(resolve_types(api_client, settings)).run()
         return 0
     finally:
+        stop.set()  # run() also returns on an error: the writers stop picking either way
+        if not rec.finish_writes():
+            log.warning({"msg": "stopping with a write still in flight"})
         if server:
             server.shutdown()
             server.server_close()
