@@ -138,6 +138,22 @@ def test_oversized_chunked_body_is_413_over_tls(server):
     conn.close()
 
 
+def test_no_session_tickets_for_a_client_that_keeps_no_sessions(server):
+    """The API server's webhook client keeps no TLS session cache, so a ticket is never used:
+    each would cost our server an encryption and a record per new connection, and the API server
+    a decryption. A TLS 1.3 client that has read an answer holds no ticket from us."""
+    context = server.ssl_context()
+    context.minimum_version = ssl.TLSVersion.TLSv1_3
+    conn = http.client.HTTPSConnection("localhost", server.port, context=context, timeout=10)
+    try:
+        resp, _ = post(server, "/validate", b"{}", conn=conn)  # tickets arrive after the handshake
+        assert resp.status == 400
+        assert conn.sock.version() == "TLSv1.3"
+        assert conn.sock.session is not None and not conn.sock.session.has_ticket
+    finally:
+        conn.close()
+
+
 def test_tls_below_the_minimum_version_is_refused(tmp_path):
     srv = Server(tmp_path, "--tls-min-version", "1.3", workers=1).start()
     try:

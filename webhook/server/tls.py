@@ -54,6 +54,9 @@ class CertificateSource:
         # Prefer AEAD suites with forward secrecy (TLS 1.3 suites are always AEAD).
         context.set_ciphers("ECDHE+AESGCM:ECDHE+CHACHA20")
         context.options |= ssl.OP_NO_COMPRESSION
+        # No TLS 1.3 session tickets (OpenSSL sends two per connection): the API server's webhook
+        # client keeps no session cache, so they would be built, sent and decrypted for nothing.
+        context.num_tickets = 0
         context.load_cert_chain(certfile=str(self.cert_file), keyfile=str(self.key_file))
         cert = x509.load_pem_x509_certificate(cert_pem)
         return ServingCertificate(context, digest, cert.serial_number, cert.not_valid_after_utc)
