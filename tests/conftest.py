@@ -6,6 +6,7 @@ importable (`from support import ...`, `from fakes.apiserver import FakeAPI`) be
 
 from __future__ import annotations
 
+import logging
 import sys
 from pathlib import Path
 
@@ -19,6 +20,18 @@ from fakes.apiserver import FakeAPI  # noqa: E402
 from support import cluster_path, load_cluster, wait_for  # noqa: E402
 
 # ---- recorded data -------------------------------------------------------------------------------
+
+
+@pytest.fixture(autouse=True)
+def _root_logging_restored():
+    """A command run in-process (`main([...])`) points the root logger at the sys.stderr of that
+    moment, which is pytest's capture of that one test; once the test ends the stream is closed,
+    and every later line from any thread failed with "--- Logging error ---". Each test gets back
+    the root logger it started with."""
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    yield
+    root.handlers[:], root.level = handlers, level
 
 
 @pytest.fixture
