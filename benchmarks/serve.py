@@ -338,6 +338,21 @@ def start_agnhost(certs: Path) -> tuple[subprocess.Popen, int] | None:
     return proc, port
 
 
+# A neighbour that keeps a core busy and its caches cold, as the API server and etcd do on a node
+# they share with the webhook: reads over 64 MiB at a stride of a cache line, so every read misses.
+BUSY_NEIGHBOUR = """
+import sys
+data = bytearray(64 << 20)
+while True:
+    for i in range(0, len(data), 64):
+        data[i] ^= 1
+"""
+
+
+def start_neighbours(count: int) -> list[subprocess.Popen]:
+    return [subprocess.Popen([sys.executable, "-c", BUSY_NEIGHBOUR], start_new_session=True) for _ in range(count)]
+
+
 def versus(args: argparse.Namespace, certs: Path, lua: Path) -> None:
     """Our server, the Go allow-all and agnhost (`/mutating-pods`, which allows this pod unchanged),
     all over TLS with the same certificate and body, in interleaved rounds of peak load. A round's
@@ -360,10 +375,19 @@ def versus(args: argparse.Namespace, certs: Path, lua: Path) -> None:
     import importlib.util
 
     parser = "gunicorn_h1c (C)" if importlib.util.find_spec("gunicorn_h1c") else "Python (pip install '.[fast]' for the C one)"
-    print(f"versus: {args.versus_rounds} interleaved rounds of {args.versus_seconds}s, wrk -c{args.connections}, every server over TLS;"
+    load = f"paced at {args.versus_rate:g} reviews/s" if args.versus_rate else "peak load"
+    print(f"versus: {args.versus_rounds} interleaved rounds of {args.versus_seconds}s, wrk -c{args.connections}, {load},"
+          f" {args.versus_busy} busy neighbours, every server over TLS;"
           f" CPU = all the server's processes, user+system, per review; our HTTP parser: {parser}; load average {os.getloadavg()[0]:.1f}")
     runs: dict[str, list[dict[str, float]]] = {name: [] for name, _, _ in servers}
     logged = 0
+
+    def load_once(url: str) -> dict[str, float]:
+        if args.versus_rate:
+            return wrk_paced(url, str(lua), args.versus_seconds, args.versus_rate, args.connections, tmp)
+        return wrk(url, str(lua), args.versus_seconds, args.connections)
+
+    neighbours = start_neighbours(args.versus_busy)
     try:
         for _, _, url in servers:
             wait_port(int(url.rsplit(":", 1)[1].split("/")[0]))
@@ -371,12 +395,15 @@ def versus(args: argparse.Namespace, certs: Path, lua: Path) -> None:
         for _ in range(args.versus_rounds):
             for name, proc, url in servers:
                 before, log_before = server_cpu_seconds(proc.pid), log_path.stat().st_size
-                run = wrk(url, str(lua), args.versus_seconds, args.connections)
+                run = load_once(url)
                 run["cpu_us"] = (server_cpu_seconds(proc.pid) - before) / max(run["requests"], 1) * 1e6
                 if name == "ours":
                     logged += log_path.stat().st_size - log_before
                 runs[name].append(run)
     finally:
+        for proc in neighbours:
+            proc.kill()
+            proc.wait()
         for _, proc, _ in servers:
             proc.send_signal(signal.SIGTERM)
         for _, proc, _ in servers:
@@ -441,6 +468,10 @@ def main() -> None:
     parser.add_argument("--versus-only", action="store_true", help="run only the rounds against the Go allow-all and agnhost")
     parser.add_argument("--versus-rounds", type=int, default=6, help="rounds against the Go allow-all and agnhost")
     parser.add_argument("--versus-seconds", type=int, default=8, help="length of one of those rounds")
+    parser.add_argument("--versus-rate", type=float, default=0,
+                        help="reviews/s in all for the versus rounds, arriving at random (0: as fast as the servers answer)")
+    parser.add_argument("--versus-busy", type=int, default=0,
+                        help="processes that keep cores busy and caches cold during the versus rounds, as an API server beside the webhook does")
     parser.add_argument("--versus-tree", help="another checkout of this repository (say main's) served in the same rounds, as ours@tree")
     # The candidates measured for docs/design-notes.md: balanced (ours), shared (gthread on one
     # listening socket, the design before), reuseport (one SO_REUSEPORT socket per worker).
