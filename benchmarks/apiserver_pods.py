@@ -15,7 +15,7 @@ p99, pooled) whichever server it was:
      for CREATE of pods, whose namespaceSelector matches only that label (failurePolicy Fail,
      sideEffects None, admissionReviewVersions [v1], timeoutSeconds 10), then wait `--settle`
      seconds for the API server to load it;
-  3. create `--creates` tiny pods (one `busybox` container, labelled `servinggate.io/gang` so that
+  3. create `--creates` pods (`--pod tiny`: one `busybox` container, labelled `servinggate.io/gang` so that
      ServingGate's pod rules are in scope and it patches them) keeping `--concurrency` creates in
      flight, each over its own keep-alive HTTPS connection, and time each POST;
   4. read back the first pod's schedulerName (ServingGate sets `volcano`: proof it was in the
@@ -163,16 +163,31 @@ def webhook_configuration(name: str, url: str, ca_bundle: bytes, ns_label_value:
     }
 
 
-def pod(name: str) -> dict:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "labels": {"app": "bench", "servinggate.io/gang": "bench"}},
-        "spec": {"containers": [{"name": "main", "image": "busybox"}]},
-    }
+KTHENA_POD = REPO / "tests/fixtures/admission/pods-create-kthena-entry-missing-scheduler-annotations-roleid-mutating.json"
 
 
-def create_pods(api: Api, namespace: str, creates: int, concurrency: int) -> tuple[list[float], list[str], float]:
+def pod(name: str, shape: str = "tiny") -> dict:
+    """`tiny`: one busybox container, labelled so that ServingGate's pod rules are in scope (the
+    API server sends about 2.5 KB for it). `kthena`: a Kthena ModelServing entry pod (without the scheduler, annotations and role id that ServingGate adds) as recorded
+    from a real API server (about 7 KB in the review), without what the API server's own
+    admission would refuse or add again (owner, service account volume, priority)."""
+    if shape == "tiny":
+        return {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, "labels": {"app": "bench", "servinggate.io/gang": "bench"}},
+            "spec": {"containers": [{"name": "main", "image": "busybox"}]},
+        }
+    recorded = json.loads(KTHENA_POD.read_text())["request"]["object"]
+    spec = {k: v for k, v in recorded["spec"].items()
+            if k not in ("volumes", "serviceAccount", "serviceAccountName", "priority", "preemptionPolicy", "nodeName")}
+    spec["containers"] = [{k: v for k, v in c.items() if k != "volumeMounts"} for c in spec["containers"]]
+    meta = recorded["metadata"]
+    return {"apiVersion": "v1", "kind": "Pod", "spec": spec,
+            "metadata": {"name": name, "labels": meta.get("labels", {}), "annotations": meta.get("annotations", {})}}
+
+
+def create_pods(api: Api, namespace: str, creates: int, concurrency: int, shape: str = "tiny") -> tuple[list[float], list[str], float]:
     """`creates` pod creates with `concurrency` in flight: (latencies in s, error messages, wall s)."""
     latencies: list[float] = []
     errors: list[str] = []
@@ -193,7 +208,7 @@ def create_pods(api: Api, namespace: str, creates: int, concurrency: int) -> tup
                 return
             t0 = time.perf_counter()
             try:
-                status, body = api.request("POST", f"/api/v1/namespaces/{namespace}/pods", pod(f"p-{i:05d}"))
+                status, body = api.request("POST", f"/api/v1/namespaces/{namespace}/pods", pod(f"p-{i:05d}", shape))
                 problem = None if status == 201 else f"HTTP {status}: {body.get('message', '')[:160]}"
             except Exception as exc:  # noqa: BLE001 - a benchmark counts every kind of failure
                 problem = f"{type(exc).__name__}: {exc}"
@@ -330,7 +345,7 @@ def run_round(api: Api, args, run_id: str, k: int, label: str, url: str | None, 
         sampler.start()
     calls_before = webhook_calls(api) if url else {}
     try:
-        latencies, errors, wall = create_pods(api, namespace, args.creates, args.concurrency)
+        latencies, errors, wall = create_pods(api, namespace, args.creates, args.concurrency, args.pod)
     finally:
         watched = sampler.finish() if sampler else ""
         if url:
@@ -397,6 +412,8 @@ def main() -> None:
     p.add_argument("--creates", type=int, default=400)
     p.add_argument("--concurrency", type=int, default=50)
     p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--pod", choices=["tiny", "kthena"], default="tiny",
+                   help="the pod created: one busybox container, or a recorded Kthena entry pod (see `pod`)")
     p.add_argument("--seed", type=int, default=0, help="seed of the order the kinds run in, drawn anew each round")
     p.add_argument("--settle", type=float, default=2.0, help="seconds between registering the webhook and creating")
     p.add_argument("--gunicorn-master", type=int, help="pid of the gunicorn master, to count connections per worker")
@@ -419,7 +436,7 @@ def main() -> None:
 
     api = Api(args.kubeconfig)
     run_id = uuid.uuid4().hex[:6]
-    print(f"{args.creates} pod creates, {args.concurrency} in flight, {args.rounds} rounds (order seed {args.seed}); kinds {[n for n, _ in targets]}")
+    print(f"{args.creates} pod creates, {args.concurrency} in flight, {args.rounds} rounds (order seed {args.seed}), {args.pod} pods; kinds {[n for n, _ in targets]}")
     results: list[dict] = []
     order = random.Random(args.seed)
     for k in range(1, args.rounds + 1):

@@ -10,7 +10,7 @@ import sys
 from support import REPO  # noqa: E402
 
 sys.path.insert(0, str(REPO / "benchmarks"))
-from apiserver_pods import pooled  # noqa: E402
+from apiserver_pods import pod, pooled  # noqa: E402
 
 
 def rounds(shift: dict[str, float], count: int = 8, seed: int = 3) -> list[dict]:
@@ -48,3 +48,15 @@ def test_a_kind_missing_a_round_is_left_out_and_without_none_there_is_no_summary
     summary = pooled(results, ["none", "a", "b"])
     assert "a:" in summary and " b:" not in summary and "minus" not in summary  # one webhook left: no pair
     assert pooled([r for r in results if r["label"] != "none"], ["a", "b"]) == ""
+
+
+def test_the_kthena_pod_is_the_recorded_entry_pod_less_what_the_api_server_would_refuse_or_add():
+    made = pod("p-00001", "kthena")
+    assert made["metadata"]["name"] == "p-00001" and "namespace" not in made["metadata"]
+    assert made["metadata"]["labels"]["modelserving.volcano.sh/role"] == "prefill"  # in scope of the pod rules
+    assert "ownerReferences" not in made["metadata"]  # the garbage collector would delete an orphan
+    spec = made["spec"]
+    assert not {"volumes", "serviceAccountName", "priority", "nodeName"} & set(spec)  # admission adds or refuses these
+    assert all("volumeMounts" not in c for c in spec["containers"]) and spec["containers"][0]["env"]
+    assert spec.get("schedulerName") != "volcano"  # left for ServingGate to set: the proof it was in the path
+    assert pod("p-00001")["spec"]["containers"] == [{"name": "main", "image": "busybox"}]
