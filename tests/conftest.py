@@ -19,7 +19,7 @@ if str(TESTS) not in sys.path:
 from fakes.apiserver import FakeAPI  # noqa: E402
 from support import cluster_path, load_cluster, wait_for  # noqa: E402
 
-# ---- recorded data -------------------------------------------------------------------------------
+# ---- every test ----------------------------------------------------------------------------------
 
 
 @pytest.fixture(autouse=True)
@@ -32,6 +32,9 @@ def _root_logging_restored():
     handlers, level = root.handlers[:], root.level
     yield
     root.handlers[:], root.level = handlers, level
+
+
+# ---- recorded data -------------------------------------------------------------------------------
 
 
 @pytest.fixture
