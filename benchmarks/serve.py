@@ -339,9 +339,8 @@ def start_agnhost(certs: Path) -> tuple[subprocess.Popen, int] | None:
 
 
 # A neighbour that keeps a core busy and its caches cold, as the API server and etcd do on a node
-# they share with the webhook: reads over 64 MiB at a stride of a cache line, so every read misses.
+# they share with the webhook: rewrites 64 MiB a cache line at a time, so every access misses.
 BUSY_NEIGHBOUR = """
-import sys
 data = bytearray(64 << 20)
 while True:
     for i in range(0, len(data), 64):

@@ -56,9 +56,7 @@ class OnLoop:
     _close: Any
 
     def _dispatch(self, conn: Any, complete: bool) -> None:
-        self._unwatch(conn)
-        self._hand_over(conn, complete, bytes(conn.buf))
-        self.enqueue_req(conn)
+        self._to_thread(conn, bytes(conn.buf), complete)
 
     def _received(self, conn: Any, complete: bool) -> None:
         """The loop is done reading this request: its slot, timer, buffer and scanner are freed."""
@@ -98,9 +96,10 @@ class OnLoop:
             return self._to_thread(conn, request)
         self._send_answer(conn, out.take(), keep)
 
-    def _to_thread(self, conn: Any, request: bytes) -> None:
+    def _to_thread(self, conn: Any, request: bytes, complete: bool = True) -> None:
+        """The request's bytes to gunicorn's parser, and the connection to a pool thread."""
         self._unwatch(conn)
-        self._hand_over(conn, True, request)
+        self._hand_over(conn, complete, request)
         self.enqueue_req(conn)
 
     def _closes(self, conn: Any, asked: bool) -> bool:
