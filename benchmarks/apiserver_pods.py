@@ -21,9 +21,13 @@ p99, pooled) whichever server it was:
   4. read back the first pod's schedulerName (ServingGate sets `volcano`: proof it was in the
      path), delete the configuration and the namespace, and wait until the namespace is gone.
 Per round: p50/p90/p99/max of the create latency, errors, creates/s, the established TCP
-connections the API server holds to the webhook's port, and the webhook calls as the API server
-itself times them (its admission-webhook histogram, read from /metrics before and after: count,
-mean, share slower than 5/25/100/500 ms). That last line holds only what the webhook and the
+connections the API server holds to the webhook's port, the TCP connections the machine accepted
+during the creates (each new one is a TLS handshake for the webhook; the client's own
+connections, one per create in flight, and one read of /metrics are among them), the CPU per
+create of whichever processes listen on the webhook's port (a Go webhook's as much as ours; /proc
+must show their sockets, so run the benchmark as their user or root), and the webhook calls as
+the API server itself times them (its admission-webhook histogram, read from /metrics before and
+after: count, mean, share slower than 5/25/100/500 ms). That last line holds only what the webhook and the
 connections to it cost, so it separates a slow webhook from a slow round of the API server.
 With `--gunicorn-master PID` (and the rounds whose URL has `--gunicorn-port`), also how those
 connections are spread over the gunicorn master's workers (sampled from /proc while the creates
@@ -66,7 +70,7 @@ from urllib.parse import urlsplit
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "tests")]  # webhook.kube, and support.procfs for /proc
 
-from support.procfs import connections_per_worker, cpu_seconds, established, worker_pids  # noqa: E402
+from support.procfs import connections_per_worker, cpu_seconds, established, listening_pids, passive_opens, worker_pids  # noqa: E402
 NS_LABEL = "servinggate-bench"
 
 
@@ -240,7 +244,10 @@ def create_pods(api: Api, namespace: str, creates: int, concurrency: int, shape:
 
 class Sampler(threading.Thread):
     """Samples, every 0.1 s until stopped, the connections to `port` and (with a gunicorn master)
-    each worker's share of them."""
+    each worker's share of them. Over the whole round it counts, for any webhook, the CPU of the
+    processes listening on `port` and the TCP connections the machine accepted: a create is CPU
+    taken from the API server on the same cores, and each new connection is a TLS handshake on
+    both sides (the API server keeps at most 25 idle connections to a webhook)."""
 
     def __init__(self, port: int, master: int | None) -> None:
         super().__init__(daemon=True)
@@ -250,6 +257,9 @@ class Sampler(threading.Thread):
         self.peers: set[str] = set()  # every connection seen: how many the API server opened
         self.spreads: list[tuple[int, ...]] = []
         self.cpu_before = self._cpu()
+        self.listeners = listening_pids(port)
+        self.listeners_cpu = sum(cpu_seconds(pid) for pid in self.listeners)
+        self.accepted = passive_opens()
 
     def _cpu(self) -> dict[int, float]:
         if self.master is None:
@@ -269,11 +279,14 @@ class Sampler(threading.Thread):
                 return
             self.stop_event.wait(0.1)
 
-    def finish(self) -> str:
+    def finish(self, creates: int) -> str:
         self.stop_event.set()
         self.join()
+        accepted = passive_opens() - self.accepted
+        cpu = sum(cpu_seconds(pid) for pid in self.listeners) - self.listeners_cpu
         text = (f"conns to :{self.port} max {max(self.totals, default=0)} at once, at the end {self.totals[-1]}, "
-                f"{len(self.peers)} distinct seen")
+                f"{len(self.peers)} distinct seen; {accepted} accepted on this machine; "
+                f"webhook CPU {1000 * cpu / max(creates, 1):.2f} ms a create")
         if self.spreads:
             busiest = max(self.spreads, key=sum)
             distinct = sorted(set(self.spreads), key=self.spreads.count, reverse=True)
@@ -356,7 +369,7 @@ def run_round(api: Api, args, run_id: str, k: int, label: str, url: str | None, 
     try:
         latencies, errors, wall = create_pods(api, namespace, args.creates, args.concurrency, args.pod)
     finally:
-        watched = sampler.finish() if sampler else ""
+        watched = sampler.finish(args.creates) if sampler else ""
         if url:
             watched += "\n" + " " * 20 + calls_between(calls_before, webhook_calls(api))
         status, first = api.request("GET", f"/api/v1/namespaces/{namespace}/pods/p-00000")

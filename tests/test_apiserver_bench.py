@@ -60,3 +60,36 @@ def test_the_kthena_pod_is_the_recorded_entry_pod_less_what_the_api_server_would
     assert all("volumeMounts" not in c for c in spec["containers"]) and spec["containers"][0]["env"]
     assert spec.get("schedulerName") != "volcano"  # left for ServingGate to set: the proof it was in the path
     assert pod("p-00001")["spec"]["containers"] == [{"name": "main", "image": "busybox"}]
+
+
+# ---- what a round counts for any webhook: its CPU and the connections it accepted --------------
+
+
+def test_listening_pids_finds_the_process_holding_a_listener() -> None:
+    """The benchmark charges a webhook's CPU to the processes listening on its port, whatever
+    language it is written in; a socket that is only connected is no listener."""
+    import os
+    import socket
+
+    from support.procfs import listening_pids
+
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        port = listener.getsockname()[1]
+        assert listening_pids(port) == [os.getpid()]
+        with socket.create_connection(("127.0.0.1", port)):
+            assert listening_pids(port) == [os.getpid()]
+    assert listening_pids(port) == []
+
+
+def test_passive_opens_counts_accepted_connections() -> None:
+    import socket
+
+    from support.procfs import passive_opens
+
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        before = passive_opens()
+        clients = [socket.create_connection(listener.getsockname()) for _ in range(3)]
+        accepted = [listener.accept()[0] for _ in clients]
+        assert passive_opens() - before >= 3  # other processes of the machine may accept too
+        for s in clients + accepted:
+            s.close()

@@ -37,6 +37,32 @@ def established(port: int) -> dict[str, str]:
     return found
 
 
+def listening_pids(port: int) -> list[int]:
+    """The processes holding a listening TCP socket on `port` (every worker of a gunicorn server,
+    and its master): whose CPU a server's work costs, whatever language it is written in."""
+    listeners = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for row in Path(table).read_text().splitlines()[1:]:
+            fields = row.split()
+            if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                listeners.add(fields[9])
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if socket_inodes(int(entry.name)) & listeners:
+                    pids.append(int(entry.name))
+            except OSError:
+                continue  # gone, or not ours to read
+    return pids
+
+
+def passive_opens() -> int:
+    """TCP connections this machine has accepted since boot (/proc/net/snmp's PassiveOpens)."""
+    rows = [row.split() for row in Path("/proc/net/snmp").read_text().splitlines() if row.startswith("Tcp:")]
+    return int(rows[1][rows[0].index("PassiveOpens")])
+
+
 def connections_per_worker(master: int, port: int) -> dict[int, int]:
     """Established TCP connections to `port` held by each worker process of `master`."""
     inodes = established(port).keys()
