@@ -67,9 +67,11 @@ def test_the_kthena_pod_is_the_recorded_entry_pod_less_what_the_api_server_would
 
 def test_listening_pids_finds_the_process_holding_a_listener() -> None:
     """The benchmark charges a webhook's CPU to the processes listening on its port, whatever
-    language it is written in; a socket that is only connected is no listener."""
+    language it is written in. A process holding only an accepted connection on that port (same
+    local port, not listening) is no listener."""
     import os
     import socket
+    import subprocess
 
     from support.procfs import listening_pids
 
@@ -77,11 +79,20 @@ def test_listening_pids_finds_the_process_holding_a_listener() -> None:
         port = listener.getsockname()[1]
         assert listening_pids(port) == [os.getpid()]
         with socket.create_connection(("127.0.0.1", port)):
-            assert listening_pids(port) == [os.getpid()]
+            accepted, _ = listener.accept()
+            holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], pass_fds=[accepted.fileno()])
+            try:
+                accepted.close()  # only the other process holds it now
+                assert listening_pids(port) == [os.getpid()]
+            finally:
+                holder.kill()
+                holder.wait()
     assert listening_pids(port) == []
 
 
-def test_passive_opens_counts_accepted_connections() -> None:
+def test_passive_opens_counts_accepted_connections_only() -> None:
+    """Connections this machine accepted, not those it opened: a refused connect is an active open
+    and never a passive one."""
     import socket
 
     from support.procfs import passive_opens
@@ -93,3 +104,9 @@ def test_passive_opens_counts_accepted_connections() -> None:
         assert passive_opens() - before >= 3  # other processes of the machine may accept too
         for s in clients + accepted:
             s.close()
+        closed_port = listener.getsockname()[1]
+    before = passive_opens()
+    for _ in range(20):
+        with socket.socket() as s:
+            assert s.connect_ex(("127.0.0.1", closed_port)) != 0
+    assert passive_opens() - before < 20
