@@ -402,20 +402,19 @@ def pooled(results: list[dict], labels: list[str], resamples: int = 2000, seed: 
     def p(label: str, picks: list[int], q: float) -> float:
         return percentile(sorted(v for k in picks for v in by[(label, k)]), q)
 
-    lines = [f"\nall {len(rounds)} rounds pooled, added to `none` (ms):"]
-    for label in kinds:
-        if label != "none":
-            lines.append(f"{label:>10}: p50 {p(label, rounds, 50) - p('none', rounds, 50):+7.1f}   "
-                         f"p99 {p(label, rounds, 99) - p('none', rounds, 99):+7.1f}")
+    whole = {label: (p(label, rounds, 50), p(label, rounds, 99)) for label in kinds}
     webhooks = [label for label in kinds if label != "none"]
+    lines = [f"\nall {len(rounds)} rounds pooled, added to `none` (ms):"]
+    for label in webhooks:
+        lines.append(f"{label:>10}: p50 {whole[label][0] - whole['none'][0]:+7.1f}   "
+                     f"p99 {whole[label][1] - whole['none'][1]:+7.1f}")
     draw = random.Random(seed)
     samples = [[draw.choice(rounds) for _ in rounds] for _ in range(resamples)]
-    p99 = {label: p(label, rounds, 99) for label in webhooks}
     redrawn = {label: [p(label, picks, 99) for picks in samples] for label in webhooks}  # once per kind, not per pair
     for i, a in enumerate(webhooks):
         for b in webhooks[i + 1:]:
             diffs = sorted(x - y for x, y in zip(redrawn[a], redrawn[b]))
-            lines.append(f"{a} minus {b} at p99, pooled: {p99[a] - p99[b]:+.1f} ms; "
+            lines.append(f"{a} minus {b} at p99, pooled: {whole[a][1] - whole[b][1]:+.1f} ms; "
                          f"90% of {resamples} redraws of the rounds within {diffs[resamples // 20]:+.1f} .. "
                          f"{diffs[-1 - resamples // 20]:+.1f} ms")
     return "\n".join(lines)

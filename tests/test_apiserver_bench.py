@@ -1,16 +1,21 @@
-"""The end-to-end benchmark's summary (benchmarks/apiserver_pods.py): every round of a kind pooled,
-and each pair of webhooks compared at p99 with an interval from redrawing the rounds."""
+"""The end-to-end benchmark (benchmarks/apiserver_pods.py): its summary (every round of a kind
+pooled, each pair of webhooks compared at p99 with an interval from redrawing the rounds), the pod
+it creates, and what a round reads from /proc for any webhook."""
 
 from __future__ import annotations
 
+import os
 import random
 import re
+import socket
+import subprocess
 import sys
 
 from support import REPO  # noqa: E402
 
 sys.path.insert(0, str(REPO / "benchmarks"))
 from apiserver_pods import pod, pooled  # noqa: E402
+from support.procfs import listening_pids, passive_opens  # noqa: E402
 
 
 def rounds(shift: dict[str, float], count: int = 8, seed: int = 3) -> list[dict]:
@@ -69,12 +74,6 @@ def test_listening_pids_finds_the_process_holding_a_listener() -> None:
     """The benchmark charges a webhook's CPU to the processes listening on its port, whatever
     language it is written in. A process holding only an accepted connection on that port (same
     local port, not listening) is no listener."""
-    import os
-    import socket
-    import subprocess
-
-    from support.procfs import listening_pids
-
     with socket.create_server(("127.0.0.1", 0)) as listener:
         port = listener.getsockname()[1]
         assert listening_pids(port) == [os.getpid()]
@@ -93,10 +92,6 @@ def test_listening_pids_finds_the_process_holding_a_listener() -> None:
 def test_passive_opens_counts_accepted_connections_only() -> None:
     """Connections this machine accepted, not those it opened: a refused connect is an active open
     and never a passive one."""
-    import socket
-
-    from support.procfs import passive_opens
-
     with socket.create_server(("127.0.0.1", 0)) as listener:
         before = passive_opens()
         clients = [socket.create_connection(listener.getsockname()) for _ in range(3)]

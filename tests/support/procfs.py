@@ -25,27 +25,31 @@ def socket_inodes(pid: int) -> set[str]:
     return inodes
 
 
-def established(port: int) -> dict[str, str]:
-    """The established TCP connections whose local port is `port` (the server's end, IPv4 and
-    IPv6): socket inode -> peer address as /proc/net prints it."""
-    found = {}
+ESTABLISHED, LISTEN = "01", "0A"  # TCP states as /proc/net/tcp prints them
+
+
+def _tcp_sockets(port: int, state: str) -> list[list[str]]:
+    """The rows of /proc/net/tcp and tcp6 (IPv4 and IPv6) whose local port is `port` and whose
+    state is `state`, split into fields: [2] is the peer's address, [9] the socket's inode."""
+    found = []
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
         for row in Path(table).read_text().splitlines()[1:]:
             fields = row.split()
-            if fields[3] == "01" and int(fields[1].rsplit(":", 1)[1], 16) == port:
-                found[fields[9]] = fields[2]
+            if fields[3] == state and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                found.append(fields)
     return found
+
+
+def established(port: int) -> dict[str, str]:
+    """The established TCP connections whose local port is `port` (the server's end): socket
+    inode -> peer address as /proc/net prints it."""
+    return {fields[9]: fields[2] for fields in _tcp_sockets(port, ESTABLISHED)}
 
 
 def listening_pids(port: int) -> list[int]:
     """The processes holding a listening TCP socket on `port` (every worker of a gunicorn server,
     and its master): whose CPU a server's work costs, whatever language it is written in."""
-    listeners = set()
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        for row in Path(table).read_text().splitlines()[1:]:
-            fields = row.split()
-            if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
-                listeners.add(fields[9])
+    listeners = {fields[9] for fields in _tcp_sockets(port, LISTEN)}
     pids = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():

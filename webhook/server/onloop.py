@@ -55,9 +55,6 @@ class OnLoop:
     _unwatch: Any
     _close: Any
 
-    def _dispatch(self, conn: Any, complete: bool) -> None:
-        self._to_thread(conn, bytes(conn.buf), complete)
-
     def _received(self, conn: Any, complete: bool) -> None:
         """The loop is done reading this request: its slot, timer, buffer and scanner are freed."""
         self._release(conn)

@@ -222,7 +222,7 @@ class WebhookWorker(OnLoop, Placement, ThreadWorker):
         elif outcome.kind == COMPLETE and outcome.end == len(conn.buf) <= ANSWER_HERE_MAX and self.alive:
             self._answer_here(conn)
         else:
-            self._dispatch(conn, complete=outcome.kind == COMPLETE)
+            self._to_thread(conn, bytes(conn.buf), complete=outcome.kind == COMPLETE)
 
     # Memory for unfinished requests: every connection may buffer SMALL_REQUEST bytes (a review
     # is a few KiB, so reviews never wait here); beyond that a request needs one of
