@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ..kubeversion import NEWEST, KubeVersion
 from .settings import PolicySettings
 
 
@@ -117,6 +118,8 @@ class DictLookups:
 class Context:
     settings: PolicySettings = field(default_factory=PolicySettings)
     lookups: Lookups = field(default_factory=NoLookups)
+    # the Kubernetes minor whose API server the rules mirror (resolved: never "auto")
+    kubernetes_version: KubeVersion = NEWEST
     # rule name -> enforcement action, from settings.rule_actions (computed once, read per review)
     actions: Mapping[str, str] = field(init=False, repr=False)
 
@@ -135,5 +138,6 @@ class Context:
         ctx = object.__new__(Context)  # not __init__: the actions are this context's, computed once
         object.__setattr__(ctx, "settings", self.settings)
         object.__setattr__(ctx, "lookups", ReviewLookups(view))
+        object.__setattr__(ctx, "kubernetes_version", self.kubernetes_version)
         object.__setattr__(ctx, "actions", self.actions)
         return ctx
