@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .options import DEFAULT_OPTIONS, PodOptions
 from . import names
 from .env import validate_env, validate_env_from
 from .errors import Errors, FieldPath, choice, duplicate, forbidden, invalid, not_found, required
@@ -104,7 +105,7 @@ def items(value: Any, path: FieldPath, errs: Errors) -> list[dict[str, Any]]:
 
 
 def validate_containers(containers: list[dict[str, Any]], volumes: dict[str, dict[str, Any]], path: FieldPath,
-                        errs: Errors) -> None:
+                        errs: Errors, *, opts: PodOptions = DEFAULT_OPTIONS) -> None:
     if not containers:
         errs.append(required(path))
         return
@@ -126,7 +127,8 @@ def validate_containers(containers: list[dict[str, Any]], volumes: dict[str, dic
 
 
 def validate_init_containers(inits: list[dict[str, Any]], containers: list[dict[str, Any]],
-                             volumes: dict[str, dict[str, Any]], path: FieldPath, errs: Errors) -> None:
+                             volumes: dict[str, dict[str, Any]], path: FieldPath, errs: Errors, *,
+                             opts: PodOptions = DEFAULT_OPTIONS) -> None:
     """Init containers share the name space of the app containers. Sidecars (an init container
     with restartPolicy Always) are behind an alpha gate in 1.28, so the field is dropped before
     validation and probes and hooks stay forbidden."""
@@ -147,7 +149,7 @@ def validate_init_containers(inits: list[dict[str, Any]], containers: list[dict[
 
 def validate_ephemeral_containers(ephemerals: list[dict[str, Any]], containers: list[dict[str, Any]],
                                   inits: list[dict[str, Any]], volumes: dict[str, dict[str, Any]], path: FieldPath,
-                                  errs: Errors) -> None:
+                                  errs: Errors, *, opts: PodOptions = DEFAULT_OPTIONS) -> None:
     others = {name_of(c) for c in containers + inits}
     seen = set(others)
     for i, c in enumerate(ephemerals):

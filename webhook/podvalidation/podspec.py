@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .options import DEFAULT_OPTIONS, PodOptions
 from . import names
 from .containers import (image_whitespace, items, name_of, validate_containers, validate_ephemeral_containers,
                          validate_init_containers)
@@ -134,35 +135,35 @@ def _priority_and_runtime(spec: dict[str, Any], path: FieldPath, errs: Errors) -
         validate_overhead(spec.get("overhead"), path.child("overhead"), errs)
 
 
-def validate_pod_spec(spec: dict[str, Any], path: FieldPath, *, is_pod: bool = True) -> Errors:
+def validate_pod_spec(spec: dict[str, Any], path: FieldPath, *, is_pod: bool = True, opts: PodOptions = DEFAULT_OPTIONS) -> Errors:
     """ValidatePodSpec on a defaulted spec, every error rooted at `path`."""
     errs: Errors = []
     # Each check below finds nothing in an absent field, so an absent field costs one lookup.
     get = spec.get
-    volumes = validate_volumes(get("volumes"), path.child("volumes"), errs) if get("volumes") is not None else {}
+    volumes = validate_volumes(get("volumes"), path.child("volumes"), errs, opts=opts) if get("volumes") is not None else {}
     containers = items(get("containers"), path.child("containers"), errs)
     inits = items(get("initContainers"), path.child("initContainers"), errs) if get("initContainers") is not None else []
     ephemerals = items(get("ephemeralContainers"), path.child("ephemeralContainers"), errs) if get("ephemeralContainers") is not None else []
-    validate_containers(containers, volumes, path.child("containers"), errs)
+    validate_containers(containers, volumes, path.child("containers"), errs, opts=opts)
     if inits:
-        validate_init_containers(inits, containers, volumes, path.child("initContainers"), errs)
+        validate_init_containers(inits, containers, volumes, path.child("initContainers"), errs, opts=opts)
     if ephemerals:
-        validate_ephemeral_containers(ephemerals, containers, inits, volumes, path.child("ephemeralContainers"), errs)
+        validate_ephemeral_containers(ephemerals, containers, inits, volumes, path.child("ephemeralContainers"), errs, opts=opts)
     _host_network_ports(spec, path, is_pod, errs)
     choice(field_text(spec, "restartPolicy", path, errs), RESTART_POLICIES, path, "restartPolicy", errs)
     dns_policy = field_text(spec, "dnsPolicy", path, errs)
     choice(dns_policy, DNS_POLICIES, path, "dnsPolicy", errs)
     if get("nodeSelector") is not None:
         errs += validate_labels(string_map(get("nodeSelector"), path.child("nodeSelector"), errs), path.child("nodeSelector"))
-    validate_pod_security(spec, path.child("securityContext"), errs)
+    validate_pod_security(spec, path.child("securityContext"), errs, opts=opts)
     if get("affinity") is not None:
-        validate_affinity(spec, path.child("affinity"), errs)
+        validate_affinity(spec, path.child("affinity"), errs, opts=opts)
     if dns_policy == "None" or get("dnsConfig") is not None:
         _dns_config(spec, dns_policy, path.child("dnsConfig"), errs)
     if get("readinessGates") is not None or get("schedulingGates") is not None:
         _gates(spec, path, errs)
     if get("topologySpreadConstraints") is not None:
-        validate_topology_spread(get("topologySpreadConstraints"), path.child("topologySpreadConstraints"), errs)
+        validate_topology_spread(get("topologySpreadConstraints"), path.child("topologySpreadConstraints"), errs, opts=opts)
     _named_objects(spec, path, errs)
     if get("tolerations") is not None:
         validate_tolerations(get("tolerations"), path.child("tolerations"), errs)
@@ -216,7 +217,7 @@ def _image_whitespace(spec: dict[str, Any], path: FieldPath) -> Errors:
     return errs
 
 
-def validate_pod_create(pod: Any) -> Errors:
+def validate_pod_create(pod: Any, *, opts: PodOptions = DEFAULT_OPTIONS) -> Errors:
     """ValidatePodCreate on a defaulted Pod (see `apply_pod_defaults`)."""
     errs: Errors = []
     pod = obj(pod, FieldPath(), errs)
@@ -228,7 +229,7 @@ def validate_pod_create(pod: Any) -> Errors:
     validate_object_meta(meta, meta_path, errs)
     annotations = string_map(meta.get("annotations"), meta_path.child("annotations"), [])
     errs += validate_pod_annotations(annotations, spec, lambda: _container_names(spec), meta_path.child("annotations"))
-    errs += validate_pod_spec(spec, spec_path, is_pod=True)
+    errs += validate_pod_spec(spec, spec_path, is_pod=True, opts=opts)
     errs += _image_whitespace(spec, spec_path)
     errs += _on_create(spec, spec_path)
     return errs + _seccomp_match(annotations, spec, spec_path)
@@ -244,13 +245,13 @@ def _on_create(spec: dict[str, Any], spec_path: FieldPath) -> Errors:
     return errs
 
 
-def pod_spec_errors(spec: dict[str, Any], spec_path: FieldPath, *, is_pod: bool) -> Errors:
+def pod_spec_errors(spec: dict[str, Any], spec_path: FieldPath, *, is_pod: bool, opts: PodOptions = DEFAULT_OPTIONS) -> Errors:
     """What `validate_pod_template_spec` finds in the spec alone (its metadata aside)."""
-    return located(lambda at: _spec_errors(spec, at, is_pod), spec_path)
+    return located(lambda at: _spec_errors(spec, at, is_pod, opts), spec_path)
 
 
-def _spec_errors(spec: dict[str, Any], spec_path: FieldPath, is_pod: bool) -> Errors:
-    errs = validate_pod_spec(spec, spec_path, is_pod=is_pod)
+def _spec_errors(spec: dict[str, Any], spec_path: FieldPath, is_pod: bool, opts: PodOptions) -> Errors:
+    errs = validate_pod_spec(spec, spec_path, is_pod=is_pod, opts=opts)
     if is_pod:
         errs += _image_whitespace(spec, spec_path)
         errs += _on_create(spec, spec_path)
@@ -258,7 +259,7 @@ def _spec_errors(spec: dict[str, Any], spec_path: FieldPath, is_pod: bool) -> Er
 
 
 def validate_pod_template_spec(template: Any, path: FieldPath, *, is_pod: bool = False,
-                               spec_errors: Errors | None = None) -> Errors:
+                               spec_errors: Errors | None = None, opts: PodOptions = DEFAULT_OPTIONS) -> Errors:
     """ValidatePodTemplateSpec on a defaulted template (see `apply_template_defaults`), rooted at
     `path`. Upstream reports a template's labels at `<path>.labels`; with `is_pod=True` the
     template is judged as the Pod a controller creates from it, so its metadata errors sit at
@@ -267,10 +268,10 @@ def validate_pod_template_spec(template: Any, path: FieldPath, *, is_pod: bool =
 
     `spec_errors`, when given, is `pod_spec_errors` of this spec at `<path>.spec`, already known
     (a caller judging several pods made from equal specs computes it once)."""
-    return located(lambda at: _template_errors(template, at, is_pod, spec_errors), path)
+    return located(lambda at: _template_errors(template, at, is_pod, spec_errors, opts), path)
 
 
-def _template_errors(template: Any, path: FieldPath, is_pod: bool, spec_errors: Errors | None) -> Errors:
+def _template_errors(template: Any, path: FieldPath, is_pod: bool, spec_errors: Errors | None, opts: PodOptions) -> Errors:
     errs: Errors = []
     template = obj(template, path, errs)
     if errs:
@@ -284,7 +285,7 @@ def _template_errors(template: Any, path: FieldPath, is_pod: bool, spec_errors: 
     errs += validate_labels(labels, meta_path.child("labels"))
     errs += validate_annotations(annotations, meta_path.child("annotations"))
     errs += validate_pod_annotations(annotations, spec, lambda: _container_names(spec), meta_path.child("annotations"))
-    errs += _spec_errors(spec, spec_path, is_pod) if spec_errors is None else spec_errors
+    errs += _spec_errors(spec, spec_path, is_pod, opts) if spec_errors is None else spec_errors
     errs += _seccomp_match(annotations, spec, spec_path)
     if not is_pod and arr(spec.get("ephemeralContainers"), path, []):
         errs.append(forbidden(spec_path.child("ephemeralContainers"), "ephemeral containers not allowed in pod template"))

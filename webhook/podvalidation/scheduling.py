@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .options import DEFAULT_OPTIONS, PodOptions
 from . import names
 from .errors import Errors, FieldPath, GoSyntax, duplicate, forbidden, invalid, not_supported, required
 from .meta import validate_labels
@@ -166,7 +167,7 @@ def _pod_affinity(pa: dict[str, Any], path: FieldPath, errs: Errors) -> None:
         _pod_term(obj(weighted.get("podAffinityTerm"), term_at, errs), term_at, errs)
 
 
-def validate_affinity(spec: dict[str, Any], path: FieldPath, errs: Errors) -> None:
+def validate_affinity(spec: dict[str, Any], path: FieldPath, errs: Errors, *, opts: PodOptions = DEFAULT_OPTIONS) -> None:
     affinity = opt_obj(spec.get("affinity"), path, errs)
     if affinity is None:
         return
@@ -177,7 +178,7 @@ def validate_affinity(spec: dict[str, Any], path: FieldPath, errs: Errors) -> No
             _pod_affinity(pa, path.child(kind), errs)
 
 
-def validate_topology_spread(value: Any, path: FieldPath, errs: Errors) -> None:
+def validate_topology_spread(value: Any, path: FieldPath, errs: Errors, *, opts: PodOptions = DEFAULT_OPTIONS) -> None:
     constraints = [obj(raw, path.index(i), errs) for i, raw in enumerate(arr(value, path, errs))]
     for i, c in enumerate(constraints):
         at = path.index(i)

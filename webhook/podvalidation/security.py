@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from .options import DEFAULT_OPTIONS, PodOptions
 from . import names
 from .errors import Errors, FieldPath, GoSyntax, duplicate, forbidden, invalid, not_supported, required
 from .meta import local_descending_path
@@ -106,7 +107,7 @@ def _share_process_namespace(spec: dict[str, Any], path: FieldPath, errs: Errors
         errs.append(invalid(path.child("shareProcessNamespace"), True, "ShareProcessNamespace and HostPID cannot both be enabled"))
 
 
-def validate_pod_security(spec: dict[str, Any], path: FieldPath, errs: Errors) -> None:
+def validate_pod_security(spec: dict[str, Any], path: FieldPath, errs: Errors, *, opts: PodOptions = DEFAULT_OPTIONS) -> None:
     """validatePodSpecSecurityContext; host namespaces live on the spec in v1."""
     context = opt_obj(spec.get("securityContext"), path, errs)
     if context is None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .options import DEFAULT_OPTIONS, PodOptions
 from . import names
 from .env import VOLUME_FIELD_PATHS, object_field_selector, resource_field_selector
 from .errors import Errors, FieldPath, duplicate, forbidden, invalid, not_supported, required, too_long
@@ -240,7 +241,7 @@ def _source_errors(volume: dict[str, Any], at: FieldPath, errs: Errors) -> Error
     return out
 
 
-def validate_volumes(value: Any, path: FieldPath, errs: Errors) -> dict[str, dict[str, Any]]:
+def validate_volumes(value: Any, path: FieldPath, errs: Errors, *, opts: PodOptions = DEFAULT_OPTIONS) -> dict[str, dict[str, Any]]:
     """The volumes, and the valid ones by name (what mounts may refer to)."""
     known: dict[str, dict[str, Any]] = {}
     for i, raw in enumerate(arr(value, path, errs)):
