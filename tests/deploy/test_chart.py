@@ -130,6 +130,26 @@ def _service_monitor(r):
     assert sorted(d["metadata"]["name"] for d in metrics) == [f"servinggate-{c}-metrics" for c in ("auditor", "reconciler", "webhook")]
 
 
+def _client_ca(r):
+    assert _serve_args(r).client_ca_file == "/var/run/servinggate/client-ca/ca.crt"
+    assert _volume(r, "client-ca")["secret"]["secretName"] == "apiserver-clients"
+    webhook = r.container("servinggate-webhook")
+    assert {"name": "client-ca", "mountPath": "/var/run/servinggate/client-ca", "readOnly": True} in webhook["volumeMounts"]
+    # the kubelet presents no client certificate: every probe goes to the plain-HTTP metrics port
+    for probe in ("startupProbe", "livenessProbe", "readinessProbe"):
+        assert (webhook[probe]["httpGet"]["port"], webhook[probe]["httpGet"]["scheme"]) == ("metrics", "HTTP")
+
+
+def _network_policy(r):
+    policy = r.find("NetworkPolicy", "servinggate-webhook-ingress")
+    kubernetes_validate.validate(policy, "1.28.0", strict=True)
+    spec = policy["spec"]
+    assert spec["podSelector"]["matchLabels"] == r.find("Deployment", "servinggate-webhook")["spec"]["selector"]["matchLabels"]
+    admission, metrics = spec["ingress"]
+    assert admission == {"ports": [{"port": "https", "protocol": "TCP"}], "from": [{"ipBlock": {"cidr": "192.0.2.0/24"}}]}
+    assert metrics["ports"] == [{"port": "metrics", "protocol": "TCP"}] and metrics["from"] == [{"namespaceSelector": {}}]
+
+
 def _no_reconciler(r):
     assert not any("reconciler" in d["metadata"]["name"] for d in r.installed)
 
@@ -201,6 +221,8 @@ VALUE_SETS = {
     "webhook.url": ({"webhook": {"url": "https://203.0.113.7:8443/", "caBundle": CA}}, _url),
     "serviceMonitor": ({"serviceMonitor": {"enabled": True, "interval": "15s", "labels": {"release": "prometheus"}}}, _service_monitor),
     "reconciler": ({"reconciler": {"enabled": False}}, _no_reconciler),
+    "clientCA": ({"clientCA": {"secretName": "apiserver-clients"}}, _client_ca),
+    "networkPolicy": ({"networkPolicy": {"enabled": True, "admissionFrom": [{"ipBlock": {"cidr": "192.0.2.0/24"}}]}}, _network_policy),
     "namespace.create": ({"namespace": {"create": True}}, _namespace),
     "matchConditions": ({"matchConditions": {"enabled": False}}, _no_conditions),
     "celFallback=v1": ({"celFallback": "v1"}, _fallback("v1")),

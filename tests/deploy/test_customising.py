@@ -228,3 +228,37 @@ def test_the_documented_overlay_with_everything_renders_as_it_says(tmp_path):
     assert {d["kind"] for d in docs} >= {"ValidatingAdmissionPolicy", "ServiceMonitor"}
     images = {c["image"] for d in docs if d["kind"] == "Deployment" for c in d["spec"]["template"]["spec"]["containers"]}
     assert images == {"registry.example.com/ml/servinggate:0.1.0"}
+
+
+# ---- the client-ca and admission-networkpolicy components, and the chart values that mirror them ------
+
+
+def test_the_client_ca_component_requires_client_certificates_and_moves_the_probes(render_overlay):
+    from deploy.helmchart import render
+
+    docs = render_overlay([MANIFESTS], components=[COMPONENTS / "client-ca"])
+    webhook = container(find(docs, "Deployment", "servinggate-webhook"))
+    settings = parse_args(ServeSettings, webhook["args"][1:], "serve", "")
+    assert settings.client_ca_file == "/var/run/servinggate/client-ca/ca.crt"
+    pod = find(docs, "Deployment", "servinggate-webhook")["spec"]["template"]["spec"]
+    assert {"name": "client-ca", "secret": {"secretName": "servinggate-client-ca", "defaultMode": 0o440}} in pod["volumes"]
+    # the chart's clientCA value renders the same container, but for the Secret's name
+    chart = render({"clientCA": {"secretName": "servinggate-client-ca"}}).container("servinggate-webhook")
+    for key in ("startupProbe", "livenessProbe", "readinessProbe", "volumeMounts"):
+        assert webhook[key] == chart[key], key
+    assert webhook["args"][-1] == chart["args"][-1]
+
+
+def test_the_admission_network_policy_component_is_the_charts_default(render_overlay):
+    from deploy.helmchart import render
+
+    docs = render_overlay([MANIFESTS], components=[COMPONENTS / "admission-networkpolicy"])
+    policy = find(docs, "NetworkPolicy", "servinggate-webhook-ingress")
+    kubernetes_validate.validate(policy, "1.28.0", strict=True)
+    webhook = find(docs, "Deployment", "servinggate-webhook")
+    assert _selects(policy["spec"]["podSelector"]["matchLabels"], _pod_labels(webhook))
+    assert not _selects(policy["spec"]["podSelector"]["matchLabels"], _pod_labels(find(docs, "Deployment", "servinggate-reconciler")))
+    ports = {p["name"] for p in container(webhook)["ports"]}
+    assert {p["port"] for rule in policy["spec"]["ingress"] for p in rule["ports"]} == ports
+    chart = render({"networkPolicy": {"enabled": True}}).find("NetworkPolicy", "servinggate-webhook-ingress")
+    assert chart["spec"] == policy["spec"]

@@ -16,7 +16,9 @@ from support.procfs import connections_per_worker, established, socket_inodes, w
 
 
 class Server:
-    def __init__(self, tmp: Path, *extra: str, workers: int = 2, env: dict[str, str] | None = None):
+    def __init__(self, tmp: Path, *extra: str, workers: int = 2, env: dict[str, str] | None = None,
+                 client_cert: tuple[Path, Path] | None = None):
+        self.client_cert = client_cert  # (certificate, key) presented by ssl_context(), for --client-ca-file
         self.port = free_port()
         self.metrics_port = free_port()
         self.certs = tmp / "certs"
@@ -38,7 +40,10 @@ class Server:
         return str(self.certs / "ca.crt")
 
     def ssl_context(self) -> ssl.SSLContext:
-        return ssl.create_default_context(cafile=self.ca)
+        context = ssl.create_default_context(cafile=self.ca)
+        if self.client_cert is not None:
+            context.load_cert_chain(*map(str, self.client_cert))
+        return context
 
     def start(self, timeout: float = 20.0) -> "Server":
         self._log = open(self.log_path, "wb")

@@ -73,28 +73,43 @@ def generate_ca(common_name: str = "servinggate-ca", days: int = CA_DAYS, now: d
 
 def generate_serving(ca: Pair, hosts: list[str], days: int = SERVING_DAYS, now: dt.datetime | None = None) -> Pair:
     """A serving certificate for `hosts` (DNS names or IP addresses), signed by `ca`."""
-    now = now or _now()
-    ca_cert = x509.load_pem_x509_certificate(ca.cert_pem)
-    ca_key = serialization.load_pem_private_key(ca.key_pem, password=None)
-    key = ec.generate_private_key(ec.SECP256R1())
     sans: list[x509.GeneralName] = []
     for host in hosts:
         try:
             sans.append(x509.IPAddress(ipaddress.ip_address(host)))
         except ValueError:
             sans.append(x509.DNSName(host))
+    return _leaf(ca, hosts[0], sans, ExtendedKeyUsageOID.SERVER_AUTH, days, now)
+
+
+def generate_client(ca: Pair, common_name: str, days: int = SERVING_DAYS, now: dt.datetime | None = None) -> Pair:
+    """A client certificate (TLS client authentication) named `common_name`, signed by `ca`: what
+    the API server presents to a webhook that requires one (`--client-ca-file`)."""
+    return _leaf(ca, common_name, [], ExtendedKeyUsageOID.CLIENT_AUTH, days, now)
+
+
+def _leaf(ca: Pair, common_name: str, sans: list[x509.GeneralName], usage: x509.ObjectIdentifier, days: int,
+          now: dt.datetime | None) -> Pair:
+    now = now or _now()
+    ca_cert = x509.load_pem_x509_certificate(ca.cert_pem)
+    ca_key = serialization.load_pem_private_key(ca.key_pem, password=None)
+    key = ec.generate_private_key(ec.SECP256R1())
     not_after = min(now + dt.timedelta(days=days), ca_cert.not_valid_after_utc)
-    cert = (
+    builder = (
         x509.CertificateBuilder()
-        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, hosts[0])]))
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)]))
         .issuer_name(ca_cert.subject)
         .public_key(key.public_key())
         .serial_number(x509.random_serial_number())
         .not_valid_before(now - BACKDATE)
         .not_valid_after(not_after)
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(x509.SubjectAlternativeName(sans), critical=False)
-        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+    )
+    if sans:
+        builder = builder.add_extension(x509.SubjectAlternativeName(sans), critical=False)
+    cert = (
+        builder
+        .add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
         .add_extension(
             x509.KeyUsage(
                 digital_signature=True, key_encipherment=False, key_cert_sign=False, crl_sign=False, content_commitment=False,

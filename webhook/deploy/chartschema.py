@@ -86,6 +86,12 @@ def schema(rules: list[Rule]) -> dict[str, Any]:
                 "url": {"type": "string", "pattern": "^(https://.+)?$"},
                 "caBundle": _STRING,
             }),
+            "clientCA": _object({"secretName": _STRING}),
+            "networkPolicy": _object({
+                "enabled": _BOOL,
+                "admissionFrom": {"type": "array", "items": _FREE_OBJECT, "minItems": 1},
+                "metricsFrom": {"type": "array", "items": _FREE_OBJECT},
+            }),
             "podDisruptionBudget": _object({"minAvailable": {"type": ["integer", "string"]}}),
             "resourceQuota": _object({"pods": {"type": "integer", "minimum": 1}}),
             "serviceMonitor": _object({

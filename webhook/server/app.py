@@ -372,10 +372,7 @@ def create_app(
     settings = settings or ServeSettings()
     counted = CountingLookups(lookups if lookups is not None else default_lookups(settings))
     ctx = Context(settings=settings, lookups=counted)
-    certificates = certificates or CertificateSource(
-        settings.certs_dir, min_version=settings.tls_min_version, reload_seconds=settings.cert_reload_seconds,
-        on_load=metrics.certificate_loaded,
-    )
+    certificates = certificates or CertificateSource.for_settings(settings, on_load=metrics.certificate_loaded)
     defaults = {"validate": "deny", "mutate": "on"}
     metrics.initialise([(r.name, ctx.actions.get(r.name, defaults[r.action])) for r in registry.rules()], __version__)
     actions: tuple[Action, ...] = ("validate", "mutate")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
+import ssl
 import sys
 import tempfile
 from pathlib import Path
@@ -67,7 +68,10 @@ def gunicorn_options(settings: ServeSettings, certificates: Any) -> dict[str, An
 
     def when_ready(server: Any) -> None:
         # In the master, once: /metrics on its own plain-HTTP port, aggregated over the workers'
-        # multiprocess files, so the admission port answers reviews and health only.
+        # multiprocess files, so the admission port answers reviews and health only. The same
+        # port answers /healthz and /readyz (the serving certificate's state) for the kubelet's
+        # probes, which present no client certificate: with --client-ca-file the admission port
+        # refuses them at the handshake.
         if settings.metrics_port:
             from .. import plainhttp
             from . import metrics
@@ -76,7 +80,12 @@ def gunicorn_options(settings: ServeSettings, certificates: Any) -> dict[str, An
                 body, content_type = metrics.render()
                 return 200, body, content_type
 
-            plainhttp.serve(settings.host, settings.metrics_port, {"/metrics": render}, name="metrics")
+            def ready() -> tuple[int, bytes, str]:
+                ok, detail = certificates.ready()
+                return (200 if ok else 503), f"{'ok' if ok else 'not ready'}: {detail}\n".encode(), "text/plain"
+
+            routes = {"/metrics": render, "/healthz": lambda: (200, b"ok\n", "text/plain"), "/readyz": ready}
+            plainhttp.serve(settings.host, settings.metrics_port, routes, name="metrics")
 
     return {
         "when_ready": when_ready,
@@ -160,7 +169,7 @@ def main(argv: list[str]) -> int:
     # Imported only now: the metrics module must see PROMETHEUS_MULTIPROC_DIR.
     from . import metrics
     from .app import create_app
-    from .tls import CertificateSource
+    from .tls import CertificateSource, require_client_certificates
 
     if settings.cert_management == "self":
         from ..certs import keeper
@@ -171,10 +180,12 @@ def main(argv: list[str]) -> int:
     elif ensure_dev_certs(Path(settings.certs_dir), settings.service_name, settings.service_namespace):
         print(f"generated a development CA and serving certificate in {settings.certs_dir}/ (trust {settings.certs_dir}/ca.crt)", file=sys.stderr)
 
-    certificates = CertificateSource(
-        settings.certs_dir, min_version=settings.tls_min_version, reload_seconds=settings.cert_reload_seconds,
-        on_load=metrics.certificate_loaded,
-    )
+    if settings.client_ca_file:
+        try:
+            require_client_certificates(ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER), Path(settings.client_ca_file))
+        except (OSError, ssl.SSLError, ValueError) as exc:
+            raise ConfigError(f"--client-ca-file {settings.client_ca_file}: {exc}") from None
+    certificates = CertificateSource.for_settings(settings, on_load=metrics.certificate_loaded)
     if certificates.current() is None:
         raise ConfigError(f"--certs-dir {settings.certs_dir}: no usable tls.crt/tls.key")
     app = create_app(settings, certificates=certificates)

@@ -31,6 +31,7 @@ class ListenerSettings:
     max_body_bytes: int = setting(7 * 1024 * 1024, byte_size, "largest AdmissionReview body accepted (413 above)")
     request_timeout: int = setting(10, int_range(1, 300), "seconds a client has to finish the TLS handshake and send a whole request (408 after); idle keep-alive time is not counted")
     tls_min_version: str = setting("1.2", choice("1.2", "1.3"), "minimum TLS version")
+    client_ca_file: str = setting("", str, "CA certificates (PEM) that sign the clients allowed to call the HTTPS port: when set, a client without a certificate signed by one of them is refused at the TLS handshake (the API server presents one when its admission configuration names a kubeconfig for the webhook); default: any client")
     cert_reload_seconds: int = setting(10, int_range(1, 3600), "how often the certificate files are checked for a change")
     metrics_dir: str = setting("", str, "folder for multi-process metrics (emptied at start); default: a fresh temporary folder")
     metrics_port: int = setting(9090, int_range(0, 65535), "plain-HTTP port of /metrics, on the same host (0: off); the HTTPS port serves only reviews and health")

@@ -2,9 +2,14 @@
 
 gunicorn calls its `ssl_context` hook for every accepted connection; building a context there
 re-reads and re-parses the key each time. We keep one context per worker process and re-check
-the files at most every `reload_seconds`: a digest of the certificate and key bytes decides
-whether to rebuild (so rotated files are served to new connections without a restart), and a
-failed read or parse keeps the last good context, logging once per distinct failure.
+the files at most every `reload_seconds`: a digest of the certificate and key bytes (and of the
+client CA, when one is set) decides whether to rebuild (so rotated files are served to new
+connections without a restart), and a failed read or parse keeps the last good context, logging
+once per distinct failure.
+
+With a client CA (`--client-ca-file`), the context requires a client certificate signed by it,
+as controller-runtime's webhook server does with its `ClientCAName`: only a caller holding such a
+certificate (the API server, configured through its AdmissionConfiguration) completes a handshake.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from cryptography import x509
 
@@ -36,10 +42,21 @@ class ServingCertificate:
     not_after: dt.datetime
 
 
+def require_client_certificates(context: ssl.SSLContext, ca_file: Path) -> None:
+    """Make `context` refuse, during the handshake, a client without a certificate that one of the
+    CAs in `ca_file` signed. Raises OSError, ssl.SSLError or ValueError for an unusable file."""
+    context.verify_mode = ssl.CERT_REQUIRED
+    context.load_verify_locations(cafile=str(ca_file))
+    if not context.get_ca_certs():
+        raise ValueError(f"no CA certificate in {ca_file}")
+
+
 class CertificateSource:
-    def __init__(self, certs_dir: Path, *, min_version: str = "1.2", reload_seconds: float = 10.0, on_load=None):
+    def __init__(self, certs_dir: Path, *, min_version: str = "1.2", reload_seconds: float = 10.0, on_load=None,
+                 client_ca_file: str | Path = ""):
         self.cert_file = Path(certs_dir) / "tls.crt"
         self.key_file = Path(certs_dir) / "tls.key"
+        self.client_ca_file = Path(client_ca_file) if client_ca_file else None
         self.min_version = _MIN_VERSIONS[min_version]
         self.reload_seconds = reload_seconds
         self._on_load = on_load
@@ -47,6 +64,12 @@ class CertificateSource:
         self._loaded: ServingCertificate | None = None
         self._checked_at = 0.0
         self._last_error: str | None = None
+
+    @classmethod
+    def for_settings(cls, settings: Any, on_load: Any = None) -> CertificateSource:
+        """The source `serve` uses: the files, TLS floor, reload period and client CA its settings name."""
+        return cls(settings.certs_dir, min_version=settings.tls_min_version, reload_seconds=settings.cert_reload_seconds,
+                   on_load=on_load, client_ca_file=settings.client_ca_file)
 
     def _build(self, cert_pem: bytes, digest: str) -> ServingCertificate:
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
@@ -58,6 +81,8 @@ class CertificateSource:
         # client keeps no session cache, so they would be built, sent and decrypted for nothing.
         context.num_tickets = 0
         context.load_cert_chain(certfile=str(self.cert_file), keyfile=str(self.key_file))
+        if self.client_ca_file is not None:
+            require_client_certificates(context, self.client_ca_file)
         cert = x509.load_pem_x509_certificate(cert_pem)
         return ServingCertificate(context, digest, cert.serial_number, cert.not_valid_after_utc)
 
@@ -66,7 +91,8 @@ class CertificateSource:
         try:
             cert_pem = self.cert_file.read_bytes()
             key_pem = self.key_file.read_bytes()
-            digest = hashlib.sha256(cert_pem + b"\0" + key_pem).hexdigest()
+            client_ca = self.client_ca_file.read_bytes() if self.client_ca_file is not None else b""
+            digest = hashlib.sha256(cert_pem + b"\0" + key_pem + b"\0" + client_ca).hexdigest()
             if self._loaded is None or digest != self._loaded.digest:
                 loaded = self._build(cert_pem, digest)
                 previous, self._loaded = self._loaded, loaded

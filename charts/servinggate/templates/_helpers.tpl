@@ -87,3 +87,16 @@ source for both, so the auditor calls a deny what the webhook refuses. */}}
 {{- end }}
 {{- join "," $pairs }}
 {{- end }}
+
+{{- /* The webhook's probe target: the HTTPS port, or with clientCA (the admission port then asks
+every caller for a client certificate, which the kubelet has not) the plain-HTTP metrics port,
+which answers /healthz and /readyz too. */}}
+{{- define "servinggate.probePort" -}}
+{{- if .Values.clientCA.secretName -}}
+port: metrics
+scheme: HTTP
+{{- else -}}
+port: https
+scheme: HTTPS
+{{- end }}
+{{- end }}
