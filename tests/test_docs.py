@@ -99,3 +99,26 @@ def test_the_readmes_check_example_prints_what_the_readme_says():
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1, proc.stderr
     assert proc.stdout == said
+
+
+def _readme_commands() -> list[str]:
+    """The first word of each row of the README's "Commands" table."""
+    section = README.read_text().split("\n## Commands\n", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"^\| `([a-z]+)[^`]*` \|", section, re.M)
+
+
+def test_the_readme_command_table_lists_every_command_of_the_cli_once():
+    from webhook.__main__ import COMMANDS
+
+    listed = _readme_commands()
+    assert len(listed) == len(set(listed)), f"listed twice: {listed}"
+    assert sorted(listed) == sorted(COMMANDS), f"README lists {sorted(listed)}, the CLI has {sorted(COMMANDS)}"
+
+
+MAX_DEVELOPMENT_LINE = 300
+
+
+def test_development_md_has_no_line_over_300_characters():
+    long = [(n, len(line)) for n, line in enumerate((REPO / "docs" / "development.md").read_text().splitlines(), 1)
+            if len(line) > MAX_DEVELOPMENT_LINE]
+    assert not long, f"docs/development.md lines (number, length) over {MAX_DEVELOPMENT_LINE} characters: {long}"
