@@ -42,8 +42,7 @@ def _memo(check: Callable[[str], list[str]]) -> Callable[[str], list[str]]:
     names and container names once per pod, and the checks are pure. Only accepted texts are
     kept, and only short ones, in a table emptied when full: a refused text is judged afresh
     (refusals are rare and carry messages), so what a client sends cannot grow a worker's memory
-    by more than the bound. The fuzz benchmark found the earlier table (every verdict, 4,096
-    texts of up to 256 characters per check) holding about 10 MiB of invented names."""
+    by more than the bound (a table of every verdict would fill with a fuzzer's invented names)."""
     seen: set[str] = set()
 
     @wraps(check)

@@ -28,14 +28,23 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
 from ..admission.decision import Verdict
 from ..admission.review import OPERATIONS, Request
 
-if TYPE_CHECKING:
-    from .settings import PolicySettings
-    from .context import Context
+
+# The registry sits below the settings and the context that name it (settings.py checks rule names
+# against it, context.py builds on settings), so it knows them only by what it reads of them.
+class SkipsNamespaces(Protocol):
+    """What a label scope reads of the policy settings (PolicySettings, settings.py)."""
+
+    @property
+    def skip_namespaces(self) -> frozenset[str]: ...
+
+
+class Context(Protocol):
+    """The review's policy Context (context.py): handed through to request rules, never read here."""
 
 Action = Literal["validate", "mutate"]
 Kind = Literal["object", "update", "request", "mutation"]
@@ -134,7 +143,7 @@ class LabelScope:
     any_of: tuple[tuple[str, str], ...]  # (short name for the webhook entry, label key)
     opt_out: tuple[str, str] | None = None  # (label key, value) that takes an object out
 
-    def admits(self, labels: Mapping[str, Any], namespace: str, settings: PolicySettings) -> bool:
+    def admits(self, labels: Mapping[str, Any], namespace: str, settings: SkipsNamespaces) -> bool:
         if namespace in settings.skip_namespaces:
             return False
         if self.opt_out is not None and labels.get(self.opt_out[0]) == self.opt_out[1]:

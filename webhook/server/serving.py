@@ -31,6 +31,24 @@ class JsonLogger(GunicornLogger):
             handler.setFormatter(logs.JsonFormatter())
 
 
+def plain_routes(certificates: Any) -> dict[str, Any]:
+    """The master's plain-HTTP port: /metrics aggregated over the workers' multiprocess files, so
+    the admission port answers reviews and health only; and /healthz and /readyz (the serving
+    certificate's state) for the kubelet's probes, which present no client certificate: with
+    --client-ca-file the admission port refuses them at the handshake."""
+    from . import metrics
+
+    def render() -> tuple[int, bytes, str]:
+        body, content_type = metrics.render()
+        return 200, body, content_type
+
+    def ready() -> tuple[int, bytes, str]:
+        ok, detail = certificates.ready()
+        return (200 if ok else 503), f"{'ok' if ok else 'not ready'}: {detail}\n".encode(), "text/plain"
+
+    return {"/metrics": render, "/healthz": lambda: (200, b"ok\n", "text/plain"), "/readyz": ready}
+
+
 def gunicorn_options(settings: ServeSettings, certificates: Any) -> dict[str, Any]:
     """Every gunicorn setting we rely on; an unknown key is an error, not a silent no-op."""
     host = f"[{settings.host}]" if ":" in settings.host else settings.host
@@ -67,25 +85,11 @@ def gunicorn_options(settings: ServeSettings, certificates: Any) -> dict[str, An
         memory.start_heap_trimmer()  # threads do not survive the fork: one per worker
 
     def when_ready(server: Any) -> None:
-        # In the master, once: /metrics on its own plain-HTTP port, aggregated over the workers'
-        # multiprocess files, so the admission port answers reviews and health only. The same
-        # port answers /healthz and /readyz (the serving certificate's state) for the kubelet's
-        # probes, which present no client certificate: with --client-ca-file the admission port
-        # refuses them at the handshake.
+        # In the master, once: the plain-HTTP port (see `plain_routes`).
         if settings.metrics_port:
             from .. import plainhttp
-            from . import metrics
 
-            def render() -> tuple[int, bytes, str]:
-                body, content_type = metrics.render()
-                return 200, body, content_type
-
-            def ready() -> tuple[int, bytes, str]:
-                ok, detail = certificates.ready()
-                return (200 if ok else 503), f"{'ok' if ok else 'not ready'}: {detail}\n".encode(), "text/plain"
-
-            routes = {"/metrics": render, "/healthz": lambda: (200, b"ok\n", "text/plain"), "/readyz": ready}
-            plainhttp.serve(settings.host, settings.metrics_port, routes, name="metrics")
+            plainhttp.serve(settings.host, settings.metrics_port, plain_routes(certificates), name="metrics")
 
     return {
         "when_ready": when_ready,
