@@ -145,3 +145,18 @@ def test_wrong_types_are_field_errors() -> None:
         "spec.securityContext.seLinuxChangePolicy"]
     errs = gated_errors(_container_profile({"type": 7, "localhostProfile": False}), APPARMOR)
     assert len(errs) == 3 and all(e.startswith("spec.containers[0].securityContext.appArmorProfile.") for e in errs)
+
+
+def test_windows_pods_may_not_set_the_newer_linux_fields() -> None:
+    """validateWindows (commit 000f2605): appArmorProfile on the pod and containers,
+    supplementalGroupsPolicy and seLinuxChangePolicy, each in upstream's order."""
+    pod = container_pod(securityContext={"appArmorProfile": {"type": "RuntimeDefault"}})
+    pod["spec"]["os"] = {"name": "windows"}
+    pod["spec"]["securityContext"] = {"appArmorProfile": {"type": "RuntimeDefault"}, "supplementalGroupsPolicy": "Merge",
+                                      "seLinuxChangePolicy": "Recursive"}
+    assert gated_errors(pod, APPARMOR, "SupplementalGroupsPolicy", "SELinuxChangePolicy") == [
+        "spec.securityContext.appArmorProfile: Forbidden: cannot be set for a windows pod",
+        "spec.securityContext.supplementalGroupsPolicy: Forbidden: cannot be set for a windows pod",
+        "spec.securityContext.seLinuxChangePolicy: Forbidden: cannot be set for a windows pod",
+        "spec.containers[0].securityContext.appArmorProfile: Forbidden: cannot be set for a windows pod",
+    ]
