@@ -57,9 +57,10 @@ def _plain_port(port: dict[str, Any]) -> bool:
             and not names.is_valid_port_num(number) and type(protocol) is str and protocol in PROTOCOLS)
 
 
-def _common(c: dict[str, Any], volumes: dict[str, dict[str, Any]], path: FieldPath, errs: Errors) -> None:
+def _common(c: dict[str, Any], volumes: dict[str, dict[str, Any]], path: FieldPath, errs: Errors,
+            opts: PodOptions, claims: frozenset[str]) -> None:
     """validateContainerCommon. Each check of a list or an object finds nothing in an absent one,
-    so an absent field costs one lookup."""
+    so an absent field costs one lookup. `claims` are the pod's declared resource claim names."""
     get = c.get
     name = field_text(c, "name", path, errs)
     if not name:
@@ -76,13 +77,14 @@ def _common(c: dict[str, Any], volumes: dict[str, dict[str, Any]], path: FieldPa
     if get("envFrom") is not None:
         validate_env_from(get("envFrom"), path.child("envFrom"), errs)
     if get("volumeMounts") is not None or get("volumeDevices") is not None:
-        validate_mounts(c, volumes, path, errs)
+        validate_mounts(c, volumes, path, errs, opts=opts)
     choice(field_text(c, "imagePullPolicy", path, errs), PULL_POLICIES, path, "imagePullPolicy", errs)
     if get("resources") is not None:
-        validate_resources(obj(get("resources"), path.child("resources"), errs), path.child("resources"), errs)
+        validate_resources(obj(get("resources"), path.child("resources"), errs), path.child("resources"), errs,
+                           opts=opts, claims=claims)
     if get("securityContext") is not None:
         validate_container_security(opt_obj(get("securityContext"), path.child("securityContext"), errs),
-                                    path.child("securityContext"), errs)
+                                    path.child("securityContext"), errs, opts=opts)
 
 
 def host_port_conflicts(containers: list[dict[str, Any]], path: FieldPath, seen: set[str], errs: Errors) -> None:
@@ -105,14 +107,14 @@ def items(value: Any, path: FieldPath, errs: Errors) -> list[dict[str, Any]]:
 
 
 def validate_containers(containers: list[dict[str, Any]], volumes: dict[str, dict[str, Any]], path: FieldPath,
-                        errs: Errors, *, opts: PodOptions = DEFAULT_OPTIONS) -> None:
+                        errs: Errors, *, opts: PodOptions = DEFAULT_OPTIONS, claims: frozenset[str] = frozenset()) -> None:
     if not containers:
         errs.append(required(path))
         return
     seen: set[str] = set()
     for i, c in enumerate(containers):
         at = path.index(i)
-        _common(c, volumes, at, errs)
+        _common(c, volumes, at, errs, opts, claims)
         name = name_of(c)
         if name in seen:
             errs.append(duplicate(at.child("name"), name))
@@ -128,14 +130,14 @@ def validate_containers(containers: list[dict[str, Any]], volumes: dict[str, dic
 
 def validate_init_containers(inits: list[dict[str, Any]], containers: list[dict[str, Any]],
                              volumes: dict[str, dict[str, Any]], path: FieldPath, errs: Errors, *,
-                             opts: PodOptions = DEFAULT_OPTIONS) -> None:
+                             opts: PodOptions = DEFAULT_OPTIONS, claims: frozenset[str] = frozenset()) -> None:
     """Init containers share the name space of the app containers. Sidecars (an init container
     with restartPolicy Always) are behind an alpha gate in 1.28, so the field is dropped before
     validation and probes and hooks stay forbidden."""
     seen = {name_of(c) for c in containers}
     for i, c in enumerate(inits):
         at = path.index(i)
-        _common(c, volumes, at, errs)
+        _common(c, volumes, at, errs, opts, claims)
         name = name_of(c)
         if name in seen:
             errs.append(duplicate(at.child("name"), name))
@@ -149,12 +151,12 @@ def validate_init_containers(inits: list[dict[str, Any]], containers: list[dict[
 
 def validate_ephemeral_containers(ephemerals: list[dict[str, Any]], containers: list[dict[str, Any]],
                                   inits: list[dict[str, Any]], volumes: dict[str, dict[str, Any]], path: FieldPath,
-                                  errs: Errors, *, opts: PodOptions = DEFAULT_OPTIONS) -> None:
+                                  errs: Errors, *, opts: PodOptions = DEFAULT_OPTIONS, claims: frozenset[str] = frozenset()) -> None:
     others = {name_of(c) for c in containers + inits}
     seen = set(others)
     for i, c in enumerate(ephemerals):
         at = path.index(i)
-        _common(c, volumes, at, errs)
+        _common(c, volumes, at, errs, opts, claims)
         errs += image_whitespace(c, at)
         name = name_of(c)
         if name in seen:

@@ -1,14 +1,23 @@
-"""A container's volume mounts and block devices (ValidateVolumeMounts, ValidateVolumeDevices)."""
+"""A container's volume mounts and block devices (ValidateVolumeMounts, ValidateVolumeDevices).
+
+Mounts gained two checks after 1.28, ported from kube-apiserver's
+`pkg/apis/core/validation/validation.go` at commit 000f2605 (between 1.32 and 1.33):
+`recursiveReadOnly` (validateMountRecursiveReadOnly, gate RecursiveReadOnlyMounts, 1.30 on) and
+no subPath into an image volume (gate ImageVolume; the version read refuses both subPath and
+subPathExpr there).
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from .options import DEFAULT_OPTIONS, PodOptions
 from .errors import Errors, FieldPath, forbidden, invalid, not_found, not_supported, required
 from .meta import local_descending_path, no_backsteps
 from .values import arr, obj, opt_text, text
 
 PROPAGATIONS = sorted(["Bidirectional", "HostToContainer", "None"])
+RECURSIVE_READ_ONLY = sorted(["Disabled", "IfPossible", "Enabled"])
 
 
 def _pairs(value: Any, path: FieldPath, key: str, errs: Errors) -> list[tuple[str, str, dict[str, Any]]]:
@@ -20,17 +29,19 @@ def _pairs(value: Any, path: FieldPath, key: str, errs: Errors) -> list[tuple[st
     return out
 
 
-def validate_mounts(container: dict[str, Any], volumes: dict[str, dict[str, Any]], path: FieldPath, errs: Errors) -> None:
+def validate_mounts(container: dict[str, Any], volumes: dict[str, dict[str, Any]], path: FieldPath, errs: Errors, *,
+                    opts: PodOptions = DEFAULT_OPTIONS) -> None:
     mounts = _pairs(container.get("volumeMounts"), path.child("volumeMounts"), "mountPath", errs)
     devices = _pairs(container.get("volumeDevices"), path.child("volumeDevices"), "devicePath", errs)
     device_map = {name: where for name, where, _ in devices}
     mount_map = {name: where for name, where, _ in mounts}
-    _mount_errors(mounts, device_map, volumes, container, path.child("volumeMounts"), errs)
+    _mount_errors(mounts, device_map, volumes, container, path.child("volumeMounts"), errs, opts)
     _device_errors(devices, mount_map, volumes, path.child("volumeDevices"), errs)
 
 
 def _mount_errors(mounts: list[tuple[str, str, dict[str, Any]]], devices: dict[str, str],
-                  volumes: dict[str, dict[str, Any]], container: dict[str, Any], path: FieldPath, errs: Errors) -> None:
+                  volumes: dict[str, dict[str, Any]], container: dict[str, Any], path: FieldPath, errs: Errors,
+                  opts: PodOptions) -> None:
     seen: set[str] = set()
     for i, (name, where, mount) in enumerate(mounts):
         at = path.index(i)
@@ -48,6 +59,9 @@ def _mount_errors(mounts: list[tuple[str, str, dict[str, Any]]], devices: dict[s
         if where in devices.values():
             errs.append(invalid(at.child("mountPath"), where, "must not already exist as a path in volumeDevices"))
         sub = text(mount.get("subPath"), at.child("subPath"), errs)
+        volume = volumes.get(name)
+        if volume is not None and volume.get("image") is not None and opts.on("ImageVolume"):
+            errs += _image_sub_paths(mount, at)
         if sub:
             errs += local_descending_path(sub, path.child("subPath"))
         expr = text(mount.get("subPathExpr"), at.child("subPathExpr"), errs)
@@ -58,6 +72,30 @@ def _mount_errors(mounts: list[tuple[str, str, dict[str, Any]]], devices: dict[s
         mode = opt_text(mount.get("mountPropagation"), at.child("mountPropagation"), errs)
         if mode is not None:
             errs += _propagation(mode, container, path.child("mountPropagation"))
+        if mount.get("recursiveReadOnly") is not None and opts.on("RecursiveReadOnlyMounts"):
+            _recursive_read_only(mount, mode, path.child("recursiveReadOnly"), errs)
+
+
+def _image_sub_paths(mount: dict[str, Any], at: FieldPath) -> Errors:
+    """ValidateVolumeMounts: an image volume is mounted whole."""
+    return [invalid(at.child(key), mount[key], "not allowed in image volume sources")
+            for key in ("subPath", "subPathExpr") if isinstance(mount.get(key), str) and mount[key]]
+
+
+def _recursive_read_only(mount: dict[str, Any], propagation: str | None, path: FieldPath, errs: Errors) -> None:
+    """validateMountRecursiveReadOnly (1.30-1.34): Enabled and IfPossible need a read-only mount
+    without propagation (None or unset). The path is the list's, not the item's, as upstream
+    builds it."""
+    value = opt_text(mount.get("recursiveReadOnly"), path, errs)
+    if value is None or value == "Disabled":
+        return
+    if value not in RECURSIVE_READ_ONLY:
+        errs.append(not_supported(path, value, RECURSIVE_READ_ONLY))
+        return
+    if mount.get("readOnly") is not True:
+        errs.append(forbidden(path, "may only be specified when readOnly is true"))
+    if propagation is not None and propagation != "None":
+        errs.append(forbidden(path, "may only be specified when mountPropagation is None or not specified"))
 
 
 def _propagation(mode: str, container: dict[str, Any], path: FieldPath) -> Errors:

@@ -8,13 +8,17 @@ from typing import Any
 from .errors import Errors, FieldPath, forbidden, not_supported, required
 
 OS_NAMES = ["linux", "windows"]
-_WINDOWS_POD = (("securityContext", "seLinuxOptions"), ("hostPID",), ("hostIPC",),
+# validateWindows, in its order. The fields added after 1.28 (appArmorProfile,
+# supplementalGroupsPolicy, seLinuxChangePolicy; validation.go at commit 000f2605) need no gate
+# here: with their gate off the API server has dropped them before this check.
+_WINDOWS_POD = (("securityContext", "appArmorProfile"), ("securityContext", "seLinuxOptions"), ("hostPID",), ("hostIPC",),
                 ("securityContext", "seccompProfile"), ("securityContext", "fsGroup"),
                 ("securityContext", "fsGroupChangePolicy"), ("securityContext", "sysctls"), ("shareProcessNamespace",),
                 ("securityContext", "runAsUser"), ("securityContext", "runAsGroup"),
-                ("securityContext", "supplementalGroups"))
-_WINDOWS_CONTAINER = ("seLinuxOptions", "seccompProfile", "capabilities", "readOnlyRootFilesystem", "privileged",
-                      "allowPrivilegeEscalation", "procMount", "runAsUser", "runAsGroup")
+                ("securityContext", "supplementalGroups"), ("securityContext", "supplementalGroupsPolicy"),
+                ("securityContext", "seLinuxChangePolicy"))
+_WINDOWS_CONTAINER = ("appArmorProfile", "seLinuxOptions", "seccompProfile", "capabilities", "readOnlyRootFilesystem",
+                      "privileged", "allowPrivilegeEscalation", "procMount", "runAsUser", "runAsGroup")
 # Plain booleans and lists count when true or non-empty; every other field when present at all.
 _TRUTHY = frozenset({"hostPID", "hostIPC", "sysctls"})
 

@@ -14,13 +14,13 @@ from .options import DEFAULT_OPTIONS, PodOptions
 from . import names
 from .containers import (image_whitespace, items, name_of, validate_containers, validate_ephemeral_containers,
                          validate_init_containers)
-from .errors import Errors, FieldPath, choice, duplicate, forbidden, invalid, located, required
+from .errors import Errors, FieldPath, choice, duplicate, forbidden, invalid, located, required, too_long
 from .meta import (SECCOMP_CONTAINER_PREFIX, SECCOMP_POD_ANNOTATION, validate_annotations, validate_labels,
                    validate_object_meta, validate_pod_annotations)
 from .platform import all_containers, validate_os
-from .resources import validate_overhead
+from .resources import declared_claims, validate_overhead, validate_pod_resource_claims, validate_pod_resources
 from .scheduling import validate_affinity, validate_tolerations, validate_topology_spread
-from .security import validate_pod_security
+from .security import validate_apparmor_match, validate_pod_security
 from .values import arr, field_text, obj, opt_int, opt_obj, opt_text, string_map, strings, text
 from .volumes import validate_volumes
 
@@ -107,6 +107,24 @@ def _named_objects(spec: dict[str, Any], path: FieldPath, errs: Errors) -> None:
             errs += [invalid(path.child(key), value, m) for m in names.is_dns1123_label(value)]
 
 
+def _hostname_override(spec: dict[str, Any], path: FieldPath, errs: Errors) -> None:
+    """`hostnameOverride` (gate HostnameOverride, 1.34 alpha): a DNS subdomain of at most 64
+    characters, not with `setHostnameAsFQDN: true` and not on the host network, as the field's API
+    documentation states. The 1.34 source was not readable here (the stored validation.go
+    predates the field), so the messages of the last two are this port's own words."""
+    at = path.child("hostnameOverride")
+    value = text(spec.get("hostnameOverride"), at, errs)
+    if not value:
+        return  # the constraints are documented for a non-empty value; an empty one is let pass
+    if len(value) > 64:
+        errs.append(too_long(at, 64))
+    errs += [invalid(at, value, m) for m in names.is_dns1123_subdomain(value)]
+    if spec.get("setHostnameAsFQDN") is True:
+        errs.append(forbidden(at, "may not be set when `setHostnameAsFQDN` is true"))
+    if spec.get("hostNetwork") is True:
+        errs.append(forbidden(at, "may not be set when `hostNetwork` is true"))
+
+
 def _host_aliases(spec: dict[str, Any], path: FieldPath, errs: Errors) -> None:
     for i, raw in enumerate(arr(spec.get("hostAliases"), path, errs)):
         alias = obj(raw, path.index(i), errs)
@@ -140,15 +158,22 @@ def validate_pod_spec(spec: dict[str, Any], path: FieldPath, *, is_pod: bool = T
     errs: Errors = []
     # Each check below finds nothing in an absent field, so an absent field costs one lookup.
     get = spec.get
-    volumes = validate_volumes(get("volumes"), path.child("volumes"), errs, opts=opts) if get("volumes") is not None else {}
+    volumes = validate_volumes(get("volumes"), path.child("volumes"), errs, opts=opts, is_pod=is_pod) if get("volumes") is not None else {}
+    claims = frozenset[str]()
+    if get("resourceClaims") is not None and opts.on("DynamicResourceAllocation"):
+        claims = declared_claims(spec)
+        validate_pod_resource_claims(get("resourceClaims"), path.child("resourceClaims"), errs)
     containers = items(get("containers"), path.child("containers"), errs)
     inits = items(get("initContainers"), path.child("initContainers"), errs) if get("initContainers") is not None else []
     ephemerals = items(get("ephemeralContainers"), path.child("ephemeralContainers"), errs) if get("ephemeralContainers") is not None else []
-    validate_containers(containers, volumes, path.child("containers"), errs, opts=opts)
+    validate_containers(containers, volumes, path.child("containers"), errs, opts=opts, claims=claims)
     if inits:
-        validate_init_containers(inits, containers, volumes, path.child("initContainers"), errs, opts=opts)
+        validate_init_containers(inits, containers, volumes, path.child("initContainers"), errs, opts=opts, claims=claims)
     if ephemerals:
-        validate_ephemeral_containers(ephemerals, containers, inits, volumes, path.child("ephemeralContainers"), errs, opts=opts)
+        validate_ephemeral_containers(ephemerals, containers, inits, volumes, path.child("ephemeralContainers"), errs,
+                                      opts=opts, claims=claims)
+    if get("resources") is not None and opts.on("PodLevelResources"):
+        validate_pod_resources(spec, path.child("resources"), errs, opts=opts)
     _host_network_ports(spec, path, is_pod, errs)
     choice(field_text(spec, "restartPolicy", path, errs), RESTART_POLICIES, path, "restartPolicy", errs)
     dns_policy = field_text(spec, "dnsPolicy", path, errs)
@@ -165,6 +190,8 @@ def validate_pod_spec(spec: dict[str, Any], path: FieldPath, *, is_pod: bool = T
     if get("topologySpreadConstraints") is not None:
         validate_topology_spread(get("topologySpreadConstraints"), path.child("topologySpreadConstraints"), errs, opts=opts)
     _named_objects(spec, path, errs)
+    if get("hostnameOverride") is not None and opts.on("HostnameOverride"):
+        _hostname_override(spec, path, errs)
     if get("tolerations") is not None:
         validate_tolerations(get("tolerations"), path.child("tolerations"), errs)
     if get("hostAliases") is not None:
@@ -232,7 +259,7 @@ def validate_pod_create(pod: Any, *, opts: PodOptions = DEFAULT_OPTIONS) -> Erro
     errs += validate_pod_spec(spec, spec_path, is_pod=True, opts=opts)
     errs += _image_whitespace(spec, spec_path)
     errs += _on_create(spec, spec_path)
-    return errs + _seccomp_match(annotations, spec, spec_path)
+    return errs + _seccomp_match(annotations, spec, spec_path) + validate_apparmor_match(annotations, spec, spec_path, opts=opts)
 
 
 def _on_create(spec: dict[str, Any], spec_path: FieldPath) -> Errors:
@@ -287,6 +314,7 @@ def _template_errors(template: Any, path: FieldPath, is_pod: bool, spec_errors: 
     errs += validate_pod_annotations(annotations, spec, lambda: _container_names(spec), meta_path.child("annotations"))
     errs += _spec_errors(spec, spec_path, is_pod, opts) if spec_errors is None else spec_errors
     errs += _seccomp_match(annotations, spec, spec_path)
+    errs += validate_apparmor_match(annotations, spec, spec_path, opts=opts)
     if not is_pod and arr(spec.get("ephemeralContainers"), path, []):
         errs.append(forbidden(spec_path.child("ephemeralContainers"), "ephemeral containers not allowed in pod template"))
     return errs

@@ -4,18 +4,26 @@ The rules that matter to accelerators: an extended resource (`nvidia.com/gpu`,
 `huawei.com/ascend-1980`: a name with a domain outside `kubernetes.io/`) cannot be overcommitted,
 so a request needs a limit and must equal it, and its quantity must be a whole number.
 Hugepages likewise need request == limit, a multiple of their page size, and cpu or memory.
+
+Two additions after 1.28 port kube-apiserver's `pkg/apis/core/validation/validation.go` at commit
+000f2605 (between 1.32 and 1.33; the checks hold through 1.34): Dynamic Resource Allocation's
+`spec.resourceClaims` and the container claims that name them (validatePodResourceClaims,
+validateResourceClaimNames; gate DynamicResourceAllocation, GA 1.34), and pod-level
+`spec.resources` (validatePodResources; gate PodLevelResources, 1.32 alpha, 1.34 on).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
 
 from ..quantity import parse_quantity
 from . import names
-from .errors import Errors, FieldPath, GoSyntax, forbidden, invalid, required
-from .values import canonical, obj, quantity
+from .errors import Errors, FieldPath, GoSyntax, duplicate, forbidden, invalid, not_found, not_supported, required
+from .options import DEFAULT_OPTIONS, PodOptions
+from .values import arr, canonical, obj, opt_obj, opt_text, quantity, text
 
 _STANDARD = {
     "cpu", "memory", "ephemeral-storage", "requests.cpu", "requests.memory", "requests.ephemeral-storage",
@@ -28,6 +36,10 @@ _INTEGER = {
     "services.nodeports", "services.loadbalancers",
 }
 _CONTAINER_STANDARD = {"cpu", "memory", "ephemeral-storage"}
+_POD_LEVEL = {"cpu", "memory"}
+# sets.List(resourcehelper.SupportedPodLevelResources()) from the release that added hugepages to
+# pod-level resources; an older one refuses them too, so accepting them is never stricter.
+POD_LEVEL_SUPPORTED = ["cpu", "hugepages-", "memory"]
 
 
 def is_hugepages(name: str) -> bool:
@@ -68,6 +80,18 @@ def resource_name_errors(name: str, path: FieldPath) -> Errors:
             return errs + [invalid(path, name, "must be a standard resource for containers")]
     elif not is_native(name) and not is_extended(name):
         return errs + [invalid(path, name, "doesn't follow extended resource name standard")]
+    return errs
+
+
+def pod_resource_name_errors(name: str, path: FieldPath) -> Errors:
+    """validatePodResourceName: a resource name, and one pod-level resources support."""
+    if name in _POD_LEVEL:
+        return []
+    errs = [invalid(path, name, m) for m in names.is_qualified_name(name)]
+    if not errs and "/" not in name and not _is_standard(name):
+        errs.append(invalid(path, name, "must be a standard resource type or fully qualified"))
+    if not errs and not is_hugepages(name):
+        errs.append(not_supported(path, name, POD_LEVEL_SUPPORTED))
     return errs
 
 
@@ -136,29 +160,35 @@ def _read_list(value: Any, path: FieldPath, errs: Errors) -> dict[str, tuple[Any
     return out
 
 
-def validate_resources(resources: dict[str, Any], path: FieldPath, errs: Errors) -> None:
-    """Limits first, then requests, each in the order written (Go walks its maps at random).
-    A container's cpu, memory or ephemeral storage, not negative, is what the name, value and
-    hugepage checks find nothing in: they run for any other entry."""
+def validate_resources(resources: dict[str, Any], path: FieldPath, errs: Errors, *, opts: PodOptions = DEFAULT_OPTIONS,
+                       claims: frozenset[str] = frozenset(), pod_level: bool = False) -> None:
+    """validateResourceRequirements, of a container (ValidateContainerResourceRequirements) or,
+    with `pod_level`, of the pod (validatePodResourceRequirements). Limits first, then requests,
+    each in the order written (Go walks its maps at random). A container's cpu, memory or
+    ephemeral storage (the pod's cpu or memory), not negative, is what the name, value and
+    hugepage checks find nothing in: they run for any other entry. `claims` are the names
+    `spec.resourceClaims` declares, which `resources.claims` may refer to."""
+    plain_names = _POD_LEVEL if pod_level else _CONTAINER_STANDARD
+    resource_name_errors_ = pod_resource_name_errors if pod_level else resource_name_errors
     lim_path, req_path = path.child("limits"), path.child("requests")
     limits = _read_list(resources.get("limits"), lim_path, errs)
     requests = _read_list(resources.get("requests"), req_path, errs)
     compute, hugepages = False, False
     for name, (raw, amount) in limits.items():
-        if name in _CONTAINER_STANDARD and amount >= 0:
+        if name in plain_names and amount >= 0:
             compute = compute or name in ("cpu", "memory")
             continue
         at = lim_path.key(name)
-        errs += resource_name_errors(name, at) + _quantity_value_errors(name, raw, amount, at)
+        errs += resource_name_errors_(name, at) + _quantity_value_errors(name, raw, amount, at)
         if is_hugepages(name):
             hugepages = True
             errs += _hugepage_errors(name, raw, amount, at)
         compute = compute or name in ("cpu", "memory")
     for name, (raw, amount) in requests.items():
-        plain = name in _CONTAINER_STANDARD and amount >= 0
+        plain = name in plain_names and amount >= 0
         if not plain:
             at = req_path.key(name)
-            errs += resource_name_errors(name, at) + _quantity_value_errors(name, raw, amount, at)
+            errs += resource_name_errors_(name, at) + _quantity_value_errors(name, raw, amount, at)
         if name in limits:
             limit_raw, limit = limits[name]
             if amount != limit and not overcommit_allowed(name):
@@ -174,6 +204,163 @@ def validate_resources(resources: dict[str, Any], path: FieldPath, errs: Errors)
         compute = compute or name in ("cpu", "memory")
     if hugepages and not compute:
         errs.append(forbidden(path, "HugePages require cpu or memory"))
+    if resources.get("claims") is not None and opts.on("DynamicResourceAllocation"):
+        _claim_names(resources.get("claims"), claims, path.child("claims"), errs)
+
+
+def _claim_names(value: Any, declared: frozenset[str], path: FieldPath, errs: Errors) -> None:
+    """validateResourceClaimNames (1.31-1.34): each claim names one of `spec.resourceClaims`, at
+    most once, or one request of it (`request`, a DNS label) at most once and not besides the
+    whole claim."""
+    seen: set[str] = set()
+    for at, claim, name in _named_items(value, path, errs):
+        if not name:
+            errs.append(required(at))
+            continue
+        if name in seen:
+            errs.append(duplicate(at, name))  # every request of the claim is already referred to
+        else:
+            key = name
+            request = text(claim.get("request"), at.child("request"), errs)
+            if request:
+                errs += [invalid(at.child("request"), request, m) for m in names.is_dns1123_label(request)]
+                key = f"{name}/{request}"
+            if key in seen:
+                errs.append(duplicate(at, key))
+            elif not request:
+                errs += [duplicate(at, name) for other in seen if "/" in other and other.split("/", 1)[0] == name]
+            seen.add(key)
+        if name not in declared:
+            listed = ": " + ", ".join(sorted(declared)) if declared else " which is empty"
+            errs.append(not_found(at, name, "must be one of the names in pod.spec.resourceClaims" + listed))
+
+
+def _named_items(value: Any, path: FieldPath, errs: Errors) -> Iterator[tuple[FieldPath, dict[str, Any], str]]:
+    """Each item of a list of objects with a `name`: its path, the item, the name."""
+    for i, raw in enumerate(arr(value, path, errs)):
+        at = path.index(i)
+        item = obj(raw, at, errs)
+        yield at, item, text(item.get("name"), at.child("name"), errs)
+
+
+def declared_claims(spec: dict[str, Any]) -> frozenset[str]:
+    """gatherPodResourceClaimNames: every non-empty `spec.resourceClaims[].name`, valid or not."""
+    listed = spec.get("resourceClaims")
+    if not isinstance(listed, list):
+        return frozenset()
+    return frozenset(c["name"] for c in listed if isinstance(c, dict) and isinstance(c.get("name"), str) and c["name"])
+
+
+def validate_pod_resource_claims(value: Any, path: FieldPath, errs: Errors) -> None:
+    """validatePodResourceClaims (1.31-1.34): unique DNS-label names, each with exactly one of
+    `resourceClaimName` and `resourceClaimTemplateName`, a DNS subdomain."""
+    seen: set[str] = set()
+    for at, claim, name in _named_items(value, path, errs):
+        if not name:
+            errs.append(required(at.child("name")))
+        elif name in seen:
+            errs.append(duplicate(at.child("name"), name))
+        else:
+            errs += [invalid(at.child("name"), name, m) for m in names.is_dns1123_label(name)]
+            seen.add(name)
+        claim_name = opt_text(claim.get("resourceClaimName"), at.child("resourceClaimName"), errs)
+        template = opt_text(claim.get("resourceClaimTemplateName"), at.child("resourceClaimTemplateName"), errs)
+        if claim_name is not None and template is not None:
+            errs.append(invalid(at, _claim_struct(name, claim_name, template),
+                                "at most one of `resourceClaimName` or `resourceClaimTemplateName` may be specified"))
+        if claim_name is None and template is None:
+            errs.append(invalid(at, _claim_struct(name, claim_name, template),
+                                "must specify one of: `resourceClaimName`, `resourceClaimTemplateName`"))
+        for key, given in (("resourceClaimName", claim_name), ("resourceClaimTemplateName", template)):
+            if given is not None:
+                errs += [invalid(at.child(key), given, m) for m in names.name_is_dns_subdomain(given)]
+
+
+def _claim_struct(name: str, claim_name: str | None, template: str | None) -> GoSyntax:
+    """`%#v` of a core.PodResourceClaim: its two names are pointers, shown as an address or nil."""
+    def pointer(value: str | None) -> str:
+        return "(*string)(" + ("0x{pointer}" if value is not None else "nil") + ")"
+    return GoSyntax(f'core.PodResourceClaim{{Name:"{name}", ResourceClaimName:{pointer(claim_name)}, '
+                    f'ResourceClaimTemplateName:{pointer(template)}}}')
+
+
+def validate_pod_resources(spec: dict[str, Any], path: FieldPath, errs: Errors, *, opts: PodOptions = DEFAULT_OPTIONS) -> None:
+    """validatePodResources (1.32-1.34): pod-level `resources` take cpu and memory (and
+    hugepages), no claims, requests within limits, then agree with the containers'
+    (validatePodResourceConsistency)."""
+    resources = opt_obj(spec.get("resources"), path, errs)
+    if resources is None:
+        return
+    if resources.get("claims") is not None:
+        errs.append(forbidden(path.child("claims"), "claims cannot be set for Resources at pod-level"))
+    validate_resources(resources, path, errs, opts=opts, claims=declared_claims(spec), pod_level=True)
+    _pod_resource_consistency(spec, resources, path, errs)
+
+
+def _pod_resource_consistency(spec: dict[str, Any], resources: dict[str, Any], path: FieldPath, errs: Errors) -> None:
+    """validatePodResourceConsistency: the pod's requests at least the containers' aggregate
+    (AggregateContainerRequests of k8s.io/component-helpers/resource: app containers and
+    sidecars add up, a plain init container counts alone with the sidecars started before it,
+    and the larger wins), and no app container's limit above the pod's.
+
+    Only resources the pod names are compared. The version read also compares a resource only
+    containers request against a pod request of 0, which refuses a pod-level cpu beside a
+    container's `nvidia.com/gpu`; later releases default or skip those, so we skip them."""
+    requests = _read_list(resources.get("requests"), path, [])
+    limits = _read_list(resources.get("limits"), path, [])
+    totals = _aggregate_requests(spec)
+    for name, (raw, amount) in totals.items():
+        if name not in requests or not (name in _POD_LEVEL or is_hugepages(name)):
+            continue
+        pod_raw, pod_amount = requests[name]
+        if amount > pod_amount:
+            errs.append(invalid(path.child("requests").key(name), canonical(pod_raw, pod_amount),
+                                f"must be greater than or equal to aggregate container requests of {canonical(raw, amount)}"))
+    for i, c in enumerate(_dicts(spec.get("containers"))):
+        for name, (raw, amount) in _read_list(obj(c.get("resources"), path, []).get("limits"), path, []).items():
+            if name in limits and amount > limits[name][1]:
+                errs.append(invalid(path.child("containers").index(i).key(name).child("limits"), canonical(raw, amount),
+                                    f"must be less than or equal to pod limits of {canonical(*limits[name])}"))
+
+
+def _dicts(value: Any) -> list[dict[str, Any]]:
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+def _container_requests(c: dict[str, Any]) -> dict[str, tuple[Any, Decimal]]:
+    return _read_list(obj(c.get("resources"), FieldPath(), []).get("requests"), FieldPath(), [])
+
+
+def _add(total: dict[str, tuple[Any, Decimal]], more: dict[str, tuple[Any, Decimal]]) -> None:
+    for name, (raw, amount) in more.items():
+        first = total.get(name)
+        total[name] = (raw, amount) if first is None else (first[0], first[1] + amount)
+
+
+def _aggregate_requests(spec: dict[str, Any]) -> dict[str, tuple[Any, Decimal]]:
+    """AggregateContainerRequests, as (the first quantity's text, for its format; the sum)."""
+    total: dict[str, tuple[Any, Decimal]] = {}
+    for c in _dicts(spec.get("containers")):
+        _add(total, _container_requests(c))
+    sidecars: dict[str, tuple[Any, Decimal]] = {}
+    init_max: dict[str, tuple[Any, Decimal]] = {}
+    for c in _dicts(spec.get("initContainers")):
+        own = _container_requests(c)
+        if c.get("restartPolicy") == "Always":
+            _add(total, own)
+            _add(sidecars, own)
+            running = dict(sidecars)
+        else:
+            running = {}
+            _add(running, own)
+            _add(running, sidecars)
+        for name, (raw, amount) in running.items():
+            if name not in init_max or amount > init_max[name][1]:
+                init_max[name] = (raw, amount)
+    for name, (raw, amount) in init_max.items():
+        if name not in total or amount > total[name][1]:
+            total[name] = (raw, amount)
+    return total
 
 
 def validate_overhead(value: Any, path: FieldPath, errs: Errors) -> None:

@@ -1,4 +1,10 @@
-"""Where a pod may run: tolerations, node and pod (anti-)affinity, topology spread constraints."""
+"""Where a pod may run: tolerations, node and pod (anti-)affinity, topology spread constraints.
+
+`matchLabelKeys`/`mismatchLabelKeys` of pod (anti-)affinity terms (gate
+MatchLabelKeysInPodAffinity, 1.29 alpha, 1.31 on) port validateMatchLabelKeysAndMismatchLabelKeys
+and validateLabelKeys of kube-apiserver's `pkg/apis/core/validation/validation.go` at commit
+000f2605 (between 1.32 and 1.33; unchanged 1.31-1.34).
+"""
 
 from __future__ import annotations
 
@@ -144,27 +150,70 @@ def validate_label_selector(selector: dict[str, Any] | None, path: FieldPath, er
             errs += [invalid(at.child("values").index(j), v, m) for m in names.is_valid_label_value(v)]
 
 
-def _pod_term(term: dict[str, Any], path: FieldPath, errs: Errors) -> None:
+def _pod_term(term: dict[str, Any], path: FieldPath, errs: Errors, opts: PodOptions) -> None:
     validate_label_selector(opt_obj(term.get("labelSelector"), path.child("labelSelector"), errs), path.child("labelSelector"), errs)
     validate_label_selector(opt_obj(term.get("namespaceSelector"), path.child("namespaceSelector"), errs),
                             path.child("namespaceSelector"), errs)
     for ns in strings(term.get("namespaces"), path.child("namespaces"), errs):
         errs += [invalid(path.child("namespace"), ns, m) for m in names.name_is_dns_label(ns)]
+    if (term.get("matchLabelKeys") is not None or term.get("mismatchLabelKeys") is not None) \
+            and opts.on("MatchLabelKeysInPodAffinity"):
+        _match_and_mismatch_label_keys(term, path, errs)
     key = text(term.get("topologyKey"), path.child("topologyKey"), errs)
     if not key:
         errs.append(required(path.child("topologyKey"), "can not be empty"))
     errs += _label_name(key, path.child("topologyKey"))
 
 
-def _pod_affinity(pa: dict[str, Any], path: FieldPath, errs: Errors) -> None:
+def _match_and_mismatch_label_keys(term: dict[str, Any], path: FieldPath, errs: Errors) -> None:
+    """validateMatchLabelKeysAndMismatchLabelKeys: each key a label name (and the lists allowed
+    only beside a labelSelector), a matchLabelKeys key not already in the selector, and no key
+    in both lists.
+
+    Upstream sees the selector after the pod strategy appended one expression per key whose label
+    the pod carries; this check sees the selector as written, so it finds a key the selector
+    names twice but not one the merge would have added again: never more than the API server."""
+    selector = opt_obj(term.get("labelSelector"), path.child("labelSelector"), [])
+    match = strings(term.get("matchLabelKeys"), path.child("matchLabelKeys"), errs)
+    mismatch = strings(term.get("mismatchLabelKeys"), path.child("mismatchLabelKeys"), errs)
+    _label_keys(match, selector, path.child("matchLabelKeys"), errs)
+    _label_keys(mismatch, selector, path.child("mismatchLabelKeys"), errs)
+    if selector is not None:
+        index = {key: i for i, key in enumerate(match)}
+        seen = {str(k) for k in obj(selector.get("matchLabels"), path, [])}
+        for expr in arr(selector.get("matchExpressions"), path, []):
+            key = expr.get("key") if isinstance(expr, dict) else None
+            if not isinstance(key, str):
+                continue
+            if key in index and key in seen:
+                errs.append(invalid(path.index(index[key]), key, "exists in both matchLabelKeys and labelSelector"))
+            seen.add(key)
+    both = set(mismatch)
+    for i, key in enumerate(match):
+        if key in both:
+            errs.append(invalid(path.child("matchLabelKeys").index(i), key, "exists in both matchLabelKeys and mismatchLabelKeys"))
+
+
+def _label_keys(keys: list[str], selector: dict[str, Any] | None, path: FieldPath, errs: Errors) -> None:
+    """validateLabelKeys."""
+    if not keys:
+        return
+    if selector is None:
+        errs.append(forbidden(path, "must not be specified when labelSelector is not set"))
+        return
+    for i, key in enumerate(keys):
+        errs += _label_name(key, path.index(i))
+
+
+def _pod_affinity(pa: dict[str, Any], path: FieldPath, errs: Errors, opts: PodOptions) -> None:
     at = path.child("requiredDuringSchedulingIgnoredDuringExecution")
     for i, term in enumerate(arr(pa.get("requiredDuringSchedulingIgnoredDuringExecution"), at, errs)):
-        _pod_term(obj(term, at.index(i), errs), at.index(i), errs)
+        _pod_term(obj(term, at.index(i), errs), at.index(i), errs, opts)
     at = path.child("preferredDuringSchedulingIgnoredDuringExecution")
     for i, raw in enumerate(arr(pa.get("preferredDuringSchedulingIgnoredDuringExecution"), at, errs)):
         weighted = _weighted(raw, at.index(i), errs)
         term_at = at.index(i).child("podAffinityTerm")
-        _pod_term(obj(weighted.get("podAffinityTerm"), term_at, errs), term_at, errs)
+        _pod_term(obj(weighted.get("podAffinityTerm"), term_at, errs), term_at, errs, opts)
 
 
 def validate_affinity(spec: dict[str, Any], path: FieldPath, errs: Errors, *, opts: PodOptions = DEFAULT_OPTIONS) -> None:
@@ -175,7 +224,7 @@ def validate_affinity(spec: dict[str, Any], path: FieldPath, errs: Errors, *, op
         _node_affinity(na, path.child("nodeAffinity"), errs)
     for kind in ("podAffinity", "podAntiAffinity"):
         if (pa := opt_obj(affinity.get(kind), path.child(kind), errs)) is not None:
-            _pod_affinity(pa, path.child(kind), errs)
+            _pod_affinity(pa, path.child(kind), errs, opts)
 
 
 def validate_topology_spread(value: Any, path: FieldPath, errs: Errors, *, opts: PodOptions = DEFAULT_OPTIONS) -> None:

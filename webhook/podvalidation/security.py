@@ -1,4 +1,12 @@
-"""Security contexts, pod-level and per container: ids, seccomp profiles, sysctls, privilege."""
+"""Security contexts, pod-level and per container: ids, seccomp and AppArmor profiles, sysctls,
+privilege, and the policies for supplemental groups and SELinux relabelling.
+
+The checks of fields added after 1.28 (`appArmorProfile`, `supplementalGroupsPolicy`,
+`seLinuxChangePolicy`) port kube-apiserver's `pkg/apis/core/validation/validation.go` as read at
+commit 000f2605 (between 1.32 and 1.33; the same checks hold through 1.34). Each runs when its
+field is present and its gate is on; with the gate off the API server has dropped the field
+before validation, so there is nothing to check.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +15,9 @@ from typing import Any
 
 from .options import DEFAULT_OPTIONS, PodOptions
 from . import names
-from .errors import Errors, FieldPath, GoSyntax, duplicate, forbidden, invalid, not_supported, required
+from .errors import Errors, FieldPath, GoSyntax, duplicate, forbidden, invalid, not_supported, required, too_long
 from .meta import local_descending_path
+from .platform import all_containers
 from .values import arr, obj, opt_flag, opt_int, opt_obj, opt_text, text
 
 # kube-apiserver's --allow-privileged; kubeadm and the usual installers turn it on.
@@ -16,6 +25,11 @@ ALLOW_PRIVILEGED = True
 SECCOMP_TYPES = ["Localhost", "RuntimeDefault", "Unconfined"]
 PROC_MOUNTS = ["Default", "Unmasked"]
 FS_GROUP_POLICIES = ["Always", "OnRootMismatch"]
+APPARMOR_TYPES = ["Localhost", "RuntimeDefault", "Unconfined"]
+APPARMOR_PROFILE_MAX = 4095  # PATH_MAX - 1
+SUPPLEMENTAL_GROUPS_POLICIES = ["Merge", "Strict"]
+SELINUX_CHANGE_POLICIES = ["MountOption", "Recursive"]
+APPARMOR_ANNOTATION_PREFIX = "container.apparmor.security.beta.kubernetes.io/"
 _SYSCTL_SEGMENT = "[a-z0-9]([-_a-z0-9]*[a-z0-9])?"
 _SYSCTL_FMT = "(" + _SYSCTL_SEGMENT + "[\\./])*" + _SYSCTL_SEGMENT
 _SYSCTL = re.compile(_SYSCTL_FMT)
@@ -49,7 +63,36 @@ def validate_seccomp_profile(profile: dict[str, Any] | None, path: FieldPath, er
         errs.append(invalid(path.child("localhostProfile"), shown, "can only be set when seccomp type is Localhost"))
 
 
-def validate_container_security(context: dict[str, Any] | None, path: FieldPath, errs: Errors) -> None:
+def validate_apparmor_profile(profile: dict[str, Any] | None, path: FieldPath, errs: Errors) -> None:
+    """ValidateAppArmorProfileField (validation.go, 1.30-1.34): the type, and a localhost profile
+    exactly when the type is Localhost, unpadded and at most PATH_MAX - 1 bytes."""
+    if profile is None:
+        return
+    kind = text(profile.get("type"), path.child("type"), errs)
+    local = opt_text(profile.get("localhostProfile"), path.child("localhostProfile"), errs)
+    at = path.child("localhostProfile")
+    if kind == "Localhost":
+        if local is None:
+            errs.append(required(at, "must be set when AppArmor type is Localhost"))
+            return
+        if local.strip() != local:
+            errs.append(invalid(at, local, "must not be padded with whitespace"))
+        elif not local:
+            errs.append(required(at, "must be set when AppArmor type is Localhost"))
+        if len(local.encode()) > APPARMOR_PROFILE_MAX:
+            errs.append(too_long(at, APPARMOR_PROFILE_MAX))
+    elif kind in ("RuntimeDefault", "Unconfined"):
+        if local is not None:
+            errs.append(invalid(at, local, "can only be set when AppArmor type is Localhost"))
+    elif not kind:
+        errs.append(required(path.child("type"), "type is required when appArmorProfile is set"))
+    else:
+        errs.append(not_supported(path.child("type"), kind, APPARMOR_TYPES))
+
+
+def validate_container_security(context: dict[str, Any] | None, path: FieldPath, errs: Errors, *,
+                                opts: PodOptions = DEFAULT_OPTIONS) -> None:
+    """ValidateSecurityContext; `appArmorProfile` with the AppArmorFields gate (1.30 on)."""
     if context is None:
         return
     privileged = opt_flag(context.get("privileged"), path.child("privileged"), errs)
@@ -70,6 +113,9 @@ def validate_container_security(context: dict[str, Any] | None, path: FieldPath,
         for cap in arr(caps.get("add"), path.child("capabilities", "add"), errs):
             if cap == "CAP_SYS_ADMIN":
                 errs.append(invalid(path, shown, "cannot set `allowPrivilegeEscalation` to false and `capabilities.Add` CAP_SYS_ADMIN"))
+    if context.get("appArmorProfile") is not None and opts.on("AppArmorFields"):
+        validate_apparmor_profile(opt_obj(context.get("appArmorProfile"), path.child("appArmorProfile"), errs),
+                                  path.child("appArmorProfile"), errs)
 
 
 # The fields of core.SecurityContext in declaration order, with the Go type of each pointer.
@@ -131,3 +177,60 @@ def validate_pod_security(spec: dict[str, Any], path: FieldPath, errs: Errors, *
     if get("seccompProfile") is not None:
         validate_seccomp_profile(opt_obj(get("seccompProfile"), path.child("seccompProfile"), errs),
                                  path.child("seccompProfile"), errs)
+    if get("appArmorProfile") is not None and opts.on("AppArmorFields"):
+        validate_apparmor_profile(opt_obj(get("appArmorProfile"), path.child("appArmorProfile"), errs),
+                                  path.child("appArmorProfile"), errs)
+    if get("supplementalGroupsPolicy") is not None and opts.on("SupplementalGroupsPolicy"):
+        _supplemental_groups_policy(get("supplementalGroupsPolicy"), path.child("supplementalGroupsPolicy"), errs)
+    if get("seLinuxChangePolicy") is not None and opts.on("SELinuxChangePolicy"):
+        _selinux_change_policy(get("seLinuxChangePolicy"), path.child("seLinuxChangePolicy"), errs, opts)
+
+
+def _supplemental_groups_policy(value: Any, path: FieldPath, errs: Errors) -> None:
+    """validateSupplementalGroupsPolicy (1.31-1.34): Merge or Strict."""
+    policy = opt_text(value, path, errs)
+    if policy is not None and policy not in SUPPLEMENTAL_GROUPS_POLICIES:
+        errs.append(not_supported(path, policy, SUPPLEMENTAL_GROUPS_POLICIES))
+
+
+def _selinux_change_policy(value: Any, path: FieldPath, errs: Errors, opts: PodOptions) -> None:
+    """validateSELinuxChangePolicy (1.32-1.34). Upstream's AllowOnlyRecursiveSELinuxChangePolicy
+    (`pkg/api/pod/util.go`) holds while the SELinuxMount gate is off: then only Recursive is
+    accepted, otherwise MountOption too. (An update keeping a MountOption already in use is
+    allowed upstream; a create, what we judge, never is.)"""
+    policy = opt_text(value, path, errs)
+    if policy is None:
+        return
+    supported = SELINUX_CHANGE_POLICIES if opts.on("SELinuxMount") else ["Recursive"]
+    if policy not in supported:
+        errs.append(not_supported(path, policy, supported))
+
+
+def validate_apparmor_match(annotations: dict[str, str], spec: dict[str, Any], path: FieldPath, *,
+                            opts: PodOptions = DEFAULT_OPTIONS) -> Errors:
+    """validateAppArmorAnnotationsAndFieldsMatchOnCreate (1.30-1.34): where a container has both
+    the deprecated AppArmor annotation and a profile (its own, or the pod's it inherits), the two
+    must agree. Windows pods are skipped."""
+    if not opts.on("AppArmorFields") or not any(k.startswith(APPARMOR_ANNOTATION_PREFIX) for k in annotations):
+        return []
+    os_field = spec.get("os")
+    if isinstance(os_field, dict) and os_field.get("name") == "windows":
+        return []
+    context = spec.get("securityContext")
+    pod_profile = context.get("appArmorProfile") if isinstance(context, dict) else None
+    errs: Errors = []
+    for c, at in all_containers(spec, path):
+        own = c.get("securityContext")
+        profile = own.get("appArmorProfile") if isinstance(own, dict) and own.get("appArmorProfile") is not None else pod_profile
+        name = c.get("name")
+        annotation = annotations.get(APPARMOR_ANNOTATION_PREFIX + name) if isinstance(name, str) else None
+        if not isinstance(profile, dict) or annotation is None:
+            continue
+        where = at.child("securityContext", "appArmorProfile")
+        kind = profile.get("type")
+        if (kind == "Unconfined" and annotation != "unconfined") or (kind == "RuntimeDefault" and annotation != "runtime/default") or (
+                kind == "Localhost" and not annotation.startswith("localhost/")):
+            errs.append(forbidden(where.child("type"), "apparmor type in annotation and field must match"))
+        elif kind == "Localhost" and annotation[len("localhost/"):] != profile.get("localhostProfile"):
+            errs.append(forbidden(where.child("localhostProfile"), "apparmor profile in annotation and field must match"))
+    return errs

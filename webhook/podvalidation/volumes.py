@@ -3,6 +3,11 @@
 Defaulting has already turned a volume with no source into an emptyDir, so "must specify a
 volume type" only appears for a pod that skipped the defaults. The sources are tried in the
 API server's order, which decides which one a second source is reported against.
+
+The image volume source (`volumes[].image`, gate ImageVolume) ports validateImageVolumeSource of
+kube-apiserver's `pkg/apis/core/validation/validation.go` at commit 000f2605 (between 1.32 and
+1.33; unchanged through 1.34). With the gate off the API server has dropped the field, so the key
+is not a source at all here.
 """
 
 from __future__ import annotations
@@ -185,6 +190,26 @@ def _ephemeral(source: dict[str, Any], path: FieldPath, errs: Errors) -> None:
         errs.append(required(path.child("volumeClaimTemplate")))
 
 
+PULL_POLICIES = ["Always", "IfNotPresent", "Never"]
+
+
+def _image(source: dict[str, Any], path: FieldPath, errs: Errors) -> None:
+    """validateImageVolumeSource without its reference check (see `_image_reference`). An empty
+    pull policy is never seen upstream: SetDefaults_ImageVolumeSource fills it in first, so here
+    it stands for the default and passes."""
+    policy = opt_text(source.get("pullPolicy"), path.child("pullPolicy"), errs)
+    if policy and policy not in PULL_POLICIES:
+        errs.append(not_supported(path.child("pullPolicy"), policy, PULL_POLICIES))
+
+
+def _image_reference(volume: dict[str, Any], at: FieldPath, errs: Errors) -> None:
+    """validateImageVolumeSource: a Pod (not a bare template, which a controller may complete)
+    must name the image."""
+    source = volume.get("image")
+    if isinstance(source, dict) and not text(source.get("reference"), at.child("image", "reference"), errs):
+        errs.append(required(at.child("image", "reference")))
+
+
 def _unchecked(source: dict[str, Any], path: FieldPath, errs: Errors) -> None:
     """A source whose own fields are not ported yet (cloud and legacy in-tree drivers)."""
 
@@ -220,35 +245,42 @@ SOURCES: list[tuple[str, str, str, Checker]] = [
     ("scaleIO", "scaleIO", "scaleIO", _unchecked),
     ("csi", "csi", "csi", _csi),
     ("ephemeral", "ephemeral", "ephemeral", _ephemeral),
+    ("image", "image", "image", _image),
 ]
+# The sources a gate adds, skipped while the gate is off.
+_GATED_SOURCES = {"image": "ImageVolume"}
 SOURCE_KEYS = frozenset(key for key, _, _, _ in SOURCES)
 
 
-def _source_errors(volume: dict[str, Any], at: FieldPath, errs: Errors) -> Errors:
+def _source_errors(volume: dict[str, Any], at: FieldPath, errs: Errors, opts: PodOptions, is_pod: bool) -> Errors:
     out: Errors = []
     count = 0
     for key, second_at, own_at, check in SOURCES:
         source = opt_obj(volume.get(key), at.child(key), errs)
-        if source is None:
+        if source is None or (key in _GATED_SOURCES and not opts.on(_GATED_SOURCES[key])):
             continue
         if count:
             out.append(forbidden(at.child(second_at), "may not specify more than 1 volume type"))
             continue
         count += 1
+        if key == "image" and is_pod:
+            _image_reference(volume, at, out)
         check(source, at.child(own_at), out)
     if count == 0:
         out.append(required(at, "must specify a volume type"))
     return out
 
 
-def validate_volumes(value: Any, path: FieldPath, errs: Errors, *, opts: PodOptions = DEFAULT_OPTIONS) -> dict[str, dict[str, Any]]:
-    """The volumes, and the valid ones by name (what mounts may refer to)."""
+def validate_volumes(value: Any, path: FieldPath, errs: Errors, *, opts: PodOptions = DEFAULT_OPTIONS,
+                     is_pod: bool = True) -> dict[str, dict[str, Any]]:
+    """The volumes, and the valid ones by name (what mounts may refer to). `is_pod` is upstream's
+    ResourceIsPod."""
     known: dict[str, dict[str, Any]] = {}
     for i, raw in enumerate(arr(value, path, errs)):
         at = path.index(i)
         volume = obj(raw, at, errs)
         name = text(volume.get("name"), at.child("name"), errs)
-        found = _source_errors(volume, at, errs)
+        found = _source_errors(volume, at, errs, opts, is_pod)
         if not name:
             found.append(required(at.child("name")))
         else:
