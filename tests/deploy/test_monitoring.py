@@ -269,3 +269,9 @@ def test_the_charts_latency_bucket_is_the_packages(timeout):
     rule = render({"prometheusRule": {"enabled": True}, "validating": {"timeoutSeconds": timeout}}).find("PrometheusRule", monitoring.RULE_NAME)
     expr = _alerts(rule["spec"]["groups"])["ServingGateReviewLatencyNearTimeout"]["expr"]
     assert f'endpoint="validate",le="{monitoring.latency_bucket(timeout)}"' in expr
+
+
+def test_every_alert_is_explained_in_the_operations_guide():
+    guide = (REPO / "docs" / "operations.md").read_text()
+    rows = dict(re.findall(r"^\| `(ServingGate\w+)` \| (\w+) \|", guide, re.MULTILINE))
+    assert rows == {name: rule["labels"]["severity"] for name, rule in _alerts(_groups()).items()}

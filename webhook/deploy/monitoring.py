@@ -85,8 +85,8 @@ def webhook_names(rules: list[Rule]) -> list[str]:
 
 
 def names_regex(rules: list[Rule]) -> str:
-    """Our webhook entries' names as a PromQL regex inside a double-quoted string (a dot is `\\\\.`
-    there: PromQL reads the string's escapes first, then RE2 its own)."""
+    r"""Our webhook entries' names as a PromQL regex inside a double-quoted string, where a dot is
+    written `\\.`: PromQL reads the string's escapes first, then RE2 its own."""
     return "|".join(n.replace(".", "\\\\.") for n in webhook_names(rules))
 
 
@@ -99,8 +99,7 @@ def _alert(name: str, expr: str, severity: str, summary: str, description: str, 
     return alert
 
 
-def rule_groups(rules: list[Rule], knobs: Knobs) -> list[dict[str, Any]]:
-    """The alert groups (PrometheusRule spec.groups, a plain Prometheus rule file's groups)."""
+def _webhook_alerts(rules: list[Rule], knobs: Knobs) -> list[dict[str, Any]]:
     names = names_regex(rules)
     calls = f'apiserver_admission_webhook_rejection_count{{error_type="calling_webhook_error",name=~"{names}"}}'
     slow = " or ".join(
@@ -108,7 +107,7 @@ def rule_groups(rules: list[Rule], knobs: Knobs) -> list[dict[str, Any]]:
         f' / sum by (endpoint) (rate(servinggate_admission_request_duration_seconds_count{{endpoint="{e}"}}[5m])))'
         for e in ENDPOINTS)
     denials = 'sum by (rule) (rate(servinggate_rule_verdicts_total{action="deny",verdict="fail"}'
-    webhook = [
+    return [
         _alert("ServingGateWebhookDown", f'absent(up{{job="{WEBHOOK_JOB}"}} == 1)', "critical",
                "No ServingGate webhook replica is scraped as up",
                "With failurePolicy Fail, every write the webhooks judge is refused while no replica answers.", "3m"),
@@ -150,7 +149,10 @@ def rule_groups(rules: list[Rule], knobs: Knobs) -> list[dict[str, Any]]:
                "critical", "The webhook's serving certificate expires in less than 2 days",
                "It expires in {{ $value | humanizeDuration }}; then the API server cannot call the webhooks."),
     ]
-    reconciler = [
+
+
+def _scalein_alerts() -> list[dict[str, Any]]:
+    return [
         _alert("ServingGateScaleInBacklogGrowing",
                "min_over_time(servinggate_scalein_write_backlog[30m]) > 0 and deriv(servinggate_scalein_write_backlog[30m]) > 0",
                "warning", "The scale-in reconciler's write backlog keeps growing",
@@ -167,7 +169,10 @@ def rule_groups(rules: list[Rule], knobs: Knobs) -> list[dict[str, Any]]:
                "Pods whose pod-deletion-cost another writer keeps changing are left alone for the backoff window; "
                "their scale-in order is the other writer's. The pods carry a DeletionCostContested Event.", "30m"),
     ]
-    audit = [
+
+
+def _audit_alerts(knobs: Knobs) -> list[dict[str, Any]]:
+    return [
         _alert("ServingGateAuditFailing",
                'sum(increase(servinggate_audit_runs_total{outcome="failed"}[1h])) > 0 unless sum(increase(servinggate_audit_runs_total{outcome="ok"}[1h])) > 0',
                "warning", "Every audit of the last hour failed",
@@ -177,10 +182,14 @@ def rule_groups(rules: list[Rule], knobs: Knobs) -> list[dict[str, Any]]:
                "The last completed audit is {{ $value | humanizeDuration }} old: the auditor is down, has no leader, "
                "or its runs do not finish.", "15m"),
     ]
+
+
+def rule_groups(rules: list[Rule], knobs: Knobs) -> list[dict[str, Any]]:
+    """The alert groups (PrometheusRule spec.groups, a plain Prometheus rule file's groups)."""
     return [
-        {"name": "servinggate-webhook", "rules": webhook},
-        {"name": "servinggate-scalein", "rules": reconciler},
-        {"name": "servinggate-audit", "rules": audit},
+        {"name": "servinggate-webhook", "rules": _webhook_alerts(rules, knobs)},
+        {"name": "servinggate-scalein", "rules": _scalein_alerts()},
+        {"name": "servinggate-audit", "rules": _audit_alerts(knobs)},
     ]
 
 
