@@ -119,6 +119,10 @@ def _webhook_alerts(rules: list[Rule], knobs: Knobs) -> list[dict[str, Any]]:
                "The API server cannot call webhook {{ $labels.name }}",
                "The API server refused writes because calling {{ $labels.name }} failed (timeout, TLS or connection "
                "error, or a malformed answer): {{ $value | humanize }} per second.", "5m"),
+        _alert("ServingGateWebhookFailingOpen", f'sum by (name) (rate(apiserver_admission_webhook_fail_open_count{{name=~"{names}"}}[5m])) > 0',
+               "warning", "Calls to webhook {{ $labels.name }} fail and writes pass unchecked",
+               "With failurePolicy Ignore (a chart value, or the emergency bypass), the API server let writes through "
+               "unjudged because calling {{ $labels.name }} failed: {{ $value | humanize }} per second.", "5m"),
         _alert("ServingGateReviewErrors", 'sum by (endpoint) (increase(servinggate_admission_requests_total{code=~"5.."}[10m])) > 0',
                "warning", "ServingGate answered reviews with code 5xx on /{{ $labels.endpoint }}",
                "{{ $value | humanize }} reviews in 10 minutes were answered with a server error instead of a verdict."),
@@ -256,7 +260,8 @@ def dashboard(rules: list[Rule]) -> dict[str, Any]:
             ("sum by (code) (rate(servinggate_admission_bad_requests_total[5m]))", "refused {{code}}")], "reqps"),
         _panel("API server: calls to our webhooks that failed", [
             (f'sum by (name) (rate(apiserver_admission_webhook_rejection_count{{error_type="calling_webhook_error",name=~"{names}"}}[5m]))',
-             "{{name}}")], "reqps"),
+             "rejected {{name}}"),
+            (f'sum by (name) (rate(apiserver_admission_webhook_fail_open_count{{name=~"{names}"}}[5m]))', "let through {{name}}")], "reqps"),
         _panel("In-flight reviews", [("sum by (endpoint) (servinggate_admission_in_flight_requests)", "{{endpoint}}")], width=8),
         _panel("Serving certificate expires in", [("min(servinggate_certificate_expiry_timestamp_seconds) - time()", "expires in")],
                "s", kind="stat", width=8),
