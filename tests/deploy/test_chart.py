@@ -186,6 +186,18 @@ def _no_conditions(r):
     assert not any("matchConditions" in h for h in r.webhooks().values())
 
 
+def _prometheus_rule(r):
+    rule = r.find("PrometheusRule", "servinggate")
+    assert rule["metadata"]["labels"]["release"] == "prometheus"
+    assert {a["alert"] for g in rule["spec"]["groups"] for a in g["rules"]} >= {"ServingGateWebhookDown", "ServingGateAuditStale"}
+
+
+def _grafana_dashboard(r):
+    # labels add to the sidecar's default label (Helm merges maps of values)
+    labels = r.find("ConfigMap", "servinggate-dashboard")["metadata"]["labels"]
+    assert labels["team"] == "serving" and labels["grafana_dashboard"] == "1"
+
+
 def _fallback(version):
     def check(r):
         policies = [d for d in r.installed if d["kind"] == "ValidatingAdmissionPolicy"]
@@ -223,6 +235,8 @@ VALUE_SETS = {
     "reconciler": ({"reconciler": {"enabled": False}}, _no_reconciler),
     "clientCA": ({"clientCA": {"secretName": "apiserver-clients"}}, _client_ca),
     "networkPolicy": ({"networkPolicy": {"enabled": True, "admissionFrom": [{"ipBlock": {"cidr": "192.0.2.0/24"}}]}}, _network_policy),
+    "prometheusRule": ({"prometheusRule": {"enabled": True, "labels": {"release": "prometheus"}}}, _prometheus_rule),
+    "grafanaDashboard": ({"grafanaDashboard": {"enabled": True, "labels": {"team": "serving"}}}, _grafana_dashboard),
     "namespace.create": ({"namespace": {"create": True}}, _namespace),
     "matchConditions": ({"matchConditions": {"enabled": False}}, _no_conditions),
     "celFallback=v1": ({"celFallback": "v1"}, _fallback("v1")),
@@ -291,7 +305,7 @@ def test_every_object_is_valid_against_the_kubernetes_1_28_schemas():
 
 def test_everything_follows_the_release_namespace():
     values = {"namespace": {"create": True}, "serviceMonitor": {"enabled": True}, "celFallback": "v1", "certificates": {"mode": "cert-manager"},
-              "policyReports": {"installCRD": True}}
+              "policyReports": {"installCRD": True}, "prometheusRule": {"enabled": True}, "grafanaDashboard": {"enabled": True}}
     for r in (render(namespace="team-a"), render(values, namespace="team-a")):
         assert "servinggate-system" not in r.text
         for doc in r.installed + r.hooks:

@@ -99,6 +99,14 @@ def schema(rules: list[Rule]) -> dict[str, Any]:
                 "interval": _STRING,
                 "labels": {"type": "object", "additionalProperties": _STRING},
             }),
+            "prometheusRule": _object({
+                "enabled": _BOOL,
+                "labels": {"type": "object", "additionalProperties": _STRING},
+            }),
+            "grafanaDashboard": _object({
+                "enabled": _BOOL,
+                "labels": {"type": "object", "additionalProperties": _STRING},
+            }),
             "reconciler": _object({
                 "enabled": _BOOL,
                 "replicas": {"type": "integer", "minimum": 1},

@@ -11,7 +11,8 @@ actions, by replacing a marker value after the YAML is written:
   configurations.py, the release namespace and `excludedNamespaces`;
 - `failurePolicy` and `timeoutSeconds`: `validating.*` / `mutating.*`;
 - `matchConditions`: kept while `matchConditions.enabled` (the without-match-conditions component);
-- the CEL fallback policies: rendered for `celFallback: v1` or `v1beta1` (the two components).
+- the CEL fallback policies: rendered for `celFallback: v1` or `v1beta1` (the two components);
+- the alerts and the dashboard (monitoring.py): `prometheusRule` and `grafanaDashboard`.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Any
 
 from ..policies.registry import Rule
 from ..policies.settings import PolicySettings
-from . import fallback
+from . import fallback, monitoring
 from .configurations import EXCLUDED_NAMESPACES, PATHS, SERVICE_NAME, configurations
 from .yamlfile import dump
 
@@ -35,6 +36,7 @@ HEADER = (
 CONFIGURATIONS_FILE = Path("templates") / "generated-webhook-configurations.yaml"
 FALLBACK_FILE = Path("templates") / "generated-cel-fallback.yaml"
 HELPERS_FILE = Path("templates") / "_generated.tpl"
+MONITORING_FILE = Path("templates") / "generated-monitoring.yaml"
 VALUES_OF = {"validate": "validating", "mutate": "mutating"}
 _MARKER = re.compile(r"^(?P<indent> *)(?P<key>[A-Za-z]+): '?@@(?P<what>[^@]+)@@'?$", re.MULTILINE)
 
@@ -155,5 +157,6 @@ def render(rules: list[Rule]) -> dict[Path, str]:
         CONFIGURATIONS_FILE: webhook_configurations(rules),
         FALLBACK_FILE: cel_fallback(rules),
         HELPERS_FILE: helpers(),
+        MONITORING_FILE: monitoring.chart_template(rules, HEADER),
         SCHEMA_FILE: values_schema(rules),
     }

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ..policies.registry import Rule
-from . import charttemplates, components
+from . import charttemplates, components, monitoring
 from .configurations import configurations, registry_rules
 from .yamlfile import HEADER, dump
 
@@ -40,6 +40,7 @@ def outputs(rules: Iterable[Rule] | None = None) -> dict[Path, str]:
     rules = registry_rules() if rules is None else list(rules)
     files = {Path("base") / OUTPUT_FILE: render(rules)}
     files.update(components.render(rules, configurations(rules)))
+    files.update(monitoring.render(rules))
     return files
 
 
