@@ -158,7 +158,9 @@ def _not_non_negative(value: Any, path: FieldPath, detail: str) -> FieldError:
 
 @REGISTRY.validates("modelservings.kthena.rolling-update", MODELSERVINGS, replica_dependent=True, view=shape)
 def check_group_rolling_update(s: Shape) -> list[FieldError]:
-    """5. The ServingGroup-level rollingUpdateConfiguration."""
+    """5. The ServingGroup-level rollingUpdateConfiguration: maxUnavailable, maxSurge and partition
+    are ints or percentages, and the two budgets may not both resolve to 0 while replicas exceed
+    the partition (Kthena validator.go validateRollingUpdateConfiguration, after kthena#1626)."""
     strategy = s.strategy
     config = strategy.get("rollingUpdateConfiguration") if strategy else None
     if type(config) is not dict:
@@ -166,52 +168,81 @@ def check_group_rolling_update(s: Shape) -> list[FieldError]:
     if strategy.get("type") == ROLE_ROLLING_UPDATE:  # type: ignore[union-attr]
         return [forbidden(ROLLING, "rollingUpdateConfiguration is only valid when rolloutStrategy.type is ServingGroupRollingUpdate")]
     errs: list[FieldError] = []
-    max_unavailable = config.get("maxUnavailable")
-    errs += [invalid(ROLLING.child("maxUnavailable"), max_unavailable, d) for d in int_or_percent_errors(max_unavailable)]
+    for name in ("maxUnavailable", "maxSurge"):
+        errs += [invalid(ROLLING.child(name), config.get(name), d) for d in int_or_percent_errors(config.get(name))]
     if config.get("partition") is not None:
         partition = config["partition"]
         errs += [invalid(ROLLING.child("partition"), partition, d) for d in int_or_percent_errors(partition)]
     replicas = s.spec.get("replicas")
-    if is_int(replicas) and max_unavailable is not None:
+    if is_int(replicas):
+        errs += _budget_errors(config, replicas, ROLLING, cap_unavailable=False)
+    return errs
+
+
+def _budget_errors(config: dict[str, Any], replicas: int, path: FieldPath, cap_unavailable: bool) -> list[FieldError]:
+    """The rollout budgets of one rolling-update configuration (the ModelServing's, or a role's
+    inlined one) resolved against `replicas`: maxUnavailable (default 1, rounded down) and maxSurge
+    (default 0, rounded up) must not both be 0 while `replicas` exceeds the partition (rounded up;
+    an unreadable partition counts as 0). A budget that cannot be resolved is reported and the
+    both-zero check skipped. `cap_unavailable` (roles only): maxUnavailable may not exceed the
+    replicas, and a capped value leaves the default in place for the both-zero check."""
+    errs: list[FieldError] = []
+    budgets_valid = True
+    unavailable, surge = 1, 0
+    max_unavailable = config.get("maxUnavailable")
+    if max_unavailable is not None:
         value, problem = scaled_int_or_percent(max_unavailable, replicas)
-        if problem:
-            errs.append(invalid(ROLLING.child("maxUnavailable"), max_unavailable, f"invalid maxUnavailable: {problem}"))
-        elif value == 0:
-            errs.append(invalid(ROLLING, "", "maxUnavailable cannot be 0"))
+        mu_path = path.child("maxUnavailable")
+        if problem or value is None:
+            budgets_valid = False
+            errs.append(invalid(mu_path, max_unavailable, f"invalid maxUnavailable: {problem}"))
+        elif cap_unavailable and value > replicas:
+            if replicas > 0:  # deviation from Kthena, issue #1749: see check_role_rolling_update
+                errs.append(invalid(mu_path, max_unavailable, f"maxUnavailable cannot be greater than replicas ({replicas})"))
+        else:
+            unavailable = value
+    max_surge = config.get("maxSurge")
+    if max_surge is not None:
+        value, problem = scaled_int_or_percent(max_surge, replicas, round_up=True)
+        if problem or value is None:
+            budgets_valid = False
+            errs.append(invalid(path.child("maxSurge"), max_surge, f"invalid maxSurge: {problem}"))
+        else:
+            surge = value
+    partition = 0
+    if config.get("partition") is not None:
+        resolved, problem = scaled_int_or_percent(config["partition"], replicas, round_up=True)
+        partition = resolved if resolved is not None and not problem else 0
+    if budgets_valid and replicas > partition and unavailable == 0 and surge == 0:
+        errs.append(invalid(path, "", "maxUnavailable and maxSurge cannot both resolve to 0"))
     return errs
 
 
 @REGISTRY.validates("modelservings.kthena.role-rolling-update", MODELSERVINGS, view=shape)
 def check_role_rolling_update(s: Shape) -> list[FieldError]:
-    """6. Per-role partition and maxUnavailable (the latter only under RoleRollingUpdate).
+    """6. Per-role partition, maxSurge and maxUnavailable: partition and maxSurge are allowed only
+    under RoleRollingUpdate, and under it the role's budgets are resolved against the role's
+    replicas (Kthena validator.go validateMaxUnavailableForRoles, after kthena#1626).
 
-    Deviation from Kthena (issue #1749): a role scaled to 0 is not judged by its maxUnavailable,
-    which the CRD defaults to 1 on every role.
+    Deviation from Kthena (issue #1749): a role scaled to 0 is not refused for its maxUnavailable
+    exceeding its replicas, since the CRD defaults maxUnavailable to 1 on every role.
     """
     role_rolling = s.strategy is not None and s.strategy.get("type") == ROLE_ROLLING_UPDATE
     errs: list[FieldError] = []
     for i, role in s.roles:
-        partition = role.get("partition")
-        if partition is not None:
-            path = ROLES.index(i).child("partition")
-            errs += [invalid(path, partition, d) for d in int_or_percent_errors(partition)]
+        path = ROLES.index(i)
+        for name in ("maxSurge", "partition"):
+            value = role.get(name)
+            if value is None:
+                continue
+            errs += [invalid(path.child(name), value, d) for d in int_or_percent_errors(value)]
             if not role_rolling:
-                errs.append(forbidden(path, "partition is only valid when rolloutStrategy.type is RoleRollingUpdate"))
+                errs.append(forbidden(path.child(name), f"{name} is only valid when rolloutStrategy.type is RoleRollingUpdate"))
+        if not role_rolling or all(role.get(k) is None for k in ("maxUnavailable", "maxSurge", "partition")):
+            continue
         max_unavailable = role.get("maxUnavailable")
-        if not role_rolling or max_unavailable is None:
-            continue
-        mu_path = ROLES.index(i).child("maxUnavailable")
-        errs += [invalid(mu_path, max_unavailable, d) for d in int_or_percent_errors(max_unavailable)]
-        replicas = int_or(role.get("replicas"), 1)
-        if replicas == 0:
-            continue
-        value, problem = scaled_int_or_percent(max_unavailable, replicas)
-        if problem:
-            errs.append(invalid(mu_path, max_unavailable, f"invalid maxUnavailable: {problem}"))
-        elif value == 0:
-            errs.append(invalid(mu_path, max_unavailable, "maxUnavailable cannot be 0"))
-        elif value is not None and value > replicas:
-            errs.append(invalid(mu_path, max_unavailable, f"maxUnavailable cannot be greater than replicas ({replicas})"))
+        errs += [invalid(path.child("maxUnavailable"), max_unavailable, d) for d in int_or_percent_errors(max_unavailable)]
+        errs += _budget_errors(role, int_or(role.get("replicas"), 1), path, cap_unavailable=True)
     return errs
 
 
