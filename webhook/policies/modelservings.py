@@ -1,7 +1,9 @@
 """ModelServing rules (`workload.serving.volcano.sh/v1alpha1`, `modelservings`).
 
-- `modelservings.kthena.*`: the nine check groups of Kthena's own validator, one rule each, in
-  Kthena's order and with its paths and messages (reference kthena.md §2.2): `generated-names`,
+- `modelservings.kthena.*`: the nine check groups of Kthena's own validator
+  (`pkg/model-serving-controller/webhook/validator.go` at volcano-sh/kthena 2029995c, main with
+  maxSurge merged, kthena#1626), one rule each, in Kthena's order and with its paths and
+  messages (reference kthena.md §2.2); never stricter than that validator: `generated-names`,
   `role-names`, `images`, `replicas`, `rolling-update`, `role-rolling-update`, `gang-policy`,
   `worker-replicas`, `recovery-policy`. One rule per group so that a finding names the check
   that made it and each can get its own enforcement action. Deviation: a role with
