@@ -27,10 +27,11 @@ from ..admission.decision import Verdict, allowed
 from ..admission.review import Request
 from ..kthena import MODELSERVING_GROUP, LABEL_PREFIX as MS_LABEL_PREFIX
 from .common import (as_dict, DNS1035_LABEL, dns1035_label_errors, int_or, int_or_percent_errors, is_int,
-                     lookup_modelserving, scaled_int_or_percent)
+                     lookup_modelserving)
 from .context import Context
 from .kthena_pods import modelserving_name
 from .modelserving_pods import judge_pod_templates
+from .rollout_budgets import budget_errors
 from .registry import REGISTRY, CelCheck, Target, Views
 
 SPEC = FieldPath.of("spec")
@@ -177,46 +178,7 @@ def check_group_rolling_update(s: Shape) -> list[FieldError]:
         errs += [invalid(ROLLING.child("partition"), partition, d) for d in int_or_percent_errors(partition)]
     replicas = s.spec.get("replicas")
     if is_int(replicas):
-        errs += _budget_errors(config, replicas, ROLLING, cap_unavailable=False)
-    return errs
-
-
-def _budget_errors(config: dict[str, Any], replicas: int, path: FieldPath, cap_unavailable: bool) -> list[FieldError]:
-    """The rollout budgets of one rolling-update configuration (the ModelServing's, or a role's
-    inlined one) resolved against `replicas`: maxUnavailable (default 1, rounded down) and maxSurge
-    (default 0, rounded up) must not both be 0 while `replicas` exceeds the partition (rounded up;
-    an unreadable partition counts as 0). A budget that cannot be resolved is reported and the
-    both-zero check skipped. `cap_unavailable` (roles only): maxUnavailable may not exceed the
-    replicas, and a capped value leaves the default in place for the both-zero check."""
-    errs: list[FieldError] = []
-    budgets_valid = True
-    unavailable, surge = 1, 0
-    max_unavailable = config.get("maxUnavailable")
-    if max_unavailable is not None:
-        value, problem = scaled_int_or_percent(max_unavailable, replicas)
-        mu_path = path.child("maxUnavailable")
-        if problem or value is None:
-            budgets_valid = False
-            errs.append(invalid(mu_path, max_unavailable, f"invalid maxUnavailable: {problem}"))
-        elif cap_unavailable and value > replicas:
-            if replicas > 0:  # deviation from Kthena, issue #1749: see check_role_rolling_update
-                errs.append(invalid(mu_path, max_unavailable, f"maxUnavailable cannot be greater than replicas ({replicas})"))
-        else:
-            unavailable = value
-    max_surge = config.get("maxSurge")
-    if max_surge is not None:
-        value, problem = scaled_int_or_percent(max_surge, replicas, round_up=True)
-        if problem or value is None:
-            budgets_valid = False
-            errs.append(invalid(path.child("maxSurge"), max_surge, f"invalid maxSurge: {problem}"))
-        else:
-            surge = value
-    partition = 0
-    if config.get("partition") is not None:
-        resolved, problem = scaled_int_or_percent(config["partition"], replicas, round_up=True)
-        partition = resolved if resolved is not None and not problem else 0
-    if budgets_valid and replicas > partition and unavailable == 0 and surge == 0:
-        errs.append(invalid(path, "", "maxUnavailable and maxSurge cannot both resolve to 0"))
+        errs += budget_errors(config, replicas, ROLLING, cap_unavailable=False)
     return errs
 
 
@@ -244,7 +206,7 @@ def check_role_rolling_update(s: Shape) -> list[FieldError]:
             continue
         max_unavailable = role.get("maxUnavailable")
         errs += [invalid(path.child("maxUnavailable"), max_unavailable, d) for d in int_or_percent_errors(max_unavailable)]
-        errs += _budget_errors(role, int_or(role.get("replicas"), 1), path, cap_unavailable=True)
+        errs += budget_errors(role, int_or(role.get("replicas"), 1), path, cap_unavailable=True)
     return errs
 
 
