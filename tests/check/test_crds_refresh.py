@@ -135,3 +135,12 @@ def test_command_line_has_no_traceback_on_a_helm_chart(tmp_path):
                           cwd=REPO, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert proc.stderr.strip().startswith("crds refresh: no CustomResourceDefinition found under")
+
+
+def test_bundled_kthena_crds_name_the_commit_they_come_from(capsys):
+    """ModelServing and AutoscalingPolicy are Kthena's after kthena#1626, refreshed from a checkout."""
+    assert main(["list"]) == 0
+    lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
+    for name in ("modelservings.workload.serving.volcano.sh", "autoscalingpolicies.workload.serving.volcano.sh"):
+        assert lines[name].endswith("commit:2029995cfa57"), lines[name]
+    assert "commit:" not in lines["podgroups.scheduling.volcano.sh"]
