@@ -23,6 +23,7 @@ PERCENT = (
     "a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', "
     "regex used for validation is '[0-9]+%')"
 )
+BOTH_ZERO = "maxUnavailable and maxSurge cannot both resolve to 0"
 
 
 # ---- recorded requests ---------------------------------------------------------------------------
@@ -145,7 +146,7 @@ def test_group_rolling_config_forbidden_under_role_rolling_update(kit):
         ("100%", []),
         (
             "0%",
-            [("FieldValueInvalid", "spec.rolloutStrategy.rollingUpdateConfiguration", 'Invalid value: "": maxUnavailable cannot be 0')],
+            [("FieldValueInvalid", "spec.rolloutStrategy.rollingUpdateConfiguration", f'Invalid value: "": {BOTH_ZERO}')],
         ),
         (
             "150%",
@@ -192,7 +193,7 @@ def test_role_max_unavailable_bounds(kit):
     out = kit.validate(ms)
     assert kit.causes(out) == [
         ("FieldValueInvalid", "spec.template.roles[0].maxUnavailable", "Invalid value: 3: maxUnavailable cannot be greater than replicas (2)"),
-        ("FieldValueInvalid", "spec.template.roles[1].maxUnavailable", 'Invalid value: "10%": maxUnavailable cannot be 0'),
+        ("FieldValueInvalid", "spec.template.roles[1]", f'Invalid value: "": {BOTH_ZERO}'),
     ]
 
 
@@ -421,7 +422,7 @@ def test_scale_allows_with_warning_when_not_found(kit):
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-5, 5) | st.text(max_size=4) | st.sampled_from(["RoleRollingUpdate", "ServingGroupRecreate", "50%"]),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["name", "replicas", "roles", "gangPolicy", "minRoleReplicas", "workerReplicas", "workerTemplate", "entryTemplate", "spec", "containers", "image", "metadata", "labels", "rolloutStrategy", "type", "rollingUpdateConfiguration", "maxUnavailable", "partition", "template"]), inner, max_size=4),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["name", "replicas", "roles", "gangPolicy", "minRoleReplicas", "workerReplicas", "workerTemplate", "entryTemplate", "spec", "containers", "image", "metadata", "labels", "rolloutStrategy", "type", "rollingUpdateConfiguration", "maxUnavailable", "maxSurge", "partition", "template"]), inner, max_size=4),
     max_leaves=20,
 )
 

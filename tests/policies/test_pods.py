@@ -186,3 +186,19 @@ def test_mutation_is_idempotent(kit, pod):
     mutated = jsonpatch.apply_patch(pod, first.patch)
     second = kit.mutate(mutated, namespace=pod["metadata"]["namespace"])
     assert second.patch == []
+
+
+def test_surge_ordinals_beyond_replicas_and_with_gaps(kit):
+    """kthena#1780: after a maxSurge rollout a pod of ServingGroup 3 and Role replica 12 of a
+    2-replica ModelServing is normal; its labels and PodGroup annotations come from its name."""
+    ms = {"apiVersion": "workload.serving.volcano.sh/v1alpha1", "kind": "ModelServing",
+          "metadata": {"name": "sample", "namespace": "default"}, "spec": {"replicas": 2, "schedulerName": "volcano"}}
+    pod = kit.obj(COMPLETE)  # sample-0-prefill-0-0
+    pod["metadata"]["name"] = "sample-3-prefill-12-1"
+    out = kit.mutate(pod, ctx=kit.ctx(ms))
+    patched = jsonpatch.apply_patch(pod, out.patch)
+    labels, notes = patched["metadata"]["labels"], patched["metadata"]["annotations"]
+    assert (labels["modelserving.volcano.sh/group-name"], labels["modelserving.volcano.sh/role-id"]) == ("sample-3", "prefill-12")
+    assert "modelserving.volcano.sh/entry" not in labels
+    assert notes["scheduling.k8s.io/group-name"] == "sample-3" and notes["volcano.sh/task-spec"] == "prefill-12"
+    assert out.allowed and out.warning_texts == []

@@ -77,7 +77,11 @@ def test_rules_answer_the_same_from_the_projection(kit):
     ms["metadata"]["namespace"] = "default"
     cases = [ms, _with(ms, schedulerName="other"), _with(ms, replicas=7),
              _with(ms, rolloutStrategy={"type": "ServingGroupRollingUpdate", "rollingUpdateConfiguration": {"maxUnavailable": "50%", "partition": 1}}),
-             _with(ms, rolloutStrategy={"type": "RoleRollingUpdate", "rollingUpdateConfiguration": {"maxUnavailable": 0}})]
+             _with(ms, rolloutStrategy={"type": "RoleRollingUpdate", "rollingUpdateConfiguration": {"maxUnavailable": 0}}),
+             # Kthena's rollingupdate example after kthena#1626: a scale must not lose the surge budget.
+             _with(ms, rolloutStrategy={"type": "ServingGroupRollingUpdate", "rollingUpdateConfiguration": {"maxUnavailable": 0, "maxSurge": 1}}),
+             _with(ms, rolloutStrategy={"type": "ServingGroupRollingUpdate",
+                                        "rollingUpdateConfiguration": {"maxUnavailable": 0, "maxSurge": "10%", "partition": 2}})]
     for case in cases:
         assert _answers(_projected(case)) == _answers(case)
 

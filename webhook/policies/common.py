@@ -92,8 +92,9 @@ def parse_duration(value: Any) -> float | None:
 _PERCENT = re.compile(r"[0-9]+%", re.ASCII)
 
 
-def scaled_int_or_percent(value: Any, total: int) -> tuple[int | None, str | None]:
-    """intstr.GetScaledValueFromIntOrPercent with round-down: (value, None) or (None, error text)."""
+def scaled_int_or_percent(value: Any, total: int, round_up: bool = False) -> tuple[int | None, str | None]:
+    """apimachinery intstr.GetScaledValueFromIntOrPercent: (value, None) or (None, error text).
+    A percentage of `total` is rounded down, or up with `round_up` (Kthena's maxSurge and partition)."""
     if is_int(value):
         return value, None
     if isinstance(value, str):
@@ -104,7 +105,8 @@ def scaled_int_or_percent(value: Any, total: int) -> tuple[int | None, str | Non
             return None, f'invalid value "{value}": strconv.Atoi: parsing "{digits}": invalid syntax'
         if len(digits.lstrip("+-").lstrip("0")) > 18:  # beyond Go's int64, as strconv.Atoi says
             return None, f'invalid value "{value}": strconv.Atoi: parsing "{digits}": value out of range'
-        return (int(digits) * total) // 100, None
+        scaled = int(digits) * total
+        return (-(-scaled // 100) if round_up else scaled // 100), None
     return None, "invalid value for IntOrString: invalid type: neither int nor percentage"
 
 

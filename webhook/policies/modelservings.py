@@ -1,7 +1,9 @@
 """ModelServing rules (`workload.serving.volcano.sh/v1alpha1`, `modelservings`).
 
-- `modelservings.kthena.*`: the nine check groups of Kthena's own validator, one rule each, in
-  Kthena's order and with its paths and messages (reference kthena.md §2.2): `generated-names`,
+- `modelservings.kthena.*`: the nine check groups of Kthena's own validator
+  (`pkg/model-serving-controller/webhook/validator.go` at volcano-sh/kthena 2029995c, main with
+  maxSurge merged, kthena#1626), one rule each, in Kthena's order and with its paths and
+  messages (reference kthena.md §2.2); never stricter than that validator: `generated-names`,
   `role-names`, `images`, `replicas`, `rolling-update`, `role-rolling-update`, `gang-policy`,
   `worker-replicas`, `recovery-policy`. One rule per group so that a finding names the check
   that made it and each can get its own enforcement action. Deviation: a role with
@@ -25,10 +27,11 @@ from ..admission.decision import Verdict, allowed
 from ..admission.review import Request
 from ..kthena import MODELSERVING_GROUP, LABEL_PREFIX as MS_LABEL_PREFIX
 from .common import (as_dict, DNS1035_LABEL, dns1035_label_errors, int_or, int_or_percent_errors, is_int,
-                     lookup_modelserving, scaled_int_or_percent)
+                     lookup_modelserving)
 from .context import Context
 from .kthena_pods import modelserving_name
 from .modelserving_pods import judge_pod_templates
+from .rollout_budgets import budget_errors
 from .registry import REGISTRY, CelCheck, Target, Views
 
 SPEC = FieldPath.of("spec")
@@ -158,7 +161,9 @@ def _not_non_negative(value: Any, path: FieldPath, detail: str) -> FieldError:
 
 @REGISTRY.validates("modelservings.kthena.rolling-update", MODELSERVINGS, replica_dependent=True, view=shape)
 def check_group_rolling_update(s: Shape) -> list[FieldError]:
-    """5. The ServingGroup-level rollingUpdateConfiguration."""
+    """5. The ServingGroup-level rollingUpdateConfiguration: maxUnavailable, maxSurge and partition
+    are ints or percentages, and the two budgets may not both resolve to 0 while replicas exceed
+    the partition (Kthena validator.go validateRollingUpdateConfiguration, after kthena#1626)."""
     strategy = s.strategy
     config = strategy.get("rollingUpdateConfiguration") if strategy else None
     if type(config) is not dict:
@@ -166,52 +171,42 @@ def check_group_rolling_update(s: Shape) -> list[FieldError]:
     if strategy.get("type") == ROLE_ROLLING_UPDATE:  # type: ignore[union-attr]
         return [forbidden(ROLLING, "rollingUpdateConfiguration is only valid when rolloutStrategy.type is ServingGroupRollingUpdate")]
     errs: list[FieldError] = []
-    max_unavailable = config.get("maxUnavailable")
-    errs += [invalid(ROLLING.child("maxUnavailable"), max_unavailable, d) for d in int_or_percent_errors(max_unavailable)]
+    for name in ("maxUnavailable", "maxSurge"):
+        errs += [invalid(ROLLING.child(name), config.get(name), d) for d in int_or_percent_errors(config.get(name))]
     if config.get("partition") is not None:
         partition = config["partition"]
         errs += [invalid(ROLLING.child("partition"), partition, d) for d in int_or_percent_errors(partition)]
     replicas = s.spec.get("replicas")
-    if is_int(replicas) and max_unavailable is not None:
-        value, problem = scaled_int_or_percent(max_unavailable, replicas)
-        if problem:
-            errs.append(invalid(ROLLING.child("maxUnavailable"), max_unavailable, f"invalid maxUnavailable: {problem}"))
-        elif value == 0:
-            errs.append(invalid(ROLLING, "", "maxUnavailable cannot be 0"))
+    if is_int(replicas):
+        errs += budget_errors(config, replicas, ROLLING, cap_unavailable=False)
     return errs
 
 
 @REGISTRY.validates("modelservings.kthena.role-rolling-update", MODELSERVINGS, view=shape)
 def check_role_rolling_update(s: Shape) -> list[FieldError]:
-    """6. Per-role partition and maxUnavailable (the latter only under RoleRollingUpdate).
+    """6. Per-role partition, maxSurge and maxUnavailable: partition and maxSurge are allowed only
+    under RoleRollingUpdate, and under it the role's budgets are resolved against the role's
+    replicas (Kthena validator.go validateMaxUnavailableForRoles, after kthena#1626).
 
-    Deviation from Kthena (issue #1749): a role scaled to 0 is not judged by its maxUnavailable,
-    which the CRD defaults to 1 on every role.
+    Deviation from Kthena (issue #1749): a role scaled to 0 is not refused for its maxUnavailable
+    exceeding its replicas, since the CRD defaults maxUnavailable to 1 on every role.
     """
     role_rolling = s.strategy is not None and s.strategy.get("type") == ROLE_ROLLING_UPDATE
     errs: list[FieldError] = []
     for i, role in s.roles:
-        partition = role.get("partition")
-        if partition is not None:
-            path = ROLES.index(i).child("partition")
-            errs += [invalid(path, partition, d) for d in int_or_percent_errors(partition)]
+        path = ROLES.index(i)
+        for name in ("maxSurge", "partition"):
+            value = role.get(name)
+            if value is None:
+                continue
+            errs += [invalid(path.child(name), value, d) for d in int_or_percent_errors(value)]
             if not role_rolling:
-                errs.append(forbidden(path, "partition is only valid when rolloutStrategy.type is RoleRollingUpdate"))
+                errs.append(forbidden(path.child(name), f"{name} is only valid when rolloutStrategy.type is RoleRollingUpdate"))
+        if not role_rolling or all(role.get(k) is None for k in ("maxUnavailable", "maxSurge", "partition")):
+            continue
         max_unavailable = role.get("maxUnavailable")
-        if not role_rolling or max_unavailable is None:
-            continue
-        mu_path = ROLES.index(i).child("maxUnavailable")
-        errs += [invalid(mu_path, max_unavailable, d) for d in int_or_percent_errors(max_unavailable)]
-        replicas = int_or(role.get("replicas"), 1)
-        if replicas == 0:
-            continue
-        value, problem = scaled_int_or_percent(max_unavailable, replicas)
-        if problem:
-            errs.append(invalid(mu_path, max_unavailable, f"invalid maxUnavailable: {problem}"))
-        elif value == 0:
-            errs.append(invalid(mu_path, max_unavailable, "maxUnavailable cannot be 0"))
-        elif value is not None and value > replicas:
-            errs.append(invalid(mu_path, max_unavailable, f"maxUnavailable cannot be greater than replicas ({replicas})"))
+        errs += [invalid(path.child("maxUnavailable"), max_unavailable, d) for d in int_or_percent_errors(max_unavailable)]
+        errs += budget_errors(role, int_or(role.get("replicas"), 1), path, cap_unavailable=True)
     return errs
 
 

@@ -33,7 +33,7 @@ MODELSERVING_SHAPE: dict[str, Any] = {
     "spec": {
         "replicas": True,
         "schedulerName": True,
-        "rolloutStrategy": {"type": True, "rollingUpdateConfiguration": {"maxUnavailable": True, "partition": True}},
+        "rolloutStrategy": {"type": True, "rollingUpdateConfiguration": {"maxUnavailable": True, "maxSurge": True, "partition": True}},
         "template": {
             "roles": [{"name": True, "replicas": True, "workerReplicas": True}],
             "gangPolicy": {"minRoleReplicas": True},

@@ -33,9 +33,25 @@ def _epoch(ts: str) -> float:
         return float("inf")
 
 
+_INT32_MAX = 2**31 - 1
+_DIGITS = re.compile(r"([0-9]+)")
+
+
 def _ordinal(name: str) -> int:
+    """The ordinal ending a ServingGroup or Role name (`<ms>-<g>`, `<role>-<r>`), or -1: Kthena's
+    utils.GetParentNameAndOrdinal (v1.0 to 2029995c), which parses it as an int32. Ordinals
+    are only compared, never counted: after a surge (kthena#1626) they need not be 0..n-1
+    (kthena#1780), and Kthena still removes the higher ordinal first on a tie."""
     m = _ORDINAL.match(name)
-    return int(m.group(2)) if m else -1
+    if not m:
+        return -1
+    value = int(m.group(2))
+    return value if value <= _INT32_MAX else -1
+
+
+def _natural(name: str) -> tuple:
+    """A sort key that orders the numbers in pod names by value: `decode-2` before `decode-10`."""
+    return tuple(int(part) if i % 2 else part for i, part in enumerate(_DIGITS.split(name)))
 
 
 @dataclass
@@ -136,7 +152,7 @@ def build_plan(cluster: Cluster) -> list[Workload]:
 
 def _rollup(name: str, entries: list[Entry]) -> Unit:
     running = all(e.pod.phase == "Running" and e.pod.ready for e in entries)
-    return Unit(name, sorted(entries, key=lambda e: e.pod.name), sum(e.planned for e in entries), running, _ordinal(name))
+    return Unit(name, sorted(entries, key=lambda e: _natural(e.pod.name)), sum(e.planned for e in entries), running, _ordinal(name))
 
 
 def _modelserving(ns: str, name: str, entries: list[Entry]) -> Workload:
