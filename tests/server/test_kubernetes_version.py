@@ -107,3 +107,22 @@ def test_the_lookups_watch_reads_the_version_again_when_it_reconnects(fake_api, 
         wait_for(lambda: ctx.kubernetes_version == KubeVersion(1, 31), timeout=10)
     finally:
         ctx.lookups.inner.close()
+
+
+def test_a_lenient_start_takes_the_version_when_the_watch_first_connects(fake_api, tmp_path):
+    from support import wait_for
+
+    fake_api.install_custom("workload.serving.volcano.sh", "modelservings")
+    fake_api.install_custom("workload.serving.volcano.sh", "autoscalingpolicies")
+    fake_api.version = {"gitVersion": "v1.29.9"}
+    fake_api.fail("GET", "^/version/?$", 503, "ServiceUnavailable", "starting", times=1)
+    settings = ServeSettings(certs_dir=tmp_path / "c", kubeconfig=str(fake_api.write_kubeconfig(tmp_path / "kubeconfig")))
+    app = create_app(settings)
+    ctx = app.extensions["servinggate"]["context"]
+    assert ctx.kubernetes_version == NEWEST and app.extensions["servinggate"]["kubernetes"].current.lenient
+    try:
+        ctx.lookups.inner.start()
+        wait_for(lambda: ctx.kubernetes_version == KubeVersion(1, 29), timeout=10)
+    finally:
+        ctx.lookups.inner.close()
+    assert "Kubernetes 1.29, from the API server's /version (v1.29.9)" in app.test_client().get("/readyz").get_json()["detail"]

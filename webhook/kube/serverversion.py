@@ -1,9 +1,10 @@
 """The API server's own version (`GET /version`): what `--kubernetes-version auto` resolves to.
 
-`serve` and `audit` read it at start; `serve` reads it again each time its lookups' watch recovers
-from a failure (a control-plane upgrade restarts the API server and breaks every watch, so a
-recovered watch is when a new version can have appeared), `audit --every` before the first run
-that follows a failed one. A `/version` that cannot be read never stops a start: the newest
+`serve` and `audit` read it at start. `serve` reads it again in each worker when its lookups'
+watch first connects, and each time the watch recovers from a failure (a control-plane upgrade
+restarts the API server and breaks every watch, so a recovered watch is when a new version can
+have appeared; a start that could not read it is corrected there too); `audit --every` before
+the first run that follows a failed one. A `/version` that cannot be read never stops a start: the newest
 supported version is taken, the lenient way (it knows the most fields, so it refuses the least),
 with a warning. After a start, a failed re-read keeps the version already in use.
 
@@ -81,7 +82,8 @@ def _read(connect: Connect, shared: bool) -> Chosen:
 
 class FollowedVersion:
     """`serve`'s version: chosen at start, read again by `refresh()` (called when the lookups'
-    watch recovers) while the setting is `auto`; each listener hears a change of minor."""
+    watch connects or recovers) while the setting is `auto`; each listener hears a change of
+    minor, or the first version read after a lenient start."""
 
     def __init__(self, setting: KubeVersion | str, connect: Connect, *, shared: bool = False) -> None:
         self.setting = setting

@@ -6,8 +6,8 @@ resourceVersion with bookmarks. A watch that is too old (410 Gone, as a status o
 event) lists again; so does the periodic resync, which repairs whatever a lost event left
 wrong. Any other failure is noted in the store (readiness detail, metrics), backs off (1 s,
 doubling to 60 s) and tries again, forever; the store keeps its objects meanwhile. The first
-list or watch that succeeds after such a failure calls `on_reconnect()` (the server reads the
-API server's version again then: kube/serverversion.py).
+answer of the API server, and the first after each such failure, calls `on_reconnect()` (the
+server reads the API server's version again then: kube/serverversion.py).
 
 `audit` fills its store from its own paged list instead and needs none of this.
 """
@@ -112,7 +112,7 @@ class StoreWatcher:
 
     def run(self, entry: LookedUp) -> None:
         """List, then watch until the resync is due, again and again; never raises."""
-        rv, backoff, listed_at, down = "", 1.0, 0.0, False
+        rv, backoff, listed_at, down = "", 1.0, 0.0, True  # down: not connected yet, or failed since
 
         def opened() -> None:  # a watch that answers after a failure is a reconnection
             nonlocal down
@@ -142,7 +142,7 @@ class StoreWatcher:
                 backoff, down = self._failed(entry, exc, backoff), True
 
     def _reconnected(self, down: bool) -> bool:
-        """The first answer after a failure (`down`): tell `on_reconnect`. False: up again."""
+        """The first answer, or the first after a failure (`down`): tell `on_reconnect`. False: up."""
         if down:
             try:
                 self._on_reconnect()
