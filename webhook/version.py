@@ -12,8 +12,8 @@ def kubernetes_lines() -> list[str]:
     return [
         f"Kubernetes versions judged by (--kubernetes-version, default auto): {OLDEST} to {NEWEST}; "
         f"a newer cluster is judged as {NEWEST}",
-        "  auto: serve and audit read the API server's /version (the newest supported when it cannot be read); "
-        f"check and smoke without a cluster take {NEWEST}",
+        "  auto: serve, audit and smoke read the API server's /version (the newest supported when it cannot be read); "
+        f"check takes {NEWEST}",
         f"  check's built-in schemas (kubernetes-validate): {OLDEST} to {NEWEST_SCHEMAS}",
     ]
 

@@ -385,7 +385,9 @@ def create_app(
 
         kubernetes = FollowedVersion.of(settings.kubernetes_version, settings.kubeconfig)
     chosen: Chosen = kubernetes.current
-    log.info({"msg": "judging by Kubernetes " + str(chosen.judged), **chosen.log_fields()})
+    # a warning when the cluster is newer than the newest port: its new fields are dropped, not judged
+    log.log(logging.WARNING if chosen.judged < chosen.version else logging.INFO,
+            {"msg": "judging by Kubernetes " + str(chosen.judged), **chosen.log_fields()})
     counted = CountingLookups(lookups if lookups is not None else default_lookups(settings, getattr(kubernetes, "refresh", None)))
     ctx = Context(settings=settings, lookups=counted, kubernetes_version=chosen.version)
     kubernetes.listeners.append(lambda fresh: ctx.follow_version(fresh.version))
