@@ -128,18 +128,32 @@ def test_refresh_of_a_named_version_reads_nothing(fake_api):
     assert versions(fake_api) == 0 and followed.current.version == KubeVersion(1, 31)
 
 
-def test_the_watch_calls_on_reconnect_once_after_a_failure(fake_api):
-    group = "workload.serving.volcano.sh"
-    fake_api.install_custom(group, "modelservings")
+def test_the_watch_calls_on_reconnect_once_when_it_first_connects(fake_api):
+    fake_api.install_custom("workload.serving.volcano.sh", "modelservings")
     reconnects: list[int] = []
     store = ProjectionStore(kinds=[e for e in LOOKED_UP if e.plural == "modelservings"])
-    watcher = StoreWatcher(fake_api.client(), store, on_reconnect=lambda: reconnects.append(1))
-    fake_api.fail("GET", "/modelservings$", 503, "ServiceUnavailable", "upgrading", times=1)
+    watcher = StoreWatcher(fake_api.client(), store, watch_timeout=1, on_reconnect=lambda: reconnects.append(1))
     watcher.start()
     try:
-        wait_for(lambda: store.synced("workload.serving.volcano.sh/v1alpha1", "ModelServing"), timeout=8)
-        wait_for(lambda: len(reconnects) == 1, timeout=5)
-        wait_for(lambda: len(fake_api.calls("GET", "/modelservings$")) >= 3, timeout=8)  # watched on, no failure
+        wait_for(lambda: len(fake_api.calls("GET", "/modelservings$")) >= 4, timeout=10)  # a list and watches, none failing
         assert reconnects == [1]
+    finally:
+        watcher.stop()
+
+
+def test_the_watch_calls_on_reconnect_again_after_each_failure(fake_api):
+    fake_api.install_custom("workload.serving.volcano.sh", "modelservings")
+    reconnects: list[int] = []
+    store = ProjectionStore(kinds=[e for e in LOOKED_UP if e.plural == "modelservings"])
+    watcher = StoreWatcher(fake_api.client(), store, watch_timeout=1, on_reconnect=lambda: reconnects.append(1))
+    fake_api.fail("GET", "/modelservings$", 503, "ServiceUnavailable", "upgrading", times=1)  # the first list
+    watcher.start()
+    try:
+        wait_for(lambda: reconnects == [1], timeout=8)
+        fake_api.fail("GET", "/modelservings$", 503, "ServiceUnavailable", "upgrading", times=2)  # the next watches
+        wait_for(lambda: len(reconnects) == 2, timeout=10)
+        calls = len(fake_api.calls("GET", "/modelservings$"))
+        wait_for(lambda: len(fake_api.calls("GET", "/modelservings$")) >= calls + 2, timeout=10)  # watched on, no failure
+        assert reconnects == [1, 1]
     finally:
         watcher.stop()
