@@ -116,6 +116,7 @@ class FollowedVersion:
         with self._lock:
             before, self.current = self.current, fresh
         if fresh.version != before.version or before.lenient:
-            log.info({"msg": "kubernetes version changed", "was": str(before.version), **fresh.log_fields()})
+            what = "kubernetes version changed" if fresh.version != before.version else "kubernetes version read"
+            log.info({"msg": what, "was": str(before.version), **fresh.log_fields()})
             for listener in list(self.listeners):
                 listener(fresh)
