@@ -81,7 +81,7 @@ def test_generated_docs_match_the_declarations_and_the_registry():
         text = (REPO / name).read_text()
         assert docs.render(text, kind) == text, f"{name} is stale: run ./dev docs"
     configuration = (REPO / "docs" / "configuration.md").read_text()
-    for command in ("serve", "check", "plan", "reconcile", "audit"):
+    for command in ("serve", "check", "plan", "reconcile", "audit", "smoke"):
         assert f"<!-- generated:settings:{command} -->" in configuration
     from webhook.policies import REGISTRY
 
@@ -95,7 +95,7 @@ def test_check_and_serve_read_the_policy_settings_from_the_same_declarations():
     from webhook.policies.settings import PolicySettings
 
     policy = {f.name for f in _settings_fields(PolicySettings)}
-    assert {f.name for f in _settings_fields(CheckSettings)} == policy
+    assert {f.name for f in _settings_fields(CheckSettings)} == policy | {"kubernetes_version"}
     assert policy <= {f.name for f in _settings_fields(ServeSettings)}
 
 
@@ -116,3 +116,52 @@ def test_no_api_access_is_a_clear_start_error_not_a_traceback(argv, needle, tmp_
     assert proc.returncode == 2, proc.stderr
     assert needle in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+# ---- --kubernetes-version: one declaration, shared by serve, check, audit and smoke -------------
+
+
+def test_the_kubernetes_version_is_one_declaration_every_judging_command_shares():
+    import dataclasses
+
+    from webhook.audit.settings import AuditSettings
+    from webhook.check.settings import CheckSettings
+    from webhook.config import KubernetesVersionSettings
+    from webhook.smoke.settings import SmokeSettings
+
+    declared = KubernetesVersionSettings.__dataclass_fields__["kubernetes_version"]
+    for cls in (ServeSettings, CheckSettings, AuditSettings, SmokeSettings):
+        assert {f.name: f for f in dataclasses.fields(cls)}["kubernetes_version"] is declared, cls
+
+
+def test_the_kubernetes_version_from_flag_env_and_file(tmp_path):
+    from webhook.kubeversion import KubeVersion
+
+    assert parse([]).kubernetes_version == "auto"
+    assert parse(["--kubernetes-version", "AUTO"]).kubernetes_version == "auto"
+    assert parse(["--kubernetes-version", "1.30"]).kubernetes_version == KubeVersion(1, 30)
+    assert parse([], {"SERVINGGATE_KUBERNETES_VERSION": "v1.31.2-eks-1"}).kubernetes_version == KubeVersion(1, 31)
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("kubernetes-version: 1.30\n")  # a YAML float: read as written, not as 1.3
+    assert parse(["--config", str(cfg)]).kubernetes_version == KubeVersion(1, 30)
+    assert parse(["--config", str(cfg)], {"SERVINGGATE_KUBERNETES_VERSION": "1.29"}).kubernetes_version == KubeVersion(1, 29)
+    assert parse(["--config", str(cfg), "--kubernetes-version", "1.28"], {"SERVINGGATE_KUBERNETES_VERSION": "1.29"}).kubernetes_version == KubeVersion(1, 28)
+
+
+@pytest.mark.parametrize("argv, env, needle", [
+    (["--kubernetes-version", "1.27"], {}, "--kubernetes-version: invalid value '1.27': must be 1.28 or newer (got 1.27)"),
+    (["--kubernetes-version", "one"], {}, "--kubernetes-version: invalid value 'one': must be auto or a Kubernetes version such as 1.34"),
+    ([], {"SERVINGGATE_KUBERNETES_VERSION": "1"}, "SERVINGGATE_KUBERNETES_VERSION: invalid value '1': must be auto"),
+])
+def test_a_bad_kubernetes_version_names_its_source(argv, env, needle):
+    with pytest.raises(ConfigError) as info:
+        parse(argv, env)
+    assert needle in str(info.value)
+
+
+@pytest.mark.parametrize("command", ["serve", "audit", "smoke"])
+def test_a_kubernetes_version_below_1_28_stops_every_command_with_one_line(command, tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "webhook", command, "--kubernetes-version", "1.20"],
+                          cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr == f"servinggate {command}: --kubernetes-version: invalid value '1.20': must be 1.28 or newer (got 1.20)\n"

@@ -23,7 +23,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "smoke": ("webhook.smoke.cli", "check that the installed webhooks answer (dry-run creates; exit 0/1/2)"),
     "certs": ("webhook.certs.cli", "generate a development CA and serving certificate"),
     "crds": ("webhook.crds.refresh", "list or refresh the CRDs bundled for check"),
-    "version": ("webhook.version", "print the product version and the bundled CRD versions"),
+    "version": ("webhook.version", "print the product version, the Kubernetes versions judged by and the bundled CRD versions"),
 }
 
 

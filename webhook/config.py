@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 import yaml
 
 from .errors import OperatorError
+from .kubeversion import AUTO, KubeVersion, parse_kubernetes_version
 
 ENV_PREFIX = "SERVINGGATE_"
 
@@ -165,10 +166,22 @@ def describe_default(f: dataclasses.Field[Any]) -> str:
     return str(value) if value != "" else '""'
 
 
+class _FileLoader(yaml.SafeLoader):
+    """YAML as `safe_load` reads it, except that a float stays the text it was written as: every
+    setting parses a string anyway, and `kubernetes-version: 1.30` must not become 1.3."""
+
+
+def _as_written(loader: yaml.SafeLoader, node: yaml.Node) -> str:
+    return str(node.value)
+
+
+_FileLoader.add_constructor("tag:yaml.org,2002:float", _as_written)
+
+
 def _read_config_file(path: str) -> dict[str, Any]:
     try:
         with open(path, encoding="utf-8") as fh:
-            data = yaml.safe_load(fh) or {}
+            data = yaml.load(fh, Loader=_FileLoader) or {}  # noqa: S506 - a SafeLoader
     except OSError as exc:
         raise ConfigError(f"--config {path}: cannot read: {exc.strerror}") from None
     except yaml.YAMLError as exc:
@@ -247,6 +260,18 @@ class KubeSettings:
     """How a command reaches the API server; read by webhook/kube/ for every command that needs it."""
 
     kubeconfig: str = setting("", str, "kubeconfig file (default: in-cluster, then $KUBECONFIG, then ~/.kube/config)")
+
+
+@dataclass(frozen=True)
+class KubernetesVersionSettings:
+    """Which Kubernetes minor's API server a judgement mirrors; `serve`, `check`, `audit` and `smoke` share it."""
+
+    kubernetes_version: KubeVersion | str = setting(
+        AUTO, parse_kubernetes_version,
+        "the Kubernetes minor whose API server is mirrored (Pod validation and defaults, feature gates, check's built-in "
+        "schemas): X.Y, at least 1.28, or auto = serve, audit and smoke read the API server's /version (the newest "
+        "supported version when it cannot be read), check takes the newest supported",
+        metavar="auto|X.Y")
 
 
 @dataclass(frozen=True)

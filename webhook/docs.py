@@ -20,10 +20,12 @@ from .audit.settings import AuditSettings
 from .check.settings import CheckSettings
 from .scalein.settings import ReconcileSettings, ScoringSettings
 from .server.settings import ServeSettings
+from .smoke.settings import SmokeSettings
 
 
 def _command_settings() -> dict[str, type]:
-    return {"serve": ServeSettings, "check": CheckSettings, "plan": ScoringSettings, "reconcile": ReconcileSettings, "audit": AuditSettings}
+    return {"serve": ServeSettings, "check": CheckSettings, "plan": ScoringSettings, "reconcile": ReconcileSettings, "audit": AuditSettings,
+            "smoke": SmokeSettings}
 
 
 def _title(group: type) -> str:

@@ -11,7 +11,9 @@ A leaf module: it imports nothing of ours, so every layer can name a version.
 from __future__ import annotations
 
 import re
-from typing import Any, NamedTuple
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, NamedTuple, Protocol
 
 
 class KubeVersion(NamedTuple):
@@ -74,3 +76,54 @@ def from_version_info(info: Any) -> KubeVersion:
 def judged_as(version: KubeVersion) -> KubeVersion:
     """The minor whose rules judge a cluster of `version`: itself, or NEWEST for a newer cluster."""
     return min(max(version, OLDEST), NEWEST)
+
+
+@dataclass(frozen=True)
+class Chosen:
+    """The version a command judges by and where it came from, for its start log line, `/readyz`
+    and `check`'s notes. `version` is the cluster's minor (or the one named), which may lie
+    outside OLDEST..NEWEST; `judged` is the minor whose rules apply to it."""
+
+    version: KubeVersion
+    source: str  # "--kubernetes-version", "the API server's /version (v1.30.4-gke.100)", ...
+    lenient: bool = False  # True: /version could not be read and the newest supported was taken
+
+    @property
+    def judged(self) -> KubeVersion:
+        return judged_as(self.version)
+
+    def describe(self) -> str:
+        """`Kubernetes 1.36, judged as 1.34, from the API server's /version (v1.36.1)`."""
+        text = f"Kubernetes {self.version}"
+        if self.judged != self.version:
+            text += f", judged as {self.judged}"
+        return f"{text}, from {self.source}"
+
+    def log_fields(self) -> dict[str, Any]:
+        return {"kubernetesVersion": str(self.version), "judgedAs": str(self.judged), "source": self.source}
+
+
+def named(setting: KubeVersion | str) -> Chosen | None:
+    """The choice a setting makes by itself: a version named, or None for `auto` (to be resolved)."""
+    return Chosen(setting, "--kubernetes-version") if isinstance(setting, KubeVersion) else None
+
+
+def from_answer(info: Any) -> Chosen:
+    """The choice an API server's `/version` answer makes; ValueError when it holds no version."""
+    version = from_version_info(info)
+    git = info.get("gitVersion") if isinstance(info, dict) else getattr(info, "git_version", None)
+    return Chosen(version, f"the API server's /version ({git or version})")
+
+
+def newest_instead(reason: str) -> Chosen:
+    """The lenient choice when `/version` cannot be read: the newest supported version, which
+    knows the most fields and so refuses the least."""
+    return Chosen(NEWEST, f"the newest supported version, as the API server's /version could not be read: {reason}", lenient=True)
+
+
+class Followed(Protocol):
+    """The version a long-running command judges by (kube/serverversion.FollowedVersion): the
+    `current` choice, and `listeners` told of a new one (an upgraded control plane)."""
+
+    current: Chosen
+    listeners: list[Callable[[Chosen], None]]

@@ -6,11 +6,13 @@ from __future__ import annotations
 import threading
 
 import prometheus_client as prom
+import pytest
 
 from auditobjects import modelserving
 from webhook.audit.cli import Auditor, keep_auditing
 from webhook.audit.metrics import AuditMetrics
 from webhook.audit.settings import AuditSettings, duration
+from webhook.kube.errors import KubeAccessError
 
 
 def _value(metrics: AuditMetrics, name: str, **labels: str) -> float | None:
@@ -47,6 +49,7 @@ def test_runs_again_after_a_failed_run_and_keeps_metrics(cluster, caplog):
     assert _value(metrics, "servinggate_audit_last_run_timestamp_seconds") > 1.6e9
     lines = [r.msg for r in caplog.records if isinstance(r.msg, dict)]
     assert [m["msg"] for m in lines if m["msg"].startswith("audit run")] == ["audit run failed", "audit run"]
+    assert [m["kubernetesVersion"] for m in lines if m["msg"] == "audit run"] == ["1.34"]  # the fake's /version
     assert ("team-a", "servinggate") in cluster.customs[("wgpolicyk8s.io", "policyreports")]
 
 
@@ -74,3 +77,38 @@ def test_only_the_leader_audits(cluster):
     threading.Timer(1.0, stop.set).start()
     keep_auditing(auditor, stop, metrics, elector=elector)  # type: ignore[arg-type]
     assert cluster.calls("GET", r"/modelservings$")
+
+
+def test_the_version_is_read_at_start_and_again_after_a_failed_run(cluster, monkeypatch):
+    from webhook.audit import auditing
+    from webhook.kubeversion import KubeVersion
+
+    judged_at = []
+    real_judge = auditing.judge
+
+    def judge(obj, kind, ctx):
+        judged_at.append(ctx.kubernetes_version)
+        return real_judge(obj, kind, ctx)
+
+    monkeypatch.setattr(auditing, "judge", judge)
+    cluster.add_custom(modelserving("ms", "team-a"))
+    cluster.version = {"major": "1", "minor": "29", "gitVersion": "v1.29.0"}
+    auditor = Auditor(AuditSettings(), cluster.client())
+    auditor.run()
+    cluster.version = {"major": "1", "minor": "30", "gitVersion": "v1.30.0"}
+    auditor.run()  # no failure since the start: the version is not read again
+    assert judged_at == [KubeVersion(1, 29), KubeVersion(1, 29)]
+    cluster.fail("GET", r"/modelservings$", 500, "InternalError", "etcd is away", times=1)
+    with pytest.raises(KubeAccessError):  # the failed run keep_auditing logs
+        auditor.run()
+    run, _ = auditor.run()
+    assert judged_at[-1] == KubeVersion(1, 30) and run.kubernetes_version == KubeVersion(1, 30)
+    assert len(cluster.calls("GET", "^/version/?$")) == 2
+
+
+def test_a_named_version_is_never_read(cluster):
+    from webhook.kubeversion import KubeVersion
+
+    auditor = Auditor(AuditSettings(kubernetes_version=KubeVersion(1, 28)), cluster.client())
+    auditor.run()
+    assert auditor.kubernetes.current.version == KubeVersion(1, 28) and cluster.calls("GET", "^/version/?$") == []

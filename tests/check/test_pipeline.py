@@ -219,6 +219,11 @@ def test_version_names_the_bundled_crds():
     lines = proc.stdout.splitlines()
     assert lines[0].startswith("servinggate ")
     assert any(line.strip().startswith("modelservings.workload.serving.volcano.sh v1alpha1: kthena") for line in lines)
+    from webhook.kubeversion import NEWEST, NEWEST_SCHEMAS, OLDEST
+
+    assert lines[1] == (f"Kubernetes versions judged by (--kubernetes-version, default auto): {OLDEST} to {NEWEST}; "
+                        f"a newer cluster is judged as {NEWEST}")
+    assert f"check's built-in schemas (kubernetes-validate): {OLDEST} to {NEWEST_SCHEMAS}" in proc.stdout
 
 
 def test_crds_refresh_records_upstream_and_sha(tmp_path):

@@ -132,6 +132,8 @@ class FakeAPI:
         by name, with the same resourceVersion precondition.
       - Leases (coordination.k8s.io/v1): `POST`, `GET`, `PUT` with optimistic concurrency.
       - Discovery: `GET /apis/{group}/{version}` answers from `discovery["group/version"]`.
+      - `GET /version` answers `version` (a v1.34 server's by default; None: 404, as a server
+        that does not serve it).
       - Custom resources of a kind that is installed (`install_custom`, or `add_custom` of one
         of its objects): `GET` of one object, and lists and watches across all namespaces or
         in one (`/apis/{group}/{version}[/namespaces/{ns}]/{plural}`), paged and watched like
@@ -180,6 +182,7 @@ class FakeAPI:
         self.hooks: dict[tuple[str, str], dict] = {}
         self.leases: dict[str, dict] = {}
         self.discovery: dict[str, dict] = {}
+        self.version: dict | None = {"major": "1", "minor": "34", "gitVersion": "v1.34.1", "platform": "linux/amd64"}
         self.customs: dict[tuple[str, str], dict[tuple[str, str], dict]] = {}
         self.mutating_webhooks: list[tuple[str, Callable[[dict], dict | None]]] = []
         self.validating_webhooks: list[tuple[str, Callable[[dict], dict | None]]] = []
@@ -443,6 +446,8 @@ class FakeAPI:
             return self._custom(m["group"], m["version"], m["ns"] or "", m["plural"], m["name"], call.query)
         if method == "POST" and (m := CREATE_RE.match(path)):
             return self._dry_run_create(m["resource"], payload, call.query)
+        if method == "GET" and path in ("/version", "/version/"):  # the official client asks for /version/
+            return (200, self.version) if self.version is not None else (404, status(404, "NotFound", "the server could not find the requested resource"))
         if method == "GET" and (m := GROUP_VERSION_RE.match(path)):
             found = self.discovery.get(f"{m['group']}/{m['version']}")
             return (200, found) if found else (404, status(404, "NotFound", "the server could not find the requested resource"))

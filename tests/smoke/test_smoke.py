@@ -14,6 +14,7 @@ import yaml
 from webhook.__main__ import main as webhook_main
 from webhook.admission.responses import review_response
 from webhook.admission.review import make_request
+from webhook.kubeversion import NEWEST
 from webhook.policies import Context, DictLookups, PolicySettings, engine
 from webhook.smoke import cli, objects, verdicts
 
@@ -153,3 +154,26 @@ def test_answers_are_read_without_a_cluster():
     with pytest.raises(verdicts.Unusable):
         verdicts.refused(500, down, what, objects.BAD_RULE, objects.BAD_FIELD)
     assert [title for title, _, _ in cli.steps("x")][1].startswith("known-bad")
+
+
+def test_says_which_version_the_webhook_judges_by(fake_api, smoke, tmp_path):
+    _install_ours(fake_api)
+    fake_api.version = {"major": "1", "minor": "36", "gitVersion": "v1.36.1"}
+    code, out = smoke()
+    assert code == 0, out
+    assert out.splitlines()[0] == (f"INFO      the webhook (--kubernetes-version auto) judges by Kubernetes 1.36, judged as {NEWEST}, "
+                                   "from the API server's /version (v1.36.1)")
+    served = tmp_path / "serve.yaml"  # the webhook's own settings file: its other keys are ignored
+    served.write_text("kubernetes-version: '1.29'\nport: 8443\nrule-actions: ''\n")
+    calls = len(fake_api.calls("GET", "^/version/?$"))
+    code, out = smoke("--config", str(served))
+    assert out.splitlines()[0] == "INFO      the webhook (--kubernetes-version 1.29) judges by Kubernetes 1.29, from --kubernetes-version"
+    assert len(fake_api.calls("GET", "^/version/?$")) == calls
+
+
+def test_an_unreadable_version_is_reported_as_the_webhook_would_take_it(fake_api, smoke):
+    _install_ours(fake_api)
+    fake_api.version = None
+    code, out = smoke()
+    assert code == 0, out
+    assert f"judges by Kubernetes {NEWEST}, from the newest supported version, as the API server's /version could not be read" in out

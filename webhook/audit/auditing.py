@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ..kubeversion import NEWEST, KubeVersion
 from ..policies import Context, LookupFailed, PolicySettings
 from ..policies.store import ProjectionStore
 from .judging import Judged, judge
@@ -42,6 +43,7 @@ class AuditRun:
     objects: Counter[str] = field(default_factory=Counter)  # resource -> objects judged
     skipped: list[str] = field(default_factory=list)  # notes: kinds not installed
     seconds: float = 0.0
+    kubernetes_version: KubeVersion = NEWEST  # the API server's version the objects were judged as
 
     @property
     def failed(self) -> bool:
@@ -82,14 +84,15 @@ class _InNamespace:
 
 
 def audit(source: Source, settings: PolicySettings, kinds: Iterable[AuditedKind] | None = None, *, namespace: str = "",
-          clock: Callable[[], float] = time.monotonic) -> AuditRun:
+          kubernetes_version: KubeVersion = NEWEST, clock: Callable[[], float] = time.monotonic) -> AuditRun:
     """Judge every object `source` lists (of `namespace` only, when given: the source lists that
-    namespace alone) with `settings`' rule actions."""
+    namespace alone) with `settings`' rule actions, as the API server of `kubernetes_version` would."""
     start = clock()
-    run = AuditRun()
+    run = AuditRun(kubernetes_version=kubernetes_version)
     store = ProjectionStore()
     fill(store, source)
-    ctx = Context(settings=settings, lookups=_InNamespace(store, namespace) if namespace else store)
+    ctx = Context(settings=settings, lookups=_InNamespace(store, namespace) if namespace else store,
+                  kubernetes_version=kubernetes_version)
     for kind in audited_kinds() if kinds is None else kinds:
         try:
             for page in source.pages(kind.group, kind.version, kind.resource):

@@ -8,6 +8,10 @@ webhook/__main__.py). Findings of rules set to `warn` or `audit` never change th
 With `--every DURATION` it keeps auditing (the in-cluster auditor): one log line and the metrics
 per run, PolicyReports if asked; a failed run is logged and counted and the next one is tried.
 With `--leader-elect` only the holder of the auditor's Lease audits.
+
+Objects are judged as the API server of `--kubernetes-version` would; `auto` reads the API
+server's `/version` at start and, with `--every`, again before the first run after a failed one
+(the client has reconnected then; a control-plane upgrade is one way runs fail).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from .. import config, logs, plainhttp
 from ..kube import load_api_client
 from ..kube.errors import KubeAccessError
 from ..kube.leases import LeaderElector, elector_for
+from ..kube.serverversion import FollowedVersion
 from .auditing import AuditRun, audit
 from .listing import Lister
 from .metrics import AuditMetrics
@@ -41,15 +46,26 @@ log = logging.getLogger("servinggate.audit")
 class Auditor:
     """One audit run at a time against one API client: list and judge, then the reports."""
 
-    def __init__(self, settings: AuditSettings, api_client: Any) -> None:
+    def __init__(self, settings: AuditSettings, api_client: Any, kubernetes: FollowedVersion | None = None) -> None:
         self.settings = settings
+        self.kubernetes = kubernetes or FollowedVersion.on(settings.kubernetes_version, api_client)
+        self.recovering = False  # the last run failed: read the version again before the next
         self.lister = Lister(api_client, namespace=settings.namespace, page_size=settings.page_size)
         self.writer = ReportWriter(api_client, namespace=settings.namespace) if settings.write_reports else None
         self._noted_no_crd = False
 
     def run(self) -> tuple[AuditRun, Written | None]:
-        run = audit(self.lister, self.settings, namespace=self.settings.namespace)
-        return run, self._write(run)
+        if self.recovering:
+            self.kubernetes.refresh()
+        try:
+            run = audit(self.lister, self.settings, namespace=self.settings.namespace,
+                        kubernetes_version=self.kubernetes.current.version)
+            written = self._write(run)
+        except Exception:
+            self.recovering = True
+            raise
+        self.recovering = False
+        return run, written
 
     def _write(self, run: AuditRun) -> Written | None:
         if self.writer is None:
@@ -66,7 +82,7 @@ class Auditor:
 
 def log_run(run: AuditRun, written: Written | None) -> None:
     line: dict[str, object] = {"msg": "audit run", **summary(run), "findings": sum(len(j.findings) for j in run.judged),
-                               "seconds": round(run.seconds, 3)}
+                               "kubernetesVersion": str(run.kubernetes_version), "seconds": round(run.seconds, 3)}
     if written is not None:
         line.update(reports_created=written.created, reports_updated=written.updated, reports_deleted=written.deleted)
     for note in run.skipped:
@@ -128,8 +144,9 @@ def main(argv: list[str]) -> int:
     logs.configure(settings.log_level)
     api_client = load_api_client(settings.kubeconfig)
     auditor = Auditor(settings, api_client)
-    if not settings.every:
+    if not settings.every:  # its version is on the "audit run" line; a failure stays one line
         return once(auditor, args.output, sys.stdout)
+    log.info({"msg": "judging by Kubernetes " + str(auditor.kubernetes.current.judged), **auditor.kubernetes.current.log_fields()})
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())

@@ -13,7 +13,7 @@ import re
 import socket
 from dataclasses import dataclass
 
-from ..config import KubeSettings, LogSettings, int_range, non_empty, parse_bool, setting
+from ..config import KubernetesVersionSettings, KubeSettings, LogSettings, int_range, non_empty, parse_bool, setting
 from ..policies.settings import PolicySettings
 from ..server.settings import ServeSettings
 
@@ -55,8 +55,8 @@ class AuditorSettings:
 
 
 @dataclass(frozen=True)
-class AuditSettings(LogSettings, KubeSettings, AuditorSettings, PolicySettings):
-    """`audit`: the policy settings (shared with `serve`), the auditor's own, Kubernetes access, logging."""
+class AuditSettings(LogSettings, KubeSettings, KubernetesVersionSettings, AuditorSettings, PolicySettings):
+    """`audit`: the policy settings and the Kubernetes version (shared with `serve`), the auditor's own, Kubernetes access, logging."""
 
 
 SHARES_FILE_WITH = ServeSettings  # `config.load(..., shared_with=)`: the webhook's keys it tolerates in its file

@@ -8,6 +8,13 @@ autoscaler's target ModelServing) are answered from the inputs.
 Exit codes (stable): 0 every object passes; 1 at least one object is refused or has an error
 finding (or, with --fail-on-warn, a warning); 2 unusable input (unreadable, not YAML, not a
 Kubernetes object, or no object at all) or a usage error. Unusable input wins over 1.
+
+`--kubernetes-version` (the setting `serve` and `audit` share) picks the API server mirrored:
+its Pod validation (a version newer than the newest ported is judged as that one) and the
+built-in schemas (`kubernetes-validate`'s, capped at the newest it ships). `check` reads no
+cluster, so `auto` is the newest supported version. Decoding stays strict (`--field-validation
+Strict`, kubectl's default): a field the chosen version does not know is refused, as `kubectl
+apply` against that server would refuse it.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ import sys
 from typing import Any, TextIO, cast
 
 from .. import config
+from ..kubeversion import NEWEST, NEWEST_SCHEMAS, Chosen, KubeVersion, named, parse_kubernetes_version
 from ..policies import Context, DictLookups, PolicySettings
 from . import catalog, reporting, templates
 from .builtin import Builtins
@@ -34,8 +42,28 @@ def _identity(obj: dict[str, Any]) -> tuple[str, str, str, str]:
     return group, str(obj.get("kind")), str(meta.get("namespace") or ""), str(meta.get("name") or "")
 
 
+def chosen_version(setting: KubeVersion | str) -> Chosen:
+    """`check`'s version: the one named, or for `auto` the newest supported (no cluster is read)."""
+    return named(setting) or Chosen(NEWEST, "the newest supported version (check reads no cluster)")
+
+
+def schema_version(version: KubeVersion) -> KubeVersion:
+    """The release whose built-in schemas are read: `version`, capped at the newest shipped."""
+    return min(version, NEWEST_SCHEMAS)
+
+
+def version_notes(chosen: Chosen) -> list[str]:
+    """What `check` says on stderr when it does not judge at exactly the version chosen."""
+    notes = []
+    if chosen.judged != chosen.version:
+        notes.append(f"Kubernetes {chosen.version}: Pod validation is judged as {chosen.judged}, the newest ported")
+    if schema_version(chosen.version) != chosen.version:
+        notes.append(f"Kubernetes {chosen.version}: built-in kinds are read with the schemas of {NEWEST_SCHEMAS}, the newest shipped")
+    return notes
+
+
 def run(paths: list[str], old_paths: list[str], settings: PolicySettings, *, crd_paths: list[str] | None = None,
-        field_validation: str = "Strict", kubernetes_version: str = "1.28", previews: bool = True,
+        field_validation: str = "Strict", kubernetes_version: KubeVersion | str = "auto", previews: bool = True,
         stdin: TextIO = sys.stdin) -> tuple[list[DocumentResult], list[Problem]]:
     # The loaded documents are hundreds of thousands of small objects (values and YAML nodes, kept
     # for line numbers) and hold no reference cycles; with the cyclic collector on, each new
@@ -50,12 +78,15 @@ def run(paths: list[str], old_paths: list[str], settings: PolicySettings, *, crd
 
 
 def _run(paths: list[str], old_paths: list[str], settings: PolicySettings, crd_paths: list[str] | None,
-         field_validation: str, kubernetes_version: str, previews: bool, stdin: TextIO) -> tuple[list[DocumentResult], list[Problem]]:
+         field_validation: str, kubernetes_version: KubeVersion | str, previews: bool, stdin: TextIO) -> tuple[list[DocumentResult], list[Problem]]:
+    version = chosen_version(parse_kubernetes_version(kubernetes_version) if isinstance(kubernetes_version, str)
+                             else kubernetes_version).version
     new = load(paths, stdin)
     old = load(old_paths, stdin) if old_paths else Loaded()
     olds = {_identity(d.obj): d.obj for d in old.documents}
-    ctx = Context(settings=settings, lookups=DictLookups([d.obj for d in old.documents] + [d.obj for d in new.documents]))
-    pipeline = Pipeline(catalog.build(crd_paths or []), Builtins(kubernetes_version), ctx, cast(FieldValidation, field_validation))
+    ctx = Context(settings=settings, lookups=DictLookups([d.obj for d in old.documents] + [d.obj for d in new.documents]),
+                  kubernetes_version=version)
+    pipeline = Pipeline(catalog.build(crd_paths or []), Builtins(str(schema_version(version))), ctx, cast(FieldValidation, field_validation))
     results = [pipeline.run(d, olds.get(_identity(d.obj))) for d in new.documents]
     if previews:
         for r in results:
@@ -96,7 +127,6 @@ def _arguments(p: argparse.ArgumentParser) -> None:
                    help="CRDs to validate against instead of the bundled ones of the same name (repeatable)")
     p.add_argument("--field-validation", choices=("Strict", "Warn", "Ignore"), default="Strict",
                    help="unknown fields: Strict refuses them (kubectl's default), Warn warns and drops them, Ignore drops them")
-    p.add_argument("--kubernetes-version", default="1.28", metavar="X.Y", help="schemas of built-in kinds from this release (default 1.28)")
     p.add_argument("--fail-on-warn", action="store_true", help="exit 1 when there are warnings, even if every object passes")
     p.add_argument("--verbose", "-v", action="store_true", help="text: show every object's verdict and patches, not only findings")
     p.add_argument("--no-pods", action="store_true", help="do not preview the pods of workloads")
@@ -126,9 +156,11 @@ def _main(argv: list[str]) -> int:
     if args.files.count("-") + args.old.count("-") > 1:
         print("check: stdin (-) can be given only once", file=sys.stderr)
         return EXIT_UNUSABLE
+    for note in version_notes(chosen_version(settings.kubernetes_version)):
+        print(f"check: {note}", file=sys.stderr)
     try:
         results, problems = run(args.files, args.old, settings, crd_paths=args.crd, field_validation=args.field_validation,
-                                kubernetes_version=args.kubernetes_version, previews=not args.no_pods)
+                                kubernetes_version=settings.kubernetes_version, previews=not args.no_pods)
     except ValueError as exc:  # a Kubernetes release without schemas, an unreadable --crd
         print(f"check: {exc}", file=sys.stderr)
         return EXIT_UNUSABLE

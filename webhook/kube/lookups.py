@@ -135,10 +135,12 @@ class _Budgeted:
 
 
 def serving_lookups(kubeconfig: str, *, budget: float, resync: float,
-                    on_change: Callable[[ProjectionStore], None] | None = None) -> KubeLookups:
+                    on_change: Callable[[ProjectionStore], None] | None = None,
+                    on_reconnect: Callable[[], None] | None = None) -> KubeLookups:
     """The webhook's lookups: a store of every looked-up kind, fed by a watcher on its own client,
-    and a review client that never retries (a retry would outlast the budget). Raises
+    and a review client that never retries (a retry would outlast the budget). `on_reconnect`:
+    the watcher's, called on each kind's first answer and first answer after a failure. Raises
     KubeAccessError when no API configuration is usable."""
     store = ProjectionStore()
-    watcher = StoreWatcher(load_api_client(kubeconfig), store, resync=resync, on_change=on_change)
+    watcher = StoreWatcher(load_api_client(kubeconfig), store, resync=resync, on_change=on_change, on_reconnect=on_reconnect)
     return KubeLookups(store, load_api_client(kubeconfig, retries=False), budget=budget, watcher=watcher)

@@ -5,7 +5,9 @@ JSON and projected one by one: a page is the most ever held whole), then watches
 resourceVersion with bookmarks. A watch that is too old (410 Gone, as a status or as an ERROR
 event) lists again; so does the periodic resync, which repairs whatever a lost event left
 wrong. Any other failure is noted in the store (readiness detail, metrics), backs off (1 s,
-doubling to 60 s) and tries again, forever; the store keeps its objects meanwhile.
+doubling to 60 s) and tries again, forever; the store keeps its objects meanwhile. The first
+answer of the API server, and the first after each such failure, calls `on_reconnect()` (the
+server reads the API server's version again then: kube/serverversion.py).
 
 `audit` fills its store from its own paged list instead and needs none of this.
 """
@@ -38,13 +40,14 @@ class StoreWatcher:
 
     def __init__(self, api_client: client.ApiClient, store: ProjectionStore, *, resync: float = 600.0,
                  watch_timeout: int = 300, on_change: Callable[[ProjectionStore], None] | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 on_reconnect: Callable[[], None] | None = None, clock: Callable[[], float] = time.monotonic) -> None:
         self._custom = client.CustomObjectsApi(api_client)
         self._host = str(getattr(api_client.configuration, "host", "") or "")
         self.store = store
         self.resync = resync
         self.watch_timeout = watch_timeout
         self._on_change = on_change or (lambda _store: None)
+        self._on_reconnect = on_reconnect or (lambda: None)
         self._clock = clock
         self._stop = threading.Event()
         self.threads: list[threading.Thread] = []
@@ -82,11 +85,13 @@ class StoreWatcher:
         log.info({"msg": "lookups listed", "kind": entry.kind, "objects": count})
         return rv
 
-    def watch_once(self, entry: LookedUp, rv: str, seconds: int) -> str:
-        """One watch request from `rv` for at most `seconds`; returns the last resourceVersion."""
+    def watch_once(self, entry: LookedUp, rv: str, seconds: int, opened: Callable[[], None] = lambda: None) -> str:
+        """One watch request from `rv` for at most `seconds`; returns the last resourceVersion.
+        `opened()` runs once the API server has answered the request (before any event)."""
         resp: Any = self._custom.list_cluster_custom_object(  # the urllib3 response: not preloaded
             entry.group, entry.version, entry.plural, watch=True, resource_version=rv, allow_watch_bookmarks=True,
             timeout_seconds=seconds, _preload_content=False, _request_timeout=(10, seconds + 30))
+        opened()
         events = watch_events(resp)
         try:
             for etype, obj in events:
@@ -107,14 +112,20 @@ class StoreWatcher:
 
     def run(self, entry: LookedUp) -> None:
         """List, then watch until the resync is due, again and again; never raises."""
-        rv, backoff, listed_at = "", 1.0, 0.0
+        rv, backoff, listed_at, down = "", 1.0, 0.0, True  # down: not connected yet, or failed since
+
+        def opened() -> None:  # a watch that answers after a failure is a reconnection
+            nonlocal down
+            down = self._reconnected(down)
+
         while not self._stop.is_set():
             try:
                 if not rv or self._clock() - listed_at >= self.resync:
                     rv, listed_at = self.list_once(entry), self._clock()
                     self._healthy(entry, "")
+                    down = self._reconnected(down)
                 left = max(1, int(min(self.watch_timeout, self.resync - (self._clock() - listed_at))))
-                rv = self.watch_once(entry, rv, left)
+                rv = self.watch_once(entry, rv, left, opened)
                 if backoff > 1.0:
                     self._healthy(entry, "")
                 backoff = 1.0
@@ -124,11 +135,20 @@ class StoreWatcher:
                 if exc.status == 410:
                     rv = ""
                     continue
-                backoff = self._failed(entry, exc, backoff)
+                backoff, down = self._failed(entry, exc, backoff), True
             except Exception as exc:  # noqa: BLE001 - network trouble: back off, go on
                 if self._stop.is_set():
                     break
-                backoff = self._failed(entry, exc, backoff)
+                backoff, down = self._failed(entry, exc, backoff), True
+
+    def _reconnected(self, down: bool) -> bool:
+        """The first answer, or the first after a failure (`down`): tell `on_reconnect`. False: up."""
+        if down:
+            try:
+                self._on_reconnect()
+            except Exception:  # noqa: BLE001 - the watch goes on whatever the listener does
+                log.exception({"msg": "on_reconnect failed"})
+        return False
 
     def _failed(self, entry: LookedUp, exc: BaseException, backoff: float) -> float:
         verb = "watch" if self.store.synced(entry.api_version, entry.kind) else "list"

@@ -126,6 +126,13 @@ class Context:
     def __post_init__(self) -> None:
         object.__setattr__(self, "actions", self.settings.actions())
 
+    def follow_version(self, version: KubeVersion) -> None:
+        """The cluster's version changed under a running server (an upgraded control plane):
+        reviews that start from now on judge by `version`. The one field that changes after
+        creation, by a single attribute store (atomic for the threads reading it); `for_review`
+        copies it into each review's context, so one review never sees two versions."""
+        object.__setattr__(self, "kubernetes_version", version)
+
     def for_review(self) -> Context:
         """The context one review runs with: the same settings and actions, and, when the lookups
         have a per-review view (the server's: one time budget per review), that view asking for

@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -33,6 +34,7 @@ from ..admission.decision import Decision
 from ..admission.responses import error_response, review_response
 from ..admission.review import Request, ReviewError, parse_review
 from ..admission.status import Status, reason_for
+from ..kubeversion import Chosen, Followed
 from ..policies import REGISTRY, Context, LookupFailed, Lookups, NoLookups, Registry
 from ..policies import engine
 from ..policies.registry import Action
@@ -68,8 +70,9 @@ def _decision_fields(decision: Decision) -> dict[str, Any]:
     return fields
 
 
-def default_lookups(settings: ServeSettings) -> Lookups:
-    """The Kubernetes API when reachable (kube-lookups auto/on), otherwise lookups that fail softly."""
+def default_lookups(settings: ServeSettings, on_reconnect: Callable[[], None] | None = None) -> Lookups:
+    """The Kubernetes API when reachable (kube-lookups auto/on), otherwise lookups that fail softly.
+    `on_reconnect()`: called when the lookups' watch answers again after a failure."""
     if settings.kube_lookups == "off":
         return NoLookups()
     from ..kube import KubeAccessError
@@ -77,7 +80,8 @@ def default_lookups(settings: ServeSettings) -> Lookups:
 
     try:
         return serving_lookups(settings.kubeconfig, budget=settings.lookup_budget_seconds,
-                               resync=settings.lookup_resync_seconds, on_change=metrics.lookup_cache_changed)
+                               resync=settings.lookup_resync_seconds, on_change=metrics.lookup_cache_changed,
+                               on_reconnect=on_reconnect)
     except KubeAccessError as exc:
         if settings.kube_lookups == "on":
             from ..config import ConfigError
@@ -308,11 +312,14 @@ def healthz() -> Response:
     return json_response({"status": "ok"})
 
 
-def readyz(certificates: CertificateSource, lookups: CountingLookups) -> Response:
+def readyz(certificates: CertificateSource, lookups: CountingLookups, kubernetes: Followed) -> Response:
+    """Ready when the serving certificate is; the detail also tells the lookups' state and the
+    Kubernetes version reviews are judged by (`kubernetes.current`, a kubeversion.Chosen)."""
     ok, detail = certificates.ready()
     cache = lookups.describe()  # shown, never a reason to be unready
     if cache:
         detail = f"{detail}; {cache}"
+    detail = f"{detail}; {kubernetes.current.describe()}"
     return json_response({"status": "ok" if ok else "not ready", "detail": detail}, 200 if ok else 503)
 
 
@@ -367,11 +374,23 @@ def create_app(
     registry: Registry = REGISTRY,
     lookups: Lookups | None = None,
     certificates: CertificateSource | None = None,
+    kubernetes: Followed | None = None,
 ) -> Flask:
-    """The application; the `create_app` arguments replace what tests and benchmarks fake."""
+    """The application; the `create_app` arguments replace what tests and benchmarks fake
+    (`kubernetes`: by default kube/serverversion.FollowedVersion, which resolves `auto` from the
+    API server now and again when the lookups' watch reconnects)."""
     settings = settings or ServeSettings()
-    counted = CountingLookups(lookups if lookups is not None else default_lookups(settings))
-    ctx = Context(settings=settings, lookups=counted)
+    if kubernetes is None:
+        from ..kube.serverversion import FollowedVersion
+
+        kubernetes = FollowedVersion.of(settings.kubernetes_version, settings.kubeconfig)
+    chosen: Chosen = kubernetes.current
+    # a warning when the cluster is newer than the newest port: its new fields are dropped, not judged
+    log.log(logging.WARNING if chosen.judged < chosen.version else logging.INFO,
+            {"msg": "judging by Kubernetes " + str(chosen.judged), **chosen.log_fields()})
+    counted = CountingLookups(lookups if lookups is not None else default_lookups(settings, getattr(kubernetes, "refresh", None)))
+    ctx = Context(settings=settings, lookups=counted, kubernetes_version=chosen.version)
+    kubernetes.listeners.append(lambda fresh: ctx.follow_version(fresh.version))
     certificates = certificates or CertificateSource.for_settings(settings, on_load=metrics.certificate_loaded)
     defaults = {"validate": "deny", "mutate": "on"}
     metrics.initialise([(r.name, ctx.actions.get(r.name, defaults[r.action])) for r in registry.rules()], __version__)
@@ -382,12 +401,13 @@ def create_app(
     app = WebhookFlask("servinggate")
     app.reviews = {f"/{action}": partial(review_environ, action, reviewing) for action in actions}
     app.config["PROVIDE_AUTOMATIC_OPTIONS"] = False  # OPTIONS gets the JSON 405, not an empty 200
-    app.extensions["servinggate"] = {"settings": settings, "context": ctx, "certificates": certificates, "registry": registry}
+    app.extensions["servinggate"] = {"settings": settings, "context": ctx, "certificates": certificates, "registry": registry,
+                                     "kubernetes": kubernetes}
 
     for action in actions:
         app.add_url_rule(f"/{action}", action, partial(serve_review, action, reviewing), methods=["POST"])
     app.add_url_rule("/healthz", "healthz", healthz, methods=["GET"])
-    app.add_url_rule("/readyz", "readyz", partial(readyz, certificates, counted), methods=["GET"])
+    app.add_url_rule("/readyz", "readyz", partial(readyz, certificates, counted, kubernetes), methods=["GET"])
     app.register_error_handler(HTTPException, answer_http_exception)
     app.register_error_handler(Exception, answer_unexpected)
     return app

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..certs.settings import CertSettings
-from ..config import KubeSettings, LogSettings, byte_size, choice, float_range, int_range, non_empty, parse_bool, setting
+from ..config import KubernetesVersionSettings, KubeSettings, LogSettings, byte_size, choice, float_range, int_range, non_empty, parse_bool, setting
 from ..policies.settings import PolicySettings
 
 
@@ -54,5 +54,5 @@ class ReviewLogSettings:
 
 
 @dataclass(frozen=True)
-class ServeSettings(ReviewLogSettings, LogSettings, KubeSettings, LookupSettings, PolicySettings, CertSettings, ListenerSettings):
-    """`serve`: the listener, the certificate keeper, the policy settings, Kubernetes access, logging."""
+class ServeSettings(ReviewLogSettings, LogSettings, KubeSettings, KubernetesVersionSettings, LookupSettings, PolicySettings, CertSettings, ListenerSettings):
+    """`serve`: the listener, the certificate keeper, the policy settings, the Kubernetes version, Kubernetes access, logging."""
