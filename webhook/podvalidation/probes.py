@@ -5,15 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from . import names
-from .errors import Errors, FieldPath, forbidden, invalid, not_supported, required, type_invalid
+from .errors import Errors, FieldPath, forbidden, invalid, not_supported, required
 from .values import arr, integer, obj, opt_int, opt_obj, text
 
 SCHEMES = ["HTTP", "HTTPS"]
 _PROBE_HANDLERS = ("exec", "httpGet", "tcpSocket", "grpc")
 _HOOK_HANDLERS = ("exec", "httpGet", "tcpSocket")
-_PROBE_FIELDS = frozenset(_PROBE_HANDLERS + ("initialDelaySeconds", "timeoutSeconds", "periodSeconds", "successThreshold",
-                                            "failureThreshold", "terminationGracePeriodSeconds"))
-_HOOK_FIELDS = frozenset(_HOOK_HANDLERS)
 
 
 def port_errors(value: Any, path: FieldPath) -> Errors:
@@ -44,18 +41,7 @@ def _handler_fields(kind: str, action: dict[str, Any], path: FieldPath, errs: Er
         errs += port_errors(integer(action.get("port"), path.child("port"), errs), path.child("port"))
 
 
-def _unknown_fields(holder: dict[str, Any], known: frozenset[str], path: FieldPath, errs: Errors) -> bool:
-    """A handler kind 1.28 does not have (`sleep`, added in 1.29) fails strict decoding: the API
-    server answers 400 `unknown field "<path>"` and validates nothing. Reported as a type error."""
-    unknown = [key for key in holder if key not in known]
-    for key in unknown:
-        errs.append(type_invalid(path.child(key), key, f'unknown field "{path.child(key)}"'))
-    return bool(unknown)
-
-
 def validate_handler(holder: dict[str, Any], kinds: tuple[str, ...], path: FieldPath, errs: Errors) -> None:
-    if _unknown_fields(holder, _PROBE_FIELDS if kinds == _PROBE_HANDLERS else _HOOK_FIELDS, path, errs):
-        return
     count = 0
     for kind in kinds:
         action = opt_obj(holder.get(kind), path.child(kind), errs)
