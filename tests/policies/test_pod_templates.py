@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from support import FIXTURES
 from webhook.admission.decision import Verdict
 from webhook.admission.review import make_request
-from webhook.kubeversion import OLDEST
+from webhook.kubeversion import OLDEST, KubeVersion
 from webhook.policies import Context
 from webhook.policies.kthena_pods import controller_pods
 from webhook.policies.modelserving_pods import RULE, _reported_elsewhere
@@ -282,3 +282,70 @@ def test_the_metadata_fast_path_gives_the_verdict_of_each_pod_judged_whole(entry
     with pytest.MonkeyPatch.context() as m:
         m.setattr(modelserving_pods._Review, "metadata_fine", lambda *args: False)
         assert _errors(copy.deepcopy(ms)) == fast
+
+
+# ---- by Kubernetes minor ----------------------------------------------------------------------------
+
+def _drain_and_sidecar() -> dict[str, Any]:
+    """An LLM server that drains with a preStop sleep, and a native model-sync sidecar."""
+    role = _role(lifecycle={"preStop": {"sleep": {"seconds": 10}}})
+    spec = role["entryTemplate"]["spec"]
+    spec["initContainers"] = [{"name": "model-sync", "image": "sync:1", "restartPolicy": "Always",
+                               "readinessProbe": {"exec": {"command": ["test", "-f", "/ready"]}}}]
+    return _ms(role)
+
+
+def test_preStop_sleep_and_a_native_sidecar_are_admitted_at_1_34():
+    found = _verdict(make_request(_drain_and_sidecar(), operation="CREATE"), Context(kubernetes_version=KubeVersion(1, 34)))
+    assert found.errors == [] and found.warnings == []
+
+
+def test_at_1_28_they_get_the_1_28_answers_and_the_dropped_fields_are_warned_of():
+    found = _verdict(make_request(_drain_and_sidecar(), operation="CREATE"), Context(kubernetes_version=OLDEST))
+    at = "spec.template.roles[0].entryTemplate.spec."
+    assert [str(e) for e in found.errors] == [
+        f"{at}containers[0].lifecycle.preStop: Required value: must specify a handler type",
+        f"{at}initContainers[0].readinessProbe: Forbidden: may not be set for init containers without restartPolicy=Always",
+    ]
+    assert sorted(w.split(": dropped: ")[0] for w in found.warnings) == [
+        f"{at}containers[0].lifecycle.preStop.sleep", f"{at}initContainers[0].restartPolicy"]
+    assert any("Kubernetes 1.28 has no such Pod field (added in 1.29)" in w for w in found.warnings)
+    assert any("the feature gate SidecarContainers is off by default in Kubernetes 1.28" in w for w in found.warnings)
+
+
+def test_a_cluster_newer_than_we_know_is_judged_as_the_newest_and_told_so():
+    role = _role(readinessProbe={"httpGet": {"path": "/health", "port": 8000, "protocol": "HTTP"}})
+    found = _verdict(make_request(_ms(role), operation="CREATE"), Context(kubernetes_version=KubeVersion(1, 37)))
+    assert found.errors == []
+    assert found.warnings == [
+        "spec.template.roles[0].entryTemplate.spec.containers[0].readinessProbe.httpGet.protocol: dropped: Kubernetes 1.34 has"
+        " no such Pod field (added in 1.37) (the cluster runs Kubernetes 1.37, newer than 1.34, the newest whose Pod"
+        " validation we mirror: judged as 1.34)"]
+
+
+def test_a_controller_env_var_shifts_no_dropped_path():
+    """A dropped field under `env` is warned of at the template's own index (the controller adds
+    its variables to the pod's env)."""
+    env = [{"name": "A", "value": "1"}, {"name": "T", "valueFrom": {"fileKeyRef": {"volumeName": "v", "path": "p", "key": "k"}}}]
+    found = _verdict(make_request(_ms(_role(env=env)), operation="CREATE"), Context(kubernetes_version=KubeVersion(1, 34)))
+    assert [w.split(": dropped: ")[0] for w in found.warnings] == [
+        "spec.template.roles[0].entryTemplate.spec.containers[0].env[1].valueFrom.fileKeyRef"]
+
+
+_newer_json = st.recursive(_scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+    st.sampled_from(["name", "image", "lifecycle", "preStop", "postStart", "sleep", "seconds", "exec", "stopSignal",
+                     "restartPolicy", "restartPolicyRules", "readinessProbe", "startupProbe", "env", "valueFrom",
+                     "fileKeyRef", "volumes", "image", "volumeMounts", "recursiveReadOnly"]),
+    inner, max_size=4), max_leaves=16)
+
+
+@settings(max_examples=200, deadline=None)
+@given(container=_newer_json, init=_newer_json, minor=st.integers(28, 38))
+def test_newer_fields_of_any_shape_give_field_errors_at_any_minor(container, init, minor):
+    """The drops and the newer checks meet wrong types too: field errors, never a crash."""
+    role = _role(workers=1)
+    spec = role["entryTemplate"]["spec"]
+    spec["containers"].append(container)
+    spec["initContainers"] = [init]
+    found = _verdict(make_request(_ms(role), operation="CREATE"), Context(kubernetes_version=KubeVersion(1, minor)))
+    assert all(isinstance(str(e), str) for e in found.errors) and all(isinstance(w, str) for w in found.warnings)
