@@ -309,3 +309,32 @@ def test_no_minor_refuses_a_field_for_being_unknown(minor):
                hostnameOverride="node", evictionResponders=[{"name": "x", "priority": 1}])
     errs, _ = judge(spec, minor)
     assert not [e for e in errs if "unknown field" in e[2]]
+
+
+IMAGE_VOLUME = {"volumes": [{"name": "weights", "image": {"reference": "registry/model:1", "pullPolicy": "IfNotPresent"}},
+                            {"name": "scratch", "emptyDir": {}}]}
+MOUNTS = {"volumeMounts": [{"name": "weights", "mountPath": "/models"}, {"name": "scratch", "mountPath": "/tmp/x"}]}
+
+
+@pytest.mark.parametrize("minor, dropped", [
+    (30, ["volumes.0.image"]),  # not in 1.30's schema: the volume, left with no source, is an emptyDir
+    (31, ["volumes.0"]),  # ImageVolume off (alpha, then beta off): the volume and its mounts go
+    (34, ["volumes.0"]),
+])
+def test_an_image_volume_by_minor(minor, dropped):
+    """util_test.go TestDropImageVolumes."""
+    spec = pod(MOUNTS, **IMAGE_VOLUME)
+    assert judge(spec, minor) == ([], dropped)
+    prepared = copy.deepcopy(spec)
+    prepare_spec(prepared, options_for(V[minor]))
+    names = [m["name"] for m in prepared["containers"][0]["volumeMounts"]]
+    assert names == (["weights", "scratch"] if minor == 30 else ["scratch"])
+
+
+def test_a_spec_json_cannot_write_is_still_prepared():
+    """The quick look needs JSON text; a tree with a non-string key (YAML allows it) is walked."""
+    spec = pod(PRESTOP_SLEEP, nodeSelector={1: "x"})
+    prepared = copy.deepcopy(spec)
+    dropped = prepare_spec(prepared, options_for(V[28]))
+    assert [d.path for d in dropped] == [("containers", 0, "lifecycle", "preStop", "sleep")]
+    assert prepared["containers"][0]["lifecycle"] == {"preStop": {}}

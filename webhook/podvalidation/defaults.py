@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 from ..quantity import parse_quantity
-from .drops import Dropped, drop_disabled, drop_unknown
+from .drops import Dropped, drop_disabled, drop_unknown, spec_text
 from .options import DEFAULT_OPTIONS, PodOptions
 from .volumes import SOURCE_KEYS
 
@@ -183,11 +183,12 @@ def prepare_spec(spec: Any, opts: PodOptions = DEFAULT_OPTIONS, *, pod: bool = T
     off. Returns what was dropped, each at its path under the spec."""
     if not isinstance(spec, dict):
         return []
-    dropped = drop_unknown(spec, opts)
+    text = spec_text(spec)
+    dropped = drop_unknown(spec, opts, text)
     _spec(spec)
     if pod:
         _pod_only(spec)
-    return dropped + drop_disabled(spec, opts)
+    return dropped + drop_disabled(spec, opts, text)
 
 
 def apply_template_defaults(template: Any, opts: PodOptions = DEFAULT_OPTIONS) -> Any:
