@@ -18,6 +18,7 @@ import sys
 from typing import Any, TextIO, cast
 
 from .. import config
+from ..kubeversion import NEWEST, KubeVersion, parse_minor
 from ..policies import Context, DictLookups, PolicySettings
 from . import catalog, reporting, templates
 from .builtin import Builtins
@@ -49,12 +50,22 @@ def run(paths: list[str], old_paths: list[str], settings: PolicySettings, *, crd
             gc.enable()
 
 
+def _minor(kubernetes_version: str) -> KubeVersion:
+    """The minor the Pod validation judges by: the one whose schemas are read (the newest when the
+    value does not read as one; Builtins reports that)."""
+    try:
+        return parse_minor(kubernetes_version)
+    except ValueError:
+        return NEWEST
+
+
 def _run(paths: list[str], old_paths: list[str], settings: PolicySettings, crd_paths: list[str] | None,
          field_validation: str, kubernetes_version: str, previews: bool, stdin: TextIO) -> tuple[list[DocumentResult], list[Problem]]:
     new = load(paths, stdin)
     old = load(old_paths, stdin) if old_paths else Loaded()
     olds = {_identity(d.obj): d.obj for d in old.documents}
-    ctx = Context(settings=settings, lookups=DictLookups([d.obj for d in old.documents] + [d.obj for d in new.documents]))
+    ctx = Context(settings=settings, lookups=DictLookups([d.obj for d in old.documents] + [d.obj for d in new.documents]),
+                  kubernetes_version=_minor(kubernetes_version))
     pipeline = Pipeline(catalog.build(crd_paths or []), Builtins(kubernetes_version), ctx, cast(FieldValidation, field_validation))
     results = [pipeline.run(d, olds.get(_identity(d.obj))) for d in new.documents]
     if previews:

@@ -203,6 +203,7 @@ _AFFINITY_TERMS = tuple(
 # `stopSignal` an emptied `lifecycle`; ContainerRestartRules keeps an init container's
 # `restartPolicy: Always`; ImageVolume removes the volume and the mounts that name it.
 GATED_FIELDS: dict[str, tuple[str, ...]] = {
+    "AppArmorFields": ("securityContext.appArmorProfile",) + _every_container("securityContext.appArmorProfile"),
     "UserNamespacesSupport": ("hostUsers",),
     "SupplementalGroupsPolicy": ("securityContext.supplementalGroupsPolicy",),
     "PodLevelResources": ("resources",),
@@ -222,3 +223,29 @@ GATED_FIELDS: dict[str, tuple[str, ...]] = {
     "SELinuxChangePolicy": ("securityContext.seLinuxChangePolicy",),
     "ContainerStopSignals": _every_container("lifecycle.stopSignal"),
 }
+
+# gate -> the upstream checks (pkg/apis/core/validation/validation.go) ported for the fields or
+# behaviour it guards, judged wherever the gate is on. A gate of GATED_FIELDS missing here has its
+# fields dropped while it is off, and kept but not yet judged once it is on.
+CHECKS: dict[str, str] = {
+    "SidecarContainers": "validateInitContainers (a sidecar's hooks and probes), validateInitContainerRestartPolicy",
+    "PodLifecycleSleepAction": "validateHandler and validateSleepAction (`sleep` hooks)",
+    "PodLifecycleSleepActionAllowZero": "validateSleepAction: a zero sleep allowed",
+    "PodHostIPs": "validateEnvVarValueFrom: `status.hostIPs` allowed",
+}
+
+
+def status_at(gate: str, version: KubeVersion) -> str:
+    """What `version`'s API server does with what `gate` guards, as we mirror it: `unknown` (its
+    schema lacks the fields: decoding drops them), `dropped` (the gate is off), `judged` (on, and
+    its checks are ported), `kept` (on, its fields kept but not judged yet), `-` (no gate yet,
+    the fields or behaviour are the older minor's)."""
+    fields = [p for p in GATED_FIELDS.get(gate, ()) if p in FIELDS]
+    if fields and not any(has_field(p, version) for p in fields):
+        return "unknown"
+    default = gate_default(gate, version)
+    if default is None:
+        return "-"
+    if not default:
+        return "dropped" if gate in GATED_FIELDS else "off"
+    return "judged" if gate in CHECKS else "kept"
