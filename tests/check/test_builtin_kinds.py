@@ -14,7 +14,7 @@ from webhook.check import run
 from webhook.check.hpa import validate_hpa
 from webhook.check.workloads import selector_matches, validate_workload
 from webhook.kubeversion import KubeVersion
-from webhook.podvalidation.versions import options_for
+from webhook.podvalidation.options import options_for
 from webhook.policies.settings import PolicySettings
 
 

@@ -18,9 +18,9 @@ import pytest
 from webhook.admission.fields import FieldPath
 from webhook.kubeversion import NEWEST, OLDEST, KubeVersion
 from webhook.podvalidation.defaults import prepare_spec
-from webhook.podvalidation.options import DEFAULT_OPTIONS
+from webhook.podvalidation.options import DEFAULT_OPTIONS, options_for
 from webhook.podvalidation.podspec import pod_spec_errors
-from webhook.podvalidation.versions import FIELDS, GATES, PORTED, Span, gate_default, options_for
+from webhook.podvalidation.versions import FIELDS, GATES, PORTED, Span, gate_default
 
 V = {minor: KubeVersion(1, minor) for minor in range(28, 38)}
 SPEC = FieldPath.of("spec")

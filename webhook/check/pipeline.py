@@ -26,8 +26,7 @@ from ..admission.fields import BUILTIN, CEL, FieldError, FieldPath, invalid, inv
 from ..admission.gofmt import go_text, go_type
 from ..admission.outcome import status_of
 from ..admission.review import Request, make_request
-from ..podvalidation.options import PodOptions
-from ..podvalidation.versions import options_for
+from ..podvalidation.options import PodOptions, options_for
 from ..policies import REGISTRY, Context
 from ..policies import engine
 from . import builtin, celrules, hpa, structural, workloads

@@ -153,7 +153,7 @@ def _gated_trie(gate: str, exclude: tuple[str, ...] = ()) -> Trie:
 
 
 def _containers(spec: dict[str, Any], *kinds: str) -> list[tuple[tuple[str | int, ...], dict[str, Any]]]:
-    out = []
+    out: list[tuple[tuple[str | int, ...], dict[str, Any]]] = []
     for kind in kinds or ("containers", "initContainers", "ephemeralContainers"):
         listed = spec.get(kind)
         if type(listed) is list:

@@ -12,18 +12,15 @@ Two facts decide how a minor's API server treats a Pod field, and both live here
   1.37). tests/podvalidation/test_versions.py rebuilds this table from those schemas and fails when
   it drifts. A field a minor's schema lacks is one its JSON decoding drops.
 
-`options_for(version)` turns a minor into the `PodOptions` every check reads. A cluster newer than
-`NEWEST` is judged as `NEWEST` (`judged_as`), and its options remember the cluster's minor so that
-what we drop for it is told as such.
+`options.options_for(version)` turns a minor into the `PodOptions` every check reads. Tables and
+the questions they answer only: nothing here imports the rest of the package.
 """
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import NamedTuple
 
-from ..kubeversion import NEWEST, OLDEST, KubeVersion, judged_as
-from .options import PodOptions
+from ..kubeversion import NEWEST, OLDEST, KubeVersion
 
 # gate -> ((minor, default), ...): from that minor on, the gate exists with that default.
 GATES: dict[str, tuple[tuple[int, bool], ...]] = {
@@ -172,18 +169,6 @@ def has_field(path: str, version: KubeVersion) -> bool:
     return (added is None or version.minor >= added) and (removed is None or version.minor < removed)
 
 
-@lru_cache(maxsize=None)
-def options_for(version: KubeVersion) -> PodOptions:
-    """The options a Pod is judged with on a cluster of `version`: the gates on and off by default
-    at the minor it is judged as (`judged_as`), and the cluster's own minor when that differs."""
-    judged = judged_as(version)
-    defaults = {gate: gate_default(gate, judged) for gate in GATES}
-    return PodOptions(
-        version=judged,
-        gates=frozenset(g for g, on in defaults.items() if on),
-        off=frozenset(g for g, on in defaults.items() if on is False),
-        cluster=version if version != judged else None,
-    )
 
 
 def _every_container(*paths: str) -> tuple[str, ...]:

@@ -41,8 +41,7 @@ from ..podvalidation.podspec import pod_spec_errors
 from ..podvalidation.names import is_dns1123_label, name_is_dns_subdomain
 from ..podvalidation.drops import Dropped
 from ..podvalidation.errors import invalid
-from ..podvalidation.options import PodOptions
-from ..podvalidation.versions import options_for
+from ..podvalidation.options import PodOptions, options_for
 from ..podvalidation.meta import surely_valid
 from .context import Context
 from ..kthena import MODELSERVING_GROUP
