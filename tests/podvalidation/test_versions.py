@@ -331,8 +331,8 @@ def test_an_image_volume_by_minor(minor, dropped):
     assert names == (["weights", "scratch"] if minor == 30 else ["scratch"])
 
 
-def test_a_spec_json_cannot_write_is_still_prepared():
-    """The quick look needs JSON text; a tree with a non-string key (YAML allows it) is walked."""
+def test_a_spec_with_a_non_string_key_is_still_prepared():
+    """A tree with a non-string key (YAML allows it) is walked like any other."""
     spec = pod(PRESTOP_SLEEP, nodeSelector={1: "x"})
     prepared = copy.deepcopy(spec)
     dropped = prepare_spec(prepared, options_for(V[28]))

@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 from ..quantity import parse_quantity
-from .drops import Dropped, drop_disabled, drop_unknown, spec_text
+from .drops import Dropped, drop_all
 from .options import DEFAULT_OPTIONS, PodOptions
 from .volumes import SOURCE_KEYS
 
@@ -179,16 +179,15 @@ def _pod_only(spec: dict[str, Any]) -> None:
 
 def prepare_spec(spec: Any, opts: PodOptions = DEFAULT_OPTIONS, *, pod: bool = True) -> list[Dropped]:
     """In place, what the server does to a spec before validating it: drop what `opts.version`
-    does not know, apply the v1 defaults (a Pod's too when `pod`), drop the fields whose gate is
-    off. Returns what was dropped, each at its path under the spec."""
+    does not know and the fields whose gate is off (`drops.drop_all`), apply the v1 defaults (a
+    Pod's too when `pod`). Returns what was dropped, each at its path under the spec."""
     if not isinstance(spec, dict):
         return []
-    text = spec_text(spec)
-    dropped = drop_unknown(spec, opts, text)
+    dropped = drop_all(spec, opts)
     _spec(spec)
     if pod:
         _pod_only(spec)
-    return dropped + drop_disabled(spec, opts, text)
+    return dropped
 
 
 def apply_template_defaults(template: Any, opts: PodOptions = DEFAULT_OPTIONS) -> Any:

@@ -4,9 +4,10 @@ Two facts decide how a minor's API server treats a Pod field, and both live here
 
 - `GATES`: each feature gate that Pod validation or `dropDisabledFields` reads, with upstream's
   versioned defaults (`defaultVersionedKubernetesFeatureGates` in `pkg/features/kube_features.go`
-  of kubernetes/kubernetes, read at the 1.35 development branch; gates already removed there,
-  `AppArmorFields` and `PodHostIPs`, from the release notes of their GA). A gate missing at a minor
-  does not exist there (the drop it guards is not made); present, it is on or off by its default.
+  of kubernetes/kubernetes, read at a commit whose specs reach 1.35; `AppArmorFields` (beta and
+  on in 1.30) and `PodHostIPs` (alpha in 1.28, beta and on in 1.29), removed from that file after
+  their GA, are entered from their graduation history). A gate missing at a minor does not exist
+  there (the drop it guards is not made); present, it is on or off by its default.
 - `FIELDS`: the Pod fields added (or removed) after 1.28, as the OpenAPI schemas that
   `kubernetes-validate` ships per minor say (`podspec-v1.json` and what it references, 1.28 to
   1.37). tests/podvalidation/test_versions.py rebuilds this table from those schemas and fails when
