@@ -156,10 +156,8 @@ def _stop_signal(spec: dict[str, Any], why: str, found: Found) -> None:
 def _restart_rules(spec: dict[str, Any], why: str, found: Found) -> None:
     """dropContainerRestartRules: an init container keeps `restartPolicy: Always` (a sidecar)."""
     for at, c in _containers(spec):
-        if at[0] == "initContainers" and c.get("restartPolicy") == "Always":
-            keys = ("restartPolicyRules",)
-        else:
-            keys = ("restartPolicy", "restartPolicyRules")
+        sidecar = at[0] == "initContainers" and c.get("restartPolicy") == "Always"
+        keys: tuple[str, ...] = ("restartPolicyRules",) if sidecar else ("restartPolicy", "restartPolicyRules")
         for key in keys:
             if key in c:
                 del c[key]
