@@ -91,10 +91,14 @@ def _remove(node: Any, trie: _Node, at: list[str | int], found: Found) -> None:
         at.append(key)
         if sub.children:
             _remove(value, sub, at, found)
-        if sub.each is not None and type(value) is list:
+        each = sub.each
+        if each is not None and type(value) is list:
+            only = next(iter(each.children)) if len(each.children) == 1 else None
             for i, item in enumerate(value):
+                if only is not None and (type(item) is not dict or only not in item):
+                    continue  # the one key that matters is absent (most env vars: no valueFrom)
                 at.append(i)
-                _remove(item, sub.each, at, found)
+                _remove(item, each, at, found)
                 at.pop()
         at.pop()
 
@@ -115,53 +119,45 @@ def _gate_why(gate: str, opts: PodOptions) -> str:
     return f"the feature gate {gate} is off by default in Kubernetes {opts.version}, so the API server drops it{_newer(opts)}"
 
 
-def _containers(spec: dict[str, Any], *kinds: str) -> list[tuple[Path, dict[str, Any]]]:
-    out: list[tuple[Path, dict[str, Any]]] = []
-    for kind in kinds or ("containers", "initContainers", "ephemeralContainers"):
-        listed = spec.get(kind)
-        if type(listed) is list:
-            out += [((kind, i), c) for i, c in enumerate(listed) if type(c) is dict]
-    return out
+_KINDS = ("containers", "initContainers", "ephemeralContainers")
+ContainerDrop = Callable[[Path, dict[str, Any], str, Found], None]
 
 
-def _sleep(spec: dict[str, Any], why: str, found: Found) -> None:
+def _sleep(at: Path, c: dict[str, Any], why: str, found: Found) -> None:
     """dropPodLifecycleSleepAction: the hook goes too when `sleep` was its only handler."""
-    for at, c in _containers(spec):
-        lifecycle = c.get("lifecycle")
-        if type(lifecycle) is not dict:
+    lifecycle = c.get("lifecycle")
+    if type(lifecycle) is not dict:
+        return
+    for hook in ("preStop", "postStart"):
+        handler = lifecycle.get(hook)
+        if type(handler) is not dict or "sleep" not in handler:
             continue
-        for hook in ("preStop", "postStart"):
-            handler = lifecycle.get(hook)
-            if type(handler) is not dict or "sleep" not in handler:
-                continue
-            del handler["sleep"]
-            if all(handler.get(kind) is None for kind in _HANDLERS):
-                del lifecycle[hook]
-                found.append((at + ("lifecycle", hook), why))
-            else:
-                found.append((at + ("lifecycle", hook, "sleep"), why))
+        del handler["sleep"]
+        if all(handler.get(kind) is None for kind in _HANDLERS):
+            del lifecycle[hook]
+            found.append((at + ("lifecycle", hook), why))
+        else:
+            found.append((at + ("lifecycle", hook, "sleep"), why))
 
 
-def _stop_signal(spec: dict[str, Any], why: str, found: Found) -> None:
+def _stop_signal(at: Path, c: dict[str, Any], why: str, found: Found) -> None:
     """dropContainerStopSignals: an emptied `lifecycle` goes too."""
-    for at, c in _containers(spec):
-        lifecycle = c.get("lifecycle")
-        if type(lifecycle) is dict and "stopSignal" in lifecycle:
-            del lifecycle["stopSignal"]
-            found.append((at + ("lifecycle", "stopSignal"), why))
-            if not any(v is not None for v in lifecycle.values()):
-                del c["lifecycle"]
+    lifecycle = c.get("lifecycle")
+    if type(lifecycle) is dict and "stopSignal" in lifecycle:
+        del lifecycle["stopSignal"]
+        found.append((at + ("lifecycle", "stopSignal"), why))
+        if not any(v is not None for v in lifecycle.values()):
+            del c["lifecycle"]
 
 
-def _restart_rules(spec: dict[str, Any], why: str, found: Found) -> None:
+def _restart_rules(at: Path, c: dict[str, Any], why: str, found: Found) -> None:
     """dropContainerRestartRules: an init container keeps `restartPolicy: Always` (a sidecar)."""
-    for at, c in _containers(spec):
-        sidecar = at[0] == "initContainers" and c.get("restartPolicy") == "Always"
-        keys: tuple[str, ...] = ("restartPolicyRules",) if sidecar else ("restartPolicy", "restartPolicyRules")
-        for key in keys:
-            if key in c:
-                del c[key]
-                found.append((at + (key,), why))
+    sidecar = at[0] == "initContainers" and c.get("restartPolicy") == "Always"
+    keys: tuple[str, ...] = ("restartPolicyRules",) if sidecar else ("restartPolicy", "restartPolicyRules")
+    for key in keys:
+        if key in c:
+            del c[key]
+            found.append((at + (key,), why))
 
 
 def _image_volumes(spec: dict[str, Any], why: str, found: Found) -> None:
@@ -174,25 +170,31 @@ def _image_volumes(spec: dict[str, Any], why: str, found: Found) -> None:
         return
     found += [(("volumes", i), why) for i, v in enumerate(volumes) if type(v) is dict and v.get("image") is not None]
     spec["volumes"] = [v for v in volumes if not (type(v) is dict and v.get("image") is not None)]
-    for _, c in _containers(spec):
-        mounts = c.get("volumeMounts")
-        if type(mounts) is list:
-            c["volumeMounts"] = [m for m in mounts if not (type(m) is dict and m.get("name") in names)]
+    for kind in _KINDS:
+        listed = spec.get(kind)
+        for c in listed if type(listed) is list else ():
+            mounts = c.get("volumeMounts") if type(c) is dict else None
+            if type(mounts) is list:
+                c["volumeMounts"] = [m for m in mounts if not (type(m) is dict and m.get("name") in names)]
 
 
-_SPECIAL: dict[str, Callable[[dict[str, Any], str, Found], None]] = {
-    "PodLifecycleSleepAction": _sleep,
-    "ContainerStopSignals": _stop_signal,
-    "ContainerRestartRules": _restart_rules,
-    "ImageVolume": _image_volumes,
+# The drops that do more than remove a field: per container (with the container keys that can
+# concern them, so a container with none costs one test), and the pod's image volumes.
+_PER_CONTAINER: dict[str, tuple[ContainerDrop, tuple[str, ...]]] = {
+    "PodLifecycleSleepAction": (_sleep, ("lifecycle",)),
+    "ContainerStopSignals": (_stop_signal, ("lifecycle",)),
+    "ContainerRestartRules": (_restart_rules, ("restartPolicy", "restartPolicyRules")),
 }
+_SPECIAL = set(_PER_CONTAINER) | {"ImageVolume"}
 
 
 class _Plan(NamedTuple):
     unknown: _Node
     disabled: _Node
     both: _Node
-    special: tuple[tuple[Callable[[dict[str, Any], str, Found], None], str], ...]
+    per_container: tuple[tuple[ContainerDrop, str], ...]
+    container_keys: frozenset[str]
+    image_volumes: str | None  # why, when ImageVolume is off
 
 
 @lru_cache(maxsize=None)
@@ -210,34 +212,44 @@ def _plan(opts: PodOptions) -> _Plan:
             for pattern in GATED_FIELDS[gate]:
                 disabled.add(pattern, _gate_why(gate, opts))
                 both.add(pattern, _gate_why(gate, opts))
-    special = tuple((_SPECIAL[gate], _gate_why(gate, opts)) for gate in off if gate in _SPECIAL)
-    return _Plan(unknown, disabled, both, special)
+    per_container = tuple((_PER_CONTAINER[gate][0], _gate_why(gate, opts)) for gate in off if gate in _PER_CONTAINER)
+    keys = frozenset(key for gate in off if gate in _PER_CONTAINER for key in _PER_CONTAINER[gate][1])
+    images = _gate_why("ImageVolume", opts) if "ImageVolume" in off else None
+    return _Plan(unknown, disabled, both, per_container, keys, images)
 
 
-def _walk(spec: Any, trie: _Node, special: tuple[tuple[Callable[[dict[str, Any], str, Found], None], str], ...]) -> list[Dropped]:
+def _walk(spec: Any, trie: _Node, plan: _Plan | None) -> list[Dropped]:
     found: Found = []
     _remove(spec, trie, [], found)
-    if type(spec) is dict:
-        for drop, why in special:
-            drop(spec, why, found)
+    if plan is not None and type(spec) is dict:
+        if plan.per_container:
+            keys = plan.container_keys
+            for kind in _KINDS:
+                listed = spec.get(kind)
+                for i, c in enumerate(listed if type(listed) is list else ()):
+                    if type(c) is dict and not keys.isdisjoint(c):
+                        for drop, why in plan.per_container:
+                            drop((kind, i), c, why, found)
+        if plan.image_volumes is not None:
+            _image_volumes(spec, plan.image_volumes, found)
     return [Dropped(path, why) for path, why in found]
 
 
 def drop_unknown(spec: Any, opts: PodOptions) -> list[Dropped]:
     """Remove the fields `opts.version`'s Pod schema does not have, as its JSON decoding does."""
-    return _walk(spec, _plan(opts).unknown, ())
+    return _walk(spec, _plan(opts).unknown, None)
 
 
 def drop_disabled(spec: Any, opts: PodOptions) -> list[Dropped]:
     """dropDisabledFields on a new pod: remove each field whose gate exists and is off."""
     plan = _plan(opts)
-    return _walk(spec, plan.disabled, plan.special)
+    return _walk(spec, plan.disabled, plan)
 
 
 def drop_all(spec: Any, opts: PodOptions) -> list[Dropped]:
     """`drop_unknown` and `drop_disabled` in one walk (see the module doc)."""
     plan = _plan(opts)
-    return _walk(spec, plan.both, plan.special)
+    return _walk(spec, plan.both, plan)
 
 
 def unknown_field_errors(spec: Any, opts: PodOptions, spec_path: FieldPath) -> Errors:
