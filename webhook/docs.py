@@ -1,5 +1,6 @@
 """The parts of the docs that are derived from the code: the settings tables of every command
-(docs/configuration.md) and the table of rules (docs/policies.md).
+(docs/configuration.md), the table of rules and the table of Pod validation by Kubernetes minor
+(docs/policies.md).
 
 `./dev docs` rewrites them between `<!-- generated:NAME -->` and `<!-- /generated:NAME -->`
 markers; a test fails when a committed file differs from what this module renders, so a
@@ -71,12 +72,27 @@ def rules_markdown() -> str:
     return "\n".join(out) + "\n"
 
 
+def pod_versions_markdown() -> str:
+    """Per gate that Pod validation reads, what each ported minor does (webhook/podvalidation/
+    versions.py: GATES, FIELDS, GATED_FIELDS and CHECKS)."""
+    from .podvalidation.versions import CHECKS, GATED_FIELDS, GATES, PORTED, status_at
+
+    out = ["| feature gate | " + " | ".join(str(v) for v in PORTED) + " | fields | ported checks |",
+           "|---|" + "---|" * len(PORTED) + "---|---|"]
+    for gate in sorted(GATES):
+        paths = sorted({".".join(p.split(".")[-2:]) for p in GATED_FIELDS.get(gate, ())})
+        fields = ", ".join(f"`{p}`" for p in paths[:3]) + (" ..." if len(paths) > 3 else "")
+        cells = " | ".join(status_at(gate, v) for v in PORTED)
+        out.append(f"| `{gate}` | {cells} | {fields or '-'} | {CHECKS.get(gate, '-')} |")
+    return "\n".join(out) + "\n"
+
+
 FILES = {"docs/configuration.md": "settings", "docs/policies.md": "rules"}
 
 
 def sections(kind: str) -> dict[str, Callable[[], str]]:
     if kind == "rules":
-        return {"rules": rules_markdown}
+        return {"rules": rules_markdown, "pod-versions": pod_versions_markdown}
     return {f"settings:{name}": functools.partial(settings_markdown, name) for name in _command_settings()}
 
 

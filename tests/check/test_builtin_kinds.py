@@ -13,6 +13,8 @@ import yaml
 from webhook.check import run
 from webhook.check.hpa import validate_hpa
 from webhook.check.workloads import selector_matches, validate_workload
+from webhook.kubeversion import KubeVersion
+from webhook.podvalidation.options import options_for
 from webhook.policies.settings import PolicySettings
 
 
@@ -209,3 +211,21 @@ def test_any_hpa_or_workload_spec_gives_field_errors_never_a_crash(spec):
     validate_hpa({"spec": spec})
     for group, kind in (("apps", "Deployment"), ("apps", "StatefulSet"), ("batch", "Job"), ("batch", "CronJob")):
         validate_workload({"spec": spec}, group, kind)
+
+
+def test_a_template_field_whose_gate_is_off_is_dropped_with_a_warning_by_minor():
+    """`check` judges a workload's template as its minor's server: at 1.28 the sidecar's
+    restartPolicy is dropped (SidecarContainers off) and its probe is refused; at 1.34 it is a
+    sidecar. Each drop comes back as a warning at the template path."""
+    ds = {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "d"},
+          "spec": {"selector": {}, "template": {"spec": {
+              "containers": [{"name": "c", "image": "x"}],
+              "initContainers": [{"name": "sync", "image": "x", "restartPolicy": "Always",
+                                  "readinessProbe": {"exec": {"command": ["true"]}}}]}}}}
+    dropped: list[str] = []
+    errs = validate_workload(ds, "apps", "DaemonSet", options_for(KubeVersion(1, 28)), dropped)
+    assert [e.field for e in errs] == ["spec.template.spec.initContainers[0].readinessProbe"]
+    assert dropped == ["spec.template.spec.initContainers[0].restartPolicy: dropped: the feature gate SidecarContainers is"
+                       " off by default in Kubernetes 1.28, so the API server drops it"]
+    dropped = []
+    assert validate_workload(ds, "apps", "DaemonSet", options_for(KubeVersion(1, 34)), dropped) == [] and dropped == []

@@ -256,3 +256,18 @@ def test_manifests_shaped_like_kthenas_examples_pass():
     results = check_text(yaml.safe_dump_all([autoscaled, routed, policy], sort_keys=False))
     assert [(r.obj["kind"], r.status) for r in results] == [("ModelServing", "allowed"), ("ModelServing", "allowed"), ("AutoscalingPolicy", "allowed")]
     assert all(not r.findings for r in results), [f.message for r in results for f in r.findings]
+
+
+def test_a_dropped_template_field_is_a_warning_at_the_checks_minor():
+    """`check` judges a workload's pod template as its --kubernetes-version's server does: at 1.28
+    a sidecar's restartPolicy is dropped (SidecarContainers off), which `check` reports."""
+    deploy = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d", "namespace": "ai"},
+              "spec": {"selector": {"matchLabels": {"app": "d"}}, "template": {
+                  "metadata": {"labels": {"app": "d"}},
+                  "spec": {"containers": [{"name": "c", "image": "x:1"}],
+                           "initContainers": [{"name": "sync", "image": "x:1", "restartPolicy": "Always"}]}}}}
+    [r] = check_obj(deploy, kubernetes_version="1.28")
+    assert r.status == "allowed", [f.message for f in r.findings]
+    assert [(f.rule, f.message) for f in r.warnings] == [(
+        "podvalidation", "spec.template.spec.initContainers[0].restartPolicy: dropped: the feature gate SidecarContainers"
+        " is off by default in Kubernetes 1.28, so the API server drops it")]

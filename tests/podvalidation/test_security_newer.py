@@ -104,7 +104,7 @@ def test_annotation_match_in_a_template_judged_as_a_pod() -> None:
     from support.gated import options
     template = {"metadata": {"annotations": {ANNOTATION: "unconfined"}},
                 "spec": copy.deepcopy(BASE_POD["spec"]) | {"securityContext": {"appArmorProfile": {"type": "RuntimeDefault"}}}}
-    errs = validate_pod_template_spec(apply_template_defaults(template), FieldPath.of("spec", "template"), is_pod=True,
+    errs = validate_pod_template_spec(apply_template_defaults(template, options(APPARMOR)), FieldPath.of("spec", "template"), is_pod=True,
                                       opts=options(APPARMOR))
     assert [str(e) for e in errs] == [
         "spec.template.spec.containers[0].securityContext.appArmorProfile.type: Forbidden: "

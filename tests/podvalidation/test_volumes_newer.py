@@ -93,8 +93,8 @@ def test_image_reference_not_required_of_a_bare_template() -> None:
     from support.gated import options
     template = {"metadata": {}, "spec": copy.deepcopy(BASE_POD["spec"]) | {"volumes": [{"name": "img", "image": {}}]}}
     path = FieldPath.of("spec", "template")
-    assert validate_pod_template_spec(apply_template_defaults(template), path, opts=options(IMAGE)) == []
-    as_pod = validate_pod_template_spec(apply_template_defaults(template), path, is_pod=True, opts=options(IMAGE))
+    assert validate_pod_template_spec(apply_template_defaults(template, options(IMAGE)), path, opts=options(IMAGE)) == []
+    as_pod = validate_pod_template_spec(apply_template_defaults(template, options(IMAGE)), path, is_pod=True, opts=options(IMAGE))
     assert [str(e) for e in as_pod] == ["spec.template.spec.volumes[0].image.reference: Required value"]
 
 

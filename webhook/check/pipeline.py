@@ -26,6 +26,7 @@ from ..admission.fields import BUILTIN, CEL, FieldError, FieldPath, invalid, inv
 from ..admission.gofmt import go_text, go_type
 from ..admission.outcome import status_of
 from ..admission.review import Request, make_request
+from ..podvalidation.options import PodOptions, options_for
 from ..policies import REGISTRY, Context
 from ..policies import engine
 from . import builtin, celrules, hpa, structural, workloads
@@ -189,10 +190,13 @@ class Pipeline:
             required = [e for e in required if e.path.parts[:2] not in builtin.HPA_SCHEMA_REQUIRED_REPLACED]
             errors += hpa.validate_hpa(edited)
         errors += required
+        dropped: list[str] = []
         if kind == "Pod":
-            errors += workloads.validate_pod(edited)
+            errors += workloads.validate_pod(edited, self._pod_options(), dropped)
         elif workloads.has_template(group, kind):
-            errors += workloads.validate_workload(edited, group, kind)
+            errors += workloads.validate_workload(edited, group, kind, self._pod_options(), dropped)
+        for text in dropped:
+            self._text(result, "podvalidation", "warning", text, None)
         errors = list({(e.field, e.body()): e for e in errors}.values())  # schema and code may name the same field
         if errors:
             return self._invalid(result, kind, group, errors)
@@ -201,11 +205,18 @@ class Pipeline:
     def _webhook(self, result: DocumentResult, obj: dict[str, Any], old: dict[str, Any] | None) -> DocumentResult:
         group, kind = str(obj.get("apiVersion") or "").rpartition("/")[0], str(obj.get("kind") or "")
         if workloads.has_template(group, kind):  # a CloneSet without its CRD: OpenKruise's webhook judges its template
-            errors = workloads.validate_workload(obj, group, kind)
+            dropped: list[str] = []
+            errors = workloads.validate_workload(obj, group, kind, self._pod_options(), dropped)
+            for text in dropped:
+                self._text(result, "podvalidation", "warning", text, None)
             if errors:
                 return self._invalid(result, kind, group, errors)
         edited = self._mutate(result, obj, old)
         return self._validate(result, edited, old)
+
+    def _pod_options(self) -> PodOptions:
+        """The Pod validation of the minor this check judges by."""
+        return options_for(self.ctx.kubernetes_version)
 
     # ---- the steps ---------------------------------------------------------------------------
 

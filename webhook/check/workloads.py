@@ -1,4 +1,7 @@
-"""Pods and the pod templates of workloads, validated as kube-apiserver 1.28 validates them.
+"""Pods and the pod templates of workloads, validated as the API server of the minor `check`
+judges by (`PodOptions`, from `options_for`) validates them. What that server drops first (a field
+whose feature gate is off, `dropDisabledFields`) is handed back for a warning; fields its schema
+does not know never get this far (the schema step refuses or drops them).
 
 A Pod goes through `ValidatePodCreate` after the v1 defaults (webhook/podvalidation). A workload's
 template (`TEMPLATE_PATHS`) goes through `ValidatePodTemplateSpec` plus what its kind adds about
@@ -26,7 +29,10 @@ from typing import Any
 
 from ..admission.fields import BUILTIN, FieldError, FieldPath, forbidden, invalid, not_supported
 from ..admission.gofmt import GoSyntax, go_quote
-from ..podvalidation import apply_template_defaults, default_pod_spec, validate_pod_create, validate_pod_template_spec
+from ..podvalidation import default_pod_spec, validate_pod_create, validate_pod_template_spec
+from ..podvalidation.defaults import prepare_spec
+from ..podvalidation.drops import Dropped
+from ..podvalidation.options import DEFAULT_OPTIONS, PodOptions
 from ..podvalidation.meta import validate_annotations, validate_labels
 from .templates import TEMPLATE_PATHS
 
@@ -46,13 +52,18 @@ def _go_zero(spec: Any) -> None:
                 spec[key] = [{} if c is None else c for c in items]
 
 
-def validate_pod(obj: dict[str, Any]) -> list[FieldError]:
-    """ValidatePodCreate on the Pod as the API server defaults it."""
+def _tell(found: list[Dropped], spec_path: FieldPath, dropped: list[str] | None) -> None:
+    if dropped is not None:
+        dropped += [d.warning(FieldPath(spec_path.parts + d.path)) for d in found]
+
+
+def validate_pod(obj: dict[str, Any], opts: PodOptions = DEFAULT_OPTIONS, dropped: list[str] | None = None) -> list[FieldError]:
+    """ValidatePodCreate on the Pod as the API server prepares it; what it drops goes to `dropped`."""
     pod = copy.deepcopy(obj)
     if isinstance(pod, dict):
         _go_zero(pod.get("spec"))
-        default_pod_spec(pod.get("spec"))
-    return validate_pod_create(pod)
+        _tell(default_pod_spec(pod.get("spec"), opts), FieldPath.of("spec"), dropped)
+    return validate_pod_create(pod, opts=opts)
 
 
 def labels_struct(labels: dict[str, Any]) -> GoSyntax:
@@ -90,19 +101,20 @@ def _selector_errors(selector: Any, labels: dict[str, Any], path: FieldPath) -> 
     return [invalid(path.child("metadata", "labels"), labels_struct(labels), "`selector` does not match template `labels`", origin=BUILTIN)]
 
 
-def validate_workload(obj: dict[str, Any], group: str, kind: str) -> list[FieldError]:
-    """The API server's checks of a workload's pod template (see the module doc), at its paths."""
+def validate_workload(obj: dict[str, Any], group: str, kind: str, opts: PodOptions = DEFAULT_OPTIONS,
+                      dropped: list[str] | None = None) -> list[FieldError]:
+    """The API server's checks of a workload's pod template (see the module doc), at its paths;
+    what it drops from the template first goes to `dropped`."""
     parts = TEMPLATE_PATHS[(group, kind)]
     node: Any = obj
     for part in parts:
         node = _dict(node).get(part)
     path = FieldPath.of(*parts)
-    template = apply_template_defaults(node if node is not None else {})
-    if isinstance(template, dict):
-        _go_zero(template.get("spec"))
-        template = apply_template_defaults(template)
+    template = copy.deepcopy(node if node is not None else {})
     if not isinstance(template, dict):
         return validate_pod_template_spec(template, path)  # its type error
+    _go_zero(template.get("spec"))
+    _tell(prepare_spec(template.get("spec"), opts, pod=False), path.child("spec"), dropped)
     meta, spec = _dict(template.get("metadata")), _dict(template.get("spec"))
     labels = _dict(meta.get("labels"))
     owner = _dict(obj.get("spec"))
@@ -113,10 +125,10 @@ def validate_workload(obj: dict[str, Any], group: str, kind: str) -> list[FieldE
     elif kind in ("Job", "CronJob"):
         if kind == "Job" and owner.get("manualSelector") is True:
             errs += _selector_errors(owner.get("selector"), labels, path)
-        errs += validate_pod_template_spec(template, path)
+        errs += validate_pod_template_spec(template, path, opts=opts)
     else:
         errs += _selector_errors(owner.get("selector"), labels, path)
-        errs += validate_pod_template_spec(template, path)
+        errs += validate_pod_template_spec(template, path, opts=opts)
     errs += _restart_and_deadline(spec, path.child("spec"), group, kind)
     return errs
 

@@ -1,12 +1,17 @@
-"""The API server's Pod validation (kube-apiserver 1.28), ported to Python.
+"""The API server's Pod validation (kube-apiserver 1.28 to 1.34), ported to Python.
 
 Kubernetes validates a Pod when it is created, never the pod template inside a custom resource;
 a ModelServing whose template the API server would refuse is accepted, and its pods never
 appear. This package lets the webhook and `check` refuse it up front, with the API server's own
-messages. Validate defaulted objects, as the API server does:
+messages. Validate prepared objects, as the API server does (the fields the minor does not know
+dropped, the v1 defaults applied, the fields whose gate is off dropped; `drops.py`), with the
+options of that minor (`options.options_for`, 1.28 when none is named):
 
-    errors = validate_pod_create(apply_pod_defaults(pod))
-    errors = validate_pod_template_spec(apply_template_defaults(t), FieldPath.of("spec", "template"))
+    opts = options_for(KubeVersion(1, 30))
+    errors = validate_pod_create(apply_pod_defaults(pod, opts), opts=opts)
+    errors = validate_pod_template_spec(apply_template_defaults(t, opts), FieldPath.of("spec", "template"), opts=opts)
+
+What differs between minors lives in one table, `versions.py`.
 
 It sits below `policies` and imports only `admission` (field errors) and `quantity`.
 """

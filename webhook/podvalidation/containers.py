@@ -8,7 +8,7 @@ from typing import Any
 from .options import DEFAULT_OPTIONS, PodOptions
 from . import names
 from .env import validate_env, validate_env_from
-from .errors import Errors, FieldPath, choice, duplicate, forbidden, invalid, not_found, required
+from .errors import Errors, FieldPath, choice, duplicate, forbidden, invalid, not_found, not_supported, required
 from .mounts import validate_ephemeral_mounts, validate_mounts
 from .probes import validate_lifecycle, validate_probes
 from .resources import validate_resources
@@ -73,7 +73,7 @@ def _common(c: dict[str, Any], volumes: dict[str, dict[str, Any]], path: FieldPa
     if get("ports") is not None:
         _ports(get("ports"), path.child("ports"), errs)
     if get("env") is not None:
-        validate_env(get("env"), path.child("env"), errs)
+        validate_env(get("env"), path.child("env"), errs, opts)
     if get("envFrom") is not None:
         validate_env_from(get("envFrom"), path.child("envFrom"), errs)
     if get("volumeMounts") is not None or get("volumeDevices") is not None:
@@ -107,7 +107,10 @@ def items(value: Any, path: FieldPath, errs: Errors) -> list[dict[str, Any]]:
 
 
 def validate_containers(containers: list[dict[str, Any]], volumes: dict[str, dict[str, Any]], path: FieldPath,
-                        errs: Errors, *, opts: PodOptions = DEFAULT_OPTIONS, claims: frozenset[str] = frozenset()) -> None:
+                        errs: Errors, *, opts: PodOptions = DEFAULT_OPTIONS, claims: frozenset[str] = frozenset(),
+                        grace: int | None = None) -> None:
+    """validateContainers. `grace`: the pod's terminationGracePeriodSeconds, a sleep hook's bound;
+    `claims`: the pod's declared resource claim names."""
     if not containers:
         errs.append(required(path))
         return
@@ -121,29 +124,45 @@ def validate_containers(containers: list[dict[str, Any]], volumes: dict[str, dic
         seen.add(name)
         lifecycle = c.get("lifecycle")
         if lifecycle is not None and (lifecycle := opt_obj(lifecycle, at.child("lifecycle"), errs)) is not None:
-            validate_lifecycle(lifecycle, at.child("lifecycle"), errs)
+            validate_lifecycle(lifecycle, at.child("lifecycle"), errs, grace, opts)
         validate_probes(c, at, errs)
-        if c.get("restartPolicy") is not None:
+        if c.get("restartPolicy") is not None:  # at 1.34 dropped before, ContainerRestartRules being off
             errs.append(forbidden(at.child("restartPolicy"), "may not be set for non-init containers"))
     host_port_conflicts(containers, path, set(), errs)
 
 
 def validate_init_containers(inits: list[dict[str, Any]], containers: list[dict[str, Any]],
                              volumes: dict[str, dict[str, Any]], path: FieldPath, errs: Errors, *,
-                             opts: PodOptions = DEFAULT_OPTIONS, claims: frozenset[str] = frozenset()) -> None:
-    """Init containers share the name space of the app containers. Sidecars (an init container
-    with restartPolicy Always) are behind an alpha gate in 1.28, so the field is dropped before
-    validation and probes and hooks stay forbidden."""
+                             opts: PodOptions = DEFAULT_OPTIONS, claims: frozenset[str] = frozenset(),
+                             grace: int | None = None) -> None:
+    """validateInitContainers and validateInitContainerRestartPolicy (pkg/apis/core/validation/
+    validation.go, 1.28 to 1.34). Init containers share the name space of the app containers. A
+    sidecar (`restartPolicy: Always`, SidecarContainers on from 1.29) may have hooks and probes,
+    judged as an app container's; any other init container may not. In 1.28 the gate is off and
+    drops.py removes `restartPolicy` before validation; in 1.34 ContainerRestartRules, off, removes
+    any value but Always, so only 1.29 to 1.33 can see another value refused."""
     seen = {name_of(c) for c in containers}
     for i, c in enumerate(inits):
         at = path.index(i)
         _common(c, volumes, at, errs, opts, claims)
+        sidecar = False
+        if c.get("restartPolicy") is not None:
+            restart = opt_text(c.get("restartPolicy"), at.child("restartPolicy"), errs)
+            sidecar = restart == "Always"
+            if restart is not None and not sidecar:
+                errs.append(not_supported(at.child("restartPolicy"), restart, ["Always"]))
         name = name_of(c)
         if name in seen:
             errs.append(duplicate(at.child("name"), name))
         elif name:
             seen.add(name)
         host_port_conflicts([c], path, set(), errs)
+        if sidecar:
+            lifecycle = c.get("lifecycle")
+            if lifecycle is not None and (lifecycle := opt_obj(lifecycle, at.child("lifecycle"), errs)) is not None:
+                validate_lifecycle(lifecycle, at.child("lifecycle"), errs, grace, opts)
+            validate_probes(c, at, errs)
+            continue
         for key in ("lifecycle", "livenessProbe", "readinessProbe", "startupProbe"):
             if c.get(key) is not None:
                 errs.append(forbidden(at.child(key), "may not be set for init containers without restartPolicy=Always"))

@@ -2,10 +2,10 @@
 
 Validation reads defaulted objects: an unset restartPolicy is `Always` by then, a port's protocol
 `TCP`, a probe's period 10 seconds, a volume with no source an emptyDir. Only defaults that a
-check or a message can see are applied. Fields behind feature gates that are off in 1.28
-(sidecar init containers, in-place resize, user namespaces, dynamic resource claims) are dropped,
-as the API server drops them on create. Input of the wrong shape is left alone: validation
-reports it.
+check or a message can see are applied. Around them, as on the server: the fields the minor's
+schema does not have are dropped first (its JSON decoding), the fields whose feature gate is off
+at that minor after (`dropDisabledFields`); see drops.py. Input of the wrong shape is left alone:
+validation reports it.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ import re
 from typing import Any
 
 from ..quantity import parse_quantity
+from .drops import Dropped, drop_all
+from .options import DEFAULT_OPTIONS, PodOptions
 from .volumes import SOURCE_KEYS
 
 _FILE_MODE = 0o644
@@ -100,13 +102,6 @@ def _container(c: dict[str, Any]) -> None:
             handler = _sub(lifecycle, hook)
             if handler is not None:
                 _http_get(handler)
-    c.pop("resizePolicy", None)
-    context = get("securityContext")
-    if isinstance(context, dict):
-        context.pop("procMount", None)  # ProcMountType is off: the field is dropped
-    resources = get("resources")
-    if isinstance(resources, dict):
-        resources.pop("claims", None)
 
 
 def _downward_items(source: dict[str, Any]) -> None:
@@ -135,7 +130,7 @@ def _volume(volume: dict[str, Any]) -> None:
 
 
 def _spec(spec: dict[str, Any]) -> None:
-    """SetDefaults_PodSpec and everything under it, plus the dropped gated fields."""
+    """SetDefaults_PodSpec and everything under it."""
     _set(spec, "dnsPolicy", "ClusterFirst")
     _set(spec, "restartPolicy", "Always")
     if spec.get("securityContext") is None:
@@ -151,14 +146,9 @@ def _spec(spec: dict[str, Any]) -> None:
             for c in listed:
                 if isinstance(c, dict):
                     _container(c)
-    if spec.get("initContainers") is not None:
-        for c in _dicts(spec.get("initContainers")):
-            c.pop("restartPolicy", None)
     if spec.get("volumes") is not None:
         for volume in _dicts(spec.get("volumes")):
             _volume(volume)
-    spec.pop("hostUsers", None)
-    spec.pop("resourceClaims", None)
 
 
 def _pod_only(spec: dict[str, Any]) -> None:
@@ -187,34 +177,45 @@ def _pod_only(spec: dict[str, Any]) -> None:
                         port["hostPort"] = port.get("containerPort", 0)
 
 
-def apply_template_defaults(template: Any) -> Any:
-    """A defaulted deep copy of a pod template (`{metadata, spec}`), as a workload's template is
-    defaulted; anything that is not an object is returned as it is."""
-    out = copy.deepcopy(template)
-    if isinstance(out, dict) and isinstance(out.get("spec"), dict):
-        _spec(out["spec"])
-    return out
-
-
-def apply_pod_defaults(pod: Any) -> Any:
-    """A defaulted deep copy of a Pod, as the API server defaults it on create."""
-    out = copy.deepcopy(pod)
-    if isinstance(out, dict) and isinstance(out.get("spec"), dict):
-        _spec(out["spec"])
-        _pod_only(out["spec"])
-    return out
-
-
-def apply_pod_spec_defaults(spec: Any) -> Any:
-    """A defaulted deep copy of a Pod's spec alone (the pod a controller builds from a template)."""
-    out = copy.deepcopy(spec)
-    default_pod_spec(out)
-    return out
-
-
-def default_pod_spec(spec: Any) -> None:
-    """Default a Pod's spec in place: for a caller that already holds its own copy (the rule that
-    builds Kthena's pods copies each template once, and a second copy would double its cost)."""
-    if isinstance(spec, dict):
-        _spec(spec)
+def prepare_spec(spec: Any, opts: PodOptions = DEFAULT_OPTIONS, *, pod: bool = True) -> list[Dropped]:
+    """In place, what the server does to a spec before validating it: drop what `opts.version`
+    does not know and the fields whose gate is off (`drops.drop_all`), apply the v1 defaults (a
+    Pod's too when `pod`). Returns what was dropped, each at its path under the spec."""
+    if not isinstance(spec, dict):
+        return []
+    dropped = drop_all(spec, opts)
+    _spec(spec)
+    if pod:
         _pod_only(spec)
+    return dropped
+
+
+def apply_template_defaults(template: Any, opts: PodOptions = DEFAULT_OPTIONS) -> Any:
+    """A prepared (`prepare_spec`) deep copy of a pod template (`{metadata, spec}`), as a
+    workload's template is; anything that is not an object is returned as it is."""
+    out = copy.deepcopy(template)
+    if isinstance(out, dict):
+        prepare_spec(out.get("spec"), opts, pod=False)
+    return out
+
+
+def apply_pod_defaults(pod: Any, opts: PodOptions = DEFAULT_OPTIONS) -> Any:
+    """A prepared (`prepare_spec`) deep copy of a Pod, as the API server has it on create."""
+    out = copy.deepcopy(pod)
+    if isinstance(out, dict):
+        prepare_spec(out.get("spec"), opts)
+    return out
+
+
+def apply_pod_spec_defaults(spec: Any, opts: PodOptions = DEFAULT_OPTIONS) -> Any:
+    """A prepared deep copy of a Pod's spec alone (the pod a controller builds from a template)."""
+    out = copy.deepcopy(spec)
+    prepare_spec(out, opts)
+    return out
+
+
+def default_pod_spec(spec: Any, opts: PodOptions = DEFAULT_OPTIONS) -> list[Dropped]:
+    """`prepare_spec` of a Pod's spec in place: for a caller that already holds its own copy (the
+    rule that builds Kthena's pods copies each template once, and a second copy would double its
+    cost). Returns what was dropped."""
+    return prepare_spec(spec, opts)

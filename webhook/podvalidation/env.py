@@ -6,6 +6,7 @@ from typing import Any
 
 from . import names
 from .errors import Errors, FieldPath, forbidden, invalid, not_supported, required
+from .options import DEFAULT_OPTIONS, PodOptions
 from .values import arr, canonical, obj, opt_obj, quantity, text
 
 ENV_FIELD_PATHS = sorted([
@@ -27,12 +28,12 @@ _SIZES = "1, 1k, 1M, 1G, 1T, 1P, 1E, 1Ki, 1Mi, 1Gi, 1Ti, 1Pi, 1Ei"
 _SIZE_DIVISORS = set(_SIZES.split(", "))
 
 
-def validate_env(value: Any, path: FieldPath, errs: Errors) -> None:
+def validate_env(value: Any, path: FieldPath, errs: Errors, opts: PodOptions = DEFAULT_OPTIONS) -> None:
     for i, raw in enumerate(arr(value, path, errs)):
         name = raw.get("name") if type(raw) is dict else None
         if type(name) is str and name and not names.is_env_var_name(name):
             if raw.get("valueFrom") is not None:  # a fine name and no source: nothing more to check
-                _validate_value_from(raw, path.index(i), errs)
+                _validate_value_from(raw, path.index(i), errs, opts)
             continue
         at = path.index(i)
         var = obj(raw, at, errs)
@@ -41,10 +42,10 @@ def validate_env(value: Any, path: FieldPath, errs: Errors) -> None:
             errs.append(required(at.child("name")))
         else:
             errs += [invalid(at.child("name"), name, m) for m in names.is_env_var_name(name)]
-        _validate_value_from(var, at, errs)
+        _validate_value_from(var, at, errs, opts)
 
 
-def _validate_value_from(var: dict[str, Any], at: FieldPath, errs: Errors) -> None:
+def _validate_value_from(var: dict[str, Any], at: FieldPath, errs: Errors, opts: PodOptions) -> None:
     path = at.child("valueFrom")
     source = opt_obj(var.get("valueFrom"), path, errs)
     if source is None:
@@ -53,7 +54,7 @@ def _validate_value_from(var: dict[str, Any], at: FieldPath, errs: Errors) -> No
     if (ref := opt_obj(source.get("fieldRef"), path.child("fieldRef"), errs)) is not None:
         count += 1
         errs += object_field_selector(ref, ENV_FIELD_PATHS, path.child("fieldRef"), errs)
-        errs += _host_ips(ref, path.child("fieldRef"))
+        errs += _host_ips(ref, path.child("fieldRef"), opts)
     if (ref := opt_obj(source.get("resourceFieldRef"), path.child("resourceFieldRef"), errs)) is not None:
         count += 1
         errs += resource_field_selector(ref, path.child("resourceFieldRef"), False, errs)
@@ -69,9 +70,10 @@ def _validate_value_from(var: dict[str, Any], at: FieldPath, errs: Errors) -> No
         errs.append(invalid(path, "", "may not have more than one field specified at a time"))
 
 
-def _host_ips(ref: dict[str, Any], path: FieldPath) -> Errors:
-    """status.hostIPs needs the PodHostIPs feature gate, alpha and off in 1.28."""
-    if ref.get("fieldPath") == "status.hostIPs":
+def _host_ips(ref: dict[str, Any], path: FieldPath, opts: PodOptions) -> Errors:
+    """status.hostIPs needs the PodHostIPs feature gate: alpha and off in 1.28, on from 1.29
+    (validateEnvVarValueFrom, pkg/apis/core/validation/validation.go 1.28)."""
+    if ref.get("fieldPath") == "status.hostIPs" and not opts.on("PodHostIPs"):
         return [forbidden(path, "may not be set when feature gate 'PodHostIPs' is not enabled")]
     return []
 

@@ -10,17 +10,43 @@ version numbers scattered through the checks.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
-from ..kubeversion import OLDEST, KubeVersion
+from ..kubeversion import OLDEST, KubeVersion, judged_as
+from .versions import GATES, gate_default
 
 
 @dataclass(frozen=True, slots=True)
 class PodOptions:
+    """`version`: the minor judged as; `gates`: the gates on at it; `off`: the gates that exist
+    there and are off (a gate in neither does not exist yet, so nothing is dropped for it);
+    `cluster`: the cluster's own minor when it is newer than any we judge by (else None)."""
+
     version: KubeVersion = OLDEST
     gates: frozenset[str] = frozenset()
+    off: frozenset[str] = frozenset()
+    cluster: KubeVersion | None = None
 
     def on(self, gate: str) -> bool:
         return gate in self.gates
 
+    def is_off(self, gate: str) -> bool:
+        return gate in self.off
 
-DEFAULT_OPTIONS = PodOptions()
+
+@lru_cache(maxsize=None)
+def options_for(version: KubeVersion) -> PodOptions:
+    """The options a Pod is judged with on a cluster of `version`: the gates on and off by default
+    at the minor it is judged as (`judged_as`), and the cluster's own minor when that differs."""
+    judged = judged_as(version)
+    defaults = {gate: gate_default(gate, judged) for gate in GATES}
+    return PodOptions(
+        version=judged,
+        gates=frozenset(g for g, on in defaults.items() if on),
+        off=frozenset(g for g, on in defaults.items() if on is False),
+        cluster=version if version != judged else None,
+    )
+
+
+# What a caller that names no minor gets: 1.28 (OLDEST), the minor of the recorded corpus.
+DEFAULT_OPTIONS = options_for(OLDEST)

@@ -166,9 +166,11 @@ def validate_pod_spec(spec: dict[str, Any], path: FieldPath, *, is_pod: bool = T
     containers = items(get("containers"), path.child("containers"), errs)
     inits = items(get("initContainers"), path.child("initContainers"), errs) if get("initContainers") is not None else []
     ephemerals = items(get("ephemeralContainers"), path.child("ephemeralContainers"), errs) if get("ephemeralContainers") is not None else []
-    validate_containers(containers, volumes, path.child("containers"), errs, opts=opts, claims=claims)
+    grace = get("terminationGracePeriodSeconds")
+    grace = grace if type(grace) is int else None  # defaulted to 30; another type is reported below
+    validate_containers(containers, volumes, path.child("containers"), errs, opts=opts, claims=claims, grace=grace)
     if inits:
-        validate_init_containers(inits, containers, volumes, path.child("initContainers"), errs, opts=opts, claims=claims)
+        validate_init_containers(inits, containers, volumes, path.child("initContainers"), errs, opts=opts, claims=claims, grace=grace)
     if ephemerals:
         validate_ephemeral_containers(ephemerals, containers, inits, volumes, path.child("ephemeralContainers"), errs,
                                       opts=opts, claims=claims)

@@ -1,19 +1,22 @@
-"""Probes and lifecycle hooks: exactly one handler each, its own fields, and the probe's bounds."""
+"""Probes and lifecycle hooks: exactly one handler each, its own fields, and the probe's bounds.
+
+A lifecycle hook may `sleep` from 1.29 (validateSleepAction). The field only reaches validation
+at a minor whose schema has it and whose PodLifecycleSleepAction gate is on: drops.py removes it
+everywhere else, before validation, as the API server does."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from . import names
-from .errors import Errors, FieldPath, forbidden, invalid, not_supported, required, type_invalid
+from .errors import Errors, FieldPath, forbidden, invalid, not_supported, required
+from .options import DEFAULT_OPTIONS, PodOptions
 from .values import arr, integer, obj, opt_int, opt_obj, text
 
 SCHEMES = ["HTTP", "HTTPS"]
 _PROBE_HANDLERS = ("exec", "httpGet", "tcpSocket", "grpc")
-_HOOK_HANDLERS = ("exec", "httpGet", "tcpSocket")
-_PROBE_FIELDS = frozenset(_PROBE_HANDLERS + ("initialDelaySeconds", "timeoutSeconds", "periodSeconds", "successThreshold",
-                                            "failureThreshold", "terminationGracePeriodSeconds"))
-_HOOK_FIELDS = frozenset(_HOOK_HANDLERS)
+_HOOK_HANDLERS = ("exec", "httpGet", "tcpSocket", "sleep")
+SLEEP_ZERO = "PodLifecycleSleepActionAllowZero"
 
 
 def port_errors(value: Any, path: FieldPath) -> Errors:
@@ -24,8 +27,28 @@ def port_errors(value: Any, path: FieldPath) -> Errors:
     return [invalid(path, number, m) for m in names.is_valid_port_num(number)]
 
 
-def _handler_fields(kind: str, action: dict[str, Any], path: FieldPath, errs: Errors) -> None:
-    if kind == "exec":
+def _sleep(action: dict[str, Any], path: FieldPath, grace: int | None, opts: PodOptions, errs: Errors) -> None:
+    """validateSleepAction (pkg/apis/core/validation/validation.go), by minor: 1.29 to 1.31 refuse
+    zero; 1.32 says so with a hint while PodLifecycleSleepActionAllowZero is off (KEP-4818's
+    text); from 1.33, the gate on, zero is allowed. Reported at `sleep`, as upstream does. The
+    pod's grace period is always set by then (defaulted to 30)."""
+    seconds = integer(action.get("seconds"), path.child("seconds"), errs)
+    if grace is None:
+        return  # a grace period of the wrong type: its own error says so
+    if opts.on(SLEEP_ZERO):
+        if seconds < 0 or seconds > grace:
+            errs.append(invalid(path, seconds, f"must be non-negative and less than terminationGracePeriodSeconds ({grace})"))
+    elif seconds <= 0 or seconds > grace:
+        hint = (". Please enable PodLifecycleSleepActionAllowZero feature gate if you need a sleep of zero duration."
+                if opts.is_off(SLEEP_ZERO) else "")
+        errs.append(invalid(path, seconds, f"must be greater than 0 and less than terminationGracePeriodSeconds ({grace}){hint}"))
+
+
+def _handler_fields(kind: str, action: dict[str, Any], path: FieldPath, errs: Errors, grace: int | None,
+                    opts: PodOptions) -> None:
+    if kind == "sleep":
+        _sleep(action, path, grace, opts, errs)
+    elif kind == "exec":
         if not arr(action.get("command"), path.child("command"), errs):
             errs.append(required(path.child("command")))
     elif kind == "httpGet":
@@ -44,18 +67,10 @@ def _handler_fields(kind: str, action: dict[str, Any], path: FieldPath, errs: Er
         errs += port_errors(integer(action.get("port"), path.child("port"), errs), path.child("port"))
 
 
-def _unknown_fields(holder: dict[str, Any], known: frozenset[str], path: FieldPath, errs: Errors) -> bool:
-    """A handler kind 1.28 does not have (`sleep`, added in 1.29) fails strict decoding: the API
-    server answers 400 `unknown field "<path>"` and validates nothing. Reported as a type error."""
-    unknown = [key for key in holder if key not in known]
-    for key in unknown:
-        errs.append(type_invalid(path.child(key), key, f'unknown field "{path.child(key)}"'))
-    return bool(unknown)
-
-
-def validate_handler(holder: dict[str, Any], kinds: tuple[str, ...], path: FieldPath, errs: Errors) -> None:
-    if _unknown_fields(holder, _PROBE_FIELDS if kinds == _PROBE_HANDLERS else _HOOK_FIELDS, path, errs):
-        return
+def validate_handler(holder: dict[str, Any], kinds: tuple[str, ...], path: FieldPath, errs: Errors,
+                     grace: int | None = None, opts: PodOptions = DEFAULT_OPTIONS) -> None:
+    """validateHandler: the kinds in upstream's order (a probe's exec, httpGet, tcpSocket, grpc; a
+    hook's exec, httpGet, tcpSocket, sleep), the first one set judged, any later one forbidden."""
     count = 0
     for kind in kinds:
         action = opt_obj(holder.get(kind), path.child(kind), errs)
@@ -65,16 +80,18 @@ def validate_handler(holder: dict[str, Any], kinds: tuple[str, ...], path: Field
             errs.append(forbidden(path.child(kind), "may not specify more than 1 handler type"))
             continue
         count += 1
-        _handler_fields(kind, action, path.child(kind), errs)
+        _handler_fields(kind, action, path.child(kind), errs, grace, opts)
     if count == 0:
         errs.append(required(path, "must specify a handler type"))
 
 
-def validate_lifecycle(lifecycle: dict[str, Any], path: FieldPath, errs: Errors) -> None:
+def validate_lifecycle(lifecycle: dict[str, Any], path: FieldPath, errs: Errors, grace: int | None = None,
+                       opts: PodOptions = DEFAULT_OPTIONS) -> None:
+    """validateLifecycle: `grace` is the pod's terminationGracePeriodSeconds (a sleep's bound)."""
     for hook in ("postStart", "preStop"):
         handler = opt_obj(lifecycle.get(hook), path.child(hook), errs)
         if handler is not None:
-            validate_handler(handler, _HOOK_HANDLERS, path.child(hook), errs)
+            validate_handler(handler, _HOOK_HANDLERS, path.child(hook), errs, grace, opts)
 
 
 def _probe(probe: dict[str, Any], path: FieldPath, errs: Errors) -> None:

@@ -4,8 +4,12 @@
 Kubernetes never validates the pod templates inside a custom resource, and Kthena's controller
 only logs the refusal when it creates a pod (volcano-sh/kthena#1789), so a template with
 `containerPort: 0` or an uppercase container name is accepted and its pods never appear. This
-rule builds each pod as the controller will (`kthena_pods`), applies the v1 Pod defaults and runs
-the API server's own Pod validation (`podvalidation`, kube-apiserver 1.28) on it.
+rule builds each pod as the controller will (`kthena_pods`), prepares it as the cluster's API
+server does (drops the fields its minor does not know, applies the v1 Pod defaults, drops the
+fields whose feature gate is off there) and runs that minor's Pod validation (`podvalidation`,
+1.28 to 1.34; a newer cluster is judged as 1.34) on it. Each dropped field is a review warning at
+its template path: the controller's pods are created with the server's default field validation,
+which drops such fields too, so a dropped field is never a refusal.
 
 Where an error is reported: at the template's own path (`spec.template.roles[0].entryTemplate.
 spec.containers[0].ports[0].containerPort`, `...entryTemplate.metadata.labels`), with the API
@@ -29,12 +33,15 @@ from typing import Any, NamedTuple
 
 import orjson
 
+from ..admission.decision import Verdict
 from ..admission.fields import FieldError, FieldPath
 from ..admission.review import Request
 from ..podvalidation import default_pod_spec, validate_pod_template_spec
 from ..podvalidation.podspec import pod_spec_errors
 from ..podvalidation.names import is_dns1123_label, name_is_dns_subdomain
+from ..podvalidation.drops import Dropped
 from ..podvalidation.errors import invalid
+from ..podvalidation.options import PodOptions, options_for
 from ..podvalidation.meta import surely_valid
 from .context import Context
 from ..kthena import MODELSERVING_GROUP
@@ -48,7 +55,8 @@ MS_NAME = FieldPath.of("metadata", "name")
 
 class _Spec(NamedTuple):
     """One distinct template spec of a review: the pod spec the controller builds from it (copied,
-    its env extended, defaulted) and that spec's verdict, found at `path` (its first template)."""
+    its env extended, prepared) and that spec's verdict, found at `path` (its first template),
+    and what preparing it dropped (paths under the spec)."""
 
     written: Any
     shown: bytes | str
@@ -56,6 +64,7 @@ class _Spec(NamedTuple):
     kept_env: dict[tuple[str, int], list[int]]
     path: FieldPath
     errors: list[FieldError]
+    dropped: list[Dropped]
 
 
 def _shown(written: Any) -> bytes | str:
@@ -74,7 +83,8 @@ def _same(spec: _Spec, written: Any) -> bool:
     return spec.written == written and spec.shown == _shown(written)
 
 
-def _spec_for(ms: dict[str, Any], role: dict[str, Any], which: str, path: FieldPath, specs: list[_Spec]) -> tuple[_Spec, list[FieldError]]:
+def _spec_for(ms: dict[str, Any], role: dict[str, Any], which: str, path: FieldPath, specs: list[_Spec],
+              opts: PodOptions) -> tuple[_Spec, list[FieldError]]:
     """The template's pod spec and its spec errors at `path`: judged once per distinct spec in a
     review. The pods made from equal specs differ only in the values of the controller's env
     vars, which no check reads, so they share the verdict, moved to each template's own path."""
@@ -87,9 +97,9 @@ def _spec_for(ms: dict[str, Any], role: dict[str, Any], which: str, path: FieldP
             base = len(known.path.parts)
             return known, [replace(e, path=FieldPath(path.parts + e.path.parts[base:])) for e in known.errors]
     spec, kept_env = pod_spec(ms, role, which)
-    default_pod_spec(spec)
-    errors = pod_spec_errors(spec, path.child("spec"), is_pod=True) if type(spec) is dict else []
-    known = _Spec(written, _shown(written), spec, kept_env, path, errors)
+    dropped = default_pod_spec(spec, opts)
+    errors = pod_spec_errors(spec, path.child("spec"), is_pod=True, opts=opts) if type(spec) is dict else []
+    known = _Spec(written, _shown(written), spec, kept_env, path, errors, dropped)
     specs.append(known)
     return known, errors
 
@@ -99,11 +109,13 @@ class _Review:
     the controller adds to the pods of each role (by role name) is surely valid. Lives as long as
     the review; nothing is kept across reviews."""
 
-    __slots__ = ("specs", "added_fine")
+    __slots__ = ("specs", "added_fine", "opts", "warnings")
 
-    def __init__(self) -> None:
+    def __init__(self, opts: PodOptions) -> None:
         self.specs: list[_Spec] = []
         self.added_fine: dict[str, bool] = {}
+        self.opts = opts
+        self.warnings: list[str] = []
 
     def metadata_fine(self, ms: dict[str, Any], role: dict[str, Any], template: dict[str, Any]) -> bool:
         """True when the metadata of the pod made from `template` is surely valid (`surely_valid`
@@ -129,13 +141,16 @@ def judge(ms: dict[str, Any], i: int, role: dict[str, Any], which: str, review: 
     template = role.get(which)
     if type(template) is not dict:
         return validate_pod_template_spec(template, path, is_pod=True)  # its type error
-    known, spec_errors = _spec_for(ms, role, which, path, review.specs)
+    known, spec_errors = _spec_for(ms, role, which, path, review.specs, review.opts)
+    if known.dropped:
+        spec_path = path.child("spec")
+        review.warnings += [d.warning(_env_path(spec_path, known.kept_env, d.path)) for d in known.dropped]
     if type(known.spec) is dict and review.metadata_fine(ms, role, template):
         errs = list(spec_errors)
         name = pod_name(modelserving_name(ms), role_name(role), which == "entryTemplate")
     else:
         meta = pod_metadata(ms, role, which, owned=False)  # validation reads its name, labels and annotations
-        errs = validate_pod_template_spec({"metadata": meta, "spec": known.spec}, path, is_pod=True,
+        errs = validate_pod_template_spec({"metadata": meta, "spec": known.spec}, path, is_pod=True, opts=review.opts,
                                           spec_errors=spec_errors if type(known.spec) is dict else None)
         name = meta["name"]
     problems = name_is_dns_subdomain(name)
@@ -154,12 +169,20 @@ def _at_template(path: FieldPath, template: dict[str, Any], kept_env: dict[tuple
     if rel[:2] == ("metadata", "labels") and not _from_template_labels(template, e.value):
         return replace(e, path=MS_NAME)  # a controller label: the ModelServing's name made it
     if len(rel) >= 5 and rel[0] == "spec" and rel[3] == "env" and type(rel[4]) is int:
-        kept = kept_env.get((str(rel[1]), int(rel[2])))
-        if kept is not None:
-            k = rel[4]
-            tail = (kept[k],) + rel[5:] if k < len(kept) else ()
-            return replace(e, path=FieldPath(parts[:base] + rel[:4] + tail))
+        return replace(e, path=_env_path(path.child("spec"), kept_env, rel[1:]))
     return e
+
+
+def _env_path(spec_path: FieldPath, kept_env: dict[tuple[str, int], list[int]], rel: tuple[Any, ...]) -> FieldPath:
+    """`spec_path` + `rel` (a path under the built pod's spec), its env index turned back into the
+    template's own (the controller replaces some variables and appends its own)."""
+    if len(rel) >= 4 and rel[2] == "env" and type(rel[3]) is int:
+        kept = kept_env.get((str(rel[0]), int(rel[1])))
+        if kept is not None:
+            k = rel[3]
+            tail = (kept[k],) + rel[4:] if k < len(kept) else ()
+            return FieldPath(spec_path.parts + rel[:3] + tail)
+    return FieldPath(spec_path.parts + tuple(rel))
 
 
 def _from_template_labels(template: dict[str, Any], value: Any) -> bool:
@@ -204,18 +227,19 @@ def _reported_elsewhere(req: Request, ctx: Context, ms: dict[str, Any]) -> set[F
     return paths
 
 
-def judge_pod_templates(req: Request, ctx: Context) -> list[FieldError]:
-    """The rule `modelservings.pod-templates` (registered in `modelservings`, its family's module)."""
+def judge_pod_templates(req: Request, ctx: Context) -> list[FieldError] | Verdict:
+    """The rule `modelservings.pod-templates` (registered in `modelservings`, its family's module),
+    judged as the cluster's Kubernetes minor (`ctx.kubernetes_version`)."""
     ms = req.object
     if type(ms) is not dict:
         return []
     old = req.old_object if req.operation == "UPDATE" and type(req.old_object) is dict else None
     errs: list[FieldError] = []
-    review = _Review()
+    review = _Review(options_for(ctx.kubernetes_version))
     for i, role, which in templates_in_use(ms, _ratchet(old) if old is not None else None):
         errs += judge(ms, i, role, which, review)
     if not errs:
-        return errs
+        return Verdict(warnings=review.warnings) if review.warnings else errs
     elsewhere = _reported_elsewhere(req, ctx, ms)
     out: list[FieldError] = []
     for e in errs:
@@ -224,4 +248,4 @@ def judge_pod_templates(req: Request, ctx: Context) -> list[FieldError]:
         if e.path.parts[:3] != ROLES.parts and e in out:
             continue  # a ModelServing-level finding, made by the entry and the worker pod alike
         out.append(e)
-    return out
+    return Verdict(errors=out, warnings=review.warnings) if review.warnings else out
