@@ -79,7 +79,7 @@ def test_violation_exit_1_json_shape(tmp_path):
         "status": "denied",
         "checked": True,
         "schema": "crd",
-        "rules": ["autoscalingpolicies.bounds", "autoscalingpolicies.role-floor"],
+        "rules": ["autoscalingpolicies.bounds", "autoscalingpolicies.role-floor", "autoscalingpolicies.one-owner"],
         "allowed": False,
         "code": 422,
         "reason": "webhook",

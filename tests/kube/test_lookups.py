@@ -181,3 +181,22 @@ def test_both_pod_mutators_cost_one_get_per_review(api):
     for n in (1, 2):
         decision = engine.mutate(make_request(pod), ctx)
         assert decision.patch == [] and gets(api) == n  # left alone: the owner chose another scheduler
+
+
+def test_cluster_facts_are_listed_and_kinds_not_installed_are_skipped(api):
+    from webhook.policies.clusterfacts import ClusterFacts
+
+    api.load(nodes=[{"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"n{i}", "labels": {"kubernetes.io/hostname": f"n{i}"}},
+                     "status": {"allocatable": {"cpu": "8", "huawei.com/ascend-1980": "8"}}} for i in range(3)])
+    api.install_custom("scheduling.volcano.sh", "queues")
+    api.add_custom({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": "ml"}, "status": {"state": "Open"}})
+    lk = lookups(api)
+    facts = ClusterFacts(lk.store)
+    [one] = facts.node_classes()
+    assert one.count == 3 and one.allocatable["huawei.com/ascend-1980"] == 8 and one.hostnames == {"n0", "n1", "n2"}
+    assert set(facts.queues() or {}) == {"ml"}
+    # KEDA and HyperNodes are not installed here: skipped, and said so once in /readyz's detail
+    assert facts.hypernode_tiers() is None and facts.scale_targets("default") == []
+    detail = lk.describe()
+    assert "ScaledObject: not installed, its checks skipped" in detail and "HyperNode: not installed" in detail
+    assert "Node: 3 cached" in detail

@@ -25,6 +25,7 @@ class Lister:
 
     def __init__(self, api_client: client.ApiClient, *, namespace: str = "", page_size: int = 500, timeout: float = 60) -> None:
         self._custom = client.CustomObjectsApi(api_client)
+        self._core = client.CoreV1Api(api_client)
         self._host = str(getattr(api_client.configuration, "host", "") or "")
         self.namespace, self.page_size, self.timeout = namespace, page_size, timeout
 
@@ -32,8 +33,11 @@ class Lister:
         options: dict[str, Any] = {"limit": self.page_size, "_preload_content": False, "_request_timeout": self.timeout}
         if token:
             options["_continue"] = token
+        resp: Any
         try:
-            if self.namespace:
+            if not group and plural == "nodes":  # the one core kind the store keeps; cluster-scoped
+                resp = self._core.list_node(**options)
+            elif self.namespace:
                 resp = self._custom.list_namespaced_custom_object(group, version, self.namespace, plural, **options)
             else:
                 resp = self._custom.list_cluster_custom_object(group, version, plural, **options)

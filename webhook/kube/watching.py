@@ -5,7 +5,10 @@ JSON and projected one by one: a page is the most ever held whole), then watches
 resourceVersion with bookmarks. A watch that is too old (410 Gone, as a status or as an ERROR
 event) lists again; so does the periodic resync, which repairs whatever a lost event left
 wrong. Any other failure is noted in the store (readiness detail, metrics), backs off (1 s,
-doubling to 60 s) and tries again, forever; the store keeps its objects meanwhile.
+doubling to 60 s) and tries again, forever; the store keeps its objects meanwhile. A kind the
+API server does not serve (404: its CRD is not installed) is marked missing in the store (its
+checks are skipped; one log line, and a line in /readyz's detail) and asked for again at each
+resync, so installing the CRD later is noticed.
 
 `audit` fills its store from its own paged list instead and needs none of this.
 """
@@ -40,6 +43,7 @@ class StoreWatcher:
                  watch_timeout: int = 300, on_change: Callable[[ProjectionStore], None] | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self._custom = client.CustomObjectsApi(api_client)
+        self._core = client.CoreV1Api(api_client)
         self._host = str(getattr(api_client.configuration, "host", "") or "")
         self.store = store
         self.resync = resync
@@ -58,13 +62,21 @@ class StoreWatcher:
     def stop(self) -> None:
         self._stop.set()
 
+    def _list(self, entry: LookedUp, **options: Any) -> Any:
+        """One list or watch request of the kind, across namespaces (Nodes are the one core kind)."""
+        if not entry.group:
+            if entry.kind != "Node":
+                raise ValueError(f"no list call for core kind {entry.kind}")
+            return self._core.list_node(**options)
+        if entry.field_selector:
+            options["field_selector"] = entry.field_selector
+        return self._custom.list_cluster_custom_object(entry.group, entry.version, entry.plural, **options)
+
     def _pages(self, entry: LookedUp, out: dict[str, str]) -> Iterator[dict[str, Any]]:
         """Every object of the kind, page by page; the list's resourceVersion lands in `out`."""
         cont = None
         while True:
-            body = json_body(self._custom.list_cluster_custom_object(
-                entry.group, entry.version, entry.plural, limit=PAGE, _continue=cont,
-                _preload_content=False, _request_timeout=(10, 60)))
+            body = json_body(self._list(entry, limit=PAGE, _continue=cont, _preload_content=False, _request_timeout=(10, 60)))
             meta = body.get("metadata") or {}
             yield from body.get("items") or ()
             cont = meta.get("continue")
@@ -84,8 +96,8 @@ class StoreWatcher:
 
     def watch_once(self, entry: LookedUp, rv: str, seconds: int) -> str:
         """One watch request from `rv` for at most `seconds`; returns the last resourceVersion."""
-        resp: Any = self._custom.list_cluster_custom_object(  # the urllib3 response: not preloaded
-            entry.group, entry.version, entry.plural, watch=True, resource_version=rv, allow_watch_bookmarks=True,
+        resp: Any = self._list(  # the urllib3 response: not preloaded
+            entry, watch=True, resource_version=rv, allow_watch_bookmarks=True,
             timeout_seconds=seconds, _preload_content=False, _request_timeout=(10, seconds + 30))
         events = watch_events(resp)
         try:
@@ -124,11 +136,23 @@ class StoreWatcher:
                 if exc.status == 410:
                     rv = ""
                     continue
+                if exc.status == 404:
+                    rv = self._missing(entry)
+                    continue
                 backoff = self._failed(entry, exc, backoff)
             except Exception as exc:  # noqa: BLE001 - network trouble: back off, go on
                 if self._stop.is_set():
                     break
                 backoff = self._failed(entry, exc, backoff)
+
+    def _missing(self, entry: LookedUp) -> str:
+        """The kind is not served: noted once, asked for again after a resync period."""
+        if self.store.installed(entry.api_version, entry.kind) or not self.store.synced(entry.api_version, entry.kind):
+            log.info({"msg": "lookups: kind not installed; its checks are skipped", "kind": entry.kind, "group": entry.group})
+        self.store.mark_missing(entry)
+        self._on_change(self.store)
+        self._stop.wait(self.resync)
+        return ""
 
     def _failed(self, entry: LookedUp, exc: BaseException, backoff: float) -> float:
         verb = "watch" if self.store.synced(entry.api_version, entry.kind) else "list"

@@ -36,6 +36,8 @@ from ..admission.status import Status, reason_for
 from ..policies import REGISTRY, Context, LookupFailed, Lookups, NoLookups, Registry
 from ..policies import engine
 from ..policies.registry import Action
+from ..policies.clusterfacts import ClusterFacts, NoFacts
+from ..policies.store import ProjectionStore
 from . import metrics
 from .replies import JSON, Reply, http_error, json_response
 from .settings import ServeSettings
@@ -85,6 +87,13 @@ def default_lookups(settings: ServeSettings) -> Lookups:
             raise ConfigError(f"--kube-lookups on: {exc}") from None
         log.warning("no Kubernetes API configuration found (%s): rules that read other objects will allow with a warning", exc)
         return NoLookups()
+
+
+def cluster_facts(lookups: Lookups) -> ClusterFacts:
+    """The cluster facts of the lookups' store (the watch keeps both), else none: the rules that
+    read facts then allow with their "not checked" warning, as the lookups' rules do."""
+    store = getattr(lookups, "store", None)
+    return ClusterFacts(store) if isinstance(store, ProjectionStore) else NoFacts()
 
 
 class CountingLookups:
@@ -370,8 +379,9 @@ def create_app(
 ) -> Flask:
     """The application; the `create_app` arguments replace what tests and benchmarks fake."""
     settings = settings or ServeSettings()
-    counted = CountingLookups(lookups if lookups is not None else default_lookups(settings))
-    ctx = Context(settings=settings, lookups=counted)
+    inner = lookups if lookups is not None else default_lookups(settings)
+    counted = CountingLookups(inner)
+    ctx = Context(settings=settings, lookups=counted, facts=cluster_facts(inner))
     certificates = certificates or CertificateSource(
         settings.certs_dir, min_version=settings.tls_min_version, reload_seconds=settings.cert_reload_seconds,
         on_load=metrics.certificate_loaded,

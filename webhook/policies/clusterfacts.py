@@ -1,0 +1,300 @@
+"""Cluster facts for the will-it-run rules, derived from the projections in the store.
+
+The rules that ask whether a ModelServing could ever run, and whether an autoscaler is the only
+one on its target, read whole kinds, not one object by name: node classes, Volcano queues,
+HyperNode tiers, whether the PodGroup CRD has `subGroupPolicy`, and every autoscaler's scale
+target. `ClusterFacts` answers these from a ProjectionStore (the webhook's watch-fed one, the one
+`audit` fills, or one `check` fills from a snapshot), caching what it derives per change of the
+kind it reads (`ProjectionStore.generation`), so a review reads a few dicts.
+
+Each answer is one of: the facts; "the kind is not installed" (the check is skipped: no Volcano
+queues, no KEDA, no HyperNodes); or LookupFailed when the kind is not listed yet (the rule allows
+with its "not checked" warning). `NoFacts` stands for no cluster at all: loud (the webhook
+without API access warns, like its lookups) or quiet (`check` on files alone says nothing about
+a cluster it was not shown).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any, TypeVar
+
+from ..admission.fields import FieldPath
+from ..kthena import MODELSERVING_GROUP, MODELSERVING_KIND
+from ..quantity import parse_quantity
+from .context import Context, LookupFailed
+from .projections import (
+    AUTOSCALINGPOLICY,
+    CRONHPA,
+    HPA,
+    HYPERNODE,
+    NODE,
+    PODGROUP_CRD,
+    PODGROUP_CRD_NAME,
+    QUEUE,
+    SCALEDOBJECT,
+    LookedUp,
+    NodeShape,
+)
+from .store import ProjectionStore
+
+T = TypeVar("T")
+KEDA_GROUP = SCALEDOBJECT.group
+
+
+# ---- node classes --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class NodeClass:
+    """Nodes of one shape: how many, their hostnames, and the shape read once (quantities parsed;
+    an allocatable value that does not parse is left out, as if the node did not advertise it)."""
+
+    shape: NodeShape
+    count: int
+    hostnames: frozenset[str]
+    allocatable: dict[str, Decimal]
+    labels: dict[str, str]
+
+    @property
+    def taints(self) -> tuple[tuple[str, str, str], ...]:
+        return self.shape.taints
+
+
+def node_classes_of(nodes: Iterable[dict[str, Any]]) -> tuple[NodeClass, ...]:
+    """Node projections (projections.project_node) grouped by their shared shape, largest first."""
+    counts: dict[NodeShape, int] = {}
+    hosts: dict[NodeShape, set[str]] = {}
+    for node in nodes:
+        shape = node.get("shape")
+        if not isinstance(shape, NodeShape):
+            continue
+        counts[shape] = counts.get(shape, 0) + 1
+        hostname = node.get("hostname") or (node.get("metadata") or {}).get("name")
+        if isinstance(hostname, str) and hostname:
+            hosts.setdefault(shape, set()).add(hostname)
+    classes = []
+    for shape, count in counts.items():
+        allocatable = {}
+        for name, text in shape.allocatable:
+            value = parse_quantity(text)
+            if value is not None and value.is_finite():
+                allocatable[name] = value
+        classes.append(NodeClass(shape, count, frozenset(hosts.get(shape, ())), allocatable, dict(shape.labels)))
+    return tuple(sorted(classes, key=lambda c: -c.count))
+
+
+# ---- scale targets -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ScaleTarget:
+    """What one autoscaler scales: a ModelServing (`role` "" for the whole of it, else one role of
+    a disaggregated policy), named by the autoscaler `kind namespace/name`. `owner` is the
+    ScaledObject that owns a KEDA-made HPA ("" otherwise): the two are one autoscaler."""
+
+    namespace: str
+    name: str  # the ModelServing
+    role: str
+    by_kind: str
+    by_name: str
+    owner: str = ""
+    path: FieldPath = FieldPath.of("spec")  # where the autoscaler names the target
+
+
+    @property
+    def by(self) -> str:
+        return f"{self.by_kind} {self.namespace}/{self.by_name}"
+
+
+def _d(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _l(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _modelserving_ref(ref: Any) -> str:
+    """The name a scaleTargetRef or targetRef gives when it names a ModelServing, else ""."""
+    ref = _d(ref)
+    group = str(ref.get("apiVersion") or "").rpartition("/")[0]
+    name = ref.get("name")
+    if (ref.get("kind") or MODELSERVING_KIND) != MODELSERVING_KIND or group not in ("", MODELSERVING_GROUP):
+        return ""
+    return name if isinstance(name, str) else ""
+
+
+def _keda_owner(meta: dict[str, Any]) -> str:
+    for ref in _l(meta.get("ownerReferences")):
+        ref = _d(ref)
+        if ref.get("kind") == SCALEDOBJECT.kind and str(ref.get("apiVersion") or "").startswith(KEDA_GROUP + "/"):
+            return str(ref.get("name") or "")
+    return ""
+
+
+def scale_targets(kind: str, obj: dict[str, Any], namespace: str = "") -> list[ScaleTarget]:
+    """The ModelServing targets of an HPA, ScaledObject, CronHPA or AutoscalingPolicy (whole
+    object or projection). A CronHPA whose target is an HPA scales that HPA's bounds, not a
+    ModelServing: it has none. A ModelServing reference with a kind other than ModelServing or
+    without a name has none either (the object's own rules say what is wrong with it)."""
+    meta = _d(obj.get("metadata"))
+    ns = namespace or str(meta.get("namespace") or "")
+    me = str(meta.get("name") or "")
+    spec = _d(obj.get("spec"))
+    found: list[ScaleTarget] = []
+    if kind in (HPA.kind, SCALEDOBJECT.kind, CRONHPA.kind):
+        ref = _d(spec.get("scaleTargetRef"))
+        if ref.get("kind") == MODELSERVING_KIND and (name := _modelserving_ref(ref)):
+            owner = _keda_owner(meta) if kind == HPA.kind else ""
+            found.append(ScaleTarget(ns, name, "", kind, me, owner, _SPEC.child("scaleTargetRef", "name")))
+    elif kind == AUTOSCALINGPOLICY.kind:
+        homo, hetero, dis = spec.get("homogeneousTarget"), spec.get("heterogeneousTarget"), spec.get("disaggregatedTarget")
+        if isinstance(homo, dict) and (name := _modelserving_ref(_d(homo.get("target")).get("targetRef"))):
+            found.append(ScaleTarget(ns, name, "", kind, me, "", _SPEC.child("homogeneousTarget", "target", "targetRef", "name")))
+        if isinstance(hetero, dict):
+            for i, param in enumerate(_l(hetero.get("params"))):
+                if name := _modelserving_ref(_d(_d(param).get("target")).get("targetRef")):
+                    path = _SPEC.child("heterogeneousTarget", "params").index(i).child("target", "targetRef", "name")
+                    found.append(ScaleTarget(ns, name, "", kind, me, "", path))
+        if isinstance(dis, dict) and (name := _modelserving_ref(dis.get("targetRef"))):
+            for role in sorted(str(r) for r in _d(dis.get("roles")) if r):
+                found.append(ScaleTarget(ns, name, role, kind, me, "", _SPEC.child("disaggregatedTarget", "roles").key(role)))
+    return found
+
+
+_SPEC = FieldPath.of("spec")
+SCALERS: tuple[LookedUp, ...] = (HPA, SCALEDOBJECT, CRONHPA, AUTOSCALINGPOLICY)
+
+
+@dataclass(frozen=True, slots=True)
+class Queue:
+    """A Volcano Queue as the rules read it: its state, and the queues that name it as parent
+    (a queue with children is not a leaf: workloads go to leaf queues)."""
+
+    state: str
+    children: tuple[str, ...]
+
+
+# ---- the facts -----------------------------------------------------------------------------------
+
+
+class ClusterFacts:
+    """The cluster facts of a ProjectionStore. Each method raises LookupFailed while a kind it
+    reads is not listed yet; a kind that is not installed gives the "nothing to check" answer
+    its method documents."""
+
+    quiet = False
+
+    def __init__(self, store: ProjectionStore) -> None:
+        self.store = store
+        self._memo: dict[str, tuple[Any, Any]] = {}
+
+    def _derived(self, key: str, kinds: tuple[LookedUp, ...], make: Callable[[], T]) -> T:
+        """`make()`, remembered until one of `kinds` changes (a read of a shared tuple: no lock)."""
+        stamp = tuple(self.store.generation(k.api_version, k.kind) for k in kinds)
+        memo = self._memo.get(key)
+        if memo is not None and memo[0] == stamp:
+            value: T = memo[1]
+            return value
+        value = make()
+        self._memo[key] = (stamp, value)
+        return value
+
+    def installed(self, entry: LookedUp) -> bool:
+        return self.store.installed(entry.api_version, entry.kind)
+
+    def _items(self, entry: LookedUp) -> list[dict[str, Any]]:
+        return self.store.items(entry.api_version, entry.kind)
+
+    def node_classes(self) -> tuple[NodeClass, ...]:
+        """Every node class; () when there are no Nodes to judge by."""
+        return self._derived("nodes", (NODE,), lambda: node_classes_of(self._items(NODE)))
+
+    def queues(self) -> dict[str, Queue] | None:
+        """Queues by name; None when Volcano's Queue CRD is not installed."""
+        def make() -> dict[str, Queue] | None:
+            items = self._items(QUEUE)
+            if not self.installed(QUEUE):
+                return None
+            children: dict[str, list[str]] = {}
+            for q in items:
+                parent = _d(q.get("spec")).get("parent")
+                if isinstance(parent, str) and parent:
+                    children.setdefault(parent, []).append(str(_d(q.get("metadata")).get("name") or ""))
+            out = {}
+            for q in items:
+                name = str(_d(q.get("metadata")).get("name") or "")
+                out[name] = Queue(str(_d(q.get("status")).get("state") or ""), tuple(sorted(children.get(name, ()))))
+            return out
+        return self._derived("queues", (QUEUE,), make)
+
+    def hypernode_tiers(self) -> tuple[dict[int, list[str]], set[str]] | None:
+        """(tier -> HyperNode names, tier names); None when the HyperNode CRD is not installed."""
+        def make() -> tuple[dict[int, list[str]], set[str]] | None:
+            items = self._items(HYPERNODE)
+            if not self.installed(HYPERNODE):
+                return None
+            tiers: dict[int, list[str]] = {}
+            names: set[str] = set()
+            for h in items:
+                spec = _d(h.get("spec"))
+                tier = spec.get("tier")
+                if isinstance(tier, int) and not isinstance(tier, bool):
+                    tiers.setdefault(tier, []).append(str(_d(h.get("metadata")).get("name") or ""))
+                if isinstance(spec.get("tierName"), str) and spec["tierName"]:
+                    names.add(spec["tierName"])
+            return tiers, names
+        return self._derived("hypernodes", (HYPERNODE,), make)
+
+    def subgroup_policy(self) -> bool | None:
+        """Whether the PodGroup CRD has `spec.subGroupPolicy`; None when it is not installed."""
+        items = self._items(PODGROUP_CRD)
+        for crd in items:
+            if _d(crd.get("metadata")).get("name") == PODGROUP_CRD_NAME:
+                return bool(crd.get("subGroupPolicy"))
+        return None
+
+    def scale_targets(self, namespace: str) -> list[ScaleTarget]:
+        """Every autoscaler's ModelServing targets in `namespace` (kinds not installed have none)."""
+        def make() -> dict[str, list[ScaleTarget]]:
+            out: dict[str, list[ScaleTarget]] = {}
+            for entry in SCALERS:
+                for obj in self._items(entry):
+                    for target in scale_targets(entry.kind, obj):
+                        out.setdefault(target.namespace, []).append(target)
+            return out
+        return self._derived("scalers", SCALERS, make).get(namespace, [])
+
+
+class NoFacts(ClusterFacts):
+    """No cluster to read facts from: every question raises LookupFailed(`reason`). `quiet`:
+    the rules say nothing instead of warning (`check` on files, shown no cluster)."""
+
+    def __init__(self, reason: str = "no Kubernetes API access configured", *, quiet: bool = False) -> None:
+        self.reason, self.quiet = reason, quiet
+
+    def _items(self, entry: LookedUp) -> list[dict[str, Any]]:
+        raise LookupFailed(self.reason)
+
+    def _derived(self, key: str, kinds: tuple[LookedUp, ...], make: Callable[[], T]) -> T:
+        raise LookupFailed(self.reason)
+
+    def installed(self, entry: LookedUp) -> bool:
+        return False
+
+
+QUIET = NoFacts("no cluster facts given", quiet=True)
+
+
+def facts_of(ctx: Context) -> ClusterFacts:
+    """The review's cluster facts (Context.facts), or the quiet "none" when it has none."""
+    facts = ctx.facts
+    return facts if isinstance(facts, ClusterFacts) else QUIET
+
+
+def not_checked(facts: ClusterFacts, what: str, exc: LookupFailed) -> list[str]:
+    """The warning of a check that could not read its facts, unless the facts are quiet."""
+    return [] if facts.quiet else [f"servinggate: {what} not checked: {exc}"]
