@@ -16,6 +16,7 @@ a cluster it was not shown).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from decimal import Decimal
@@ -36,6 +37,7 @@ from .projections import (
     QUEUE,
     SCALEDOBJECT,
     LookedUp,
+    HOSTNAME_LABEL,
     NodeShape,
 )
 from .store import ProjectionStore
@@ -84,6 +86,94 @@ def node_classes_of(nodes: Iterable[dict[str, Any]]) -> tuple[NodeClass, ...]:
                 allocatable[name] = value
         classes.append(NodeClass(shape, count, frozenset(hosts.get(shape, ())), allocatable, dict(shape.labels)))
     return tuple(sorted(classes, key=lambda c: -c.count))
+
+
+@dataclass(frozen=True, slots=True)
+class HyperNodeCapacity:
+    """A HyperNode with the allocatable of every node under it (through member HyperNodes too)."""
+
+    name: str
+    tier: int
+    tier_name: str
+    allocatable: dict[str, Decimal]
+
+
+def _label_match(labels: dict[str, str], selector: dict[str, Any]) -> bool:
+    for key, value in _d(selector.get("matchLabels")).items():
+        if labels.get(key) != value:
+            return False
+    for expr in _l(selector.get("matchExpressions")):
+        expr = _d(expr)
+        wanted, op, values = expr.get("key"), expr.get("operator"), _l(expr.get("values"))
+        have = labels.get(wanted) if isinstance(wanted, str) else None
+        if (op == "In" and have not in values) or (op == "NotIn" and have in values) \
+                or (op == "Exists" and have is None) or (op == "DoesNotExist" and have is not None):
+            return False
+    return True
+
+
+def _member_matches(selector: dict[str, Any], name: str, labels: dict[str, str] | None) -> bool:
+    """A HyperNode member selector (exact name, regex, or labels: the last only for nodes) against one name."""
+    exact = _d(selector.get("exactMatch")).get("name")
+    if isinstance(exact, str) and exact:
+        return name == exact
+    pattern = _d(selector.get("regexMatch")).get("pattern")
+    if isinstance(pattern, str) and pattern:
+        try:
+            return re.search(pattern, name) is not None
+        except re.error:
+            return False
+    label = selector.get("labelMatch")
+    if isinstance(label, dict) and labels is not None:
+        return _label_match(labels, label)
+    return False
+
+
+def hypernode_capacities(hypernodes: list[dict[str, Any]], nodes: list[dict[str, Any]],
+                         classes: tuple[NodeClass, ...]) -> list[HyperNodeCapacity]:
+    """Each HyperNode's nodes (its own members and those of member HyperNodes, each node once)
+    and their allocatable summed."""
+    by_shape = {c.shape: c for c in classes}
+    node_facts = []
+    for n in nodes:
+        shape = n.get("shape")
+        if isinstance(shape, NodeShape):
+            labels = dict(shape.labels)
+            if n.get("hostname"):
+                labels[HOSTNAME_LABEL] = n["hostname"]
+            node_facts.append((str(_d(n.get("metadata")).get("name") or ""), labels, shape))
+    specs = {str(_d(h.get("metadata")).get("name") or ""): _d(h.get("spec")) for h in hypernodes}
+    members: dict[str, set[int]] = {}
+
+    def resolve(name: str, seen: frozenset[str]) -> set[int]:
+        if name in members:
+            return members[name]
+        found: set[int] = set()
+        for member in _l(specs.get(name, {}).get("members")):
+            member = _d(member)
+            selector = _d(member.get("selector"))
+            if member.get("type") == "HyperNode":
+                for other in specs:
+                    if other not in seen and other != name and _member_matches(selector, other, None):
+                        found |= resolve(other, seen | {name})
+            else:
+                found |= {i for i, (node, labels, _) in enumerate(node_facts) if _member_matches(selector, node, labels)}
+        members[name] = found
+        return found
+
+    out = []
+    for name, spec in specs.items():
+        tier = spec.get("tier")
+        if not isinstance(tier, int) or isinstance(tier, bool):
+            continue
+        total: dict[str, Decimal] = {}
+        for i in resolve(name, frozenset()):
+            cls = by_shape.get(node_facts[i][2])
+            for res, value in (cls.allocatable.items() if cls is not None else ()):
+                total[res] = total.get(res, Decimal(0)) + value
+        tier_name = spec.get("tierName")
+        out.append(HyperNodeCapacity(name, tier, tier_name if isinstance(tier_name, str) else "", total))
+    return out
 
 
 # ---- scale targets -------------------------------------------------------------------------------
@@ -248,6 +338,15 @@ class ClusterFacts:
                     names.add(spec["tierName"])
             return tiers, names
         return self._derived("hypernodes", (HYPERNODE,), make)
+
+    def hypernode_capacity(self) -> list[HyperNodeCapacity] | None:
+        """Every HyperNode with what its nodes have; None when the HyperNode CRD is not installed."""
+        def make() -> list[HyperNodeCapacity] | None:
+            hypernodes = self._items(HYPERNODE)
+            if not self.installed(HYPERNODE):
+                return None
+            return hypernode_capacities(hypernodes, self._items(NODE), self.node_classes())
+        return self._derived("hypernode-capacity", (HYPERNODE, NODE), make)
 
     def subgroup_policy(self) -> bool | None:
         """Whether the PodGroup CRD has `spec.subGroupPolicy`; None when it is not installed."""
