@@ -394,6 +394,16 @@ def facts_of(ctx: Context) -> ClusterFacts:
     return facts if isinstance(facts, ClusterFacts) else QUIET
 
 
+def ask(ctx: Context, what: str, question: Callable[[ClusterFacts], T]) -> tuple[T | None, list[str]]:
+    """(the answer, []) from the review's facts; (None, the "`what` not checked" warning) when
+    they cannot be read yet (no warning from quiet facts)."""
+    facts = facts_of(ctx)
+    try:
+        return question(facts), []
+    except LookupFailed as exc:
+        return None, not_checked(facts, what, exc)
+
+
 def not_checked(facts: ClusterFacts, what: str, exc: LookupFailed) -> list[str]:
     """The warning of a check that could not read its facts, unless the facts are quiet."""
     return [] if facts.quiet else [f"servinggate: {what} not checked: {exc}"]

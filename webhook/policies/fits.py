@@ -32,7 +32,7 @@ from ..admission.decision import Verdict
 from ..admission.fields import FieldError, FieldPath, invalid
 from ..admission.review import Request
 from ..quantity import parse_quantity
-from .clusterfacts import ClusterFacts, NodeClass, facts_of, not_checked
+from .clusterfacts import ClusterFacts, NodeClass, ask, facts_of
 from .common import as_dict, as_list, is_int
 from .context import Context, LookupFailed
 from .kthena_pods import template_path, templates_in_use
@@ -283,13 +283,10 @@ def check_fits(req: Request, ctx: Context) -> Verdict:
     ms = req.object
     if not isinstance(ms, dict):
         return Verdict()
-    facts = facts_of(ctx)
-    try:
-        classes = facts.node_classes()
-    except LookupFailed as exc:
-        return Verdict(warnings=not_checked(facts, "placement", exc))
+    classes, warnings = ask(ctx, "placement", ClusterFacts.node_classes)
     if not classes:
-        return Verdict()
+        return Verdict(warnings=warnings)
+    facts = facts_of(ctx)
     advertised = {name for c in classes for name in c.allocatable}
     verdict = Verdict()
     demands: dict[tuple[int, str], dict[str, Decimal]] = {}

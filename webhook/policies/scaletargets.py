@@ -20,9 +20,9 @@ from __future__ import annotations
 from ..admission.decision import Verdict
 from ..admission.fields import invalid
 from ..admission.review import Request
-from .clusterfacts import SCALEDOBJECT, facts_of, not_checked, scale_targets
+from .clusterfacts import SCALEDOBJECT, ask, scale_targets
 from .common import as_dict
-from .context import Context, LookupFailed
+from .context import Context
 from .cronhpa import CRON_HPAS
 from .hpa import HPAS, TARGETS_MODELSERVING
 from .kthena_autoscaling import POLICIES
@@ -47,11 +47,9 @@ def check_one_owner(req: Request, ctx: Context) -> Verdict:
     mine = scale_targets(kind, obj, req.namespace)
     if not mine:
         return Verdict()
-    facts = facts_of(ctx)
-    try:
-        others = facts.scale_targets(req.namespace)
-    except LookupFailed as exc:
-        return Verdict(warnings=not_checked(facts, "one autoscaler per ModelServing", exc))
+    others, warnings = ask(ctx, "one autoscaler per ModelServing", lambda facts: facts.scale_targets(req.namespace))
+    if others is None:
+        return Verdict(warnings=warnings)
     me = {(kind, req.name)} | {(SCALEDOBJECT.kind, t.owner) for t in mine if t.owner}
     verdict = Verdict()
     for target in mine:

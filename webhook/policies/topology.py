@@ -29,7 +29,7 @@ from typing import Any
 from ..admission.decision import Verdict
 from ..admission.fields import FieldError, FieldPath, invalid
 from ..admission.review import Request
-from .clusterfacts import ClusterFacts, facts_of, not_checked
+from .clusterfacts import ClusterFacts, ask, facts_of, not_checked
 from .common import as_dict, is_int
 from .context import Context, LookupFailed
 from .modelservings import MODELSERVINGS, Shape, shape
@@ -128,13 +128,9 @@ def check_queue(req: Request, ctx: Context) -> Verdict:
         return Verdict()
     if req.operation == "UPDATE" and _queue(req.old_object) == name:
         return Verdict()
-    facts = facts_of(ctx)
-    try:
-        queues = facts.queues()
-    except LookupFailed as exc:
-        return Verdict(warnings=not_checked(facts, "queue", exc))
-    if queues is None:  # no Queue CRD: no Volcano queues to submit to
-        return Verdict()
+    queues, warnings = ask(ctx, "queue", ClusterFacts.queues)
+    if queues is None:  # no Queue CRD (no Volcano queues to submit to), or not readable yet
+        return Verdict(warnings=warnings)
     path = FieldPath.of("metadata", "annotations").key(QUEUE_ANNOTATION)
     found = queues.get(name)
     if found is None:
