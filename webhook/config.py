@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+import orjson
 import yaml
 
 from .errors import OperatorError
@@ -163,6 +164,26 @@ def describe_default(f: dataclasses.Field[Any]) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value) if value != "" else '""'
+
+
+class DataFileError(ValueError):
+    """A data file (a snapshot) cannot be read or is neither JSON nor YAML; the message says which."""
+
+
+def read_data_file(path: str) -> Any:
+    """The data of a JSON or YAML file (JSON first: it is the faster parser)."""
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except OSError as exc:
+        raise DataFileError(f"cannot read: {exc.strerror}") from None
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        try:
+            return yaml.load(raw, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        except yaml.YAMLError as exc:
+            raise DataFileError(f"neither JSON nor YAML: {' '.join(str(exc).split())}") from None
 
 
 def _read_config_file(path: str) -> dict[str, Any]:

@@ -200,3 +200,18 @@ def test_cluster_facts_are_listed_and_kinds_not_installed_are_skipped(api):
     detail = lk.describe()
     assert "ScaledObject: not installed, its checks skipped" in detail and "HyperNode: not installed" in detail
     assert "Node: 3 cached" in detail
+
+
+def test_check_reads_the_cluster_facts_once_through_a_kubeconfig(api, tmp_path):
+    from webhook.check.cluster import cluster_facts
+    from webhook.kube import KubeAccessError
+
+    api.load(nodes=[{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n0"}, "status": {"allocatable": {"cpu": "8"}}}])
+    kubeconfig = kubeconfig_for(api.url, tmp_path / "kubeconfig")
+    facts = cluster_facts(kubeconfig=kubeconfig)
+    assert [c.count for c in facts.node_classes()] == [1]
+    assert facts.queues() is None  # Volcano's Queue CRD is not served here: skipped
+    assert not [c for c in api.calls("GET", "/api/v1/nodes") if c.query.get("watch") == "true"]  # listed, never watched
+    api.fault("GET", "/api/v1/nodes", 403)
+    with pytest.raises(KubeAccessError, match="nodes"):
+        cluster_facts(kubeconfig=kubeconfig)

@@ -26,7 +26,7 @@ from kubernetes.client.exceptions import ApiException
 
 from ..policies.projections import LookedUp
 from ..policies.store import ProjectionStore
-from .errors import ApiCall, describe_api_error
+from .errors import ApiCall, KubeAccessError, describe_api_error
 from .responses import WatchExpired, json_body, watch_events
 
 log = logging.getLogger("servinggate.lookups")
@@ -93,6 +93,20 @@ class StoreWatcher:
         self.store.apply(entry, "BOOKMARK", {"metadata": {"resourceVersion": rv}})
         log.info({"msg": "lookups listed", "kind": entry.kind, "objects": count})
         return rv
+
+    def list_all(self) -> None:
+        """Every kept kind listed once, no watch (`check --kubeconfig`): a kind not served is
+        marked missing; any other failure raises KubeAccessError, one line naming what to fix."""
+        for entry in self.store.kinds:
+            try:
+                self.list_once(entry)
+            except ApiException as exc:
+                if exc.status == 404:
+                    self.store.mark_missing(entry)
+                    continue
+                raise KubeAccessError(describe_api_error(exc, ApiCall("list", entry.plural, group=entry.group), self._host)) from None
+            except OSError as exc:
+                raise KubeAccessError(describe_api_error(exc, ApiCall("list", entry.plural, group=entry.group), self._host)) from None
 
     def watch_once(self, entry: LookedUp, rv: str, seconds: int) -> str:
         """One watch request from `rv` for at most `seconds`; returns the last resourceVersion."""

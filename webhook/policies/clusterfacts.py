@@ -368,6 +368,25 @@ class ClusterFacts:
         return self._derived("scalers", SCALERS, make).get(namespace, [])
 
 
+def store_of_objects(objects: Iterable[dict[str, Any]]) -> ProjectionStore:
+    """A store of every kept kind from a set of objects (a recorded snapshot): a kind with no
+    object in it counts as not installed, so its checks are skipped rather than judged against
+    nothing (a snapshot that did not record Queues refuses no queue)."""
+    by_kind: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for obj in objects:
+        if isinstance(obj, dict):
+            group = str(obj.get("apiVersion") or "").rpartition("/")[0]
+            by_kind.setdefault((group, str(obj.get("kind") or "")), []).append(obj)
+    store = ProjectionStore()
+    for entry in store.kinds:
+        found = by_kind.get((entry.group, entry.kind))
+        if found:
+            store.replace(entry, found)
+        else:
+            store.mark_missing(entry)
+    return store
+
+
 class NoFacts(ClusterFacts):
     """No cluster to read facts from: every question raises LookupFailed(`reason`). `quiet`:
     the rules say nothing instead of warning (`check` on files, shown no cluster)."""
