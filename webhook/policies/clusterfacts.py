@@ -321,23 +321,68 @@ class ClusterFacts:
             return out
         return self._derived("queues", (QUEUE,), make)
 
-    def hypernode_tiers(self) -> tuple[dict[int, list[str]], set[str]] | None:
-        """(tier -> HyperNode names, tier names); None when the HyperNode CRD is not installed."""
-        def make() -> tuple[dict[int, list[str]], set[str]] | None:
+    def hypernode_tiers(self) -> tuple[dict[int, list[str]], set[str], dict[int, set[str]]] | None:
+        """(tier -> HyperNode names, tier names, tier -> its tier names); None when the HyperNode
+        CRD is not installed."""
+        def make() -> tuple[dict[int, list[str]], set[str], dict[int, set[str]]] | None:
             items = self._items(HYPERNODE)
             if not self.installed(HYPERNODE):
                 return None
             tiers: dict[int, list[str]] = {}
-            names: set[str] = set()
+            names: dict[int, set[str]] = {}
             for h in items:
                 spec = _d(h.get("spec"))
                 tier = spec.get("tier")
                 if isinstance(tier, int) and not isinstance(tier, bool):
                     tiers.setdefault(tier, []).append(str(_d(h.get("metadata")).get("name") or ""))
-                if isinstance(spec.get("tierName"), str) and spec["tierName"]:
-                    names.add(spec["tierName"])
-            return tiers, names
+                    if isinstance(spec.get("tierName"), str) and spec["tierName"]:
+                        names.setdefault(tier, set()).add(spec["tierName"])
+            return tiers, {n for ns in names.values() for n in ns}, names
         return self._derived("hypernodes", (HYPERNODE,), make)
+
+    def cluster_totals(self) -> dict[str, Decimal]:
+        """Every resource's allocatable summed over all nodes."""
+        def make() -> dict[str, Decimal]:
+            totals: dict[str, Decimal] = {}
+            for c in self.node_classes():
+                for res, value in c.allocatable.items():
+                    totals[res] = totals.get(res, Decimal(0)) + value * c.count
+            return totals
+        return self._derived("totals", (NODE,), make)
+
+    def by_label(self) -> dict[tuple[str, str], tuple[NodeClass, ...]]:
+        """(label, value) -> the node classes that have it, in node_classes() order: a nodeSelector
+        narrows the classes by a few lookups instead of a pass over all of them."""
+        def make() -> dict[tuple[str, str], tuple[NodeClass, ...]]:
+            index: dict[tuple[str, str], list[NodeClass]] = {}
+            for c in self.node_classes():
+                for pair in c.shape.labels:
+                    index.setdefault(pair, []).append(c)
+            return {pair: tuple(found) for pair, found in index.items()}
+        return self._derived("by-label", (NODE,), make)
+
+    def advertised(self) -> frozenset[str]:
+        """Every resource name some node advertises."""
+        return self._derived("advertised", (NODE,), lambda: frozenset(n for c in self.node_classes() for n in c.allocatable))
+
+    def hypernode_most(self) -> dict[int, dict[str, Decimal]] | None:
+        """tier -> resource -> the most one HyperNode of that tier or lower has; None when the
+        HyperNode CRD is not installed."""
+        def make() -> dict[int, dict[str, Decimal]] | None:
+            capacities = self.hypernode_capacity()
+            if capacities is None:
+                return None
+            out: dict[int, dict[str, Decimal]] = {}
+            for tier in sorted({h.tier for h in capacities}):
+                most: dict[str, Decimal] = {}
+                for h in capacities:
+                    if h.tier <= tier:
+                        for res, value in h.allocatable.items():
+                            if value > most.get(res, Decimal(0)):
+                                most[res] = value
+                out[tier] = most
+            return out
+        return self._derived("hypernode-most", (HYPERNODE, NODE), make)
 
     def hypernode_capacity(self) -> list[HyperNodeCapacity] | None:
         """Every HyperNode with what its nodes have; None when the HyperNode CRD is not installed."""

@@ -24,7 +24,8 @@ are not held against it. No nodes known (none listed, or none at all) says nothi
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterator
+import functools
+from collections.abc import Collection, Iterator
 from decimal import Decimal
 from typing import Any
 
@@ -49,6 +50,13 @@ _HARD_EFFECTS = frozenset({"NoSchedule", "NoExecute"})
 # ---- what a pod asks for ---------------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=4096)
+def _quantity(text: str | int | float) -> Decimal | None:
+    """parse_quantity, remembered: templates repeat a handful of quantity strings."""
+    value = parse_quantity(text)
+    return value if value is not None and value.is_finite() and value >= 0 else None
+
+
 def _requests(container: dict[str, Any]) -> Iterator[tuple[str, str, Decimal]]:
     """(name, requests|limits, quantity) the container asks for; a limit stands for a missing
     request. Quantities that do not parse are left to the Pod rules."""
@@ -56,24 +64,27 @@ def _requests(container: dict[str, Any]) -> Iterator[tuple[str, str, Decimal]]:
     requests, limits = as_dict(resources.get("requests")), as_dict(resources.get("limits"))
     for name in list(requests) + [n for n in limits if n not in requests]:
         where = "requests" if name in requests else "limits"
-        value = parse_quantity((requests if where == "requests" else limits).get(name))
-        if value is not None and value.is_finite() and value >= 0:
+        raw = (requests if where == "requests" else limits).get(name)
+        value = _quantity(raw) if isinstance(raw, (str, int, float)) and not isinstance(raw, bool) else None
+        if value is not None:
             yield str(name), where, value
 
 
-def pod_demand(spec: dict[str, Any], path: FieldPath) -> tuple[dict[str, Decimal], dict[str, FieldPath]]:
+def pod_demand(spec: dict[str, Any]) -> tuple[dict[str, Decimal], dict[str, tuple[str, int, str]]]:
     """What one pod needs of each resource (containers and sidecars summed, against the largest
-    init container), and where each name is first asked for."""
+    init container), and where each name is first asked for: (containers or initContainers,
+    index, requests or limits), made a path only for a finding (`asked_at`)."""
     total: dict[str, Decimal] = {}
     init_peak: dict[str, Decimal] = {}
-    where: dict[str, FieldPath] = {}
+    where: dict[str, tuple[str, int, str]] = {}
     for key in ("initContainers", "containers"):
         for k, container in enumerate(as_list(spec.get(key))):
             if not isinstance(container, dict):
                 continue
             sidecar = key == "initContainers" and container.get("restartPolicy") == "Always"
             for name, field, value in _requests(container):
-                where.setdefault(name, path.child("spec", key).index(k).child("resources", field).key(name))
+                if name not in where:
+                    where[name] = (key, k, field)
                 if key == "containers" or sidecar:
                     total[name] = total.get(name, Decimal(0)) + value
                 else:
@@ -123,28 +134,37 @@ def _expression(c: NodeClass, expr: Any, *, field: bool = False) -> bool:
     return True
 
 
-def selects(c: NodeClass, spec: dict[str, Any]) -> bool:
-    """The pod's nodeSelector and required node affinity can match some node of the class."""
-    selector = spec.get("nodeSelector")
-    if isinstance(selector, dict):
-        for key, value in selector.items():
+class Selector:
+    """A pod's nodeSelector and required node affinity, read once and then matched per class."""
+
+    __slots__ = ("labels", "terms")
+
+    def __init__(self, spec: dict[str, Any]) -> None:
+        selector = spec.get("nodeSelector")
+        self.labels = list(selector.items()) if isinstance(selector, dict) else []
+        required = as_dict(as_dict(as_dict(spec.get("affinity")).get("nodeAffinity")).get("requiredDuringSchedulingIgnoredDuringExecution"))
+        terms = required.get("nodeSelectorTerms")
+        self.terms: list[tuple[list[Any], list[Any]]] | None = None
+        if isinstance(terms, list) and terms:
+            self.terms = [(as_list(as_dict(t).get("matchExpressions")), as_list(as_dict(t).get("matchFields"))) for t in terms]
+
+    def matches(self, c: NodeClass) -> bool:
+        """Some node of the class can match (an empty term matches no node)."""
+        for key, value in self.labels:
             if key == HOSTNAME_LABEL:
                 if value not in c.hostnames:
                     return False
             elif c.labels.get(key) != value:
                 return False
-    required = as_dict(as_dict(as_dict(spec.get("affinity")).get("nodeAffinity")).get("requiredDuringSchedulingIgnoredDuringExecution"))
-    terms = required.get("nodeSelectorTerms")
-    if not isinstance(terms, list) or not terms:
-        return True
-    for term in terms:
-        term = as_dict(term)
-        exprs, fields = as_list(term.get("matchExpressions")), as_list(term.get("matchFields"))
-        if not exprs and not fields:
-            continue  # an empty term matches no node
-        if all(_expression(c, e) for e in exprs) and all(_expression(c, f, field=True) for f in fields):
+        if self.terms is None:
             return True
-    return False
+        return any((exprs or fields) and all(_expression(c, e) for e in exprs) and all(_expression(c, f, field=True) for f in fields)
+                   for exprs, fields in self.terms)
+
+
+def selects(c: NodeClass, spec: dict[str, Any]) -> bool:
+    """The pod's nodeSelector and required node affinity can match some node of the class."""
+    return Selector(spec).matches(c)
 
 
 def _tolerates(tolerations: list[Any], taint: tuple[str, str, str]) -> bool:
@@ -166,8 +186,7 @@ def _tolerates(tolerations: list[Any], taint: tuple[str, str, str]) -> bool:
     return False
 
 
-def untolerated(c: NodeClass, spec: dict[str, Any]) -> list[tuple[str, str, str]]:
-    tolerations = as_list(spec.get("tolerations"))
+def untolerated(c: NodeClass, tolerations: list[Any]) -> list[tuple[str, str, str]]:
     return [t for t in c.taints if t[2] in _HARD_EFFECTS and not t[0].startswith(_PASSING_TAINTS) and not _tolerates(tolerations, t)]
 
 
@@ -175,20 +194,47 @@ def _number(value: Decimal) -> str:
     return format(value.normalize(), "f") if value == value.to_integral_value() else str(value)
 
 
-def _placement_problem(classes: tuple[NodeClass, ...], spec: dict[str, Any], demand: dict[str, Decimal]) -> str:
+def _candidates(facts: ClusterFacts, classes: tuple[NodeClass, ...], selector: Selector) -> tuple[NodeClass, ...]:
+    """The classes that have the nodeSelector's labels (hostname aside), by the label index."""
+    narrowest: tuple[NodeClass, ...] | None = None
+    index = facts.by_label()
+    for key, value in selector.labels:
+        if key == HOSTNAME_LABEL:
+            continue
+        found = index.get((key, value) if isinstance(value, str) else ("", ""), ())
+        if narrowest is None or len(found) < len(narrowest):
+            narrowest = found
+    return classes if narrowest is None else narrowest
+
+
+def _placement_problem(facts: ClusterFacts, classes: tuple[NodeClass, ...], spec: dict[str, Any], demand: dict[str, Decimal]) -> str:
     """"" when some class could hold the pod, else why none could."""
-    selected = [c for c in classes if selects(c, spec)]
+    selector = Selector(spec)
+    selected = [c for c in _candidates(facts, classes, selector) if selector.matches(c)]
     if not selected:
         return "no node matches its nodeSelector and required node affinity"
-    tolerated = [c for c in selected if not untolerated(c, spec)]
+    tolerations = as_list(spec.get("tolerations"))
+    refused: dict[tuple[tuple[str, str, str], ...], bool] = {}  # classes share taint sets: judge each set once
+    tolerated = []
+    for c in selected:
+        if c.taints:
+            no = refused.get(c.taints)
+            if no is None:
+                no = refused[c.taints] = bool(untolerated(c, tolerations))
+            if no:
+                continue
+        tolerated.append(c)
     if not tolerated:
-        taints = sorted({f"{k}={v}:{e}" if v else f"{k}:{e}" for c in selected for k, v, e in untolerated(c, spec)})
+        taints = sorted({f"{k}={v}:{e}" if v else f"{k}:{e}" for c in selected for k, v, e in untolerated(c, tolerations)})
         return f"every node it may use has a taint it does not tolerate ({', '.join(taints[:5])})"
+    wanted = [(name, need) for name, need in demand.items() if need > 0]
+    zero = Decimal(0)
     for c in tolerated:
-        if all(c.allocatable.get(name, Decimal(0)) >= need for name, need in demand.items()):
+        have = c.allocatable
+        if all(have.get(name, zero) >= need for name, need in wanted):
             return ""
-    for name, need in sorted(demand.items()):
-        most = max(c.allocatable.get(name, Decimal(0)) for c in tolerated)
+    for name, need in sorted(wanted):
+        most = max(c.allocatable.get(name, zero) for c in tolerated)
         if most < need:
             return f"it asks for {_number(need)} {name} per pod and the largest node it may use has {_number(most)}"
     return "no single node it may use has all it asks for at once"
@@ -197,7 +243,7 @@ def _placement_problem(classes: tuple[NodeClass, ...], spec: dict[str, Any], dem
 # ---- names ----------------------------------------------------------------------------------------
 
 
-def close_names(name: str, advertised: set[str]) -> list[str]:
+def close_names(name: str, advertised: Collection[str]) -> list[str]:
     """Advertised names that look like `name`: the same vendor prefix, or a near spelling."""
     prefix = name.partition("/")[0].lower() if "/" in name else ""
     near = {n for n in advertised if prefix and "/" in n and n.partition("/")[0].lower() == prefix}
@@ -236,8 +282,9 @@ def _gang_findings(ms: dict[str, Any], facts: ClusterFacts, classes: tuple[NodeC
         return []
     path = FieldPath.of("spec", "template", "gangPolicy", "minRoleReplicas") if mins else FieldPath.of("spec", "template", "roles")
     errs = []
+    totals = facts.cluster_totals()
     for res, need in sorted(gang.items()):
-        total = sum((c.allocatable.get(res, Decimal(0)) * c.count for c in classes), Decimal(0))
+        total = totals.get(res, Decimal(0))
         if total and need > total:
             errs.append(invalid(path, {res: _number(need)}, f"could never fit: one ServingGroup's gang needs {_number(need)} {res} "
                                                             f"and the cluster's nodes have {_number(total)} in all (free capacity not considered)"))
@@ -254,23 +301,24 @@ def _topology_findings(template: dict[str, Any], facts: ClusterFacts, gang: dict
     if not is_int(allowed) and not (isinstance(tier_name, str) and tier_name):
         return []
     try:
-        hypernodes = facts.hypernode_capacity()
+        tiers = facts.hypernode_tiers()
+        most_by_tier = facts.hypernode_most()
     except LookupFailed:
         return []  # the topology rule already says what it could not read
-    if hypernodes is None:
+    if tiers is None or most_by_tier is None:
         return []
     if not is_int(allowed):
-        tiers = [h.tier for h in hypernodes if h.tier_name == tier_name]
-        if not tiers:
+        named = [t for t, names in tiers[2].items() if tier_name in names]
+        if not named:
             return []  # no such tier: modelservings.topology-facts says so
-        allowed = max(tiers)
-    usable = [h for h in hypernodes if h.tier <= allowed]
-    if not usable:
+        allowed = max(named)
+    usable = most_by_tier.get(allowed)
+    if usable is None:
         return []
     path = FieldPath.of("spec", "template", "networkTopology", "groupPolicy")
     errs = []
     for res, need in sorted(gang.items()):
-        most = max(h.allocatable.get(res, Decimal(0)) for h in usable)
+        most = usable.get(res, Decimal(0))
         if need > most:
             errs.append(invalid(path, policy, f"could never fit: one ServingGroup's gang needs {_number(need)} {res} within one HyperNode "
                                               f"of tier {allowed} or lower, and the largest has {_number(most)} (free capacity not considered)"))
@@ -287,22 +335,29 @@ def check_fits(req: Request, ctx: Context) -> Verdict:
     if not classes:
         return Verdict(warnings=warnings)
     facts = facts_of(ctx)
-    advertised = {name for c in classes for name in c.allocatable}
+    advertised = facts.advertised()
     verdict = Verdict()
     demands: dict[tuple[int, str], dict[str, Decimal]] = {}
+    placed: dict[tuple[Any, ...], str] = {}
     for i, _role, which in templates_in_use(ms):
         path = template_path(i, which)
         spec = as_dict(as_dict(_role.get(which)).get("spec"))
-        demand, where = pod_demand(spec, path)
+        demand, where = pod_demand(spec)
         demands[(i, which)] = demand
         missing = [n for n in demand if n not in advertised and n not in _ALWAYS and demand[n] > 0]
         for name in missing:
             near = close_names(name, advertised)
             hint = f"; nodes advertise {', '.join(near)}" if near else ""
-            verdict.errors.append(invalid(where[name], _number(demand[name]), f"could never fit: no node advertises {name}{hint}"))
+            key, k, field = where[name]
+            at = path.child("spec", key).index(k).child("resources", field).key(name)
+            verdict.errors.append(invalid(at, _number(demand[name]), f"could never fit: no node advertises {name}{hint}"))
         if missing:
             continue
-        problem = _placement_problem(classes, spec, demand)
+        # an entry and a worker template usually place alike: judge each placement once per review
+        alike = (tuple(sorted(demand.items())), repr(spec.get("nodeSelector")), repr(spec.get("affinity")), repr(spec.get("tolerations")))
+        problem = placed.get(alike)
+        if problem is None:
+            problem = placed[alike] = _placement_problem(facts, classes, spec, demand)
         if problem:
             asked = {n: _number(v) for n, v in sorted(demand.items()) if n != "pods"}
             verdict.errors.append(invalid(path.child("spec"), asked, f"could never fit: {problem} (free capacity not considered)"))

@@ -69,7 +69,7 @@ def _tier_findings(s: Shape, facts: ClusterFacts) -> tuple[list[FieldError], lis
         return [], not_checked(facts, "network topology tiers", exc)
     if tiers is None:  # no HyperNode CRD: Volcano's network topology is not in use here
         return [], []
-    by_tier, names = tiers
+    by_tier, names, _ = tiers
     errs = []
     for path, policy in policies:
         allowed, name = policy.get("highestTierAllowed"), policy.get("highestTierName")
