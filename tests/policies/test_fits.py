@@ -127,3 +127,12 @@ def test_no_nodes_unlisted_nodes_and_bad_quantities(kit):
     odd = [node("odd", {"cpu": "lots", NPU: "8", "memory": "1Ti", "pods": "110"}), {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "bare"}}]
     decision = judge(_ms(kit, "many", tolerations=[]), ctx_of(*odd))
     assert decision.crash is None
+
+
+def test_an_update_that_keeps_the_template_is_not_judged_again(kit):
+    old = _ms(kit, 16)
+    new = _ms(kit, 16)
+    new["spec"]["replicas"] = 3
+    assert not found(judge(new, ctx_of(*NODES), old=old), RULE)
+    changed = _ms(kit, 12)
+    assert found(judge(changed, ctx_of(*NODES), old=old), RULE)

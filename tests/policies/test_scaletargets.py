@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from webhook.policies.clusterfacts import NoFacts, scale_targets
+from webhook.policies.clusterfacts import NoFacts
+from webhook.policies.scalers import scale_targets
 from webhook.policies.context import Context
 
 from support.willrun import cron_hpa, ctx_of, found, hpa, judge, policy, scaled_object, texts

@@ -22,28 +22,14 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, TypeVar
 
-from ..admission.fields import FieldPath
-from ..kthena import MODELSERVING_GROUP, MODELSERVING_KIND
 from ..quantity import parse_quantity
+from .common import as_dict, as_list
 from .context import Context, LookupFailed
-from .projections import (
-    AUTOSCALINGPOLICY,
-    CRONHPA,
-    HPA,
-    HYPERNODE,
-    NODE,
-    PODGROUP_CRD,
-    PODGROUP_CRD_NAME,
-    QUEUE,
-    SCALEDOBJECT,
-    LookedUp,
-    HOSTNAME_LABEL,
-    NodeShape,
-)
+from .projections import HOSTNAME_LABEL, HYPERNODE, NODE, PODGROUP_CRD, PODGROUP_CRD_NAME, QUEUE, LookedUp, NodeShape
+from .scalers import SCALERS, ScaleTarget, scale_targets
 from .store import ProjectionStore
 
 T = TypeVar("T")
-KEDA_GROUP = SCALEDOBJECT.group
 
 
 # ---- node classes --------------------------------------------------------------------------------
@@ -99,12 +85,12 @@ class HyperNodeCapacity:
 
 
 def _label_match(labels: dict[str, str], selector: dict[str, Any]) -> bool:
-    for key, value in _d(selector.get("matchLabels")).items():
+    for key, value in as_dict(selector.get("matchLabels")).items():
         if labels.get(key) != value:
             return False
-    for expr in _l(selector.get("matchExpressions")):
-        expr = _d(expr)
-        wanted, op, values = expr.get("key"), expr.get("operator"), _l(expr.get("values"))
+    for expr in as_list(selector.get("matchExpressions")):
+        expr = as_dict(expr)
+        wanted, op, values = expr.get("key"), expr.get("operator"), as_list(expr.get("values"))
         have = labels.get(wanted) if isinstance(wanted, str) else None
         if (op == "In" and have not in values) or (op == "NotIn" and have in values) \
                 or (op == "Exists" and have is None) or (op == "DoesNotExist" and have is not None):
@@ -114,10 +100,10 @@ def _label_match(labels: dict[str, str], selector: dict[str, Any]) -> bool:
 
 def _member_matches(selector: dict[str, Any], name: str, labels: dict[str, str] | None) -> bool:
     """A HyperNode member selector (exact name, regex, or labels: the last only for nodes) against one name."""
-    exact = _d(selector.get("exactMatch")).get("name")
+    exact = as_dict(selector.get("exactMatch")).get("name")
     if isinstance(exact, str) and exact:
         return name == exact
-    pattern = _d(selector.get("regexMatch")).get("pattern")
+    pattern = as_dict(selector.get("regexMatch")).get("pattern")
     if isinstance(pattern, str) and pattern:
         try:
             return re.search(pattern, name) is not None
@@ -141,17 +127,17 @@ def hypernode_capacities(hypernodes: list[dict[str, Any]], nodes: list[dict[str,
             labels = dict(shape.labels)
             if n.get("hostname"):
                 labels[HOSTNAME_LABEL] = n["hostname"]
-            node_facts.append((str(_d(n.get("metadata")).get("name") or ""), labels, shape))
-    specs = {str(_d(h.get("metadata")).get("name") or ""): _d(h.get("spec")) for h in hypernodes}
+            node_facts.append((str(as_dict(n.get("metadata")).get("name") or ""), labels, shape))
+    specs = {str(as_dict(h.get("metadata")).get("name") or ""): as_dict(h.get("spec")) for h in hypernodes}
     members: dict[str, set[int]] = {}
 
     def resolve(name: str, seen: frozenset[str]) -> set[int]:
         if name in members:
             return members[name]
         found: set[int] = set()
-        for member in _l(specs.get(name, {}).get("members")):
-            member = _d(member)
-            selector = _d(member.get("selector"))
+        for member in as_list(specs.get(name, {}).get("members")):
+            member = as_dict(member)
+            selector = as_dict(member.get("selector"))
             if member.get("type") == "HyperNode":
                 for other in specs:
                     if other not in seen and other != name and _member_matches(selector, other, None):
@@ -174,89 +160,6 @@ def hypernode_capacities(hypernodes: list[dict[str, Any]], nodes: list[dict[str,
         tier_name = spec.get("tierName")
         out.append(HyperNodeCapacity(name, tier, tier_name if isinstance(tier_name, str) else "", total))
     return out
-
-
-# ---- scale targets -------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class ScaleTarget:
-    """What one autoscaler scales: a ModelServing (`role` "" for the whole of it, else one role of
-    a disaggregated policy), named by the autoscaler `kind namespace/name`. `owner` is the
-    ScaledObject that owns a KEDA-made HPA ("" otherwise): the two are one autoscaler."""
-
-    namespace: str
-    name: str  # the ModelServing
-    role: str
-    by_kind: str
-    by_name: str
-    owner: str = ""
-    path: FieldPath = FieldPath.of("spec")  # where the autoscaler names the target
-
-
-    @property
-    def by(self) -> str:
-        return f"{self.by_kind} {self.namespace}/{self.by_name}"
-
-
-def _d(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _l(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def _modelserving_ref(ref: Any) -> str:
-    """The name a scaleTargetRef or targetRef gives when it names a ModelServing, else ""."""
-    ref = _d(ref)
-    group = str(ref.get("apiVersion") or "").rpartition("/")[0]
-    name = ref.get("name")
-    if (ref.get("kind") or MODELSERVING_KIND) != MODELSERVING_KIND or group not in ("", MODELSERVING_GROUP):
-        return ""
-    return name if isinstance(name, str) else ""
-
-
-def _keda_owner(meta: dict[str, Any]) -> str:
-    for ref in _l(meta.get("ownerReferences")):
-        ref = _d(ref)
-        if ref.get("kind") == SCALEDOBJECT.kind and str(ref.get("apiVersion") or "").startswith(KEDA_GROUP + "/"):
-            return str(ref.get("name") or "")
-    return ""
-
-
-def scale_targets(kind: str, obj: dict[str, Any], namespace: str = "") -> list[ScaleTarget]:
-    """The ModelServing targets of an HPA, ScaledObject, CronHPA or AutoscalingPolicy (whole
-    object or projection). A CronHPA whose target is an HPA scales that HPA's bounds, not a
-    ModelServing: it has none. A ModelServing reference with a kind other than ModelServing or
-    without a name has none either (the object's own rules say what is wrong with it)."""
-    meta = _d(obj.get("metadata"))
-    ns = namespace or str(meta.get("namespace") or "")
-    me = str(meta.get("name") or "")
-    spec = _d(obj.get("spec"))
-    found: list[ScaleTarget] = []
-    if kind in (HPA.kind, SCALEDOBJECT.kind, CRONHPA.kind):
-        ref = _d(spec.get("scaleTargetRef"))
-        if ref.get("kind") == MODELSERVING_KIND and (name := _modelserving_ref(ref)):
-            owner = _keda_owner(meta) if kind == HPA.kind else ""
-            found.append(ScaleTarget(ns, name, "", kind, me, owner, _SPEC.child("scaleTargetRef", "name")))
-    elif kind == AUTOSCALINGPOLICY.kind:
-        homo, hetero, dis = spec.get("homogeneousTarget"), spec.get("heterogeneousTarget"), spec.get("disaggregatedTarget")
-        if isinstance(homo, dict) and (name := _modelserving_ref(_d(homo.get("target")).get("targetRef"))):
-            found.append(ScaleTarget(ns, name, "", kind, me, "", _SPEC.child("homogeneousTarget", "target", "targetRef", "name")))
-        if isinstance(hetero, dict):
-            for i, param in enumerate(_l(hetero.get("params"))):
-                if name := _modelserving_ref(_d(_d(param).get("target")).get("targetRef")):
-                    path = _SPEC.child("heterogeneousTarget", "params").index(i).child("target", "targetRef", "name")
-                    found.append(ScaleTarget(ns, name, "", kind, me, "", path))
-        if isinstance(dis, dict) and (name := _modelserving_ref(dis.get("targetRef"))):
-            for role in sorted(str(r) for r in _d(dis.get("roles")) if r):
-                found.append(ScaleTarget(ns, name, role, kind, me, "", _SPEC.child("disaggregatedTarget", "roles").key(role)))
-    return found
-
-
-_SPEC = FieldPath.of("spec")
-SCALERS: tuple[LookedUp, ...] = (HPA, SCALEDOBJECT, CRONHPA, AUTOSCALINGPOLICY)
 
 
 @dataclass(frozen=True, slots=True)
@@ -311,13 +214,13 @@ class ClusterFacts:
                 return None
             children: dict[str, list[str]] = {}
             for q in items:
-                parent = _d(q.get("spec")).get("parent")
+                parent = as_dict(q.get("spec")).get("parent")
                 if isinstance(parent, str) and parent:
-                    children.setdefault(parent, []).append(str(_d(q.get("metadata")).get("name") or ""))
+                    children.setdefault(parent, []).append(str(as_dict(q.get("metadata")).get("name") or ""))
             out = {}
             for q in items:
-                name = str(_d(q.get("metadata")).get("name") or "")
-                out[name] = Queue(str(_d(q.get("status")).get("state") or ""), tuple(sorted(children.get(name, ()))))
+                name = str(as_dict(q.get("metadata")).get("name") or "")
+                out[name] = Queue(str(as_dict(q.get("status")).get("state") or ""), tuple(sorted(children.get(name, ()))))
             return out
         return self._derived("queues", (QUEUE,), make)
 
@@ -331,10 +234,10 @@ class ClusterFacts:
             tiers: dict[int, list[str]] = {}
             names: dict[int, set[str]] = {}
             for h in items:
-                spec = _d(h.get("spec"))
+                spec = as_dict(h.get("spec"))
                 tier = spec.get("tier")
                 if isinstance(tier, int) and not isinstance(tier, bool):
-                    tiers.setdefault(tier, []).append(str(_d(h.get("metadata")).get("name") or ""))
+                    tiers.setdefault(tier, []).append(str(as_dict(h.get("metadata")).get("name") or ""))
                     if isinstance(spec.get("tierName"), str) and spec["tierName"]:
                         names.setdefault(tier, set()).add(spec["tierName"])
             return tiers, {n for ns in names.values() for n in ns}, names
@@ -397,7 +300,7 @@ class ClusterFacts:
         """Whether the PodGroup CRD has `spec.subGroupPolicy`; None when it is not installed."""
         items = self._items(PODGROUP_CRD)
         for crd in items:
-            if _d(crd.get("metadata")).get("name") == PODGROUP_CRD_NAME:
+            if as_dict(crd.get("metadata")).get("name") == PODGROUP_CRD_NAME:
                 return bool(crd.get("subGroupPolicy"))
         return None
 

@@ -15,7 +15,8 @@
      (an accelerator) than the cluster's nodes have in all; with a hard network topology that
      limits the tier (groupPolicy), no more than one HyperNode of an allowed tier has.
 
-"Could never fit": free capacity (what other pods use) is not considered, so a pod this allows
+An update that leaves `spec.template` as it was is not judged again (what it says of an existing
+ModelServing, `audit` reports). "Could never fit": free capacity (what other pods use) is not considered, so a pod this allows
 may still wait for room; what it flags cannot run on these nodes at all. Taints under
 `node.kubernetes.io/` (not-ready, unschedulable, ...) describe a passing condition of a node and
 are not held against it. No nodes known (none listed, or none at all) says nothing.
@@ -40,6 +41,7 @@ from .kthena_pods import template_path, templates_in_use
 from .modelservings import MODELSERVINGS
 from .projections import HOSTNAME_LABEL
 from .registry import REGISTRY
+from .topology import unchanged_template
 
 RULE = "modelservings.fits"
 _ALWAYS = frozenset({"cpu", "memory", "pods", "ephemeral-storage"})
@@ -329,7 +331,7 @@ def _topology_findings(template: dict[str, Any], facts: ClusterFacts, gang: dict
 def check_fits(req: Request, ctx: Context) -> Verdict:
     """Every role's pods could ever be placed on some node class, and one ServingGroup's gang within the cluster (free capacity not considered)."""
     ms = req.object
-    if not isinstance(ms, dict):
+    if not isinstance(ms, dict) or unchanged_template(req):
         return Verdict()
     classes, warnings = ask(ctx, "placement", ClusterFacts.node_classes)
     if not classes:

@@ -20,7 +20,9 @@ from __future__ import annotations
 from ..admission.decision import Verdict
 from ..admission.fields import invalid
 from ..admission.review import Request
-from .clusterfacts import SCALEDOBJECT, ask, scale_targets
+from .clusterfacts import ask
+from .projections import SCALEDOBJECT
+from .scalers import scale_targets
 from .common import as_dict
 from .context import Context
 from .cronhpa import CRON_HPAS

@@ -15,7 +15,8 @@ nothing would otherwise say why the ServingGroup never gets pods:
 - `modelservings.topology-facts` (warn): a tier or tier name no HyperNode has (the gang then
   waits for topology that does not exist), and role gang fields (`rolePolicy`,
   `gangPolicy.minRoleReplicas`) on a cluster whose PodGroup CRD has no `subGroupPolicy`: Kthena
-  then drops the role gangs without a word (kthena#587).
+  then drops the role gangs without a word (kthena#587). An update that leaves `spec.template`
+  as it was is not judged again.
 
 Facts come from the cluster (clusterfacts.py); a kind not installed skips its check, and facts
 not listed yet allow with a "not checked" warning.
@@ -101,11 +102,19 @@ def _role_gang_findings(s: Shape, facts: ClusterFacts) -> tuple[list[FieldError]
     return errs, []
 
 
+def unchanged_template(req: Request) -> bool:
+    """An update that leaves `spec.template` as it was: the facts rules that judge the template
+    let it pass, so a cluster that changed since never blocks an unrelated update."""
+    if req.operation != "UPDATE" or not isinstance(req.old_object, dict) or not isinstance(req.object, dict):
+        return False
+    return bool(as_dict(req.object.get("spec")).get("template") == as_dict(req.old_object.get("spec")).get("template"))
+
+
 @REGISTRY.validates_request("modelservings.topology-facts", MODELSERVINGS, action="warn")
 def check_topology_facts(req: Request, ctx: Context) -> Verdict:
     """Topology tiers some HyperNode has, and role gangs the installed PodGroup CRD can carry."""
     obj = req.object
-    if not isinstance(obj, dict):
+    if not isinstance(obj, dict) or unchanged_template(req):
         return Verdict()
     s = shape(obj)
     facts = facts_of(ctx)
