@@ -39,3 +39,15 @@ def test_audit_reports_the_cluster_fact_findings():
     assert ("ModelServing", "llm", "modelservings.queue", "fail", "metadata.annotations[scheduling.volcano.sh/queue-name]") in findings
     assert ("ModelServing", "llm", "modelservings.fits", "warn",
             "spec.template.roles[0].entryTemplate.spec.containers[0].resources.requests[huawei.com/Ascend910]") in findings
+
+
+def test_a_namespaced_audit_lists_the_cluster_scoped_facts_cluster_wide(fake_api):
+    from webhook.audit.listing import Lister
+
+    fake_api.load(nodes=[node("n0", {"cpu": "8"})])
+    fake_api.install_custom("scheduling.volcano.sh", "queues")
+    fake_api.add_custom(queue("ml"))
+    lister = Lister(fake_api.client(), namespace="team-b")
+    assert [o["metadata"]["name"] for page in lister.pages("", "v1", "nodes") for o in page] == ["n0"]
+    assert [o["metadata"]["name"] for page in lister.pages("scheduling.volcano.sh", "v1beta1", "queues") for o in page] == ["ml"]
+    assert not [c for c in fake_api.calls("GET", "/queues") if "/namespaces/" in c.path]

@@ -88,3 +88,14 @@ def test_no_input_makes_a_rule_crash(kit, node_junk, hn_junk, spec_junk):
     other = hpa("h", "llm")
     other["spec"]["scaleTargetRef"] = spec_junk
     assert engine.validate(make_request(other), ctx).crash is None
+
+
+def test_an_event_that_changes_nothing_kept_keeps_the_derived_facts():
+    store = store_of_objects([node("a", {"cpu": "8"})])
+    before = store.generation(NODE.api_version, NODE.kind)
+    heartbeat = node("a", {"cpu": "8"})
+    heartbeat["status"]["conditions"] = [{"type": "Ready", "status": "True", "lastHeartbeatTime": "now"}]
+    store.apply(NODE, "MODIFIED", heartbeat)
+    assert store.generation(NODE.api_version, NODE.kind) == before
+    store.apply(NODE, "MODIFIED", node("a", {"cpu": "16"}))
+    assert store.generation(NODE.api_version, NODE.kind) == before + 1

@@ -17,7 +17,11 @@ from urllib3.exceptions import HTTPError
 
 from ..kube import ApiCall, KubeAccessError, describe_api_error
 from ..kube.responses import json_body
+from ..policies.projections import KEPT
 from .auditing import KindMissing
+
+# cluster-scoped kinds the store keeps: listed whole even when one namespace is audited
+CLUSTER_SCOPED = frozenset((e.group, e.plural) for e in KEPT if e.cluster_scoped)
 
 
 class Lister:
@@ -37,7 +41,7 @@ class Lister:
         try:
             if not group and plural == "nodes":  # the one core kind the store keeps; cluster-scoped
                 resp = self._core.list_node(**options)
-            elif self.namespace:
+            elif self.namespace and (group, plural) not in CLUSTER_SCOPED:
                 resp = self._custom.list_namespaced_custom_object(group, version, self.namespace, plural, **options)
             else:
                 resp = self._custom.list_cluster_custom_object(group, version, plural, **options)

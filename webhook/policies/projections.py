@@ -65,6 +65,7 @@ class LookedUp:
     shape: dict[str, Any]
     projector: Callable[[dict[str, Any]], dict[str, Any]] | None = field(default=None, compare=False)
     field_selector: str = ""
+    cluster_scoped: bool = False  # listed cluster-wide even when `audit` is limited to a namespace
 
     @property
     def group(self) -> str:
@@ -198,11 +199,12 @@ def project_podgroup_crd(obj: dict[str, Any]) -> dict[str, Any]:
 _SCALER: dict[str, Any] = {**_IDENTITY, "spec": {"scaleTargetRef": True}}
 _IDENTITY_OWNED: dict[str, Any] = {**_IDENTITY, "metadata": {**_IDENTITY["metadata"], "ownerReferences": [{"apiVersion": True, "kind": True, "name": True}]}}
 
-NODE = LookedUp("v1", "Node", {}, projector=project_node)
-QUEUE = LookedUp("scheduling.volcano.sh/v1beta1", "Queue", {**_IDENTITY, "spec": {"parent": True}, "status": {"state": True}})
-HYPERNODE = LookedUp("topology.volcano.sh/v1alpha1", "HyperNode", {**_IDENTITY, "spec": {"tier": True, "tierName": True, "members": True}})
+NODE = LookedUp("v1", "Node", {}, projector=project_node, cluster_scoped=True)
+QUEUE = LookedUp("scheduling.volcano.sh/v1beta1", "Queue", {**_IDENTITY, "spec": {"parent": True}, "status": {"state": True}}, cluster_scoped=True)
+HYPERNODE = LookedUp("topology.volcano.sh/v1alpha1", "HyperNode", {**_IDENTITY, "spec": {"tier": True, "tierName": True, "members": True}},
+                     cluster_scoped=True)
 PODGROUP_CRD = LookedUp("apiextensions.k8s.io/v1", "CustomResourceDefinition", {}, projector=project_podgroup_crd,
-                        field_selector=f"metadata.name={PODGROUP_CRD_NAME}")
+                        field_selector=f"metadata.name={PODGROUP_CRD_NAME}", cluster_scoped=True)
 HPA = LookedUp("autoscaling/v2", "HorizontalPodAutoscaler", {**_IDENTITY_OWNED, "spec": {"scaleTargetRef": True}})
 SCALEDOBJECT = LookedUp("keda.sh/v1alpha1", "ScaledObject", _SCALER)
 CRONHPA = LookedUp("autoscaling.alibabacloud.com/v1beta1", "CronHorizontalPodAutoscaler", _SCALER)

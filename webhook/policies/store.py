@@ -113,8 +113,10 @@ class ProjectionStore:
                 state.objects.pop(key, None)
                 state.generation += 1
             elif event in ("ADDED", "MODIFIED"):
-                state.objects[key] = project(entry, obj)
-                state.generation += 1
+                projected = project(entry, obj)
+                if state.objects.get(key) != projected:  # a Node's status heartbeat changes nothing kept
+                    state.objects[key] = projected
+                    state.generation += 1
             rv = (obj.get("metadata") or {}).get("resourceVersion") if isinstance(obj.get("metadata"), dict) else None
             if isinstance(rv, str) and rv:
                 state.resource_version = rv

@@ -90,10 +90,11 @@ def default_lookups(settings: ServeSettings) -> Lookups:
 
 
 def cluster_facts(lookups: Lookups) -> ClusterFacts:
-    """The cluster facts of the lookups' store (the watch keeps both), else none: the rules that
-    read facts then allow with their "not checked" warning, as the lookups' rules do."""
+    """The cluster facts of the lookups' store (the watch keeps both). Without one (no API access,
+    `--kube-lookups off`) the will-it-run rules say nothing: a warning on every ModelServing and
+    autoscaler that no cluster was read would only be noise; /readyz already says so."""
     store = getattr(lookups, "store", None)
-    return ClusterFacts(store) if isinstance(store, ProjectionStore) else NoFacts()
+    return ClusterFacts(store) if isinstance(store, ProjectionStore) else NoFacts("no Kubernetes API access", quiet=True)
 
 
 class CountingLookups:
