@@ -327,7 +327,7 @@ def _topology_findings(template: dict[str, Any], facts: ClusterFacts, gang: dict
     return errs
 
 
-@REGISTRY.validates_request(RULE, MODELSERVINGS, action="warn")
+@REGISTRY.validates_request(RULE, MODELSERVINGS, action="warn", family="modelservings")
 def check_fits(req: Request, ctx: Context) -> Verdict:
     """Every role's pods could ever be placed on some node class, and one ServingGroup's gang within the cluster (free capacity not considered)."""
     ms = req.object

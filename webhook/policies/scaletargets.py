@@ -34,10 +34,10 @@ SCALEDOBJECTS = Target(group=SCALEDOBJECT.group, resource="scaledobjects", versi
 OPT_OUT = "servinggate.io/shared-scale-target"
 
 
-@REGISTRY.validates_request("horizontalpodautoscalers.one-owner", HPAS, match=(TARGETS_MODELSERVING,))
-@REGISTRY.validates_request("scaledobjects.one-owner", SCALEDOBJECTS)
-@REGISTRY.validates_request("cronhorizontalpodautoscalers.one-owner", CRON_HPAS)
-@REGISTRY.validates_request("autoscalingpolicies.one-owner", POLICIES)
+@REGISTRY.validates_request("horizontalpodautoscalers.one-owner", HPAS, match=(TARGETS_MODELSERVING,), family="hpa")
+@REGISTRY.validates_request("scaledobjects.one-owner", SCALEDOBJECTS, family="keda")
+@REGISTRY.validates_request("cronhorizontalpodautoscalers.one-owner", CRON_HPAS, family="cronhpa")
+@REGISTRY.validates_request("autoscalingpolicies.one-owner", POLICIES, family="kthena_autoscaling")
 def check_one_owner(req: Request, ctx: Context) -> Verdict:
     """No other autoscaler already scales this one's ModelServing (or role)."""
     obj = req.object

@@ -49,7 +49,7 @@ def _policies(template: dict[str, Any]) -> list[tuple[FieldPath, dict[str, Any]]
     return [(TOPOLOGY.child(name), topology[name]) for name in POLICIES if isinstance(topology.get(name), dict)]
 
 
-@REGISTRY.validates("modelservings.network-topology", MODELSERVINGS, view=shape)
+@REGISTRY.validates("modelservings.network-topology", MODELSERVINGS, view=shape, family="modelservings")
 def both_tier_fields(s: Shape) -> list[FieldError]:
     """A network topology policy sets at most one of highestTierAllowed and highestTierName (Volcano refuses the PodGroup otherwise)."""
     errs = []
@@ -110,7 +110,7 @@ def unchanged_template(req: Request) -> bool:
     return bool(as_dict(req.object.get("spec")).get("template") == as_dict(req.old_object.get("spec")).get("template"))
 
 
-@REGISTRY.validates_request("modelservings.topology-facts", MODELSERVINGS, action="warn")
+@REGISTRY.validates_request("modelservings.topology-facts", MODELSERVINGS, action="warn", family="modelservings")
 def check_topology_facts(req: Request, ctx: Context) -> Verdict:
     """Topology tiers some HyperNode has, and role gangs the installed PodGroup CRD can carry."""
     obj = req.object
@@ -129,7 +129,7 @@ def _queue(obj: dict[str, Any] | None) -> Any:
     return as_dict(as_dict(as_dict(obj).get("metadata")).get("annotations")).get(QUEUE_ANNOTATION)
 
 
-@REGISTRY.validates_request("modelservings.queue", MODELSERVINGS)
+@REGISTRY.validates_request("modelservings.queue", MODELSERVINGS, family="modelservings")
 def check_queue(req: Request, ctx: Context) -> Verdict:
     """The queue annotation names a Queue that exists, is Open and is a leaf (else Volcano refuses the PodGroup)."""
     name = _queue(req.object)
