@@ -215,3 +215,12 @@ def test_check_reads_the_cluster_facts_once_through_a_kubeconfig(api, tmp_path):
     api.fault("GET", "/api/v1/nodes", 403)
     with pytest.raises(KubeAccessError, match="nodes"):
         cluster_facts(kubeconfig=kubeconfig)
+
+
+def test_check_with_an_unreachable_cluster_is_one_line(tmp_path):
+    from webhook.check.cluster import cluster_facts
+    from webhook.kube import KubeAccessError
+
+    with pytest.raises(KubeAccessError) as caught:
+        cluster_facts(kubeconfig=kubeconfig_for("http://127.0.0.1:9", tmp_path / "kubeconfig"))
+    assert "\n" not in str(caught.value)

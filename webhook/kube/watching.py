@@ -23,6 +23,7 @@ from typing import Any
 
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
+from urllib3.exceptions import HTTPError
 
 from ..policies.projections import LookedUp
 from ..policies.store import ProjectionStore
@@ -105,7 +106,7 @@ class StoreWatcher:
                     self.store.mark_missing(entry)
                     continue
                 raise KubeAccessError(describe_api_error(exc, ApiCall("list", entry.plural, group=entry.group), self._host)) from None
-            except OSError as exc:
+            except (HTTPError, OSError) as exc:
                 raise KubeAccessError(describe_api_error(exc, ApiCall("list", entry.plural, group=entry.group), self._host)) from None
 
     def watch_once(self, entry: LookedUp, rv: str, seconds: int) -> str:
