@@ -57,7 +57,7 @@ _READS = {
 def rules_markdown() -> str:
     from .policies import REGISTRY
 
-    out = ["| rule | resource | operations | reads | what it checks |", "|---|---|---|---|---|"]
+    out = ["| rule | resource | operations | default | reads | what it checks |", "|---|---|---|---|---|---|"]
     for rule in REGISTRY.rules():
         t = rule.target
         resource = f"`{t.full_resource}` ({t.group or 'core'}/{','.join(t.versions)})"
@@ -68,7 +68,7 @@ def rules_markdown() -> str:
         if rule.replica_dependent:
             reads += "; re-run on `scale`"
         summary = " ".join((rule.fn.__doc__ or "").strip().split("\n\n")[0].split())
-        out.append(f"| `{rule.name}` | {resource} | {', '.join(t.operations)} | {reads} | {summary} |")
+        out.append(f"| `{rule.name}` | {resource} | {', '.join(t.operations)} | {rule.default} | {reads} | {summary} |")
     return "\n".join(out) + "\n"
 
 

@@ -24,7 +24,7 @@ def _audit(api, tmp_path, capsys, *args: str) -> tuple[int, str, str]:
 def test_the_audited_kinds_are_the_registrys_validating_kinds_on_create():
     assert {k.resource for k in audited_kinds()} == {
         "modelservings", "autoscalingpolicies", "autoscalingpolicybindings", "horizontalpodautoscalers",
-        "cronhorizontalpodautoscalers", "inferenceservices"}
+        "cronhorizontalpodautoscalers", "inferenceservices", "scaledobjects"}
     assert AuditedKind("autoscaling", "v2", "horizontalpodautoscalers") in audited_kinds()  # the newest version
 
 
@@ -118,7 +118,7 @@ def test_a_kind_without_its_crd_is_skipped_with_a_note(fake_api, tmp_path, capsy
     code, out, _ = _audit(fake_api, tmp_path, capsys, "-o", "json")
     report = json.loads(out)
     assert code == 1 and len(report["results"]) == 1
-    assert report["summary"]["skippedKinds"] == 5
+    assert report["summary"]["skippedKinds"] == 6
     assert any(n.startswith("inferenceservices.serving.kserve.io/v1beta1: not served") for n in report["notes"])
 
 

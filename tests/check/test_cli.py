@@ -79,7 +79,7 @@ def test_violation_exit_1_json_shape(tmp_path):
         "status": "denied",
         "checked": True,
         "schema": "crd",
-        "rules": ["autoscalingpolicies.bounds", "autoscalingpolicies.role-floor"],
+        "rules": ["autoscalingpolicies.bounds", "autoscalingpolicies.role-floor", "autoscalingpolicies.one-owner"],
         "allowed": False,
         "code": 422,
         "reason": "webhook",
@@ -254,3 +254,57 @@ def test_rule_actions_in_check_warn_and_audit_keep_the_finding_and_its_place(tmp
         assert (found["rule"], found["field"], found["line"], found["column"]) == (rule, error["field"], error["line"], error["column"])
         assert check("--fail-on-warn", "--rule-actions", f"{rule}={action}", str(f)).returncode == code_strict
     assert "audit [modelservings.reserved-labels]" in check("--rule-actions", f"{rule}=audit", str(f)).stdout
+
+
+# ---- will it run: judged against a recorded cluster -------------------------------------------------
+
+
+def _willrun_snapshot(tmp_path: Path) -> Path:
+    from support.willrun import policy, queue
+
+    s2 = json.loads((REPO / "tests/fixtures/cluster/S2-modelserving-groups.json").read_text())
+    s2["facts"] = {"apiVersion": "v1", "kind": "List", "items": [queue("ml"), queue("frozen", state="Closed"), policy("scaler", "gate-demo")]}
+    path = tmp_path / "cluster.json"
+    path.write_text(json.dumps(s2))
+    return path
+
+
+def _willrun_ms(npu: str, queue_name: str) -> dict:
+    ms = gang_ms()
+    ms["metadata"].update(name="gate-demo", namespace="default", annotations={"scheduling.volcano.sh/queue-name": queue_name})
+    for role in ms["spec"]["template"]["roles"]:
+        for which in ("entryTemplate", "workerTemplate"):
+            limits = {"cpu": "1", npu: "2"}
+            role[which]["spec"]["containers"][0]["resources"] = {"requests": dict(limits), "limits": dict(limits)}
+    return ms
+
+
+def test_check_against_a_recorded_cluster(tmp_path):
+    from support.willrun import hpa
+
+    cluster = _willrun_snapshot(tmp_path)
+    ok = check("--cluster", str(cluster), "--no-pods", str(write_yaml(tmp_path / "ok.yaml", _willrun_ms("huawei.com/Ascend910", "ml"))))
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    odd = write_yaml(tmp_path / "odd.yaml", _willrun_ms("huawei.com/ascend-1980", "frozen"), hpa("second", "gate-demo"))
+    res = check("--cluster", str(cluster), "--no-pods", str(odd))
+    assert res.returncode == 1, res.stderr
+    out = res.stdout
+    assert ("warning [modelservings.fits] ModelServing default/gate-demo: spec.template.roles[0].entryTemplate.spec.containers[0]"
+            ".resources.requests[huawei.com/ascend-1980]") in out
+    assert "no node advertises huawei.com/ascend-1980; nodes advertise huawei.com/Ascend910" in out
+    assert "error [modelservings.queue] ModelServing default/gate-demo: metadata.annotations[scheduling.volcano.sh/queue-name]" in out
+    assert "queue `frozen` status is `Closed`" in out
+    assert "error [horizontalpodautoscalers.one-owner] HorizontalPodAutoscaler default/second: spec.scaleTargetRef.name" in out
+    assert "already scaled by AutoscalingPolicy default/scaler" in out
+    # without a cluster, none of these is said
+    offline = check("--no-pods", str(odd))
+    assert "one-owner" not in offline.stdout and "modelservings.fits" not in offline.stdout and "modelservings.queue" not in offline.stdout
+
+
+def test_an_unusable_cluster_snapshot_exits_2(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"nodes": 5}')
+    res = check("--cluster", str(bad), str(write_yaml(tmp_path / "ms.yaml", gang_ms())))
+    assert res.returncode == 2 and "--cluster" in res.stderr and "no objects found" in res.stderr
+    both = check("--cluster", str(bad), "--kubeconfig", "x", str(tmp_path / "ms.yaml"))
+    assert both.returncode == 2

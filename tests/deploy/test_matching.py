@@ -23,6 +23,7 @@ FAMILIES = {
     "hpa.validate.servinggate.io": {("autoscaling", "horizontalpodautoscalers")},
     "cronhpa.validate.servinggate.io": {("autoscaling.alibabacloud.com", "cronhorizontalpodautoscalers")},
     "kserve.validate.servinggate.io": {("serving.kserve.io", "inferenceservices")},
+    "keda.validate.servinggate.io": {("keda.sh", "scaledobjects")},
 }
 
 
@@ -79,7 +80,9 @@ def test_the_hpa_entry_is_sent_only_hpas_that_scale_a_modelserving(committed_con
 
 def test_only_the_hpa_rule_declares_a_condition():
     # The property test below covers the HPA rule; a new condition needs its own.
-    assert {r.name for r in configurations.registry_rules() if r.match} == {"horizontalpodautoscalers.modelserving-bounds"}
+    # (the one-owner rule of HPAs shares the HPA rule's condition: it too finds nothing outside it)
+    assert {r.name for r in configurations.registry_rules() if r.match} == {
+        "horizontalpodautoscalers.modelserving-bounds", "horizontalpodautoscalers.one-owner"}
 
 
 API_VERSIONS = st.one_of(

@@ -22,6 +22,7 @@ from webhook.audit import reports as audit_reports
 from webhook.audit.kinds import audited_kinds
 from webhook.audit.settings import AuditSettings
 from webhook.certs.settings import webhook_configuration
+from webhook.policies.projections import KEPT
 from webhook.scalein.settings import ReconcileSettings
 from webhook.server.settings import ServeSettings
 
@@ -43,10 +44,17 @@ OWNERS = {
 }
 
 # The custom resources a module reads or writes through CustomObjectsApi (`{group}` in the path):
-# the lookups read what the rules look up; the auditor lists what the rules judge, and writes
-# its PolicyReports.
+# the lookups read what the rules look up; the watcher lists what the store keeps (the looked-up
+# kinds and the cluster facts); the auditor lists what the rules judge and what the store keeps,
+# and writes its PolicyReports.
+def _kept() -> set[tuple[str, str]]:
+    """The custom kinds the ProjectionStore keeps (the core one, Node, is listed through CoreV1Api)."""
+    return {(e.group, e.plural) for e in KEPT if e.group}
+
+
 CUSTOM = {
-    "webhook/audit/listing.py": lambda: {(k.group, k.resource) for k in audited_kinds()},
+    "webhook/kube/watching.py": _kept,
+    "webhook/audit/listing.py": lambda: {(k.group, k.resource) for k in audited_kinds()} | _kept(),
     "webhook/audit/writing.py": lambda: {(audit_reports.GROUP, audit_reports.PLURAL)},
 }
 

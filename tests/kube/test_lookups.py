@@ -181,3 +181,46 @@ def test_both_pod_mutators_cost_one_get_per_review(api):
     for n in (1, 2):
         decision = engine.mutate(make_request(pod), ctx)
         assert decision.patch == [] and gets(api) == n  # left alone: the owner chose another scheduler
+
+
+def test_cluster_facts_are_listed_and_kinds_not_installed_are_skipped(api):
+    from webhook.policies.clusterfacts import ClusterFacts
+
+    api.load(nodes=[{"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"n{i}", "labels": {"kubernetes.io/hostname": f"n{i}"}},
+                     "status": {"allocatable": {"cpu": "8", "huawei.com/ascend-1980": "8"}}} for i in range(3)])
+    api.install_custom("scheduling.volcano.sh", "queues")
+    api.add_custom({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": "ml"}, "status": {"state": "Open"}})
+    lk = lookups(api)
+    facts = ClusterFacts(lk.store)
+    [one] = facts.node_classes()
+    assert one.count == 3 and one.allocatable["huawei.com/ascend-1980"] == 8 and one.hostnames == {"n0", "n1", "n2"}
+    assert set(facts.queues() or {}) == {"ml"}
+    # KEDA and HyperNodes are not installed here: skipped, and said so once in /readyz's detail
+    assert facts.hypernode_tiers() is None and facts.scale_targets("default") == []
+    detail = lk.describe()
+    assert "ScaledObject: not installed, its checks skipped" in detail and "HyperNode: not installed" in detail
+    assert "Node: 3 cached" in detail
+
+
+def test_check_reads_the_cluster_facts_once_through_a_kubeconfig(api, tmp_path):
+    from webhook.check.cluster import cluster_facts
+    from webhook.kube import KubeAccessError
+
+    api.load(nodes=[{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n0"}, "status": {"allocatable": {"cpu": "8"}}}])
+    kubeconfig = kubeconfig_for(api.url, tmp_path / "kubeconfig")
+    facts = cluster_facts(kubeconfig=kubeconfig)
+    assert [c.count for c in facts.node_classes()] == [1]
+    assert facts.queues() is None  # Volcano's Queue CRD is not served here: skipped
+    assert not [c for c in api.calls("GET", "/api/v1/nodes") if c.query.get("watch") == "true"]  # listed, never watched
+    api.fault("GET", "/api/v1/nodes", 403)
+    with pytest.raises(KubeAccessError, match="nodes"):
+        cluster_facts(kubeconfig=kubeconfig)
+
+
+def test_check_with_an_unreachable_cluster_is_one_line(tmp_path):
+    from webhook.check.cluster import cluster_facts
+    from webhook.kube import KubeAccessError
+
+    with pytest.raises(KubeAccessError) as caught:
+        cluster_facts(kubeconfig=kubeconfig_for("http://127.0.0.1:9", tmp_path / "kubeconfig"))
+    assert "\n" not in str(caught.value)

@@ -10,7 +10,7 @@ from webhook.admission.responses import review_response
 from webhook.admission.review import make_request, parse_review
 from webhook.check.settings import CheckSettings
 from webhook.config import ConfigError, load
-from webhook.policies import Context, DictLookups, NoLookups, engine
+from webhook.policies import REGISTRY, Context, DictLookups, NoLookups, engine
 from webhook.policies.settings import PolicySettings
 from webhook.server.settings import ServeSettings
 
@@ -91,8 +91,10 @@ def test_bad_rule_actions_are_refused_at_start_by_every_command(value, needle):
 
 def test_serve_and_check_read_the_same_rule_actions():
     env = {"SERVINGGATE_RULE_ACTIONS": f"{RESERVED}=warn,pods.gang-labels=off"}
+    warn_by_default = {r.name: r.default_action for r in REGISTRY.rules() if r.default_action}
+    assert warn_by_default and set(warn_by_default.values()) == {"warn"}
     assert load(ServeSettings, {}, environ=env).actions() == load(CheckSettings, {}, environ=env).actions() == {
-        RESERVED: "warn", "pods.gang-labels": "off"
+        **warn_by_default, RESERVED: "warn", "pods.gang-labels": "off"
     }
 
 

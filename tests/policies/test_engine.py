@@ -200,7 +200,7 @@ def test_the_modelserving_rules_share_one_shape_per_review(kit):
         return shape(ms)
 
     rules = [r for r in REGISTRY.rules("validate") if r.view is shape]
-    assert len(rules) == 12, "the twelve ModelServing rules are registered with view=shape"
+    assert len(rules) == 13, "the thirteen ModelServing rules are registered with view=shape"
     registry = Registry()
     for rule in rules:
         register = registry.validates_update if rule.kind == "update" else registry.validates

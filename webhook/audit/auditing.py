@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 from ..kubeversion import NEWEST, KubeVersion
 from ..policies import Context, LookupFailed, PolicySettings
+from ..policies.clusterfacts import ClusterFacts
 from ..policies.store import ProjectionStore
 from .judging import Judged, judge
 from .kinds import AuditedKind, audited_kinds
@@ -61,13 +62,13 @@ def _items(pages: Iterable[list[dict]]) -> Iterator[dict]:
 
 
 def fill(store: ProjectionStore, source: Source) -> None:
-    """Every looked-up kind into the store; a kind not installed is listed as empty (no object of
-    it can exist), so a rule reading it gets "not found", as the webhook's would."""
+    """Every kept kind into the store; a kind not installed is marked missing (no object of it
+    can exist), so a rule reading it gets "not found" or skips its check, as the webhook's would."""
     for entry in store.kinds:
         try:
             store.replace(entry, _items(source.pages(entry.group, entry.version, entry.plural)))
         except KindMissing:
-            store.replace(entry, ())
+            store.mark_missing(entry)
 
 
 class _InNamespace:
@@ -92,7 +93,7 @@ def audit(source: Source, settings: PolicySettings, kinds: Iterable[AuditedKind]
     store = ProjectionStore()
     fill(store, source)
     ctx = Context(settings=settings, lookups=_InNamespace(store, namespace) if namespace else store,
-                  kubernetes_version=kubernetes_version)
+                  kubernetes_version=kubernetes_version, facts=ClusterFacts(store))
     for kind in audited_kinds() if kinds is None else kinds:
         try:
             for page in source.pages(kind.group, kind.version, kind.resource):

@@ -17,7 +17,11 @@ from urllib3.exceptions import HTTPError
 
 from ..kube import ApiCall, KubeAccessError, describe_api_error
 from ..kube.responses import json_body
+from ..policies.projections import KEPT
 from .auditing import KindMissing
+
+# cluster-scoped kinds the store keeps: listed whole even when one namespace is audited
+CLUSTER_SCOPED = frozenset((e.group, e.plural) for e in KEPT if e.cluster_scoped)
 
 
 class Lister:
@@ -25,6 +29,7 @@ class Lister:
 
     def __init__(self, api_client: client.ApiClient, *, namespace: str = "", page_size: int = 500, timeout: float = 60) -> None:
         self._custom = client.CustomObjectsApi(api_client)
+        self._core = client.CoreV1Api(api_client)
         self._host = str(getattr(api_client.configuration, "host", "") or "")
         self.namespace, self.page_size, self.timeout = namespace, page_size, timeout
 
@@ -32,8 +37,11 @@ class Lister:
         options: dict[str, Any] = {"limit": self.page_size, "_preload_content": False, "_request_timeout": self.timeout}
         if token:
             options["_continue"] = token
+        resp: Any
         try:
-            if self.namespace:
+            if not group and plural == "nodes":  # the one core kind the store keeps; cluster-scoped
+                resp = self._core.list_node(**options)
+            elif self.namespace and (group, plural) not in CLUSTER_SCOPED:
                 resp = self._custom.list_namespaced_custom_object(group, version, self.namespace, plural, **options)
             else:
                 resp = self._custom.list_cluster_custom_object(group, version, plural, **options)

@@ -44,9 +44,9 @@ LABELS = {"app.kubernetes.io/name": "servinggate", "app.kubernetes.io/component"
 
 
 def family(rule: Rule) -> str:
-    """The API family a rule guards: the policies module it is written in (one module per
-    family, see webhook/policies/__init__.py), as a DNS label."""
-    return rule.fn.__module__.rpartition(".")[2].replace("_", "-")
+    """The API family a rule guards: the one it declares, else the policies module it is written
+    in (one module per family, see webhook/policies/__init__.py), as a DNS label."""
+    return (rule.family or rule.fn.__module__.rpartition(".")[2]).replace("_", "-")
 
 
 def namespace_selector(namespace: str = NAMESPACE) -> dict[str, Any]:

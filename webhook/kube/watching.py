@@ -7,7 +7,10 @@ event) lists again; so does the periodic resync, which repairs whatever a lost e
 wrong. Any other failure is noted in the store (readiness detail, metrics), backs off (1 s,
 doubling to 60 s) and tries again, forever; the store keeps its objects meanwhile. The first
 answer of the API server, and the first after each such failure, calls `on_reconnect()` (the
-server reads the API server's version again then: kube/serverversion.py).
+server reads the API server's version again then: kube/serverversion.py). A kind the API server
+does not serve (404: its CRD is not installed) is marked missing in the store (its checks are
+skipped; one log line, and a line in /readyz's detail) and asked for again at each resync, so
+installing the CRD later is noticed.
 
 `audit` fills its store from its own paged list instead and needs none of this.
 """
@@ -22,10 +25,11 @@ from typing import Any
 
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
+from urllib3.exceptions import HTTPError
 
 from ..policies.projections import LookedUp
 from ..policies.store import ProjectionStore
-from .errors import ApiCall, describe_api_error
+from .errors import ApiCall, KubeAccessError, describe_api_error
 from .responses import WatchExpired, json_body, watch_events
 
 log = logging.getLogger("servinggate.lookups")
@@ -42,6 +46,7 @@ class StoreWatcher:
                  watch_timeout: int = 300, on_change: Callable[[ProjectionStore], None] | None = None,
                  on_reconnect: Callable[[], None] | None = None, clock: Callable[[], float] = time.monotonic) -> None:
         self._custom = client.CustomObjectsApi(api_client)
+        self._core = client.CoreV1Api(api_client)
         self._host = str(getattr(api_client.configuration, "host", "") or "")
         self.store = store
         self.resync = resync
@@ -61,13 +66,21 @@ class StoreWatcher:
     def stop(self) -> None:
         self._stop.set()
 
+    def _list(self, entry: LookedUp, **options: Any) -> Any:
+        """One list or watch request of the kind, across namespaces (Nodes are the one core kind)."""
+        if not entry.group:
+            if entry.kind != "Node":
+                raise ValueError(f"no list call for core kind {entry.kind}")
+            return self._core.list_node(**options)
+        if entry.field_selector:
+            options["field_selector"] = entry.field_selector
+        return self._custom.list_cluster_custom_object(entry.group, entry.version, entry.plural, **options)
+
     def _pages(self, entry: LookedUp, out: dict[str, str]) -> Iterator[dict[str, Any]]:
         """Every object of the kind, page by page; the list's resourceVersion lands in `out`."""
         cont = None
         while True:
-            body = json_body(self._custom.list_cluster_custom_object(
-                entry.group, entry.version, entry.plural, limit=PAGE, _continue=cont,
-                _preload_content=False, _request_timeout=(10, 60)))
+            body = json_body(self._list(entry, limit=PAGE, _continue=cont, _preload_content=False, _request_timeout=(10, 60)))
             meta = body.get("metadata") or {}
             yield from body.get("items") or ()
             cont = meta.get("continue")
@@ -85,11 +98,25 @@ class StoreWatcher:
         log.info({"msg": "lookups listed", "kind": entry.kind, "objects": count})
         return rv
 
+    def list_all(self) -> None:
+        """Every kept kind listed once, no watch (`check --kubeconfig`): a kind not served is
+        marked missing; any other failure raises KubeAccessError, one line naming what to fix."""
+        for entry in self.store.kinds:
+            try:
+                self.list_once(entry)
+            except ApiException as exc:
+                if exc.status == 404:
+                    self.store.mark_missing(entry)
+                    continue
+                raise KubeAccessError(describe_api_error(exc, ApiCall("list", entry.plural, group=entry.group), self._host)) from None
+            except (HTTPError, OSError) as exc:
+                raise KubeAccessError(describe_api_error(exc, ApiCall("list", entry.plural, group=entry.group), self._host)) from None
+
     def watch_once(self, entry: LookedUp, rv: str, seconds: int, opened: Callable[[], None] = lambda: None) -> str:
         """One watch request from `rv` for at most `seconds`; returns the last resourceVersion.
         `opened()` runs once the API server has answered the request (before any event)."""
-        resp: Any = self._custom.list_cluster_custom_object(  # the urllib3 response: not preloaded
-            entry.group, entry.version, entry.plural, watch=True, resource_version=rv, allow_watch_bookmarks=True,
+        resp: Any = self._list(  # the urllib3 response: not preloaded
+            entry, watch=True, resource_version=rv, allow_watch_bookmarks=True,
             timeout_seconds=seconds, _preload_content=False, _request_timeout=(10, seconds + 30))
         opened()
         events = watch_events(resp)
@@ -135,6 +162,9 @@ class StoreWatcher:
                 if exc.status == 410:
                     rv = ""
                     continue
+                if exc.status == 404:
+                    rv = self._missing(entry)
+                    continue
                 backoff, down = self._failed(entry, exc, backoff), True
             except Exception as exc:  # noqa: BLE001 - network trouble: back off, go on
                 if self._stop.is_set():
@@ -149,6 +179,15 @@ class StoreWatcher:
             except Exception:  # noqa: BLE001 - the watch goes on whatever the listener does
                 log.exception({"msg": "on_reconnect failed"})
         return False
+
+    def _missing(self, entry: LookedUp) -> str:
+        """The kind is not served: noted once, asked for again after a resync period."""
+        if self.store.installed(entry.api_version, entry.kind) or not self.store.synced(entry.api_version, entry.kind):
+            log.info({"msg": "lookups: kind not installed; its checks are skipped", "kind": entry.kind, "group": entry.group})
+        self.store.mark_missing(entry)
+        self._on_change(self.store)
+        self._stop.wait(self.resync)
+        return ""
 
     def _failed(self, entry: LookedUp, exc: BaseException, backoff: float) -> float:
         verb = "watch" if self.store.synced(entry.api_version, entry.kind) else "list"

@@ -7,7 +7,7 @@ Rules never do I/O (other objects come through `ctx.lookups`) and keep no state 
 (a view shared by several rules goes through the engine's per-review memo, `view=`).
 """
 
-from . import cronhpa, hpa, kserve, kthena_autoscaling, modelservings, pods  # noqa: F401  (registers rules)
+from . import cronhpa, fits, hpa, kserve, kthena_autoscaling, modelservings, pods, scaletargets, topology  # noqa: F401  (registers rules)
 from .context import Context, DictLookups, LookupFailed, Lookups, NoLookups
 from .registry import REGISTRY, Registry, Rule
 from .settings import PolicySettings

@@ -120,6 +120,8 @@ class Context:
     lookups: Lookups = field(default_factory=NoLookups)
     # the Kubernetes minor whose API server the rules mirror (resolved: never "auto")
     kubernetes_version: KubeVersion = NEWEST
+    # what the cluster-fact rules read (policies/clusterfacts.ClusterFacts); None: no cluster
+    facts: Any = None
     # rule name -> enforcement action, from settings.rule_actions (computed once, read per review)
     actions: Mapping[str, str] = field(init=False, repr=False)
 
@@ -146,5 +148,6 @@ class Context:
         object.__setattr__(ctx, "settings", self.settings)
         object.__setattr__(ctx, "lookups", ReviewLookups(view))
         object.__setattr__(ctx, "kubernetes_version", self.kubernetes_version)
+        object.__setattr__(ctx, "facts", self.facts)
         object.__setattr__(ctx, "actions", self.actions)
         return ctx

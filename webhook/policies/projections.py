@@ -16,7 +16,9 @@ server's schema makes one rare.
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..admission.review import plural_of
@@ -40,17 +42,30 @@ MODELSERVING_SHAPE: dict[str, Any] = {
         },
     },
 }
-# autoscalingpolicybindings.references only asks whether the policy exists.
-AUTOSCALINGPOLICY_SHAPE: dict[str, Any] = dict(_IDENTITY)
+# autoscalingpolicybindings.references asks whether the policy exists; the one-owner rule
+# (scaletargets.py) reads what it scales.
+AUTOSCALINGPOLICY_SHAPE: dict[str, Any] = {
+    **_IDENTITY,
+    "spec": {
+        "homogeneousTarget": {"target": {"targetRef": True}},
+        "heterogeneousTarget": {"params": [{"target": {"targetRef": True}}]},
+        "disaggregatedTarget": {"targetRef": True, "roles": True},
+    },
+}
 
 
 @dataclass(frozen=True, slots=True)
 class LookedUp:
-    """A kind the rules look up: how the API names it, and what of it they read."""
+    """A kind the rules look up: how the API names it, and what of it they read. `projector`,
+    when set, replaces the shape (a projection that is computed, not cut out); `field_selector`
+    lists only some objects of the kind (one CRD, not all of them)."""
 
     api_version: str
     kind: str
     shape: dict[str, Any]
+    projector: Callable[[dict[str, Any]], dict[str, Any]] | None = field(default=None, compare=False)
+    field_selector: str = ""
+    cluster_scoped: bool = False  # listed cluster-wide even when `audit` is limited to a namespace
 
     @property
     def group(self) -> str:
@@ -97,5 +112,112 @@ def keep(value: Any, shape: Shape) -> Any:
 def project(entry: LookedUp, obj: dict[str, Any]) -> dict[str, Any]:
     """The projection of a looked-up object. Values kept whole (minRoleReplicas) are shared with
     `obj`, which callers decode for this and then drop; the rules only read them."""
+    if entry.projector is not None:
+        return entry.projector(obj)
     projected: dict[str, Any] = keep(obj, entry.shape)
     return projected
+
+
+# ---- cluster facts: what the will-it-run rules read (policies/clusterfacts.py) -------------------
+
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+
+
+def _d(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _l(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+@dataclass(frozen=True, slots=True, weakref_slot=True)
+class NodeShape:
+    """What placement reads of a Node, less what is unique to it: allocatable (resource name ->
+    quantity text), labels without the hostname, and taints (key, value, effect). Nodes of one
+    shape form a node class; equal shapes are one shared object (`node_shape`), so 5,000 nodes of
+    a few dozen shapes cost a few dozen of them."""
+
+    allocatable: tuple[tuple[str, str], ...]
+    labels: tuple[tuple[str, str], ...]
+    taints: tuple[tuple[str, str, str], ...]
+
+
+_SHAPES: weakref.WeakValueDictionary[NodeShape, NodeShape] = weakref.WeakValueDictionary()
+
+
+def _str_pairs(value: Any, *, drop: str = "") -> tuple[tuple[str, str], ...]:
+    if not isinstance(value, dict):
+        return ()
+    return tuple(sorted((sys.intern(str(k)), sys.intern(str(v))) for k, v in value.items() if k != drop and isinstance(v, (str, int, float))))
+
+
+def node_shape(allocatable: Any, labels: Any, taints: Any) -> NodeShape:
+    """The shared NodeShape of these fields; odd values (a list for labels, a taint without a key)
+    are dropped, not raised on: the API server's schema makes them rare, and a rule would rather
+    see a node with fewer facts than none."""
+    kept = []
+    for taint in _l(taints):
+        if isinstance(taint, dict) and isinstance(taint.get("key"), str):
+            kept.append((sys.intern(taint["key"]), sys.intern(str(taint.get("value") or "")), sys.intern(str(taint.get("effect") or ""))))
+    shape = NodeShape(_str_pairs(allocatable), _str_pairs(labels, drop=HOSTNAME_LABEL), tuple(sorted(kept)))
+    shared = _SHAPES.get(shape)
+    if shared is None:
+        _SHAPES[shape] = shared = shape
+    return shared
+
+
+def project_node(obj: dict[str, Any]) -> dict[str, Any]:
+    """A Node as its name, hostname label and shared NodeShape."""
+    meta, spec, status = _d(obj.get("metadata")), _d(obj.get("spec")), _d(obj.get("status"))
+    labels = _d(meta.get("labels"))
+    hostname = labels.get(HOSTNAME_LABEL)
+    return {
+        "metadata": {"name": sys.intern(str(meta.get("name") or ""))},
+        "hostname": hostname if isinstance(hostname, str) else "",
+        "shape": node_shape(status.get("allocatable"), labels, spec.get("taints")),
+    }
+
+
+PODGROUP_CRD_NAME = "podgroups.scheduling.volcano.sh"
+
+
+def project_podgroup_crd(obj: dict[str, Any]) -> dict[str, Any]:
+    """The PodGroup CRD as one fact: whether any of its versions has `spec.subGroupPolicy` (Kthena
+    writes the role gangs there only when it has, kthena#587)."""
+    meta, spec = _d(obj.get("metadata")), _d(obj.get("spec"))
+    found = False
+    for version in _l(spec.get("versions")):
+        props: Any = version
+        for key in ("schema", "openAPIV3Schema", "properties", "spec", "properties"):
+            props = props.get(key) if isinstance(props, dict) else None
+        if isinstance(props, dict) and "subGroupPolicy" in props:
+            found = True
+    return {"metadata": {"name": str(meta.get("name") or "")}, "subGroupPolicy": found}
+
+
+_SCALER: dict[str, Any] = {**_IDENTITY, "spec": {"scaleTargetRef": True}}
+_IDENTITY_OWNED: dict[str, Any] = {**_IDENTITY, "metadata": {**_IDENTITY["metadata"], "ownerReferences": [{"apiVersion": True, "kind": True, "name": True}]}}
+
+NODE = LookedUp("v1", "Node", {}, projector=project_node, cluster_scoped=True)
+QUEUE = LookedUp("scheduling.volcano.sh/v1beta1", "Queue", {**_IDENTITY, "spec": {"parent": True}, "status": {"state": True}}, cluster_scoped=True)
+HYPERNODE = LookedUp("topology.volcano.sh/v1alpha1", "HyperNode", {**_IDENTITY, "spec": {"tier": True, "tierName": True, "members": True}},
+                     cluster_scoped=True)
+PODGROUP_CRD = LookedUp("apiextensions.k8s.io/v1", "CustomResourceDefinition", {}, projector=project_podgroup_crd,
+                        field_selector=f"metadata.name={PODGROUP_CRD_NAME}", cluster_scoped=True)
+HPA = LookedUp("autoscaling/v2", "HorizontalPodAutoscaler", {**_IDENTITY_OWNED, "spec": {"scaleTargetRef": True}})
+SCALEDOBJECT = LookedUp("keda.sh/v1alpha1", "ScaledObject", _SCALER)
+CRONHPA = LookedUp("autoscaling.alibabacloud.com/v1beta1", "CronHorizontalPodAutoscaler", _SCALER)
+AUTOSCALINGPOLICY = LOOKED_UP[1]
+
+# The kinds the cluster-fact rules read as a whole (not one object by name), each kept by the
+# store beside LOOKED_UP; AutoscalingPolicy is in both.
+CLUSTER_FACTS: tuple[LookedUp, ...] = (NODE, QUEUE, HYPERNODE, PODGROUP_CRD, HPA, SCALEDOBJECT, CRONHPA)
+KEPT: tuple[LookedUp, ...] = LOOKED_UP + CLUSTER_FACTS
+
+
+def kept(group: str, kind: str) -> LookedUp | None:
+    for entry in KEPT:
+        if entry.group == group and entry.kind == kind:
+            return entry
+    return None

@@ -175,6 +175,17 @@ class Rule:
     cel: tuple[CelCheck, ...] = ()  # the CEL fallback policy's validations (webhook/deploy/fallback.py)
     view: View | None = None  # what an object/update rule's fn is handed instead of the dict
     edits: Edits | None = None  # a mutator's dicts changed in place (engine.private_copy); None: anything
+    # the action when --rule-actions names none: "deny" for validating rules, unless a rule only
+    # warns by default (what might not fit); "on" for mutating ones
+    default_action: str = ""
+    # the API family whose webhook entry sends this rule its requests: "" for the module the rule
+    # is written in (webhook/deploy/configurations.family); a rule of one concern written apart
+    # from its resource's module names the family (the will-it-run rules)
+    family: str = ""
+
+    @property
+    def default(self) -> str:
+        return self.default_action or ("on" if self.kind == "mutation" else "deny")
 
     @property
     def action(self) -> Action:
@@ -230,7 +241,8 @@ class Registry:
 
     def _register(self, kind: Kind, name: str, target: Target, *, scope: LabelScope | None = None,
                   replica_dependent: bool = False, match: tuple[MatchCondition, ...] = (),
-                  cel: tuple[CelCheck, ...] = (), view: View | None = None, edits: Edits | None = None) -> Callable[[F], F]:
+                  cel: tuple[CelCheck, ...] = (), view: View | None = None, edits: Edits | None = None,
+                  action: str = "", family: str = "") -> Callable[[F], F]:
         unknown = set(target.operations) - set(OPERATIONS)
         if unknown:
             raise ValueError(f"rule {name}: unknown operations {sorted(unknown)}")
@@ -240,7 +252,8 @@ class Registry:
         def decorate(fn: F) -> F:
             if any(r.name == name for r in self._rules):
                 raise ValueError(f"rule {name} is registered twice")
-            self._rules.append(Rule(name, kind, target, fn, scope, match, replica_dependent, cel=cel, view=view, edits=edits))
+            self._rules.append(Rule(name, kind, target, fn, scope, match, replica_dependent, cel=cel, view=view, edits=edits,
+                                    default_action=action, family=family))
             self._served.add((target.group, target.resource, target.subresource))
             self._index.clear()
             return fn
@@ -249,18 +262,22 @@ class Registry:
 
     def validates(self, name: str, target: Target, *, replica_dependent: bool = False,
                   match: tuple[MatchCondition, ...] = (), cel: tuple[CelCheck, ...] = (),
-                  view: View | None = None) -> Callable[[F], F]:
-        """`fn(obj) -> findings`, or `fn(view(obj))` with a view."""
-        return self._register("object", name, target, replica_dependent=replica_dependent, match=match, cel=cel, view=view)
+                  view: View | None = None, action: str = "", family: str = "") -> Callable[[F], F]:
+        """`fn(obj) -> findings`, or `fn(view(obj))` with a view; `action="warn"` for a rule that
+        only warns unless an operator says deny; `family` (see Rule) for a rule written outside
+        its resource's module."""
+        return self._register("object", name, target, replica_dependent=replica_dependent, match=match, cel=cel, view=view,
+                              action=action, family=family)
 
     def validates_update(self, name: str, target: Target, *, cel: tuple[CelCheck, ...] = (),
                          view: View | None = None) -> Callable[[F], F]:
         """`fn(obj, old) -> findings`, on UPDATE; `fn(view(obj), view(old))` with a view."""
         return self._register("update", name, target.on("UPDATE"), cel=cel, view=view)
 
-    def validates_request(self, name: str, target: Target) -> Callable[[F], F]:
-        """`fn(req, ctx) -> findings`."""
-        return self._register("request", name, target)
+    def validates_request(self, name: str, target: Target, *, match: tuple[MatchCondition, ...] = (),
+                          action: str = "", family: str = "") -> Callable[[F], F]:
+        """`fn(req, ctx) -> findings`; `action` and `family` as for `validates`."""
+        return self._register("request", name, target, match=match, action=action, family=family)
 
     def mutates(self, name: str, target: Target, *, scope: LabelScope | None = None,
                 edits: Edits | None = None) -> Callable[[F], F]:

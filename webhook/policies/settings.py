@@ -32,7 +32,7 @@ class PolicySettings:
 
     scheduler_name: str = setting("volcano", non_empty, "scheduler that pods in scope are defaulted to")
     skip_namespaces: frozenset[str] = setting(frozenset({"kube-system", "kube-node-lease"}), csv_set, "namespaces whose pods are never mutated (comma-separated)")
-    rule_actions: tuple[tuple[str, str], ...] = setting((), rule_action_pairs, "per-rule enforcement, comma-separated RULE=ACTION: validating rules deny (default), warn, audit or off; mutating rules on (default) or off", metavar="RULE=ACTION,...")
+    rule_actions: tuple[tuple[str, str], ...] = setting((), rule_action_pairs, "per-rule enforcement, comma-separated RULE=ACTION: validating rules deny (the default of most), warn, audit or off; mutating rules on (default) or off; docs/policies.md gives each rule's default", metavar="RULE=ACTION,...")
 
     def check(self) -> None:
         """Every rule named exists and gets an action of its kind (the package's __init__ has
@@ -46,5 +46,7 @@ class PolicySettings:
                 raise ConfigError(f"--rule-actions: {name} is a {kinds[name]} rule: its action is one of {', '.join(allowed)}, not {action!r}")
 
     def actions(self) -> dict[str, str]:
-        """RULE -> action for the rules given; every other rule keeps its default (deny / on)."""
-        return dict(self.rule_actions)
+        """RULE -> action for the rules given, and for the rules whose default is not deny / on
+        (those that only warn by default); every other rule keeps deny / on."""
+        defaults = {r.name: r.default_action for r in REGISTRY.rules() if r.default_action}
+        return defaults | dict(self.rule_actions)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .context import LookupFailed
-from .projections import LOOKED_UP, LookedUp, project
+from .projections import KEPT, LookedUp, project
 
 _Key = tuple[str, str]  # (namespace, name)
 
@@ -35,8 +35,11 @@ class KindState:
     resource_version: str  # of the last list or event seen
     trouble: str  # "" while the watch is healthy; else why it is not (it keeps retrying)
     since: float  # clock() of the last list, or of the last change of `trouble`
+    installed: bool = True  # False: the API server does not serve the kind (its CRD is absent)
 
     def describe(self) -> str:
+        if not self.installed:
+            return f"{self.kind}: not installed, its checks skipped"
         if not self.synced:
             return f"{self.kind}: not listed yet" + (f" ({self.trouble})" if self.trouble else "")
         text = f"{self.kind}: {self.objects} cached"
@@ -44,12 +47,14 @@ class KindState:
 
 
 class _Kind:
-    __slots__ = ("entry", "objects", "synced", "resource_version", "trouble", "since")
+    __slots__ = ("entry", "objects", "synced", "resource_version", "trouble", "since", "installed", "generation")
 
     def __init__(self, entry: LookedUp) -> None:
         self.entry = entry
         self.objects: dict[_Key, dict[str, Any]] = {}
         self.synced = False
+        self.installed = True
+        self.generation = 0  # counts changes: facts derived from the kind are cached per generation
         self.resource_version = ""
         self.trouble = ""
         self.since = 0.0
@@ -62,11 +67,11 @@ def _key(obj: dict[str, Any]) -> _Key:
 
 
 class ProjectionStore:
-    """Projections of the looked-up kinds (default: every kind a rule looks up), by namespace
-    and name. `get` is a `Lookups`: a listed kind answers a miss with None (it does not exist),
+    """Projections of the looked-up kinds (default: every kind a rule looks up or reads as a
+    cluster fact), by namespace and name. `get` is a `Lookups`: a listed kind answers a miss with None (it does not exist),
     a kind not listed yet raises LookupFailed."""
 
-    def __init__(self, kinds: Iterable[LookedUp] = LOOKED_UP, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, kinds: Iterable[LookedUp] = KEPT, clock: Callable[[], float] = time.monotonic) -> None:
         self._kinds = {(e.group, e.kind): _Kind(e) for e in kinds}
         self._clock = clock
         self._write = threading.Lock()
@@ -93,7 +98,8 @@ class ProjectionStore:
         fresh = {_key(obj): project(entry, obj) for obj in objects if isinstance(obj, dict)}
         with self._write:
             state.objects = fresh
-            state.synced = True
+            state.synced = state.installed = True
+            state.generation += 1
             state.resource_version = resource_version
             state.since = self._clock()
         return len(fresh)
@@ -105,11 +111,26 @@ class ProjectionStore:
         with self._write:
             if event == "DELETED":
                 state.objects.pop(key, None)
+                state.generation += 1
             elif event in ("ADDED", "MODIFIED"):
-                state.objects[key] = project(entry, obj)
+                projected = project(entry, obj)
+                if state.objects.get(key) != projected:  # a Node's status heartbeat changes nothing kept
+                    state.objects[key] = projected
+                    state.generation += 1
             rv = (obj.get("metadata") or {}).get("resourceVersion") if isinstance(obj.get("metadata"), dict) else None
             if isinstance(rv, str) and rv:
                 state.resource_version = rv
+
+    def mark_missing(self, entry: LookedUp) -> None:
+        """The API server does not serve `entry`'s kind (404 on its list: the CRD is not
+        installed): no object of it exists, and the checks that read it are skipped."""
+        state = self._writable(entry)
+        with self._write:
+            if state.installed or not state.synced:
+                state.since = self._clock()
+            state.objects = {}
+            state.synced, state.installed, state.trouble = True, False, ""
+            state.generation += 1
 
     def note_trouble(self, entry: LookedUp, trouble: str) -> None:
         """The watch of `entry`'s kind is failing (`trouble`), or healthy again (""); the objects
@@ -139,8 +160,29 @@ class ProjectionStore:
             raise LookupFailed(f"{kind} objects not listed yet")
         return found
 
+    def installed(self, api_version: str, kind: str) -> bool:
+        """False once a list found the kind not served (mark_missing); True otherwise."""
+        state = self._kind(api_version, kind)
+        return state is not None and state.installed
+
+    def items(self, api_version: str, kind: str) -> list[dict[str, Any]]:
+        """Every projection of the kind (none when it is not installed); LookupFailed when the
+        kind is not kept or not listed yet."""
+        state = self._kind(api_version, kind)
+        if state is None:
+            raise LookupFailed(f"{kind} objects are not kept in memory")
+        if not state.synced:
+            raise LookupFailed(f"{kind} objects not listed yet")
+        return list(state.objects.values())
+
+    def generation(self, api_version: str, kind: str) -> int:
+        """Changes to the kind so far (lists, events): what a fact derived from it is cached by."""
+        state = self._kind(api_version, kind)
+        return -1 if state is None else state.generation
+
     def states(self) -> list[KindState]:
-        return [KindState(k.entry.kind, k.synced, len(k.objects), k.resource_version, k.trouble, k.since) for k in self._kinds.values()]
+        return [KindState(k.entry.kind, k.synced, len(k.objects), k.resource_version, k.trouble, k.since, k.installed)
+                for k in self._kinds.values()]
 
     def describe(self) -> str:
         """One line for /readyz: each kind's count and watch state."""

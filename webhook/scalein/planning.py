@@ -17,9 +17,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import orjson
-import yaml
 
 from .. import config
+from ..config import DataFileError, read_data_file
 from ..errors import OperatorError
 from .cluster import Cluster, WorkloadTypes
 from .ranking import Workload, build_plan, node_usage
@@ -39,17 +39,9 @@ SNAPSHOT_FORMS = ('{"nodes": NodeList, "pods": PodList}, or the List `kubectl ge
 def load_snapshot(path: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The node and pod items of a snapshot file (JSON or YAML, either form of SNAPSHOT_FORMS)."""
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
-    except OSError as exc:
-        raise SnapshotError(f"{path}: cannot read: {exc.strerror}") from None
-    try:
-        data = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        try:
-            data = yaml.load(raw, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-        except yaml.YAMLError as exc:
-            raise SnapshotError(f"{path}: neither JSON nor YAML: {' '.join(str(exc).split())}") from None
+        data = read_data_file(path)
+    except DataFileError as exc:
+        raise SnapshotError(f"{path}: {exc}") from None
     if isinstance(data, dict) and isinstance(data.get("nodes"), dict) and isinstance(data.get("pods"), dict):
         return list(data["nodes"].get("items") or []), list(data["pods"].get("items") or [])
     if isinstance(data, dict) and isinstance(data.get("items"), list):

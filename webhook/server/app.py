@@ -38,6 +38,8 @@ from ..kubeversion import Chosen, Followed
 from ..policies import REGISTRY, Context, LookupFailed, Lookups, NoLookups, Registry
 from ..policies import engine
 from ..policies.registry import Action
+from ..policies.clusterfacts import ClusterFacts, NoFacts
+from ..policies.store import ProjectionStore
 from . import metrics
 from .replies import JSON, Reply, http_error, json_response
 from .settings import ServeSettings
@@ -89,6 +91,14 @@ def default_lookups(settings: ServeSettings, on_reconnect: Callable[[], None] | 
             raise ConfigError(f"--kube-lookups on: {exc}") from None
         log.warning("no Kubernetes API configuration found (%s): rules that read other objects will allow with a warning", exc)
         return NoLookups()
+
+
+def cluster_facts(lookups: Lookups) -> ClusterFacts:
+    """The cluster facts of the lookups' store (the watch keeps both). Without one (no API access,
+    `--kube-lookups off`) the will-it-run rules say nothing: a warning on every ModelServing and
+    autoscaler that no cluster was read would only be noise; /readyz already says so."""
+    store = getattr(lookups, "store", None)
+    return ClusterFacts(store) if isinstance(store, ProjectionStore) else NoFacts("no Kubernetes API access", quiet=True)
 
 
 class CountingLookups:
@@ -388,8 +398,9 @@ def create_app(
     # a warning when the cluster is newer than the newest port: its new fields are dropped, not judged
     log.log(logging.WARNING if chosen.judged < chosen.version else logging.INFO,
             {"msg": "judging by Kubernetes " + str(chosen.judged), **chosen.log_fields()})
-    counted = CountingLookups(lookups if lookups is not None else default_lookups(settings, getattr(kubernetes, "refresh", None)))
-    ctx = Context(settings=settings, lookups=counted, kubernetes_version=chosen.version)
+    inner = lookups if lookups is not None else default_lookups(settings, getattr(kubernetes, "refresh", None))
+    counted = CountingLookups(inner)
+    ctx = Context(settings=settings, lookups=counted, kubernetes_version=chosen.version, facts=cluster_facts(inner))
     kubernetes.listeners.append(lambda fresh: ctx.follow_version(fresh.version))
     certificates = certificates or CertificateSource.for_settings(settings, on_load=metrics.certificate_loaded)
     defaults = {"validate": "deny", "mutate": "on"}

@@ -1,0 +1,97 @@
+"""Network topology, role gangs and the queue, judged against the cluster's HyperNodes, PodGroup CRD
+and Volcano Queues."""
+
+from __future__ import annotations
+
+import copy
+
+from webhook.policies.topology import BOTH_TIERS
+
+from support.willrun import ctx_of, found, hypernode, judge, podgroup_crd, queue, texts
+
+
+def _ms(kit, *, topology: dict | None = None, queue_name: str | None = None, gang: bool = True) -> dict:
+    ms = kit.gang_ms()
+    if topology is not None:
+        ms["spec"]["template"]["networkTopology"] = topology
+    if not gang:
+        ms["spec"]["template"].pop("gangPolicy", None)
+    if queue_name is not None:
+        ms["metadata"].setdefault("annotations", {})["scheduling.volcano.sh/queue-name"] = queue_name
+    return ms
+
+
+def test_both_tier_fields_are_refused_in_volcanos_words(kit):
+    ms = _ms(kit, topology={"groupPolicy": {"highestTierAllowed": 2, "highestTierName": "spine"},
+                            "rolePolicy": {"highestTierAllowed": 1, "highestTierName": "leaf"}})
+    decision = judge(ms, ctx_of())
+    assert not decision.allowed
+    assert found(decision, "modelservings.network-topology") == [
+        ("spec.template.networkTopology.groupPolicy.highestTierName", BOTH_TIERS),
+        ("spec.template.networkTopology.rolePolicy.highestTierName", BOTH_TIERS)]
+    one = _ms(kit, topology={"groupPolicy": {"highestTierAllowed": 2}, "rolePolicy": {"highestTierName": "leaf"}})
+    assert not found(judge(one, ctx_of()), "modelservings.network-topology")
+
+
+def test_a_tier_no_hypernode_has_warns(kit):
+    facts = (hypernode("s0", 1, "leaf"), hypernode("s1", 2, "spine"), podgroup_crd(True))
+    ms = _ms(kit, topology={"groupPolicy": {"highestTierAllowed": 3}, "rolePolicy": {"highestTierName": "rack"}})
+    decision = judge(ms, ctx_of(*facts))
+    assert decision.allowed  # warn by default
+    got = found(decision, "modelservings.topology-facts")
+    assert ("spec.template.networkTopology.groupPolicy.highestTierAllowed",
+            "no HyperNode has tier 3 (tiers: 1, 2): the gang could never be placed") in got
+    assert ("spec.template.networkTopology.rolePolicy.highestTierName",
+            "no HyperNode has tierName rack (tier names: leaf, spine): the gang could never be placed") in got
+    fine = _ms(kit, topology={"groupPolicy": {"highestTierAllowed": 2}, "rolePolicy": {"highestTierName": "leaf"}})
+    assert not found(judge(fine, ctx_of(*facts)), "modelservings.topology-facts")
+    # no HyperNode CRD: network topology is not in use, nothing to say
+    assert not found(judge(ms, ctx_of(podgroup_crd(True), missing=("HyperNode",))), "modelservings.topology-facts")
+    # an operator may deny it
+    denied = judge(ms, ctx_of(*facts, rule_actions=(("modelservings.topology-facts", "deny"),)))
+    assert not denied.allowed
+
+
+def test_role_gangs_on_a_podgroup_crd_without_subgrouppolicy_warn(kit):
+    ms = _ms(kit, topology={"rolePolicy": {"highestTierAllowed": 1}})
+    got = found(judge(ms, ctx_of(hypernode("s0", 1), podgroup_crd(False))), "modelservings.topology-facts")
+    assert [f for f, _ in got] == ["spec.template.gangPolicy.minRoleReplicas", "spec.template.networkTopology.rolePolicy"]
+    assert all("kthena#587" in d for _, d in got)
+    assert not found(judge(ms, ctx_of(hypernode("s0", 1), podgroup_crd(True))), "modelservings.topology-facts")
+    # no PodGroup CRD at all (the field-selected list is empty): nothing to say
+    assert not found(judge(ms, ctx_of(hypernode("s0", 1))), "modelservings.topology-facts")
+    plain = _ms(kit, gang=False)
+    assert not found(judge(plain, ctx_of(podgroup_crd(False))), "modelservings.topology-facts")
+
+
+def test_the_queue_must_exist_be_open_and_a_leaf(kit):
+    queues = (queue("root"), queue("ml", parent="root"), queue("closed", state="Closed"), queue("ml-a", parent="ml"))
+    path = "metadata.annotations[scheduling.volcano.sh/queue-name]"
+    ok = judge(_ms(kit, queue_name="ml-a"), ctx_of(*queues))
+    assert ok.allowed and not found(ok, "modelservings.queue")
+    missing = judge(_ms(kit, queue_name="gone"), ctx_of(*queues))
+    assert found(missing, "modelservings.queue") == [(path, 'unable to find queue: queues.scheduling.volcano.sh "gone" not found')]
+    assert not missing.allowed
+    closed = judge(_ms(kit, queue_name="closed"), ctx_of(*queues))
+    assert found(closed, "modelservings.queue") == [(path, "can only submit workload to queue with state `Open`, queue `closed` status is `Closed`")]
+    parent = judge(_ms(kit, queue_name="ml"), ctx_of(*queues))
+    [(_, detail)] = found(parent, "modelservings.queue")
+    assert "not a leaf queue (child queues: ml-a)" in detail
+
+
+def test_the_queue_is_judged_when_it_changes_and_skipped_without_volcano(kit):
+    queues = (queue("closed", state="Closed"), queue("open"))
+    old = _ms(kit, queue_name="closed")
+    assert judge(old, ctx_of(*queues), old=copy.deepcopy(old)).allowed  # unchanged: the queue closed since
+    assert not judge(old, ctx_of(*queues), old=_ms(kit, queue_name="open")).allowed
+    assert judge(_ms(kit, queue_name="gone"), ctx_of(missing=("Queue",))).allowed
+    unlisted = judge(_ms(kit, queue_name="gone"), ctx_of(unlisted=("Queue",)))
+    assert unlisted.allowed and any("queue not checked" in t for t in texts(unlisted, "modelservings.queue"))
+    # a namespaced queue reference is Volcano's to judge
+    assert judge(_ms(kit, queue_name="team/q"), ctx_of(*queues)).allowed
+
+
+def test_odd_topology_shapes_do_not_crash(kit):
+    for topology in ([], {"groupPolicy": []}, {"groupPolicy": {"highestTierAllowed": "2", "highestTierName": 5}}, {"rolePolicy": None}):
+        decision = judge(_ms(kit, topology=topology), ctx_of(hypernode("h", 1), podgroup_crd(False)))
+        assert decision.crash is None

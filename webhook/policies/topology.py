@@ -1,0 +1,152 @@
+"""What Volcano does with a ModelServing's gang: its network topology, its PodGroup and its queue.
+
+Kthena copies `spec.template.networkTopology.groupPolicy` into the PodGroup it makes for each
+ServingGroup and `rolePolicy` into every `subGroupPolicy` entry, as they are, and takes the queue
+from the ModelServing's `scheduling.volcano.sh/queue-name` annotation. Volcano's PodGroup webhook
+(volcano `pkg/webhooks/admission/podgroups/validate`, validatePodGroup: checkQueueState and
+validateNetworkTopology, master of 2025) then refuses what these rules catch at apply time, when
+nothing would otherwise say why the ServingGroup never gets pods:
+
+- `modelservings.network-topology` (deny): a policy with both `highestTierAllowed` and
+  `highestTierName`, in Volcano's words;
+- `modelservings.queue` (deny): the queue named does not exist, is not `Open`, or is not a leaf
+  (a queue some other queue names as its parent); judged on create and when the annotation
+  changes, never on an unrelated update of a ModelServing already in a queue that closed since;
+- `modelservings.topology-facts` (warn): a tier or tier name no HyperNode has (the gang then
+  waits for topology that does not exist), and role gang fields (`rolePolicy`,
+  `gangPolicy.minRoleReplicas`) on a cluster whose PodGroup CRD has no `subGroupPolicy`: Kthena
+  then drops the role gangs without a word (kthena#587). An update that leaves `spec.template`
+  as it was is not judged again.
+
+Facts come from the cluster (clusterfacts.py); a kind not installed skips its check, and facts
+not listed yet allow with a "not checked" warning.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..admission.decision import Verdict
+from ..admission.fields import FieldError, FieldPath, invalid
+from ..admission.review import Request
+from .clusterfacts import ClusterFacts, ask, facts_of, not_checked
+from .common import as_dict, is_int
+from .context import Context, LookupFailed
+from .modelservings import MODELSERVINGS, Shape, shape
+from .registry import REGISTRY
+
+QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"
+TOPOLOGY = FieldPath.of("spec", "template", "networkTopology")
+POLICIES = ("groupPolicy", "rolePolicy")
+BOTH_TIERS = "must not specify 'highestTierAllowed' and 'highestTierName' in networkTopology simultaneously."
+# a plain cluster Queue name; anything else (a namespaced queue reference) is left to Volcano
+_QUEUE_NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+
+
+def _policies(template: dict[str, Any]) -> list[tuple[FieldPath, dict[str, Any]]]:
+    topology = as_dict(template.get("networkTopology"))
+    return [(TOPOLOGY.child(name), topology[name]) for name in POLICIES if isinstance(topology.get(name), dict)]
+
+
+@REGISTRY.validates("modelservings.network-topology", MODELSERVINGS, view=shape, family="modelservings")
+def both_tier_fields(s: Shape) -> list[FieldError]:
+    """A network topology policy sets at most one of highestTierAllowed and highestTierName (Volcano refuses the PodGroup otherwise)."""
+    errs = []
+    for path, policy in _policies(s.template):
+        allowed, name = policy.get("highestTierAllowed"), policy.get("highestTierName")
+        if allowed is not None and isinstance(name, str) and name:
+            errs.append(invalid(path.child("highestTierName"), name, BOTH_TIERS))
+    return errs
+
+
+def _tier_findings(s: Shape, facts: ClusterFacts) -> tuple[list[FieldError], list[str]]:
+    policies = _policies(s.template)
+    if not policies:
+        return [], []
+    try:
+        tiers = facts.hypernode_tiers()
+    except LookupFailed as exc:
+        return [], not_checked(facts, "network topology tiers", exc)
+    if tiers is None:  # no HyperNode CRD: Volcano's network topology is not in use here
+        return [], []
+    by_tier, names, _ = tiers
+    errs = []
+    for path, policy in policies:
+        allowed, name = policy.get("highestTierAllowed"), policy.get("highestTierName")
+        if is_int(allowed) and allowed not in by_tier:
+            known = ", ".join(str(t) for t in sorted(by_tier)) or "none"
+            errs.append(invalid(path.child("highestTierAllowed"), allowed, f"no HyperNode has tier {allowed} (tiers: {known}): the gang could never be placed"))
+        if isinstance(name, str) and name and name not in names:
+            known = ", ".join(sorted(names)) or "none"
+            errs.append(invalid(path.child("highestTierName"), name, f"no HyperNode has tierName {name} (tier names: {known}): the gang could never be placed"))
+    return errs, []
+
+
+def _role_gang_findings(s: Shape, facts: ClusterFacts) -> tuple[list[FieldError], list[str]]:
+    role_policy = as_dict(s.template.get("networkTopology")).get("rolePolicy")
+    if not s.mins and not isinstance(role_policy, dict):
+        return [], []
+    try:
+        has = facts.subgroup_policy()
+    except LookupFailed as exc:
+        return [], not_checked(facts, "role gangs", exc)
+    if has is None or has:  # no PodGroup CRD (no Volcano to drop them), or one that keeps them
+        return [], []
+    detail = "the installed PodGroup CRD has no subGroupPolicy: Kthena drops the role gangs silently (kthena#587)"
+    errs = []
+    if s.mins:
+        errs.append(invalid(FieldPath.of("spec", "template", "gangPolicy", "minRoleReplicas"), s.mins, detail))
+    if isinstance(role_policy, dict):
+        errs.append(invalid(TOPOLOGY.child("rolePolicy"), role_policy, detail))
+    return errs, []
+
+
+def unchanged_template(req: Request) -> bool:
+    """An update that leaves `spec.template` as it was: the facts rules that judge the template
+    let it pass, so a cluster that changed since never blocks an unrelated update."""
+    if req.operation != "UPDATE" or not isinstance(req.old_object, dict) or not isinstance(req.object, dict):
+        return False
+    return bool(as_dict(req.object.get("spec")).get("template") == as_dict(req.old_object.get("spec")).get("template"))
+
+
+@REGISTRY.validates_request("modelservings.topology-facts", MODELSERVINGS, action="warn", family="modelservings")
+def check_topology_facts(req: Request, ctx: Context) -> Verdict:
+    """Topology tiers some HyperNode has, and role gangs the installed PodGroup CRD can carry."""
+    obj = req.object
+    if not isinstance(obj, dict) or unchanged_template(req):
+        return Verdict()
+    s = shape(obj)
+    facts = facts_of(ctx)
+    verdict = Verdict()
+    for errs, warnings in (_tier_findings(s, facts), _role_gang_findings(s, facts)):
+        verdict.errors += errs
+        verdict.warnings += warnings
+    return verdict
+
+
+def _queue(obj: dict[str, Any] | None) -> Any:
+    return as_dict(as_dict(as_dict(obj).get("metadata")).get("annotations")).get(QUEUE_ANNOTATION)
+
+
+@REGISTRY.validates_request("modelservings.queue", MODELSERVINGS, family="modelservings")
+def check_queue(req: Request, ctx: Context) -> Verdict:
+    """The queue annotation names a Queue that exists, is Open and is a leaf (else Volcano refuses the PodGroup)."""
+    name = _queue(req.object)
+    if not isinstance(name, str) or not _QUEUE_NAME.fullmatch(name):
+        return Verdict()
+    if req.operation == "UPDATE" and _queue(req.old_object) == name:
+        return Verdict()
+    queues, warnings = ask(ctx, "queue", ClusterFacts.queues)
+    if queues is None:  # no Queue CRD (no Volcano queues to submit to), or not readable yet
+        return Verdict(warnings=warnings)
+    path = FieldPath.of("metadata", "annotations").key(QUEUE_ANNOTATION)
+    found = queues.get(name)
+    if found is None:
+        return Verdict(errors=[invalid(path, name, f'unable to find queue: queues.scheduling.volcano.sh "{name}" not found')])
+    if found.state != "Open":
+        return Verdict(errors=[invalid(path, name, f"can only submit workload to queue with state `Open`, queue `{name}` status is `{found.state}`")])
+    if found.children:
+        return Verdict(errors=[invalid(path, name, f"queue `{name}` is not a leaf queue (child queues: {', '.join(found.children)}): "
+                                                   "Volcano places workloads in leaf queues only")])
+    return Verdict()
