@@ -59,7 +59,9 @@ def _status_message(exc: ApiException) -> str:
 
 
 def _host_of(exc: BaseException, host: str) -> str:
-    pool = getattr(exc, "pool", None)
+    # urllib3 2.x: a NewConnectionError names its connection (`conn`); `pool` is deprecated there
+    # (a FutureWarning) but the only name older errors (MaxRetryError) have.
+    pool = getattr(exc, "conn", None) or getattr(exc, "pool", None)
     if pool is not None and getattr(pool, "host", None):
         port = getattr(pool, "port", None)
         return f"{pool.host}:{port}" if port else str(pool.host)
