@@ -140,10 +140,19 @@ def test_v1beta1_review_is_answered_in_v1beta1():
     assert review_response(req, decided(denied()))["apiVersion"] == "admission.k8s.io/v1beta1"
 
 
-def test_warnings_are_clipped_to_120_characters_and_deduplicated():
+def test_warnings_are_clipped_to_256_characters_and_deduplicated():
     req = parse_review(json.dumps(_review()).encode())
     resp = review_response(req, decided(allowed("x" * 300, "short", "short"), "mutate"))["response"]
-    assert len(resp["warnings"][0]) == 120 and resp["warnings"][1:] == ["servinggate [a-rule]: short"]
+    assert len(resp["warnings"][0]) == 256 and resp["warnings"][1:] == ["servinggate [a-rule]: short"]
+
+
+def test_a_clipped_warning_keeps_its_rule_and_its_reason():
+    req = parse_review(json.dumps(_review()).encode())
+    long = "spec.template.roles[0].entryTemplate.spec.containers[0].resources.requests[huawei.com/Ascend910]: " \
+           + "x" * 200 + ": no node advertises huawei.com/Ascend910 (nodes have huawei.com/ascend-1980)"
+    [clipped] = review_response(req, decided(allowed(long), "mutate"))["response"]["warnings"]
+    assert len(clipped) == 256 and clipped.startswith("servinggate [a-rule]: spec.template.roles[0].entryTemplate.spec.containers[0]")
+    assert clipped.endswith("no node advertises huawei.com/Ascend910 (nodes have huawei.com/ascend-1980)") and "…" in clipped
 
 
 def test_patch_is_a_diff_escapes_slashes_and_is_omitted_when_empty():

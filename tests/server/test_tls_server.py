@@ -70,7 +70,7 @@ def test_every_recorded_review_gets_a_contract_answer_over_tls(server, path):
     assert r["uid"] == doc["request"]["uid"]
     assert isinstance(r["allowed"], bool)
     for w in r.get("warnings", []):
-        assert len(w) <= 120
+        assert len(w) <= 256
     if not r["allowed"]:
         assert r["status"]["code"] in (403, 422) and r["status"]["message"]
     if "patch" in r:
