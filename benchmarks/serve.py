@@ -373,7 +373,7 @@ def versus(args: argparse.Namespace, certs: Path, lua: Path) -> None:
         servers.append(("agnhost", agnhost[0], f"https://127.0.0.1:{agnhost[1]}/mutating-pods"))
     import importlib.util
 
-    parser = "gunicorn_h1c (C)" if importlib.util.find_spec("gunicorn_h1c") else "Python (pip install '.[fast]' for the C one)"
+    parser = "gunicorn_h1c (C)" if importlib.util.find_spec("gunicorn_h1c") else "Python (gunicorn_h1c missing: reinstall the project)"
     load = f"paced at {args.versus_rate:g} reviews/s" if args.versus_rate else "peak load"
     print(f"versus: {args.versus_rounds} interleaved rounds of {args.versus_seconds}s, wrk -c{args.connections}, {load},"
           f" {args.versus_busy} busy neighbours, every server over TLS;"

@@ -88,6 +88,8 @@ def gunicorn_options(settings: ServeSettings, certificates: Any) -> dict[str, An
         # error answers and connection placement in its event loop (worker.py).
         "worker_class": WebhookWorker,
         "threads": settings.threads,
+        # gunicorn's C parser, required: our readers are proven against it (test_differential.py).
+        "http_parser": "fast",
         # The API server reuses connections; a long keep-alive spares a TLS handshake per review.
         "keepalive": settings.keepalive,
         "graceful_timeout": settings.graceful_timeout,

@@ -47,20 +47,11 @@ from .onloop import ANSWER_HERE_MAX, OnLoop
 from .plainreview import HeadLimits
 from .balance import ACCEPT_RECHECK, LoadTable, Placement
 from .framing import COMPLETE, MORE, REFUSE, WAIT, Limits, RequestScanner, status_answer
+from .gunicorn_adapter import parse_error_status
 
 _READ, _WRITE = selectors.EVENT_READ, selectors.EVENT_WRITE
 _RECV = 65536
 SMALL_REQUEST = 256 * 1024  # buffered by any connection without a large-request slot
-# The status for what gunicorn's parser refuses (gunicorn answered those with an HTML page).
-_PARSE_ERRORS = ((herrors.InvalidResponseHeader, 500), (herrors.InvalidResponseHeaderName, 500), (herrors.ConfigurationProblem, 500),
-                 (herrors.LimitRequestLine, 414), (herrors.LimitRequestHeaders, 431), (herrors.UnsupportedTransferCoding, 501),
-                 (herrors.ExpectationFailed, 417), (herrors.ParseException, 400), (ssl.SSLError, 400))
-
-
-def parse_error_status(exc: BaseException) -> int:
-    return next((code for kind, code in _PARSE_ERRORS if isinstance(exc, kind)), 500)
-
-
 class Conn(TConn):
     """gunicorn's connection, plus what the event loop knows while it reads a request."""
 
