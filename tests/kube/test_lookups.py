@@ -12,6 +12,7 @@ from webhook.kthena import AUTOSCALINGPOLICY_API_VERSION, AUTOSCALINGPOLICY_KIND
 from webhook.kube.lookups import KubeLookups, serving_lookups
 from webhook.kube.watching import StoreWatcher
 from webhook.policies import Context, LookupFailed
+from webhook.policies.context import NOT_HERE
 from webhook.policies.store import ProjectionStore
 
 from fakes.apiserver import FakeAPI
@@ -181,3 +182,22 @@ def test_both_pod_mutators_cost_one_get_per_review(api):
     for n in (1, 2):
         decision = engine.mutate(make_request(pod), ctx)
         assert decision.patch == [] and gets(api) == n  # left alone: the owner chose another scheduler
+
+
+def test_a_miss_is_not_here_for_a_review_that_may_not_wait_and_one_get_for_one_that_may(api):
+    lk = lookups(api, watch=False)
+    api.add_custom(ms("fresh"))
+    view = lk.for_review()
+    assert view.try_get(MODELSERVING_API_VERSION, MODELSERVING_KIND, "default", "fresh") is NOT_HERE
+    assert gets(api) == 0
+    assert view.get(MODELSERVING_API_VERSION, MODELSERVING_KIND, "default", "fresh")["metadata"]["name"] == "fresh"
+    assert gets(api) == 1
+
+
+def test_a_deferred_lookup_stops_the_review_before_the_next_rule(api):
+    lk = lookups(api, watch=False)
+    ctx = Context(lookups=lk, may_wait=False).for_review()
+    with pytest.raises(LookupFailed, match="may not wait"):
+        ctx.lookups.get(MODELSERVING_API_VERSION, MODELSERVING_KIND, "default", "fresh")
+    assert ctx.deferred and gets(api) == 0
+    assert not Context(lookups=lk).for_review().deferred

@@ -71,6 +71,13 @@ def _crashed(decision: Decision, req: Request, rule_name: str) -> Decision:
     return decision
 
 
+def _deferred(decision: Decision) -> Decision:
+    """A lookup would have waited where the review may not: stop, the caller runs it again."""
+    decision.deferred = True
+    decision.patch = []
+    return decision
+
+
 def validate(req: Request, ctx: Context, registry: Registry = REGISTRY) -> Decision:
     matched = registry.match("validate", req.resource.group, req.resource.resource, req.sub_resource, req.operation)
     actions = ctx.actions
@@ -83,7 +90,9 @@ def validate(req: Request, ctx: Context, registry: Registry = REGISTRY) -> Decis
         try:
             verdict = rule.judge(req, ctx, views)
         except Exception:
-            return _crashed(decision, req, rule.name)
+            return _deferred(decision) if ctx.deferred else _crashed(decision, req, rule.name)
+        if ctx.deferred:
+            return _deferred(decision)
         decision.add(rule.name, verdict, actions.get(rule.name, "deny"))
     return decision
 
@@ -122,7 +131,9 @@ def mutate(req: Request, ctx: Context, registry: Registry = REGISTRY) -> Decisio
         try:
             changes = rule.fn(req, edited, ctx)
         except Exception:
-            return _crashed(decision, req, rule.name)
+            return _deferred(decision) if ctx.deferred else _crashed(decision, req, rule.name)
+        if ctx.deferred:
+            return _deferred(decision)
         decision.add_changes(rule.name, changes)
     decision.edited = edited
     decision.patch = make_patch(original, edited)

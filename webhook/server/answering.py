@@ -96,29 +96,11 @@ class Answer(wsgi.Response):
             self.sock.sendall(out)
 
 
-class Held:
-    """Where an answer given on the event loop is written: kept in memory, then sent by the loop
-    without blocking (worker.py), so that a client that does not read cannot stall the loop."""
-
-    __slots__ = ("parts",)
-
-    def __init__(self) -> None:
-        self.parts: list[bytes] = []
-
-    def sendall(self, data: bytes) -> None:
-        self.parts.append(bytes(data))
-
-    def take(self) -> bytes:
-        data, self.parts = b"".join(self.parts), []
-        return data
-
-
-def run_application(worker: Any, req: Any, conn: Any, out: Any = None) -> bool:
-    """Run the WSGI application for one parsed request and send its answer (to `out` when given,
-    else the connection's socket); True when the connection may be kept for another request. An
-    exception before the answer started goes back to the caller (which answers 500); after, the
-    connection is closed, as gthread does."""
-    resp, environ = wsgi.create(req, conn.sock if out is None else out, conn.client, conn.server, worker.cfg, response_class=Answer)
+def run_application(worker: Any, req: Any, conn: Any) -> bool:
+    """Run the WSGI application for one parsed request and send its answer; True when the
+    connection may be kept for another request. An exception before the answer started goes back
+    to the caller (which answers 500); after, the connection is closed, as gthread does."""
+    resp, environ = wsgi.create(req, conn.sock, conn.client, conn.server, worker.cfg, response_class=Answer)
     environ["wsgi.multithread"] = True
     worker.nr += 1
     if must_close(worker):
@@ -134,8 +116,7 @@ def run_application(worker: Any, req: Any, conn: Any, out: Any = None) -> bool:
         if not resp.headers_sent:
             raise
         worker.log.exception("error after the answer started")
-        if out is None:
-            util.close_graceful(conn.sock)
+        util.close_graceful(conn.sock)
         raise StopIteration() from sys.exc_info()[1]
     finally:
         if hasattr(body, "close"):

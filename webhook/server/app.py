@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import time
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
@@ -34,10 +34,11 @@ from ..admission.responses import error_response, review_response
 from ..admission.review import Request, ReviewError, parse_review
 from ..admission.status import Status, reason_for
 from ..policies import REGISTRY, Context, LookupFailed, Lookups, NoLookups, Registry
+from ..policies.context import NotHere
 from ..policies import engine
 from ..policies.registry import Action
 from . import metrics
-from .replies import JSON, Reply, http_error, json_response
+from .replies import DEFERRED, JSON, Reply, http_error, json_response
 from .settings import ServeSettings
 from .tls import CertificateSource
 
@@ -109,6 +110,17 @@ class CountingLookups:
             metrics.child(metrics.LOOKUP_FAILURES, kind).inc()
             raise
 
+    def try_get(self, api_version: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None | NotHere:
+        try_get = getattr(self.inner, "try_get", None)
+        if try_get is None:
+            return self.get(api_version, kind, namespace, name)
+        try:
+            found: dict[str, Any] | None | NotHere = try_get(api_version, kind, namespace, name)
+        except LookupFailed:
+            metrics.child(metrics.LOOKUP_FAILURES, kind).inc()
+            raise
+        return found
+
 
 def read_body(environ: dict[str, Any]) -> bytes | Status:
     """The body of a review request, or the Status that refuses it (400, 415).
@@ -160,6 +172,10 @@ class Reviewing:
     registry: Registry
     series: dict[Action, Series]  # by endpoint
     quiet_level: int = logging.DEBUG  # the log level of an allowed review without audit findings
+    here: Context | None = None  # `ctx` for a review that may not wait for the API server (None: ctx)
+
+    def context(self, may_wait: bool) -> Context:
+        return self.ctx if may_wait or self.here is None else self.here
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,16 +199,19 @@ class Outcome:
         return 500 if self.decision is None else self.decision.code
 
 
-def handle_review(action: Action, body: bytes, reviewing: Reviewing, started: float) -> Reply:
+def handle_review(action: Action, body: bytes, reviewing: Reviewing, started: float, may_wait: bool = True) -> Reply:
     """One review from its body to the HTTP answer. A body that is no review at all gets an HTTP
-    error; one whose uid could be read gets a denied review, so the API server can match it."""
+    error; one whose uid could be read gets a denied review, so the API server can match it.
+    DEFERRED, with nothing recorded, when a lookup would have waited and `may_wait` is False."""
     try:
         req = parse_review(body)
     except ReviewError as exc:
         if exc.uid is None:
             return http_error(Status(exc.code, exc.message))
         return refused_review(action, exc, exc.uid)
-    outcome = judge(action, req, reviewing)
+    outcome = judge(action, req, reviewing, may_wait)
+    if outcome.decision is not None and outcome.decision.deferred:
+        return DEFERRED
     payload = orjson.dumps(outcome.answer)
     elapsed = time.perf_counter() - started
     record(reviewing.series[action], outcome, elapsed)
@@ -220,7 +239,7 @@ def refused_review(action: Action, exc: ReviewError, uid: str) -> Reply:
     return Reply(200, orjson.dumps(error_response(uid, exc.api_version or "admission.k8s.io/v1", exc.code, exc.message, reason_for(exc.code))))
 
 
-def judge(action: Action, req: Request, reviewing: Reviewing) -> Outcome:
+def judge(action: Action, req: Request, reviewing: Reviewing, may_wait: bool = True) -> Outcome:
     """The engine's decision and the answer built from it. The engine contains rule errors; an
     exception here is a bug of ours, logged and still answered as a review (code 500)."""
     # Metric labels come from a bounded set: the resources rules are registered for, else
@@ -230,7 +249,7 @@ def judge(action: Action, req: Request, reviewing: Reviewing) -> Outcome:
     gauge = reviewing.series[action].in_flight
     gauge.inc()
     try:
-        decision: Decision | None = engine.review(action, req, reviewing.ctx, reviewing.registry)
+        decision: Decision | None = engine.review(action, req, reviewing.context(may_wait), reviewing.registry)
     except Exception:
         log.error("review %s failed:\n%s", req.uid, traceback.format_exc())
         decision = None
@@ -292,11 +311,11 @@ def answer_unexpected(exc: Exception) -> Response:
     return unexpected(request.method, request.path).response()
 
 
-def review_environ(action: Action, reviewing: Reviewing, environ: dict[str, Any]) -> Reply:
+def review_environ(action: Action, reviewing: Reviewing, environ: dict[str, Any], may_wait: bool = True) -> Reply:
     """/validate and /mutate, from the WSGI environ to the reply (both paths of `WebhookFlask`)."""
     started = time.perf_counter()
     body = read_body(environ)
-    return http_error(body) if isinstance(body, Status) else handle_review(action, body, reviewing, started)
+    return http_error(body) if isinstance(body, Status) else handle_review(action, body, reviewing, started, may_wait)
 
 
 def serve_review(action: Action, reviewing: Reviewing) -> Response:
@@ -343,15 +362,16 @@ class WebhookFlask(Flask):
         return any(any(funcs.values()) for funcs in (self.before_request_funcs, self.after_request_funcs,
                                                      self.teardown_request_funcs, self.url_value_preprocessors))
 
-    def direct_reply(self, environ: dict[str, Any]) -> Reply | None:
+    def direct_reply(self, environ: dict[str, Any], may_wait: bool = True) -> Reply | None:
         """The reply to a POST to a review path, without Flask's per-request machinery; None when
         Flask's own path must answer. The worker calls it too, for a review request it read
-        without gunicorn's parser (plainreview.py)."""
+        without gunicorn's parser (plainreview.py), on its event loop with `may_wait` False:
+        DEFERRED then means the review needs a lookup that waits, and must run on a thread."""
         review = self.reviews.get(environ.get("PATH_INFO", ""))
         if review is None or environ.get("REQUEST_METHOD") != "POST" or self.hooked():
             return None
         try:
-            reply: Reply = review(environ)
+            reply: Reply = review(environ, may_wait)
         except Exception:
             reply = unexpected("POST", environ.get("PATH_INFO", ""))
         return reply
@@ -380,7 +400,8 @@ def create_app(
     metrics.initialise([(r.name, ctx.actions.get(r.name, defaults[r.action])) for r in registry.rules()], __version__)
     actions: tuple[Action, ...] = ("validate", "mutate")
     reviewing = Reviewing(ctx, registry, {action: Series.of(action) for action in actions},
-                          logging.INFO if settings.log_every_review else logging.DEBUG)
+                          logging.INFO if settings.log_every_review else logging.DEBUG,
+                          replace(ctx, may_wait=False))
 
     app = WebhookFlask("servinggate")
     app.reviews = {f"/{action}": partial(review_environ, action, reviewing) for action in actions}

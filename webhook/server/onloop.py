@@ -4,9 +4,9 @@ A request of at most ANSWER_HERE_MAX bytes, received whole with nothing after it
 API server sends them), is answered on the loop: no hand-off to a thread and back (two thread wake-ups, a pipe write and read, three epoll_ctl calls and
 the GIL passed twice), which under a busy API server's load was about a fifth of the CPU of
 a review and a queue of wake-ups on a crowded run queue. The answer is built in memory and
-sent without blocking; what the socket does not take at once is sent by a thread. A lookup
-that would wait for the API server raises MustWait before anything is recorded or
-answered, and the request goes to a thread as before, from its bytes. A larger request (its
+sent without blocking; what the socket does not take at once is sent by a thread. The review is
+told it may not wait for the API server (`may_wait=False`, carried by its Context): one that
+would is stopped before anything is recorded or answered, and goes to a thread from its bytes. A larger request (its
 review takes longer: the loop would keep every other client waiting), an incomplete one and one
 followed by pipelined bytes go to a thread, as gthread does with every request.
 """
@@ -22,9 +22,9 @@ from typing import Any
 from gunicorn import http
 from gunicorn.workers.gthread import STOP_KEEPALIVE_LINGER
 
-from ..policies.context import MustWait, waiting_forbidden
-from .answering import Held, must_close, whole_answer
+from .answering import must_close, whole_answer
 from .plainreview import HeadLimits, plain_review
+from .replies import DEFERRED
 
 ANSWER_HERE_MAX = 64 * 1024  # a request up to this size (a review is a few KiB) is answered on the
 # event loop; a larger one, whose review takes longer, goes to a thread
@@ -70,28 +70,20 @@ class OnLoop:
         conn.parser.unreader.unread(request)
 
     def _answer_here(self, conn: Any) -> None:
+        """A whole review request in the API server's plain shape is answered here, its review told
+        it may not wait for the API server (DEFERRED: it needs to; it goes to a thread from its
+        bytes). Any other request goes to a thread."""
         request = bytes(conn.buf)
         plain = plain_review(request, self.head_limits) if self.direct_reply is not None else None
-        if plain is not None:
-            self._received(conn, True)
-            try:
-                with waiting_forbidden():
-                    reply = self.direct_reply(plain.environ)
-            except MustWait:
-                return self._to_thread(conn, request)
-            if reply is not None:
-                self.nr += 1
-                closes = self._closes(conn, plain.closes)
-                return self._send_answer(conn, whole_answer(reply.status, reply.headers(), reply.body, closes), not closes)
-        self._hand_over(conn, True, request)
-        out = Held()
-        try:
-            with waiting_forbidden():
-                keep = self.handle(conn, out)
-        except MustWait:
-            conn.parser = None
+        if plain is None:
             return self._to_thread(conn, request)
-        self._send_answer(conn, out.take(), keep)
+        reply = self.direct_reply(plain.environ, may_wait=False)
+        if reply is None or reply is DEFERRED:
+            return self._to_thread(conn, request)
+        self._received(conn, True)
+        self.nr += 1
+        closes = self._closes(conn, plain.closes)
+        self._send_answer(conn, whole_answer(reply.status, reply.headers(), reply.body, closes), not closes)
 
     def _to_thread(self, conn: Any, request: bytes, complete: bool = True) -> None:
         """The request's bytes to gunicorn's parser, and the connection to a pool thread."""

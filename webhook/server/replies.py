@@ -59,6 +59,11 @@ class Reply:
         return [self.body]
 
 
+# Not an answer: the review needs a lookup that waits for the API server, and its caller said it
+# may not wait (the worker's event loop); it runs again on a thread. Compared by identity.
+DEFERRED = Reply(0, b"")
+
+
 def json_response(body: Any, status: int = 200) -> Response:
     """A JSON answer on Flask's own path (health, readiness, Flask's errors)."""
     return Reply(status, orjson.dumps(body)).response()

@@ -42,7 +42,7 @@ from gunicorn.http import errors as herrors
 from gunicorn.workers.gthread import STOP_KEEPALIVE_LINGER, TConn, ThreadWorker
 
 from . import metrics
-from .answering import Held, run_application
+from .answering import run_application
 from .onloop import ANSWER_HERE_MAX, OnLoop
 from .plainreview import HeadLimits
 from .balance import ACCEPT_RECHECK, LoadTable, Placement
@@ -255,31 +255,29 @@ class WebhookWorker(OnLoop, Placement, ThreadWorker):
 
     # ---- in a thread: one complete request ------------------------------------------------
 
-    def handle(self, conn: Conn, out: Held | None = None) -> bool:
-        """One request: in a thread, or on the loop with `out` holding the answer (then the socket
-        stays non-blocking and the request is all in the parser's buffer)."""
+    def handle(self, conn: Conn) -> bool:
+        """One request, in a thread."""
         self._local.conn = conn
         req = None
         try:
-            if out is None:
-                # Blocking, but bounded: a read here only happens for a request dispatched
-                # incomplete, and a write only for a client that stopped reading.
-                conn.sock.settimeout(self.limits.request_timeout)
+            # Blocking, but bounded: a read here only happens for a request dispatched
+            # incomplete, and a write only for a client that stopped reading.
+            conn.sock.settimeout(self.limits.request_timeout)
             req = next(conn.parser)
             if conn.continued:
                 req._expected_100_continue = False  # the event loop has sent it
-            keep = run_application(self, req, conn, out)
+            keep = run_application(self, req, conn)
             # Kept only when the request came whole: what the application left unread is then
             # in memory, and dropping it cannot block.
             return bool(keep and conn.complete and conn.parser.finish_body())
         except (herrors.NoMoreData, StopIteration) as exc:
             self.log.debug("closing connection: %s", exc)
         except herrors.ParseException as exc:
-            self.handle_error(req, out or conn.sock, conn.client, exc)
+            self.handle_error(req, conn.sock, conn.client, exc)
         except OSError as exc:  # ssl.SSLError, timeouts, resets
             self.log.debug("connection from %s failed: %s", conn.client, exc)
         except Exception as exc:
-            self.handle_error(req, out or conn.sock, conn.client, exc)
+            self.handle_error(req, conn.sock, conn.client, exc)
         return False
 
     def handle_error(self, req: Any, client: Any, addr: Any, exc: BaseException) -> None:
