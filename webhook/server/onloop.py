@@ -47,7 +47,6 @@ class OnLoop:
     on_client_socket_readable: Any
     enqueue_req: Any
     _release: Any
-    _shed: Any
     cfg: Any
     nr: int
     direct_reply: Any  # the app's review replies (app.WebhookFlask.direct_reply), None: gunicorn reads every request
@@ -92,9 +91,8 @@ class OnLoop:
         self.enqueue_req(conn)
 
     def _closes(self, conn: Any, asked: bool) -> bool:
-        """Whether the connection closes after this answer, decided as on gunicorn's path
-        (run_application, then the worker's start_response, which may shed the connection)."""
-        return self._shed(conn) or asked or must_close(self)
+        """Whether the connection closes after this answer, decided as on gunicorn's path."""
+        return asked or must_close(self)
 
     def _send_answer(self, conn: Any, answer: bytes, keep: bool) -> None:
         """Send without blocking; the rest, if any, from a thread. Then keep or close."""

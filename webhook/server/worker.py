@@ -16,8 +16,6 @@ gunicorn's parser raises), all JSON `Status` bodies like the application's; expl
 the answer, half-closes and reads (discarding) what the client still sends, so that a client
 still sending a refused body can read the answer instead of a reset.
 
-Placement (balance.py): a worker ahead of a sibling about to accept leaves it a new connection
-(at most `ACCEPT_GRACE`); two ahead, it closes a kept-alive connection after its answer (`_shed`).
 Each loop system call waits for the GIL, so a readable kept-alive connection only changes callback.
 """
 
@@ -45,7 +43,6 @@ from . import metrics
 from .answering import run_application
 from .onloop import ANSWER_HERE_MAX, OnLoop
 from .plainreview import HeadLimits
-from .balance import ACCEPT_RECHECK, LoadTable, Placement
 from .framing import COMPLETE, MORE, REFUSE, WAIT, Limits, RequestScanner, status_answer
 from .gunicorn_adapter import parse_error_status
 
@@ -65,24 +62,16 @@ class Conn(TConn):
         self.events = 0  # what the poller watches for, 0 when not registered with our callbacks
         self.timer = 0  # sequence number of the live timer entry (0: none)
         self.lingering = False
-        self.shed = False  # closed to move its client to a less loaded worker
         self.large = False  # holds one of the worker's slots for a request larger than SMALL_REQUEST
 
 
-class WebhookWorker(OnLoop, Placement, ThreadWorker):
+class WebhookWorker(OnLoop, ThreadWorker):
     limits = Limits(max_body=7 * 1024 * 1024)
-    loads: LoadTable | None = None
-    slot: int | None = None
 
     def init_process(self) -> None:
         self._timers: list[tuple[float, int, Conn]] = []
         self._seq = itertools.count(1)
         self._local = threading.local()
-        self._listening = False
-        self._pause_until = 0.0
-        self._defer_since: float | None = None
-        self._shed_lock = threading.Lock()
-        self._shedding = 0  # connections told to close for balance, not closed yet
         self._large = 0  # connections reading a request beyond SMALL_REQUEST (Limits.read_budget)
         self._parked: list[Conn] = []  # connections waiting for such a slot, not read meanwhile
         super().init_process()
@@ -109,7 +98,7 @@ class WebhookWorker(OnLoop, Placement, ThreadWorker):
 
             def start(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
                 closes = any(k.lower() == "connection" and "close" in v.lower() for k, v in headers)
-                if resp is not None and (closes or not conn.complete or self._shed(conn)):
+                if resp is not None and (closes or not conn.complete):
                     resp.force_close()
                 return start_response(status, headers, exc_info)
 
@@ -117,13 +106,9 @@ class WebhookWorker(OnLoop, Placement, ThreadWorker):
 
         self.wsgi = honour_close
 
-    # ---- accepting, balanced --------------------------------------------------------------
+    # ---- accepting ---------------------------------------------------------------------------
 
     def accept(self, listener: Any) -> None:
-        if self._leave_to_sibling():
-            self._pause_until = time.monotonic() + ACCEPT_RECHECK
-            self._sync_listeners()
-            return
         try:
             client_sock, client_addr = listener.accept()
         except OSError as e:
@@ -131,7 +116,6 @@ class WebhookWorker(OnLoop, Placement, ThreadWorker):
                 raise
             return
         self.nr_conns += 1
-        self._publish()
         with suppress(OSError):  # as Go's servers: an answer never waits for the client's delayed ACK
             client_sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         conn = Conn(self.cfg, client_sock, client_addr, listener.getsockname(), self.limits)
@@ -343,10 +327,6 @@ class WebhookWorker(OnLoop, Placement, ThreadWorker):
                 pass
         conn.close()
         self.nr_conns -= 1
-        if conn.shed:
-            with self._shed_lock:
-                self._shedding -= 1
-        self._publish()
 
     def _on_linger(self, conn: Conn, _fileobj: Any = None) -> None:
         """Read and drop what a client still sends after a closing answer, until it closes too."""
@@ -383,19 +363,15 @@ class WebhookWorker(OnLoop, Placement, ThreadWorker):
         for when, seq, conn in list(self._timers):
             if conn.timer == seq and not conn.buf and not conn.lingering and when > deadline:
                 self._set_timer(conn, deadline)
-        self._publish()
 
     def wait_for_and_dispatch_events(self, timeout: float) -> None:
         now = time.monotonic()
         if self._timers:
             timeout = min(timeout, max(self._timers[0][0] - now, 0.0))
-        if self._accepting and not self._listening:
-            timeout = min(timeout, max(self._pause_until - now, 0.0))
         try:
-            for key, _ in self._poll(timeout):
+            for key, _ in self.poller.select(timeout):
                 key.data(key.fileobj)
         except OSError as e:  # as gunicorn's loop: an interrupted wait is just a short one
             if e.errno != errno.EINTR:
                 raise
         self._unpark()
-        self._sync_listeners()
