@@ -16,8 +16,8 @@ import sys
 import time
 from typing import Any
 
-from gunicorn import SERVER, util
-from gunicorn.http import wsgi
+from .gunicorn_adapter import SERVER, close_graceful, wsgi
+from .gunicorn_adapter import http_date as format_http_date
 
 _date: tuple[int, str] = (0, "")
 
@@ -28,7 +28,7 @@ def http_date() -> str:
     global _date
     now = int(time.time())
     if _date[0] != now:
-        _date = (now, util.http_date(now))
+        _date = (now, format_http_date(now))
     return _date[1]
 
 
@@ -116,7 +116,7 @@ def run_application(worker: Any, req: Any, conn: Any) -> bool:
         if not resp.headers_sent:
             raise
         worker.log.exception("error after the answer started")
-        util.close_graceful(conn.sock)
+        close_graceful(conn.sock)
         raise StopIteration() from sys.exc_info()[1]
     finally:
         if hasattr(body, "close"):

@@ -19,10 +19,8 @@ import time
 from functools import partial
 from typing import Any
 
-from gunicorn import http
-from gunicorn.workers.gthread import STOP_KEEPALIVE_LINGER
-
 from .answering import must_close, whole_answer
+from .gunicorn_adapter import STOP_KEEPALIVE_LINGER, get_parser
 from .plainreview import HeadLimits, plain_review
 from .replies import DEFERRED
 
@@ -64,7 +62,7 @@ class OnLoop:
         """From the loop's reading to gunicorn's parser: the bytes received become its input."""
         self._received(conn, complete)
         if conn.parser is None:
-            conn.parser = http.get_parser(self.cfg, conn.sock, conn.client)
+            conn.parser = get_parser(self.cfg, conn.sock, conn.client)
             conn.initialized = True
         conn.parser.unreader.unread(request)
 

@@ -10,13 +10,12 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from gunicorn.app.base import BaseApplication
-from gunicorn.glogging import Logger as GunicornLogger
-
 from .. import logs
 from . import memory
 from ..certs.files import ensure_dev_certs
 from ..config import ConfigError, parse_args
+from .gunicorn_adapter import BaseApplication
+from .gunicorn_adapter import Logger as GunicornLogger
 from .settings import ServeSettings
 
 

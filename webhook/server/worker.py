@@ -35,16 +35,12 @@ from contextlib import suppress
 from functools import partial
 from typing import Any
 
-from gunicorn import sock as gsock
-from gunicorn.http import errors as herrors
-from gunicorn.workers.gthread import STOP_KEEPALIVE_LINGER, TConn, ThreadWorker
-
 from . import metrics
 from .answering import run_application
 from .onloop import ANSWER_HERE_MAX, OnLoop
 from .plainreview import HeadLimits
 from .framing import COMPLETE, MORE, REFUSE, WAIT, Limits, RequestScanner, status_answer
-from .gunicorn_adapter import parse_error_status
+from .gunicorn_adapter import NoMoreData, ParseException, TConn, ThreadWorker, parse_error_status, tls_context
 
 _READ, _WRITE = selectors.EVENT_READ, selectors.EVENT_WRITE
 _RECV = 65536
@@ -121,7 +117,7 @@ class WebhookWorker(OnLoop, ThreadWorker):
         conn = Conn(self.cfg, client_sock, client_addr, listener.getsockname(), self.limits)
         try:
             if self.cfg.is_ssl:
-                conn.sock = gsock.ssl_context(self.cfg).wrap_socket(
+                conn.sock = tls_context(self.cfg).wrap_socket(
                     client_sock, server_side=True, do_handshake_on_connect=False,
                     suppress_ragged_eofs=self.cfg.suppress_ragged_eofs)
         except (OSError, ValueError) as exc:  # ssl.SSLError included: no usable certificate
@@ -254,9 +250,9 @@ class WebhookWorker(OnLoop, ThreadWorker):
             # Kept only when the request came whole: what the application left unread is then
             # in memory, and dropping it cannot block.
             return bool(keep and conn.complete and conn.parser.finish_body())
-        except (herrors.NoMoreData, StopIteration) as exc:
+        except (NoMoreData, StopIteration) as exc:
             self.log.debug("closing connection: %s", exc)
-        except herrors.ParseException as exc:
+        except ParseException as exc:
             self.handle_error(req, conn.sock, conn.client, exc)
         except OSError as exc:  # ssl.SSLError, timeouts, resets
             self.log.debug("connection from %s failed: %s", conn.client, exc)
