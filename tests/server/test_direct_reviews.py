@@ -79,7 +79,7 @@ def test_a_bug_outside_the_review_is_a_json_500(app, monkeypatch, caplog):
     monkeypatch.setattr(app_module, "read_body", broken)
     with caplog.at_level(logging.ERROR, logger="servinggate.server"):
         status, _, body = call(app, "/mutate", POD_MUTATE, "application/json")
-    assert status == "500 INTERNAL SERVER ERROR"
+    assert status == "500 Internal Server Error"
     assert json.loads(body) == {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
                                 "message": "internal error in the webhook; see its log", "reason": "InternalError", "code": 500}
     assert any("unhandled error on POST /mutate" in r.getMessage() and "boom" in r.getMessage() for r in caplog.records)

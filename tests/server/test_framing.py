@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from webhook.server.framing import COMPLETE, DISPATCH, MORE, REFUSE, RequestScanner, status_answer
+from webhook.server import answering
+from webhook.server.answering import status_answer
+from webhook.server.framing import COMPLETE, DISPATCH, MORE, REFUSE, RequestScanner
+from webhook.server.gunicorn_adapter import SERVER
 
 HEAD = b"POST /validate HTTP/1.1\r\nHost: x\r\n"
 
@@ -81,10 +84,12 @@ def test_expect_continue_is_reported_while_the_body_is_awaited():
     assert not scanner.scan(HEAD + b"Content-Length: 2\r\n\r\n").expect_continue
 
 
-def test_the_event_loop_answer_is_byte_for_byte_the_status_the_application_sends():
+def test_the_event_loop_answer_has_the_head_every_answer_has_and_a_json_status(monkeypatch):
+    monkeypatch.setattr(answering, "http_date", lambda: "Thu, 26 Nov 2026 20:00:00 GMT")
     body = (b'{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",'
             b'"message":"request not received within 10 s","reason":"RequestTimeout","code":408}')
     assert status_answer(408, "request not received within 10 s") == (
-        b"HTTP/1.1 408 RequestTimeout\r\nContent-Type: application/json\r\nContent-Length: %d\r\n"
-        b"Connection: close\r\n\r\n" % len(body)) + body
-    assert status_answer(499, "x").startswith(b"HTTP/1.1 499 BadRequest\r\n")  # a code without a reason
+        b"HTTP/1.1 408 Request Timeout\r\nServer: %s\r\nDate: Thu, 26 Nov 2026 20:00:00 GMT\r\nConnection: close\r\n"
+        b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % (SERVER.encode(), len(body))) + body
+    assert status_answer(499, "x").startswith(b"HTTP/1.1 499 Unknown\r\n")  # a code without a reason phrase
+    assert status_answer(413, "x").startswith(b"HTTP/1.1 413 Request Entity Too Large\r\n")

@@ -8,6 +8,7 @@ import socket
 import ssl
 import threading
 import time
+from http import HTTPStatus
 
 import pytest
 import yaml
@@ -169,6 +170,28 @@ def test_every_error_answer_is_json(server, raw, code):
         status, headers, body = read_answer(conn)
     assert status == code
     json_status(headers, body, code)
+
+
+@pytest.mark.parametrize("raw, code", [
+    (request("/validate", REVIEW), 200),  # answered on the event loop (plain review)
+    (request("/validate", REVIEW, extra="X-Forwarded-For: 1.2.3.4\r\n"), 200),  # through gunicorn's parser and response
+    (request("/nope", b"{}"), 404),  # Flask's own path
+    (b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999\r\n\r\n", 413),  # the scanner's refusal
+    (b"POST /validate HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", 400),  # the scanner's refusal
+    (b"GET /healthz HTTP/1.1 extra\r\nHost: x\r\n\r\n", 400),  # gunicorn's parser refuses it
+])
+def test_every_answer_has_the_same_head_fields_and_the_standard_reason_phrase(server, raw, code):
+    with tls(server) as conn:
+        conn.sendall(raw)
+        data = b""
+        while b"\r\n\r\n" not in data:
+            chunk = conn.recv(65536)
+            assert chunk
+            data += chunk
+    lines = data.partition(b"\r\n\r\n")[0].decode("latin-1").split("\r\n")
+    assert lines[0] == f"HTTP/1.1 {code} {HTTPStatus(code).phrase}"
+    names = [line.partition(":")[0].lower() for line in lines[1:]]
+    assert names[:3] == ["server", "date", "connection"] and "content-type" in names
 
 
 def test_a_length_with_leading_zeros_is_read_as_gunicorn_reads_it(server):

@@ -16,8 +16,12 @@ import sys
 import time
 from typing import Any
 
+import orjson
+
+from ..admission.status import Status
 from .gunicorn_adapter import SERVER, close_graceful, wsgi
 from .gunicorn_adapter import http_date as format_http_date
+from .replies import JSON, status_line
 
 _date: tuple[int, str] = (0, "")
 
@@ -32,23 +36,35 @@ def http_date() -> str:
     return _date[1]
 
 
-def head_lines(version: tuple[int, int], status: str, connection: str) -> list[str]:
-    """The lines every answer's head starts with, in gunicorn's order."""
-    return [f"HTTP/{version[0]}.{version[1]} {status}\r\n", f"Server: {SERVER}\r\n", f"Date: {http_date()}\r\n",
-            f"Connection: {connection}\r\n"]
+# The interim answer to "Expect: 100-continue": a status line only, no fields (RFC 9110 15.2).
+CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
 
 
-def head(lines: list[str], headers: list[tuple[str, str]]) -> bytes:
-    """A whole head: its first lines, then the application's fields, then the blank line."""
+def http_head(code: int, headers: list[tuple[str, str]], connection: str, version: tuple[int, int] = (1, 1),
+              chunked: bool = False) -> bytes:
+    """The one writer of an answer's head, whoever answers (a review read without gunicorn's
+    parser, the application through gunicorn's response, a refusal of the event loop): the status
+    line with the standard reason phrase, Server, Date and Connection in gunicorn's order, then
+    the answer's own fields."""
+    lines = [f"HTTP/{version[0]}.{version[1]} {status_line(code)}\r\n", f"Server: {SERVER}\r\n", f"Date: {http_date()}\r\n",
+             f"Connection: {connection}\r\n"]
+    if chunked:
+        lines.append("Transfer-Encoding: chunked\r\n")
     lines.extend(f"{name}: {value}\r\n" for name, value in headers)
     lines.append("\r\n")
     return "".join(lines).encode("latin-1")
 
 
-def whole_answer(status: str, headers: list[tuple[str, str]], body: bytes, closes: bool) -> bytes:
-    """An HTTP/1.1 answer, head and body, byte for byte as `Answer` writes it for a review read
-    without gunicorn's parser (plainreview.py)."""
-    return head(head_lines((1, 1), status, "close" if closes else "keep-alive"), headers) + body
+def whole_answer(code: int, headers: list[tuple[str, str]], body: bytes, closes: bool) -> bytes:
+    """An HTTP/1.1 answer, head and body, byte for byte as `Answer` writes it."""
+    return http_head(code, headers, "close" if closes else "keep-alive") + body
+
+
+def status_answer(code: int, message: str) -> bytes:
+    """A whole answer carrying a metav1.Status, as the application answers errors; always closes
+    (the event loop's refusals and what gunicorn's parser refuses)."""
+    body = orjson.dumps(Status(code, message).http_dict())
+    return whole_answer(code, [("Content-Type", JSON), ("Content-Length", str(len(body)))], body, closes=True)
 
 
 def must_close(worker: Any) -> bool:
@@ -62,21 +78,13 @@ class Answer(wsgi.Response):
 
     _head = b""
     headers_sent: bool  # set by gunicorn's __init__
-
-    def default_headers(self) -> list[str]:
-        if self.upgrade:
-            connection = "upgrade"
-        else:
-            connection = "close" if self.should_close() else "keep-alive"
-        lines = head_lines(self.req.version, self.status, connection)
-        if self.chunked:
-            lines.append("Transfer-Encoding: chunked\r\n")
-        return lines
+    status_code: int  # set by gunicorn's start_response
 
     def send_headers(self) -> None:
         if self.headers_sent:
             return
-        self._head = head(self.default_headers(), self.headers)
+        connection = "upgrade" if self.upgrade else "close" if self.should_close() else "keep-alive"
+        self._head = http_head(self.status_code, self.headers, connection, self.req.version, self.chunked)
         self.headers_sent = True
 
     def _take_head(self) -> bytes:

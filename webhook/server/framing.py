@@ -7,8 +7,7 @@ again in the thread and stays the authority on everything else. Anything the sca
 in the framing headers (two lengths, a length and chunking, an unknown coding) is dispatched at
 once without a body, so that the parser refuses it before any body is read.
 
-Also here: the limits the event loop enforces (`Limits`, the one owner of the body limit) and
-the JSON `Status` answer it sends itself.
+Also here: the limits the event loop enforces (`Limits`, the one owner of the body limit).
 """
 
 from __future__ import annotations
@@ -16,9 +15,6 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 
-import orjson
-
-from ..admission.status import Status
 
 MORE, COMPLETE, DISPATCH, REFUSE = "more", "complete", "dispatch", "refuse"
 
@@ -207,12 +203,3 @@ class Limits:
     @property
     def read_budget(self) -> int:
         return self.max_buffered or 4 * self.max_body
-
-
-def status_answer(code: int, message: str) -> bytes:
-    """A whole HTTP/1.1 response: a metav1.Status, as the application answers errors; always closes."""
-    status = Status(code, message)
-    body = orjson.dumps(status.http_dict())
-    head = (f"HTTP/1.1 {code} {status.reason_text}\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n"
-            "Connection: close\r\n\r\n")
-    return head.encode("latin-1") + body

@@ -80,7 +80,7 @@ class OnLoop:
         self._received(conn, True)
         self.nr += 1
         closes = self._closes(conn, plain.closes)
-        self._send_answer(conn, whole_answer(reply.status, reply.headers(), reply.body, closes), not closes)
+        self._send_answer(conn, whole_answer(reply.code, reply.headers(), reply.body, closes), not closes)
 
     def _to_thread(self, conn: Any, request: bytes, complete: bool = True) -> None:
         """The request's bytes to gunicorn's parser, and the connection to a pool thread."""

@@ -9,11 +9,11 @@ line and headers, so a client cannot tell which path answered.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from http import HTTPStatus
 from typing import Any
 
 import orjson
 from flask import Response
-from werkzeug.http import HTTP_STATUS_CODES
 
 from ..admission.status import Status
 from . import metrics
@@ -27,12 +27,18 @@ class JsonAnswer(Response):
     none of it applies to a body whose headers are always Content-Type and Content-Length."""
 
     def __call__(self, environ: dict[str, Any], start_response: Any) -> list[bytes]:
-        start_response(self.status, self.headers.to_wsgi_list())
+        start_response(status_line(self.status_code), self.headers.to_wsgi_list())
         return [self.get_data()]
 
 
-# The status lines werkzeug writes ("415 UNSUPPORTED MEDIA TYPE"), so both paths send the same bytes.
-_STATUS_LINES = {code: f"{code} {phrase.upper()}" for code, phrase in HTTP_STATUS_CODES.items()}
+# "415 Unsupported Media Type": the standard reason phrases (RFC 9110), on every answer whoever
+# gives it; the head writer (answering.http_head) uses these, whatever status text it was handed.
+_STATUS_LINES = {status.value: f"{status.value} {status.phrase}" for status in HTTPStatus}
+
+
+def status_line(code: int) -> str:
+    """The status code and its standard reason phrase ("Unknown" for a code without one)."""
+    return _STATUS_LINES.get(code) or f"{code} Unknown"
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +55,7 @@ class Reply:
 
     @property
     def status(self) -> str:
-        return _STATUS_LINES[self.code]
+        return status_line(self.code)
 
     def headers(self) -> list[tuple[str, str]]:
         return [("Content-Type", JSON), ("Content-Length", str(len(self.body)))]

@@ -36,10 +36,10 @@ from functools import partial
 from typing import Any
 
 from . import metrics
-from .answering import run_application
+from .answering import CONTINUE, run_application, status_answer
 from .onloop import ANSWER_HERE_MAX, OnLoop
 from .plainreview import HeadLimits
-from .framing import COMPLETE, MORE, REFUSE, WAIT, Limits, RequestScanner, status_answer
+from .framing import COMPLETE, MORE, REFUSE, WAIT, Limits, RequestScanner
 from .gunicorn_adapter import NoMoreData, ParseException, TConn, ThreadWorker, parse_error_status, tls_context
 
 _READ, _WRITE = selectors.EVENT_READ, selectors.EVENT_WRITE
@@ -164,7 +164,7 @@ class WebhookWorker(OnLoop, ThreadWorker):
             while outcome.kind == MORE:
                 if outcome.expect_continue and not conn.continued:
                     conn.continued = True
-                    conn.sock.send(b"HTTP/1.1 100 Continue\r\n\r\n")
+                    conn.sock.send(CONTINUE)
                 if budget <= 0 and not (self.cfg.is_ssl and conn.sock.pending()):
                     self._watch(conn, _READ)
                     return  # let other connections have a turn; the poller brings us back
