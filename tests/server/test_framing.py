@@ -93,3 +93,19 @@ def test_the_event_loop_answer_has_the_head_every_answer_has_and_a_json_status(m
         b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % (SERVER.encode(), len(body))) + body
     assert status_answer(499, "x").startswith(b"HTTP/1.1 499 Unknown\r\n")  # a code without a reason phrase
     assert status_answer(413, "x").startswith(b"HTTP/1.1 413 Request Entity Too Large\r\n")
+
+
+def test_one_decision_closes_a_connection_for_each_reason():
+    from types import SimpleNamespace
+
+    def worker(**kw):
+        base = dict(alive=True, cfg=SimpleNamespace(keepalive=120), keepalived_conns=[], max_keepalived=2)
+        return SimpleNamespace(**{**base, **kw})
+
+    whole, partial = SimpleNamespace(complete=True), SimpleNamespace(complete=False)
+    assert not answering.closes_after(worker(), whole, asked=False)
+    assert answering.closes_after(worker(), whole, asked=True)  # the client or the application asked
+    assert answering.closes_after(worker(), partial, asked=False)  # handed over before it was all in
+    assert answering.closes_after(worker(alive=False), whole, asked=False)  # stopping
+    assert answering.closes_after(worker(cfg=SimpleNamespace(keepalive=0)), whole, asked=False)
+    assert answering.closes_after(worker(keepalived_conns=[1, 2]), whole, asked=False)  # as many idle as it may keep

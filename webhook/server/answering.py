@@ -67,10 +67,14 @@ def status_answer(code: int, message: str) -> bytes:
     return whole_answer(code, [("Content-Type", JSON), ("Content-Length", str(len(body)))], body, closes=True)
 
 
-def must_close(worker: Any) -> bool:
-    """Whether the worker closes a connection after this answer whatever the request asked:
-    stopping, keep-alive off, or as many kept-alive connections as it allows."""
-    return not worker.alive or not worker.cfg.keepalive or len(worker.keepalived_conns) >= worker.max_keepalived
+def closes_after(worker: Any, conn: Any, asked: bool) -> bool:
+    """The one decision whether a connection closes after the answer about to be written, taken
+    before its head goes out so that the head announces it: the client or the application asked
+    (`asked`), the request was handed over before it was all received (what follows it is
+    unknown), or the worker is stopping, has keep-alive off or keeps as many idle connections as
+    it may. A refusal (`status_answer`) always closes."""
+    return (asked or not conn.complete or not worker.alive or not worker.cfg.keepalive
+            or len(worker.keepalived_conns) >= worker.max_keepalived)
 
 
 class Answer(wsgi.Response):
@@ -111,8 +115,6 @@ def run_application(worker: Any, req: Any, conn: Any) -> bool:
     resp, environ = wsgi.create(req, conn.sock, conn.client, conn.server, worker.cfg, response_class=Answer)
     environ["wsgi.multithread"] = True
     worker.nr += 1
-    if must_close(worker):
-        resp.force_close()
     body = worker.wsgi(environ, resp.start_response)
     try:
         for chunk in body:

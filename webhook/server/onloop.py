@@ -19,7 +19,7 @@ import time
 from functools import partial
 from typing import Any
 
-from .answering import must_close, whole_answer
+from .answering import closes_after, whole_answer
 from .gunicorn_adapter import STOP_KEEPALIVE_LINGER, get_parser
 from .plainreview import HeadLimits, plain_review
 from .replies import DEFERRED
@@ -79,7 +79,7 @@ class OnLoop:
             return self._to_thread(conn, request)
         self._received(conn, True)
         self.nr += 1
-        closes = self._closes(conn, plain.closes)
+        closes = closes_after(self, conn, plain.closes)
         self._send_answer(conn, whole_answer(reply.code, reply.headers(), reply.body, closes), not closes)
 
     def _to_thread(self, conn: Any, request: bytes, complete: bool = True) -> None:
@@ -87,10 +87,6 @@ class OnLoop:
         self._unwatch(conn)
         self._hand_over(conn, complete, request)
         self.enqueue_req(conn)
-
-    def _closes(self, conn: Any, asked: bool) -> bool:
-        """Whether the connection closes after this answer, decided as on gunicorn's path."""
-        return asked or must_close(self)
 
     def _send_answer(self, conn: Any, answer: bytes, keep: bool) -> None:
         """Send without blocking; the rest, if any, from a thread. Then keep or close."""

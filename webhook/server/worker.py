@@ -36,7 +36,7 @@ from functools import partial
 from typing import Any
 
 from . import metrics
-from .answering import CONTINUE, run_application, status_answer
+from .answering import CONTINUE, closes_after, run_application, status_answer
 from .onloop import ANSWER_HERE_MAX, OnLoop
 from .plainreview import HeadLimits
 from .framing import COMPLETE, MORE, REFUSE, WAIT, Limits, RequestScanner
@@ -93,8 +93,8 @@ class WebhookWorker(OnLoop, ThreadWorker):
                 environ["wsgi.input"] = io.BytesIO(environ["wsgi.input"].read())
 
             def start(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
-                closes = any(k.lower() == "connection" and "close" in v.lower() for k, v in headers)
-                if resp is not None and (closes or not conn.complete):
+                asked = any(k.lower() == "connection" and "close" in v.lower() for k, v in headers)
+                if resp is not None and closes_after(self, conn, asked or resp.req.should_close()):
                     resp.force_close()
                 return start_response(status, headers, exc_info)
 
