@@ -5,7 +5,9 @@ gthread hands every new connection to a thread, which then blocks in the TLS han
 reading the request for as long as the client cares to take: 16 stalled clients held all 2 x 8
 threads. Here the worker's main thread, which already polls the listening socket and the idle
 keep-alive connections, also does the handshake and reads the request (head and body) without
-blocking, and hands a connection on (onloop.py) only once its whole request is in memory.
+blocking, and hands a connection on only once its whole request is in memory: to its
+`HandOver` (onloop.py, an object the worker holds, not a base class), which answers a plain review
+on the loop or gives the request to a thread.
 A client gets `Limits.request_timeout` seconds to finish its handshake and send a request; past
 that it gets a 408 (or, before sending anything, just a close).
 
@@ -37,7 +39,7 @@ from typing import Any
 
 from . import metrics
 from .answering import CONTINUE, closes_after, run_application, status_answer
-from .onloop import ANSWER_HERE_MAX, OnLoop
+from .onloop import ANSWER_HERE_MAX, HandOver
 from .plainreview import HeadLimits
 from .framing import COMPLETE, MORE, REFUSE, WAIT, Limits, RequestScanner
 from .gunicorn_adapter import NoMoreData, ParseException, TConn, ThreadWorker, parse_error_status, tls_context
@@ -61,7 +63,7 @@ class Conn(TConn):
         self.large = False  # holds one of the worker's slots for a request larger than SMALL_REQUEST
 
 
-class WebhookWorker(OnLoop, ThreadWorker):
+class WebhookWorker(ThreadWorker):
     limits = Limits(max_body=7 * 1024 * 1024)
 
     def init_process(self) -> None:
@@ -78,8 +80,7 @@ class WebhookWorker(OnLoop, ThreadWorker):
         # Review requests read without gunicorn's parser (plainreview.py), unless a setting
         # changes how gunicorn reads every request (a PROXY header, a SCRIPT_NAME prefix).
         plain = self.cfg.proxy_protocol == "off" and not os.environ.get("SCRIPT_NAME")
-        self.direct_reply = getattr(app, "direct_reply", None) if plain else None
-        self.head_limits = HeadLimits.of(self.cfg)
+        self.hand_over = HandOver(self, getattr(app, "direct_reply", None) if plain else None, HeadLimits.of(self.cfg))
 
         def honour_close(environ: dict[str, Any], start_response: Any) -> Any:
             # gunicorn drops an application's Connection header (hop-by-hop) and would keep a
@@ -191,9 +192,9 @@ class WebhookWorker(OnLoop, ThreadWorker):
         if outcome.kind == REFUSE:
             self._refuse(conn, outcome.code, outcome.message)
         elif outcome.kind == COMPLETE and outcome.end == len(conn.buf) <= ANSWER_HERE_MAX and self.alive:
-            self._answer_here(conn)
+            self.hand_over.answer_here(conn)
         else:
-            self._to_thread(conn, bytes(conn.buf), complete=outcome.kind == COMPLETE)
+            self.hand_over.to_thread(conn, bytes(conn.buf), complete=outcome.kind == COMPLETE)
 
     # Memory for unfinished requests: every connection may buffer SMALL_REQUEST bytes (a review
     # is a few KiB, so reviews never wait here); beyond that a request needs one of
@@ -290,7 +291,7 @@ class WebhookWorker(OnLoop, ThreadWorker):
         if conn.buf:  # the client has started its next request already
             self._read(conn, time.monotonic() + self.limits.request_timeout)
             return
-        self._keep_idle(conn)
+        self.hand_over.keep_idle(conn)
 
     def on_client_socket_readable(self, conn: Conn, client: Any) -> None:
         self.keepalived_conns.remove(conn)
