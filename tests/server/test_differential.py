@@ -141,7 +141,7 @@ def check_plain(raw: bytes) -> None:
     outcome = scan(raw)
     if outcome.kind != COMPLETE or outcome.end != len(raw):
         return  # the loop reads a plain review only when the buffer is exactly one request
-    plain = plain_review(raw, HeadLimits(8190, 100, 8190))
+    plain = plain_review(raw, HeadLimits.of(adapter.gunicorn_config()))
     if plain is None:
         return
     body = plain.environ["wsgi.input"].read()
@@ -179,7 +179,10 @@ _other_fields = st.sampled_from([
     " folded", "\tfolded", "Bad Name: 1", "NoColon", "X-Bin: \x7f", "X-Latin: caf\u00e9", "X-Empty:", "Te: trailers", "Upgrade: h2c",
 ])
 _methods = st.sampled_from(["POST", "POST", "POST", "GET", "PUT", "post", "OPTIONS"])
-_targets = st.sampled_from(["/validate", "/mutate?timeout=10s", "/validate/../x", "/a%20b", "*", "http://h/validate", "/v#frag", "/ x"])
+_targets = st.one_of(
+    st.sampled_from(["/validate", "/mutate?timeout=10s", "/validate/../x", "/a%20b", "*", "http://h/validate", "/v#frag", "/ x"]),
+    st.integers(4070, 4090).map(lambda n: "/" + "a" * n),  # around gunicorn's request-line limit (4094)
+)
 _versions = st.sampled_from(["HTTP/1.1", "HTTP/1.1", "HTTP/1.0", "HTTP/2.0", "HTTP/1.10", "http/1.1"])
 
 
@@ -237,6 +240,29 @@ def requests(draw) -> bytes:
     return raw
 
 
+_plain_fields = st.sampled_from([
+    "Host: 10.96.0.1:443", "User-Agent: kube-apiserver-admission", "Accept: application/json, */*", "Accept-Encoding: gzip",
+    "Content-Type: application/json", "content-type: application/json; charset=utf-8", "Content-Type:application/json",
+    "Content-Type: application/json ", "Connection: close", "Connection: Keep-Alive", "Connection: keep-alive, close",
+    "Connection: upgrade", "X-Request-Id: a_b", "Host: other", "Expect: 100-continue", "X-Forwarded-Proto: https",
+])
+
+
+@st.composite
+def plain_requests(draw) -> bytes:
+    """The API server's shape, with the variations a plain-review reader must get right."""
+    body = draw(st.sampled_from([b'{"kind":"AdmissionReview"}', b"{}", b""]))
+    target = draw(st.sampled_from(["/validate", "/mutate?timeout=10s", "/validate?a=%20", "/mutate/"]))
+    length = draw(st.sampled_from(["%d", "%d", "0%d", "%d ", "+%d"])) % len(body)
+    fields = draw(st.lists(_plain_fields, max_size=5)) + [f"Content-Length: {length}"]
+    fields = draw(st.permutations(fields))
+    raw = (f"POST {target} HTTP/1.1\r\n" + "".join(f + "\r\n" for f in fields) + "\r\n").encode("latin-1") + body
+    if draw(st.integers(0, 3)) == 0:
+        where = draw(st.integers(0, len(raw) - 1))
+        raw = raw[:where] + bytes([draw(st.sampled_from([9, 32, 95, 127, 200]))]) + raw[where + 1:]
+    return raw
+
+
 _cuts = st.lists(st.integers(1, 400), max_size=6)
 PROPERTY = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
@@ -262,8 +288,9 @@ def test_the_scanner_ends_and_refuses_requests_where_gunicorn_does(raw, cuts):
 
 
 @PROPERTY
-@given(requests())
+@given(st.one_of(requests(), plain_requests()))
 @example(b"POST /validate HTTP/1.1\r\nContent-Length: 02\r\n\r\n{}")
+@example(b"POST /" + b"a" * 4080 + b" HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}")  # a line over gunicorn's limit
 def test_a_plain_review_is_read_as_gunicorn_reads_it(raw):
     check_plain(raw)
 
