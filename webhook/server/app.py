@@ -232,7 +232,7 @@ def log_level(outcome: Outcome, quiet_level: int) -> int:
 
 def refused_review(action: Action, exc: ReviewError, uid: str) -> Reply:
     """A review whose uid we read but whose content we cannot judge: denied with the error."""
-    metrics.child(metrics.BAD_REQUESTS, str(exc.code)).inc()
+    metrics.refused(exc.code)
     if review_log.isEnabledFor(logging.INFO):
         review_log.info({"msg": "review refused", "endpoint": action, "uid": _clip(uid), "allowed": False,
                          "code": exc.code, "error": _clip(exc.message)})

@@ -77,5 +77,5 @@ def json_response(body: Any, status: int = 200) -> Response:
 
 def http_error(status: Status) -> Reply:
     """An HTTP error answer (a whole metav1.Status), counted as a request refused before review."""
-    metrics.child(metrics.BAD_REQUESTS, str(status.code)).inc()
+    metrics.refused(status.code)
     return Reply(status.code, orjson.dumps(status.http_dict()))

@@ -226,7 +226,7 @@ class WebhookWorker(ThreadWorker):
 
     def _refuse(self, conn: Conn, code: int, message: str) -> None:
         """Answer without the application (the answer fits any socket buffer) and close."""
-        metrics.child(metrics.BAD_REQUESTS, str(code)).inc()
+        metrics.refused(code)
         self.log.info("refused a request from %s: %d %s", conn.client[0] if conn.client else "", code, message)
         try:
             conn.sock.send(status_answer(code, message))
@@ -268,7 +268,7 @@ class WebhookWorker(ThreadWorker):
             self.log.exception("error handling request")
         else:
             self.log.warning("invalid request from %s: %s", (addr or ("",))[0], message)
-        metrics.child(metrics.BAD_REQUESTS, str(code)).inc()
+        metrics.refused(code)
         try:
             client.sendall(status_answer(code, message))
         except (OSError, ValueError):
