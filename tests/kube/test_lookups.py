@@ -196,7 +196,7 @@ def test_a_miss_is_not_here_for_a_review_that_may_not_wait_and_one_get_for_one_t
 
 def test_a_deferred_lookup_stops_the_review_before_the_next_rule(api):
     lk = lookups(api, watch=False)
-    ctx = Context(lookups=lk, may_wait=False).for_review()
+    ctx = Context(lookups=lk).for_review(may_wait=False)
     with pytest.raises(LookupFailed, match="may not wait"):
         ctx.lookups.get(MODELSERVING_API_VERSION, MODELSERVING_KIND, "default", "fresh")
     assert ctx.deferred and gets(api) == 0

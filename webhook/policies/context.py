@@ -119,7 +119,8 @@ class Context:
     lookups: Lookups = field(default_factory=NoLookups)
     # the Kubernetes minor whose API server the rules mirror (resolved: never "auto")
     kubernetes_version: KubeVersion = NEWEST
-    # whether a lookup may wait for the API server; False: one that would is deferred (ReviewLookups)
+    # one review's: whether a lookup may wait for the API server (for_review's argument); False:
+    # one that would defers the review (ReviewLookups)
     may_wait: bool = True
     # rule name -> enforcement action, from settings.rule_actions (computed once, read per review)
     actions: Mapping[str, str] = field(init=False, repr=False)
@@ -127,20 +128,21 @@ class Context:
     def __post_init__(self) -> None:
         object.__setattr__(self, "actions", self.settings.actions())
 
-    def for_review(self) -> Context:
+    def for_review(self, may_wait: bool = True) -> Context:
         """The context one review runs with: the same settings and actions, and, when the lookups
         have a per-review view (the server's: one time budget per review), that view asking for
         each object at most once (ReviewLookups). Lookups without one (files, tests) are used as
-        they are, at no cost."""
+        they are, at no cost (they never wait). `may_wait` False: a lookup that would wait for the
+        API server defers the review instead (ReviewLookups)."""
         start = getattr(self.lookups, "for_review", None)
         view = start() if start is not None else self.lookups
         if view is self.lookups:
             return self
         ctx = object.__new__(Context)  # not __init__: the actions are this context's, computed once
         object.__setattr__(ctx, "settings", self.settings)
-        object.__setattr__(ctx, "lookups", ReviewLookups(view, self.may_wait))
+        object.__setattr__(ctx, "lookups", ReviewLookups(view, may_wait))
         object.__setattr__(ctx, "kubernetes_version", self.kubernetes_version)
-        object.__setattr__(ctx, "may_wait", self.may_wait)
+        object.__setattr__(ctx, "may_wait", may_wait)
         object.__setattr__(ctx, "actions", self.actions)
         return ctx
 

@@ -78,13 +78,13 @@ def _deferred(decision: Decision) -> Decision:
     return decision
 
 
-def validate(req: Request, ctx: Context, registry: Registry = REGISTRY) -> Decision:
+def validate(req: Request, ctx: Context, registry: Registry = REGISTRY, may_wait: bool = True) -> Decision:
     matched = registry.match("validate", req.resource.group, req.resource.resource, req.sub_resource, req.operation)
     actions = ctx.actions
     rules = [r for r in matched if actions.get(r.name) != "off"] if actions else matched
     decision = Decision("validate", rules=tuple(r.name for r in rules))
     if rules:
-        ctx = ctx.for_review()
+        ctx = ctx.for_review(may_wait)
     views = Views(req)  # this review's memo: a family of rules shares one view of the object
     for rule in rules:
         try:
@@ -111,7 +111,7 @@ def _labels(obj: dict[str, Any]) -> dict[str, Any]:
     return labels if isinstance(labels, dict) else {}
 
 
-def mutate(req: Request, ctx: Context, registry: Registry = REGISTRY) -> Decision:
+def mutate(req: Request, ctx: Context, registry: Registry = REGISTRY, may_wait: bool = True) -> Decision:
     rules = registry.match("mutate", req.resource.group, req.resource.resource, req.sub_resource, req.operation)
     original = req.object
     if original is None:
@@ -126,7 +126,7 @@ def mutate(req: Request, ctx: Context, registry: Registry = REGISTRY) -> Decisio
     if not in_scope:
         return decision
     edited = private_copy(original, in_scope)
-    ctx = ctx.for_review()
+    ctx = ctx.for_review(may_wait)
     for rule in in_scope:
         try:
             changes = rule.fn(req, edited, ctx)
@@ -140,5 +140,7 @@ def mutate(req: Request, ctx: Context, registry: Registry = REGISTRY) -> Decisio
     return decision
 
 
-def review(action: Action, req: Request, ctx: Context, registry: Registry = REGISTRY) -> Decision:
-    return validate(req, ctx, registry) if action == "validate" else mutate(req, ctx, registry)
+def review(action: Action, req: Request, ctx: Context, registry: Registry = REGISTRY, may_wait: bool = True) -> Decision:
+    """`may_wait` False: a lookup that would wait for the API server stops the review instead
+    (`Decision.deferred`), so that its caller can run it again where waiting is allowed."""
+    return validate(req, ctx, registry, may_wait) if action == "validate" else mutate(req, ctx, registry, may_wait)

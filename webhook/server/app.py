@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import time
 import traceback
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -33,11 +33,11 @@ from ..admission.decision import Decision
 from ..admission.responses import error_response, review_response
 from ..admission.review import Request, ReviewError, parse_review
 from ..admission.status import Status, reason_for
-from ..policies import REGISTRY, Context, LookupFailed, Lookups, NoLookups, Registry
-from ..policies.context import NotHere
+from ..policies import REGISTRY, Context, Lookups, NoLookups, Registry
 from ..policies import engine
 from ..policies.registry import Action
 from . import metrics
+from .lookups import CountingLookups
 from .replies import DEFERRED, JSON, Reply, http_error, json_response
 from .settings import ServeSettings
 from .tls import CertificateSource
@@ -86,40 +86,6 @@ def default_lookups(settings: ServeSettings) -> Lookups:
             raise ConfigError(f"--kube-lookups on: {exc}") from None
         log.warning("no Kubernetes API configuration found (%s): rules that read other objects will allow with a warning", exc)
         return NoLookups()
-
-
-class CountingLookups:
-    """Counts failed lookups in a metric; the rule still decides what a failure means."""
-
-    def __init__(self, inner: Lookups):
-        self.inner = inner
-
-    def for_review(self) -> Lookups:
-        start = getattr(self.inner, "for_review", None)
-        return CountingLookups(start()) if start is not None else self
-
-    def describe(self) -> str:
-        """The lookups' state for /readyz ("" when they have none to tell)."""
-        describe = getattr(self.inner, "describe", None)
-        return describe() if describe is not None else ""
-
-    def get(self, api_version: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
-        try:
-            return self.inner.get(api_version, kind, namespace, name)
-        except LookupFailed:
-            metrics.child(metrics.LOOKUP_FAILURES, kind).inc()
-            raise
-
-    def try_get(self, api_version: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None | NotHere:
-        try_get = getattr(self.inner, "try_get", None)
-        if try_get is None:
-            return self.get(api_version, kind, namespace, name)
-        try:
-            found: dict[str, Any] | None | NotHere = try_get(api_version, kind, namespace, name)
-        except LookupFailed:
-            metrics.child(metrics.LOOKUP_FAILURES, kind).inc()
-            raise
-        return found
 
 
 def read_body(environ: dict[str, Any]) -> bytes | Status:
@@ -172,10 +138,6 @@ class Reviewing:
     registry: Registry
     series: dict[Action, Series]  # by endpoint
     quiet_level: int = logging.DEBUG  # the log level of an allowed review without audit findings
-    here: Context | None = None  # `ctx` for a review that may not wait for the API server (None: ctx)
-
-    def context(self, may_wait: bool) -> Context:
-        return self.ctx if may_wait or self.here is None else self.here
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,7 +211,7 @@ def judge(action: Action, req: Request, reviewing: Reviewing, may_wait: bool = T
     gauge = reviewing.series[action].in_flight
     gauge.inc()
     try:
-        decision: Decision | None = engine.review(action, req, reviewing.context(may_wait), reviewing.registry)
+        decision: Decision | None = engine.review(action, req, reviewing.ctx, reviewing.registry, may_wait)
     except Exception:
         log.error("review %s failed:\n%s", req.uid, traceback.format_exc())
         decision = None
@@ -400,8 +362,7 @@ def create_app(
     metrics.initialise([(r.name, ctx.actions.get(r.name, defaults[r.action])) for r in registry.rules()], __version__)
     actions: tuple[Action, ...] = ("validate", "mutate")
     reviewing = Reviewing(ctx, registry, {action: Series.of(action) for action in actions},
-                          logging.INFO if settings.log_every_review else logging.DEBUG,
-                          replace(ctx, may_wait=False))
+                          logging.INFO if settings.log_every_review else logging.DEBUG)
 
     app = WebhookFlask("servinggate")
     app.reviews = {f"/{action}": partial(review_environ, action, reviewing) for action in actions}
