@@ -131,3 +131,11 @@ def test_nothing_reads_outside_the_repository():
             if path == Path(__file__):
                 continue
             assert not pattern.search(path.read_text(errors="replace")), f"{path.relative_to(REPO)} reads outside the repository"
+
+
+def test_the_rules_and_lookups_know_nothing_of_threads():
+    """Whether a lookup may wait is an argument (Context.may_wait), not a thread-local."""
+    for folder in ("policies", "kube"):
+        for path in sorted((REPO / "webhook" / folder).rglob("*.py")):
+            text = path.read_text()
+            assert "threading.local" not in text and "MustWait" not in text, path

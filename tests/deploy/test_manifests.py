@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import tomllib
 from pathlib import Path
 
 import kubernetes_validate
@@ -398,3 +399,17 @@ def test_kubectl_renders_each_component_over_each_variant(target, component, ren
     assert with_component != plain
     # A component adds or edits; it never drops one of the install's objects.
     assert set(map(_key, plain)) <= set(map(_key, with_component))
+
+
+def test_the_image_builds_the_http_parser_the_server_requires():
+    """gunicorn runs with http_parser "fast" (gunicorn_h1c, a dependency) and the request readers
+    are tested against it; the build stage has a compiler for it and fails if it does not import,
+    while the final stage gets only the virtual environment."""
+    text = (REPO / "Dockerfile").read_text()
+    build = text[:text.rindex("\nFROM ")]
+    assert "gcc" in build and 'python -c "import gunicorn_h1c"' in build
+    assert any(dep.startswith("gunicorn_h1c") for dep in tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"])
+    from webhook.server.serving import gunicorn_options
+    from webhook.server.settings import ServeSettings
+
+    assert gunicorn_options(ServeSettings(), certificates=None)["http_parser"] == "fast"

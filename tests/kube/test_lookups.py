@@ -12,6 +12,7 @@ from webhook.kthena import AUTOSCALINGPOLICY_API_VERSION, AUTOSCALINGPOLICY_KIND
 from webhook.kube.lookups import KubeLookups, serving_lookups
 from webhook.kube.watching import StoreWatcher
 from webhook.policies import Context, LookupFailed
+from webhook.policies.context import NOT_HERE
 from webhook.policies.store import ProjectionStore
 
 from fakes.apiserver import FakeAPI
@@ -224,3 +225,22 @@ def test_check_with_an_unreachable_cluster_is_one_line(tmp_path):
     with pytest.raises(KubeAccessError) as caught:
         cluster_facts(kubeconfig=kubeconfig_for("http://127.0.0.1:9", tmp_path / "kubeconfig"))
     assert "\n" not in str(caught.value)
+
+
+def test_a_miss_is_not_here_for_a_review_that_may_not_wait_and_one_get_for_one_that_may(api):
+    lk = lookups(api, watch=False)
+    api.add_custom(ms("fresh"))
+    view = lk.for_review()
+    assert view.try_get(MODELSERVING_API_VERSION, MODELSERVING_KIND, "default", "fresh") is NOT_HERE
+    assert gets(api) == 0
+    assert view.get(MODELSERVING_API_VERSION, MODELSERVING_KIND, "default", "fresh")["metadata"]["name"] == "fresh"
+    assert gets(api) == 1
+
+
+def test_a_deferred_lookup_stops_the_review_before_the_next_rule(api):
+    lk = lookups(api, watch=False)
+    ctx = Context(lookups=lk).for_review(may_wait=False)
+    with pytest.raises(LookupFailed, match="may not wait"):
+        ctx.lookups.get(MODELSERVING_API_VERSION, MODELSERVING_KIND, "default", "fresh")
+    assert ctx.deferred and gets(api) == 0
+    assert not Context(lookups=lk).for_review().deferred

@@ -11,8 +11,11 @@ from flask import Flask
 from werkzeug.test import EnvironBuilder
 
 from webhook.policies import NoLookups
+from webhook.policies.context import NOT_HERE
 from webhook.server import app as app_module
+from webhook.server import metrics
 from webhook.server.app import create_app
+from webhook.server.replies import DEFERRED
 from webhook.server.settings import ServeSettings
 
 from support import ADMISSION_FIXTURES as FIXTURES
@@ -76,7 +79,52 @@ def test_a_bug_outside_the_review_is_a_json_500(app, monkeypatch, caplog):
     monkeypatch.setattr(app_module, "read_body", broken)
     with caplog.at_level(logging.ERROR, logger="servinggate.server"):
         status, _, body = call(app, "/mutate", POD_MUTATE, "application/json")
-    assert status == "500 INTERNAL SERVER ERROR"
+    assert status == "500 Internal Server Error"
     assert json.loads(body) == {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
                                 "message": "internal error in the webhook; see its log", "reason": "InternalError", "code": 500}
     assert any("unhandled error on POST /mutate" in r.getMessage() and "boom" in r.getMessage() for r in caplog.records)
+
+
+class StoreOnly:
+    """Lookups whose store holds nothing yet: `get` would ask the API server (answers `owner`),
+    `try_get` says so without asking."""
+
+    def __init__(self, owner: dict | None):
+        self.owner, self.asked, self.tried = owner, 0, 0
+
+    def get(self, api_version, kind, namespace, name):
+        self.asked += 1
+        return self.owner
+
+    def try_get(self, api_version, kind, namespace, name):
+        self.tried += 1
+        return NOT_HERE
+
+    def for_review(self):
+        return self
+
+
+def requests_counted() -> float:
+    return sum(s.value for m in metrics.REQUESTS.collect() for s in m.samples if s.name.endswith("_total"))
+
+
+def test_a_review_that_may_not_wait_is_deferred_before_anything_is_recorded(tmp_path):
+    """The event loop's call (may_wait=False): a lookup the store cannot answer stops the review
+    with DEFERRED, nothing counted or logged; the thread's call then waits and answers."""
+    lookups = StoreOnly(None)
+    app = create_app(ServeSettings(certs_dir=tmp_path), lookups=lookups)
+    def environ():
+        return EnvironBuilder(path="/mutate", method="POST", data=POD_MUTATE, content_type="application/json").get_environ()
+
+    before = requests_counted()
+    assert app.direct_reply(environ(), may_wait=False) is DEFERRED
+    assert (lookups.tried, lookups.asked, requests_counted()) == (1, 0, before)
+    reply = app.direct_reply(environ())
+    assert reply is not DEFERRED and reply.code == 200 and lookups.asked == 1
+    assert requests_counted() == before + 1
+
+
+def test_a_review_without_lookups_is_answered_where_it_may_not_wait(app):
+    environ = EnvironBuilder(path="/validate", method="POST", data=MS_VALIDATE, content_type="application/json").get_environ()
+    reply = app.direct_reply(environ, may_wait=False)
+    assert reply is not DEFERRED and reply.code == 200

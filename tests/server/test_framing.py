@@ -1,14 +1,13 @@
-"""The request scanner the worker's event loop runs, and the shared connection table."""
+"""The request scanner the worker's event loop runs."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
-from webhook.server import balance
-from webhook.server.balance import ACCEPT_GRACE, ACCEPTING, ASLEEP, DEAF, IDLE, LoadTable, Placement
-from webhook.server.framing import COMPLETE, DISPATCH, MORE, REFUSE, RequestScanner, status_answer
+from webhook.server import answering
+from webhook.server.answering import status_answer
+from webhook.server.framing import COMPLETE, DISPATCH, MORE, REFUSE, RequestScanner
+from webhook.server.gunicorn_adapter import SERVER
 
 HEAD = b"POST /validate HTTP/1.1\r\nHost: x\r\n"
 
@@ -85,63 +84,28 @@ def test_expect_continue_is_reported_while_the_body_is_awaited():
     assert not scanner.scan(HEAD + b"Content-Length: 2\r\n\r\n").expect_continue
 
 
-def test_the_event_loop_answer_is_byte_for_byte_the_status_the_application_sends():
+def test_the_event_loop_answer_has_the_head_every_answer_has_and_a_json_status(monkeypatch):
+    monkeypatch.setattr(answering, "http_date", lambda: "Thu, 26 Nov 2026 20:00:00 GMT")
     body = (b'{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",'
             b'"message":"request not received within 10 s","reason":"RequestTimeout","code":408}')
     assert status_answer(408, "request not received within 10 s") == (
-        b"HTTP/1.1 408 RequestTimeout\r\nContent-Type: application/json\r\nContent-Length: %d\r\n"
-        b"Connection: close\r\n\r\n" % len(body)) + body
-    assert status_answer(499, "x").startswith(b"HTTP/1.1 499 BadRequest\r\n")  # a code without a reason
+        b"HTTP/1.1 408 Request Timeout\r\nServer: %s\r\nDate: Thu, 26 Nov 2026 20:00:00 GMT\r\nConnection: close\r\n"
+        b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % (SERVER.encode(), len(body))) + body
+    assert status_answer(499, "x").startswith(b"HTTP/1.1 499 Unknown\r\n")  # a code without a reason phrase
+    assert status_answer(413, "x").startswith(b"HTTP/1.1 413 Request Entity Too Large\r\n")
 
 
-def test_the_load_table_names_the_fewest_connections_of_accepting_siblings():
-    table = LoadTable(slots=4)
-    a, b = table.claim(set()), table.claim({0})
-    assert (a, b) == (0, 1) and table.fewest_elsewhere(a) is None  # b is not accepting yet
-    table.publish(b, ACCEPTING, 3)
-    table.publish(a, ACCEPTING, 5)
-    assert table.fewest_elsewhere(a) == 3 and table.fewest_elsewhere(b) == 5
-    table.publish(b, IDLE, 0)  # stopping or full: not waited for
-    assert table.fewest_elsewhere(a) is None
-    table.release(b)
-    assert table.claim({a}) == b
+def test_one_decision_closes_a_connection_for_each_reason():
+    from types import SimpleNamespace
 
+    def worker(**kw):
+        base = dict(alive=True, cfg=SimpleNamespace(keepalive=120), keepalived_conns=[], max_keepalived=2)
+        return SimpleNamespace(**{**base, **kw})
 
-def test_a_connection_is_left_only_to_a_sibling_with_fewer_that_is_about_to_accept():
-    """Leaving a connection in the accept queue costs its client nothing only when the sibling
-    asked to take it sleeps in its poller (the kernel wakes it) or has just woken; a busy sibling,
-    or one not listening, gets none."""
-    table = LoadTable(slots=4)
-    a, b = table.claim(set()), table.claim({0})
-    table.publish(a, ACCEPTING, 5)
-    table.publish(b, ACCEPTING, 3)
-    table.loop(b, ASLEEP)
-    assert table.prompt_sibling_below(a, 5) and not table.prompt_sibling_below(a, 3)
-    assert not table.prompt_sibling_below(b, 3)  # a holds more: nothing to leave to it
-    table.loop(b, DEAF)
-    assert not table.prompt_sibling_below(a, 5)
-    now = int(time.monotonic() * 1e6)
-    table.loop(b, now)  # just woke
-    assert table.prompt_sibling_below(a, 5)
-    table.loop(b, now - int(2 * ACCEPT_GRACE * 1e6))  # awake for a while: busy
-    assert not table.prompt_sibling_below(a, 5)
-
-
-def test_a_connection_left_to_a_sibling_waits_at_most_the_grace_counted_from_the_first_look(monkeypatch):
-    """A loop slowed down (its threads holding the GIL) looks again late; that must not restart
-    the wait, or a connection could sit in the accept queue far beyond the grace."""
-    clock = [1000.0]
-    monkeypatch.setattr(balance.time, "monotonic", lambda: clock[0])
-    table = LoadTable(slots=2)
-    a, b = table.claim(set()), table.claim({0})
-    table.publish(a, ACCEPTING, 5)
-    table.publish(b, ACCEPTING, 3)
-    table.loop(b, ASLEEP)
-    worker = Placement()
-    worker.loads, worker.slot, worker.nr_conns, worker._defer_since = table, a, 5, None
-    assert worker._leave_to_sibling()
-    clock[0] += ACCEPT_GRACE * 0.6
-    assert worker._leave_to_sibling()  # the same wait, looked at late
-    clock[0] += ACCEPT_GRACE * 0.6
-    assert not worker._leave_to_sibling()  # past the grace: this worker takes the connection
-    assert worker._leave_to_sibling()  # the next connection's wait starts afresh
+    whole, partial = SimpleNamespace(complete=True), SimpleNamespace(complete=False)
+    assert not answering.closes_after(worker(), whole, asked=False)
+    assert answering.closes_after(worker(), whole, asked=True)  # the client or the application asked
+    assert answering.closes_after(worker(), partial, asked=False)  # handed over before it was all in
+    assert answering.closes_after(worker(alive=False), whole, asked=False)  # stopping
+    assert answering.closes_after(worker(cfg=SimpleNamespace(keepalive=0)), whole, asked=False)
+    assert answering.closes_after(worker(keepalived_conns=[1, 2]), whole, asked=False)  # as many idle as it may keep

@@ -95,6 +95,9 @@ class Decision:
     audit: list[RuleNote] = field(default_factory=list)  # findings of rules in `audit` mode
     changes: list[RuleNote] = field(default_factory=list)  # what mutators changed
     verdicts: list[RuleVerdict] = field(default_factory=list)
+    # a lookup would have waited where the review may not (Context.may_wait): no answer, the
+    # review runs again where it may wait
+    deferred: bool = False
 
     def add(self, rule: str, verdict: Verdict, action: str = "deny") -> None:
         """Record a validating rule's verdict under its enforcement action: `deny` denies,

@@ -26,7 +26,7 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import HTTPError
 
-from ..policies.context import LookupFailed, MustWait, may_wait
+from ..policies.context import NOT_HERE, LookupFailed, NotHere
 from ..policies.projections import LookedUp, looked_up, project
 from ..policies.store import ProjectionStore
 from .client import load_api_client
@@ -86,6 +86,17 @@ class KubeLookups:
 
     def fetch(self, api_version: str, kind: str, namespace: str, name: str, deadline: float) -> dict[str, Any] | None:
         """The store's projection, else one GET that ends by `deadline` (projected too)."""
+        found = self._look(api_version, kind, namespace, name, deadline)
+        return self._get(*found) if isinstance(found, tuple) else found
+
+    def fetch_here(self, api_version: str, kind: str, namespace: str, name: str, deadline: float) -> dict[str, Any] | None | NotHere:
+        """As `fetch`, but NOT_HERE where `fetch` would ask the API server."""
+        found = self._look(api_version, kind, namespace, name, deadline)
+        return NOT_HERE if isinstance(found, tuple) else found
+
+    def _look(self, api_version: str, kind: str, namespace: str, name: str,
+              deadline: float) -> dict[str, Any] | None | tuple[LookedUp, str, str, float]:
+        """The store's projection, or what the GET for it needs (kind, namespace, name, timeout)."""
         found = self.store.cached(api_version, kind, namespace, name)
         if found is not None:
             return found
@@ -98,9 +109,7 @@ class KubeLookups:
         left = deadline - now
         if left <= 0.001:
             raise LookupFailed(f"the lookup budget of {self.budget:g} s is spent")
-        if not may_wait():
-            raise MustWait()  # the review is run again where a GET may wait (server/onloop.py)
-        return self._get(entry, namespace, name, left)
+        return entry, namespace, name, left
 
     def _get(self, entry: LookedUp, namespace: str, name: str, timeout: float) -> dict[str, Any] | None:
         try:
@@ -132,6 +141,9 @@ class _Budgeted:
 
     def get(self, api_version: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
         return self._lookups.fetch(api_version, kind, namespace, name, self._deadline)
+
+    def try_get(self, api_version: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None | NotHere:
+        return self._lookups.fetch_here(api_version, kind, namespace, name, self._deadline)
 
 
 def serving_lookups(kubeconfig: str, *, budget: float, resync: float,

@@ -6,9 +6,7 @@ same role): the server wires a cached API client, `check` the documents given, t
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -20,38 +18,23 @@ class LookupFailed(Exception):
     """The other object could not be read (API error, timeout); distinct from "it does not exist"."""
 
 
-class MustWait(BaseException):
-    """A lookup would have to wait for the API server where waiting is not allowed: the server
-    answers small reviews on its event loop, which must never block, and runs this one again on a
-    thread. A BaseException, so that no rule's or engine's `except Exception` mistakes it for a
-    crash; it is raised before the review has recorded or answered anything."""
+class NotHere:
+    """The type of NOT_HERE."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "NOT_HERE"
 
 
-class _WaitPolicy(threading.local):
-    forbidden = False
-
-
-_waits = _WaitPolicy()
-
-
-@contextmanager
-def waiting_forbidden() -> Iterator[None]:
-    """Within this block, on this thread, a lookup that would wait raises MustWait instead."""
-    _waits.forbidden = True
-    try:
-        yield
-    finally:
-        _waits.forbidden = False
-
-
-def may_wait() -> bool:
-    """Whether a lookup on this thread may wait for the API server (see `waiting_forbidden`)."""
-    return not _waits.forbidden
+NOT_HERE = NotHere()  # what `try_get` answers when only waiting for the API server could tell
 
 
 class Lookups(Protocol):
     """May also have `for_review() -> Lookups`: the view one review uses (the server's lookups
-    give each review its own time budget that way); without it the lookups themselves are used."""
+    give each review its own time budget that way); without it the lookups themselves are used.
+    And `try_get(...)`: as `get`, but NOT_HERE where `get` would wait for the API server (a miss
+    in a watch-fed store); used for a review whose Context says it may not wait."""
 
     def get(self, api_version: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
         """The object, None when it does not exist; raises LookupFailed when that cannot be told."""
@@ -61,13 +44,19 @@ class Lookups(Protocol):
 class ReviewLookups:
     """One review's lookups: each object is asked for at most once, its failure included (both
     pod mutators read the same owner ModelServing), so a slow API server is waited for once per
-    review and object, not once per rule."""
+    review and object, not once per rule.
 
-    __slots__ = ("_inner", "_seen")
+    A review that may not wait (`Context.may_wait`) asks `try_get`; an object that is not there
+    without waiting fails the lookup and sets `deferred`: the engine stops the review, whose
+    caller runs it again where it may wait (the server: on a thread instead of its event loop)."""
 
-    def __init__(self, inner: Lookups) -> None:
+    __slots__ = ("_inner", "_seen", "_may_wait", "deferred")
+
+    def __init__(self, inner: Lookups, may_wait: bool = True) -> None:
         self._inner = inner
         self._seen: dict[tuple[str, str, str, str], dict[str, Any] | None | str] = {}
+        self._may_wait = may_wait or not hasattr(inner, "try_get")
+        self.deferred = False
 
     def get(self, api_version: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
         key = (api_version, kind, namespace, name)
@@ -77,11 +66,21 @@ class ReviewLookups:
                 raise LookupFailed(found)
             return found
         try:
-            found = self._inner.get(api_version, kind, namespace, name)
+            if self._may_wait:
+                found = self._inner.get(api_version, kind, namespace, name)
+            else:
+                found = self._without_waiting(api_version, kind, namespace, name)
         except LookupFailed as exc:
             self._seen[key] = str(exc)
             raise
         self._seen[key] = found
+        return found
+
+    def _without_waiting(self, api_version: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
+        found = getattr(self._inner, "try_get")(api_version, kind, namespace, name)
+        if found is NOT_HERE:
+            self.deferred = True
+            raise LookupFailed(f"{kind} {namespace}/{name} is not in the store and this review may not wait for the API server")
         return found
 
 
@@ -122,6 +121,9 @@ class Context:
     kubernetes_version: KubeVersion = NEWEST
     # what the cluster-fact rules read (policies/clusterfacts.ClusterFacts); None: no cluster
     facts: Any = None
+    # one review's: whether a lookup may wait for the API server (for_review's argument); False:
+    # one that would defers the review (ReviewLookups)
+    may_wait: bool = True
     # rule name -> enforcement action, from settings.rule_actions (computed once, read per review)
     actions: Mapping[str, str] = field(init=False, repr=False)
 
@@ -135,19 +137,26 @@ class Context:
         copies it into each review's context, so one review never sees two versions."""
         object.__setattr__(self, "kubernetes_version", version)
 
-    def for_review(self) -> Context:
+    def for_review(self, may_wait: bool = True) -> Context:
         """The context one review runs with: the same settings and actions, and, when the lookups
         have a per-review view (the server's: one time budget per review), that view asking for
         each object at most once (ReviewLookups). Lookups without one (files, tests) are used as
-        they are, at no cost."""
+        they are, at no cost (they never wait). `may_wait` False: a lookup that would wait for the
+        API server defers the review instead (ReviewLookups)."""
         start = getattr(self.lookups, "for_review", None)
         view = start() if start is not None else self.lookups
         if view is self.lookups:
             return self
         ctx = object.__new__(Context)  # not __init__: the actions are this context's, computed once
         object.__setattr__(ctx, "settings", self.settings)
-        object.__setattr__(ctx, "lookups", ReviewLookups(view))
+        object.__setattr__(ctx, "lookups", ReviewLookups(view, may_wait))
         object.__setattr__(ctx, "kubernetes_version", self.kubernetes_version)
         object.__setattr__(ctx, "facts", self.facts)
+        object.__setattr__(ctx, "may_wait", may_wait)
         object.__setattr__(ctx, "actions", self.actions)
         return ctx
+
+    @property
+    def deferred(self) -> bool:
+        """A lookup of this review would have waited where it may not: its verdict is no answer."""
+        return isinstance(self.lookups, ReviewLookups) and self.lookups.deferred

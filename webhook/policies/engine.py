@@ -71,19 +71,28 @@ def _crashed(decision: Decision, req: Request, rule_name: str) -> Decision:
     return decision
 
 
-def validate(req: Request, ctx: Context, registry: Registry = REGISTRY) -> Decision:
+def _deferred(decision: Decision) -> Decision:
+    """A lookup would have waited where the review may not: stop, the caller runs it again."""
+    decision.deferred = True
+    decision.patch = []
+    return decision
+
+
+def validate(req: Request, ctx: Context, registry: Registry = REGISTRY, may_wait: bool = True) -> Decision:
     matched = registry.match("validate", req.resource.group, req.resource.resource, req.sub_resource, req.operation)
     actions = ctx.actions
     rules = [r for r in matched if actions.get(r.name) != "off"] if actions else matched
     decision = Decision("validate", rules=tuple(r.name for r in rules))
     if rules:
-        ctx = ctx.for_review()
+        ctx = ctx.for_review(may_wait)
     views = Views(req)  # this review's memo: a family of rules shares one view of the object
     for rule in rules:
         try:
             verdict = rule.judge(req, ctx, views)
         except Exception:
-            return _crashed(decision, req, rule.name)
+            return _deferred(decision) if ctx.deferred else _crashed(decision, req, rule.name)
+        if ctx.deferred:
+            return _deferred(decision)
         decision.add(rule.name, verdict, actions.get(rule.name, "deny"))
     return decision
 
@@ -102,7 +111,7 @@ def _labels(obj: dict[str, Any]) -> dict[str, Any]:
     return labels if isinstance(labels, dict) else {}
 
 
-def mutate(req: Request, ctx: Context, registry: Registry = REGISTRY) -> Decision:
+def mutate(req: Request, ctx: Context, registry: Registry = REGISTRY, may_wait: bool = True) -> Decision:
     rules = registry.match("mutate", req.resource.group, req.resource.resource, req.sub_resource, req.operation)
     original = req.object
     if original is None:
@@ -117,17 +126,21 @@ def mutate(req: Request, ctx: Context, registry: Registry = REGISTRY) -> Decisio
     if not in_scope:
         return decision
     edited = private_copy(original, in_scope)
-    ctx = ctx.for_review()
+    ctx = ctx.for_review(may_wait)
     for rule in in_scope:
         try:
             changes = rule.fn(req, edited, ctx)
         except Exception:
-            return _crashed(decision, req, rule.name)
+            return _deferred(decision) if ctx.deferred else _crashed(decision, req, rule.name)
+        if ctx.deferred:
+            return _deferred(decision)
         decision.add_changes(rule.name, changes)
     decision.edited = edited
     decision.patch = make_patch(original, edited)
     return decision
 
 
-def review(action: Action, req: Request, ctx: Context, registry: Registry = REGISTRY) -> Decision:
-    return validate(req, ctx, registry) if action == "validate" else mutate(req, ctx, registry)
+def review(action: Action, req: Request, ctx: Context, registry: Registry = REGISTRY, may_wait: bool = True) -> Decision:
+    """`may_wait` False: a lookup that would wait for the API server stops the review instead
+    (`Decision.deferred`), so that its caller can run it again where waiting is allowed."""
+    return validate(req, ctx, registry, may_wait) if action == "validate" else mutate(req, ctx, registry, may_wait)

@@ -16,8 +16,12 @@ import sys
 import time
 from typing import Any
 
-from gunicorn import SERVER, util
-from gunicorn.http import wsgi
+import orjson
+
+from ..admission.status import Status
+from .gunicorn_adapter import SERVER, close_graceful, wsgi
+from .gunicorn_adapter import http_date as format_http_date
+from .replies import JSON, status_line
 
 _date: tuple[int, str] = (0, "")
 
@@ -28,33 +32,49 @@ def http_date() -> str:
     global _date
     now = int(time.time())
     if _date[0] != now:
-        _date = (now, util.http_date(now))
+        _date = (now, format_http_date(now))
     return _date[1]
 
 
-def head_lines(version: tuple[int, int], status: str, connection: str) -> list[str]:
-    """The lines every answer's head starts with, in gunicorn's order."""
-    return [f"HTTP/{version[0]}.{version[1]} {status}\r\n", f"Server: {SERVER}\r\n", f"Date: {http_date()}\r\n",
-            f"Connection: {connection}\r\n"]
+# The interim answer to "Expect: 100-continue": a status line only, no fields (RFC 9110 15.2).
+CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
 
 
-def head(lines: list[str], headers: list[tuple[str, str]]) -> bytes:
-    """A whole head: its first lines, then the application's fields, then the blank line."""
+def http_head(code: int, headers: list[tuple[str, str]], connection: str, version: tuple[int, int] = (1, 1),
+              chunked: bool = False) -> bytes:
+    """The one writer of an answer's head, whoever answers (a review read without gunicorn's
+    parser, the application through gunicorn's response, a refusal of the event loop): the status
+    line with the standard reason phrase, Server, Date and Connection in gunicorn's order, then
+    the answer's own fields."""
+    lines = [f"HTTP/{version[0]}.{version[1]} {status_line(code)}\r\n", f"Server: {SERVER}\r\n", f"Date: {http_date()}\r\n",
+             f"Connection: {connection}\r\n"]
+    if chunked:
+        lines.append("Transfer-Encoding: chunked\r\n")
     lines.extend(f"{name}: {value}\r\n" for name, value in headers)
     lines.append("\r\n")
     return "".join(lines).encode("latin-1")
 
 
-def whole_answer(status: str, headers: list[tuple[str, str]], body: bytes, closes: bool) -> bytes:
-    """An HTTP/1.1 answer, head and body, byte for byte as `Answer` writes it for a review read
-    without gunicorn's parser (plainreview.py)."""
-    return head(head_lines((1, 1), status, "close" if closes else "keep-alive"), headers) + body
+def whole_answer(code: int, headers: list[tuple[str, str]], body: bytes, closes: bool) -> bytes:
+    """An HTTP/1.1 answer, head and body, byte for byte as `Answer` writes it."""
+    return http_head(code, headers, "close" if closes else "keep-alive") + body
 
 
-def must_close(worker: Any) -> bool:
-    """Whether the worker closes a connection after this answer whatever the request asked:
-    stopping, keep-alive off, or as many kept-alive connections as it allows."""
-    return not worker.alive or not worker.cfg.keepalive or len(worker.keepalived_conns) >= worker.max_keepalived
+def status_answer(code: int, message: str) -> bytes:
+    """A whole answer carrying a metav1.Status, as the application answers errors; always closes
+    (the event loop's refusals and what gunicorn's parser refuses)."""
+    body = orjson.dumps(Status(code, message).http_dict())
+    return whole_answer(code, [("Content-Type", JSON), ("Content-Length", str(len(body)))], body, closes=True)
+
+
+def closes_after(worker: Any, conn: Any, asked: bool) -> bool:
+    """The one decision whether a connection closes after the answer about to be written, taken
+    before its head goes out so that the head announces it: the client or the application asked
+    (`asked`), the request was handed over before it was all received (what follows it is
+    unknown), or the worker is stopping, has keep-alive off or keeps as many idle connections as
+    it may. A refusal (`status_answer`) always closes."""
+    return (asked or not conn.complete or not worker.alive or not worker.cfg.keepalive
+            or len(worker.keepalived_conns) >= worker.max_keepalived)
 
 
 class Answer(wsgi.Response):
@@ -62,21 +82,13 @@ class Answer(wsgi.Response):
 
     _head = b""
     headers_sent: bool  # set by gunicorn's __init__
-
-    def default_headers(self) -> list[str]:
-        if self.upgrade:
-            connection = "upgrade"
-        else:
-            connection = "close" if self.should_close() else "keep-alive"
-        lines = head_lines(self.req.version, self.status, connection)
-        if self.chunked:
-            lines.append("Transfer-Encoding: chunked\r\n")
-        return lines
+    status_code: int  # set by gunicorn's start_response
 
     def send_headers(self) -> None:
         if self.headers_sent:
             return
-        self._head = head(self.default_headers(), self.headers)
+        connection = "upgrade" if self.upgrade else "close" if self.should_close() else "keep-alive"
+        self._head = http_head(self.status_code, self.headers, connection, self.req.version, self.chunked)
         self.headers_sent = True
 
     def _take_head(self) -> bytes:
@@ -96,33 +108,13 @@ class Answer(wsgi.Response):
             self.sock.sendall(out)
 
 
-class Held:
-    """Where an answer given on the event loop is written: kept in memory, then sent by the loop
-    without blocking (worker.py), so that a client that does not read cannot stall the loop."""
-
-    __slots__ = ("parts",)
-
-    def __init__(self) -> None:
-        self.parts: list[bytes] = []
-
-    def sendall(self, data: bytes) -> None:
-        self.parts.append(bytes(data))
-
-    def take(self) -> bytes:
-        data, self.parts = b"".join(self.parts), []
-        return data
-
-
-def run_application(worker: Any, req: Any, conn: Any, out: Any = None) -> bool:
-    """Run the WSGI application for one parsed request and send its answer (to `out` when given,
-    else the connection's socket); True when the connection may be kept for another request. An
-    exception before the answer started goes back to the caller (which answers 500); after, the
-    connection is closed, as gthread does."""
-    resp, environ = wsgi.create(req, conn.sock if out is None else out, conn.client, conn.server, worker.cfg, response_class=Answer)
+def run_application(worker: Any, req: Any, conn: Any) -> bool:
+    """Run the WSGI application for one parsed request and send its answer; True when the
+    connection may be kept for another request. An exception before the answer started goes back
+    to the caller (which answers 500); after, the connection is closed, as gthread does."""
+    resp, environ = wsgi.create(req, conn.sock, conn.client, conn.server, worker.cfg, response_class=Answer)
     environ["wsgi.multithread"] = True
     worker.nr += 1
-    if must_close(worker):
-        resp.force_close()
     body = worker.wsgi(environ, resp.start_response)
     try:
         for chunk in body:
@@ -134,8 +126,7 @@ def run_application(worker: Any, req: Any, conn: Any, out: Any = None) -> bool:
         if not resp.headers_sent:
             raise
         worker.log.exception("error after the answer started")
-        if out is None:
-            util.close_graceful(conn.sock)
+        close_graceful(conn.sock)
         raise StopIteration() from sys.exc_info()[1]
     finally:
         if hasattr(body, "close"):

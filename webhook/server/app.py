@@ -35,13 +35,14 @@ from ..admission.responses import error_response, review_response
 from ..admission.review import Request, ReviewError, parse_review
 from ..admission.status import Status, reason_for
 from ..kubeversion import Chosen, Followed
-from ..policies import REGISTRY, Context, LookupFailed, Lookups, NoLookups, Registry
+from ..policies import REGISTRY, Context, Lookups, NoLookups, Registry
 from ..policies import engine
 from ..policies.registry import Action
 from ..policies.clusterfacts import ClusterFacts, NoFacts
 from ..policies.store import ProjectionStore
 from . import metrics
-from .replies import JSON, Reply, http_error, json_response
+from .lookups import CountingLookups
+from .replies import DEFERRED, JSON, Reply, http_error, json_response
 from .settings import ServeSettings
 from .tls import CertificateSource
 
@@ -99,29 +100,6 @@ def cluster_facts(lookups: Lookups) -> ClusterFacts:
     autoscaler that no cluster was read would only be noise; /readyz already says so."""
     store = getattr(lookups, "store", None)
     return ClusterFacts(store) if isinstance(store, ProjectionStore) else NoFacts("no Kubernetes API access", quiet=True)
-
-
-class CountingLookups:
-    """Counts failed lookups in a metric; the rule still decides what a failure means."""
-
-    def __init__(self, inner: Lookups):
-        self.inner = inner
-
-    def for_review(self) -> Lookups:
-        start = getattr(self.inner, "for_review", None)
-        return CountingLookups(start()) if start is not None else self
-
-    def describe(self) -> str:
-        """The lookups' state for /readyz ("" when they have none to tell)."""
-        describe = getattr(self.inner, "describe", None)
-        return describe() if describe is not None else ""
-
-    def get(self, api_version: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
-        try:
-            return self.inner.get(api_version, kind, namespace, name)
-        except LookupFailed:
-            metrics.child(metrics.LOOKUP_FAILURES, kind).inc()
-            raise
 
 
 def read_body(environ: dict[str, Any]) -> bytes | Status:
@@ -197,16 +175,19 @@ class Outcome:
         return 500 if self.decision is None else self.decision.code
 
 
-def handle_review(action: Action, body: bytes, reviewing: Reviewing, started: float) -> Reply:
+def handle_review(action: Action, body: bytes, reviewing: Reviewing, started: float, may_wait: bool = True) -> Reply:
     """One review from its body to the HTTP answer. A body that is no review at all gets an HTTP
-    error; one whose uid could be read gets a denied review, so the API server can match it."""
+    error; one whose uid could be read gets a denied review, so the API server can match it.
+    DEFERRED, with nothing recorded, when a lookup would have waited and `may_wait` is False."""
     try:
         req = parse_review(body)
     except ReviewError as exc:
         if exc.uid is None:
             return http_error(Status(exc.code, exc.message))
         return refused_review(action, exc, exc.uid)
-    outcome = judge(action, req, reviewing)
+    outcome = judge(action, req, reviewing, may_wait)
+    if outcome.decision is not None and outcome.decision.deferred:
+        return DEFERRED
     payload = orjson.dumps(outcome.answer)
     elapsed = time.perf_counter() - started
     record(reviewing.series[action], outcome, elapsed)
@@ -227,14 +208,14 @@ def log_level(outcome: Outcome, quiet_level: int) -> int:
 
 def refused_review(action: Action, exc: ReviewError, uid: str) -> Reply:
     """A review whose uid we read but whose content we cannot judge: denied with the error."""
-    metrics.child(metrics.BAD_REQUESTS, str(exc.code)).inc()
+    metrics.refused(exc.code)
     if review_log.isEnabledFor(logging.INFO):
         review_log.info({"msg": "review refused", "endpoint": action, "uid": _clip(uid), "allowed": False,
                          "code": exc.code, "error": _clip(exc.message)})
     return Reply(200, orjson.dumps(error_response(uid, exc.api_version or "admission.k8s.io/v1", exc.code, exc.message, reason_for(exc.code))))
 
 
-def judge(action: Action, req: Request, reviewing: Reviewing) -> Outcome:
+def judge(action: Action, req: Request, reviewing: Reviewing, may_wait: bool = True) -> Outcome:
     """The engine's decision and the answer built from it. The engine contains rule errors; an
     exception here is a bug of ours, logged and still answered as a review (code 500)."""
     # Metric labels come from a bounded set: the resources rules are registered for, else
@@ -244,7 +225,7 @@ def judge(action: Action, req: Request, reviewing: Reviewing) -> Outcome:
     gauge = reviewing.series[action].in_flight
     gauge.inc()
     try:
-        decision: Decision | None = engine.review(action, req, reviewing.ctx, reviewing.registry)
+        decision: Decision | None = engine.review(action, req, reviewing.ctx, reviewing.registry, may_wait)
     except Exception:
         log.error("review %s failed:\n%s", req.uid, traceback.format_exc())
         decision = None
@@ -306,11 +287,11 @@ def answer_unexpected(exc: Exception) -> Response:
     return unexpected(request.method, request.path).response()
 
 
-def review_environ(action: Action, reviewing: Reviewing, environ: dict[str, Any]) -> Reply:
+def review_environ(action: Action, reviewing: Reviewing, environ: dict[str, Any], may_wait: bool = True) -> Reply:
     """/validate and /mutate, from the WSGI environ to the reply (both paths of `WebhookFlask`)."""
     started = time.perf_counter()
     body = read_body(environ)
-    return http_error(body) if isinstance(body, Status) else handle_review(action, body, reviewing, started)
+    return http_error(body) if isinstance(body, Status) else handle_review(action, body, reviewing, started, may_wait)
 
 
 def serve_review(action: Action, reviewing: Reviewing) -> Response:
@@ -360,15 +341,16 @@ class WebhookFlask(Flask):
         return any(any(funcs.values()) for funcs in (self.before_request_funcs, self.after_request_funcs,
                                                      self.teardown_request_funcs, self.url_value_preprocessors))
 
-    def direct_reply(self, environ: dict[str, Any]) -> Reply | None:
+    def direct_reply(self, environ: dict[str, Any], may_wait: bool = True) -> Reply | None:
         """The reply to a POST to a review path, without Flask's per-request machinery; None when
         Flask's own path must answer. The worker calls it too, for a review request it read
-        without gunicorn's parser (plainreview.py)."""
+        without gunicorn's parser (plainreview.py), on its event loop with `may_wait` False:
+        DEFERRED then means the review needs a lookup that waits, and must run on a thread."""
         review = self.reviews.get(environ.get("PATH_INFO", ""))
         if review is None or environ.get("REQUEST_METHOD") != "POST" or self.hooked():
             return None
         try:
-            reply: Reply = review(environ)
+            reply: Reply = review(environ, may_wait)
         except Exception:
             reply = unexpected("POST", environ.get("PATH_INFO", ""))
         return reply

@@ -7,24 +7,24 @@ again in the thread and stays the authority on everything else. Anything the sca
 in the framing headers (two lengths, a length and chunking, an unknown coding) is dispatched at
 once without a body, so that the parser refuses it before any body is read.
 
-Also here: the limits the event loop enforces (`Limits`, the one owner of the body limit) and
-the JSON `Status` answer it sends itself.
+Also here: the limits the event loop enforces (`Limits`, the one owner of the body limit).
 """
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
-import orjson
-
-from ..admission.status import Status
 
 MORE, COMPLETE, DISPATCH, REFUSE = "more", "complete", "dispatch", "refuse"
 
 MAX_CHUNK_LINE = 4096  # a chunk-size line: hex digits plus extensions
 MAX_TRAILERS = 8192
 _HEX = frozenset(b"0123456789abcdefABCDEF")
-KNOWN_CODINGS = frozenset({b"chunked", b"compress", b"deflate", b"gzip"})  # what gunicorn's parser accepts
+# Codings gunicorn accepts before a final "chunked" (it closes the connection after gzip & co.).
+_CODINGS_BEFORE_CHUNKED = frozenset({b"identity", b"compress", b"deflate", b"gzip"})
+# gunicorn converts Content-Length with int(), which refuses longer digit strings (ValueError: 400).
+_MAX_INT_DIGITS = sys.get_int_max_str_digits() or 1 << 62
 
 
 @dataclass(frozen=True)
@@ -77,42 +77,67 @@ class RequestScanner:
         return ScanOutcome(MORE, expect_continue=self._continue)
 
     def _scan_head(self, buf: bytes | bytearray) -> ScanOutcome | None:
-        idx = buf.find(b"\r\n\r\n", self._searched)
+        start = 2 if buf[:2] == b"\r\n" else 0  # gunicorn skips one empty line before the request line
+        idx = buf.find(b"\r\n\r\n", max(self._searched, start))
         if idx < 0:
             if len(buf) > self.max_head:
                 return ScanOutcome(REFUSE, code=431, message=f"request head exceeds {self.max_head} bytes")
             if buf.count(b"\n") != buf.count(b"\r\n"):
                 return ScanOutcome(DISPATCH)  # a bare LF: the parser refuses it (400)
-            self._searched = max(0, len(buf) - 3)
+            self._searched = max(start, len(buf) - 3)
             return WAIT
         if idx > self.max_head:
             return ScanOutcome(REFUSE, code=431, message=f"request head exceeds {self.max_head} bytes")
         self._body_start = idx + 4
+        head = bytes(buf[start:idx])
+        if head.count(b"\n") != head.count(b"\r\n"):
+            return ScanOutcome(DISPATCH)
+        lines = head.split(b"\r\n")
+        framing = self._framing(lines)
+        if framing is not None:
+            return framing
+        if self._length is not None and self._length > self.max_body:
+            return ScanOutcome(REFUSE, code=413, message=f"body of {self._length} bytes exceeds the limit of {self.max_body} bytes")
+        return None
+
+    def _framing(self, lines: list[bytes]) -> ScanOutcome | None:
+        """Read the framing fields as gunicorn does (Message.set_body_reader, gunicorn 27.0): a
+        body of Content-Length bytes, chunked, or none. Whatever gunicorn would refuse, or read in
+        a way that needs its parser (an odd spelling, a repeat, a coding before chunked), is
+        DISPATCH: the parser then answers it from the head, before any body is read."""
         lengths: list[bytes] = []
         codings: list[bytes] = []
-        for line in bytes(buf[:idx]).split(b"\r\n")[1:]:
+        for line in lines[1:]:
+            if line[:1] in (b" ", b"\t"):
+                return ScanOutcome(DISPATCH)  # obs-fold: gunicorn refuses it, or folds it into a framing field
             name, _, value = line.partition(b":")
-            name = name.strip().lower()
-            if name == b"content-length":
-                lengths.append(value.strip())
-            elif name == b"transfer-encoding":
-                codings += [c.strip().lower() for c in value.split(b",")]
-            elif name == b"expect" and value.strip().lower() == b"100-continue":
+            lowered = name.lower()
+            if lowered in (b"content-length", b"transfer-encoding"):
+                value = value.strip(b" \t")
+                if lowered == b"content-length":
+                    lengths.append(value)
+                else:
+                    codings += [c.strip(b" \t").lower() for c in value.split(b",")]
+            elif lowered.strip() in (b"content-length", b"transfer-encoding"):
+                return ScanOutcome(DISPATCH)  # white space around the name: gunicorn refuses it
+            elif lowered == b"expect" and value.strip(b" \t").lower() == b"100-continue":
                 self._continue = True
         if codings:
-            unknown = [c for c in codings if c not in KNOWN_CODINGS]
-            if unknown:  # 501 whichever HTTP parser gunicorn uses (its C parser would say 400)
-                return ScanOutcome(REFUSE, code=501, message=f"transfer coding {unknown[0].decode('latin-1')[:40]!r} not supported")
-            if lengths or codings[-1] != b"chunked" or codings.count(b"chunked") != 1:
+            # chunked, last and once, after nothing but codings gunicorn accepts before it; only HTTP/1.1
+            if (lengths or codings[-1] != b"chunked" or not set(codings[:-1]) <= _CODINGS_BEFORE_CHUNKED
+                    or not lines[0].endswith(b" HTTP/1.1")):
                 return ScanOutcome(DISPATCH)
             self._chunked, self._cursor = True, self._body_start
             return None
-        if len(lengths) > 1 or (lengths and not lengths[0].isdigit()):
-            return ScanOutcome(DISPATCH)
-        if lengths:
-            self._length = int(lengths[0]) if len(lengths[0]) <= 18 else self.max_body + 1
-            if self._length > self.max_body:
-                return ScanOutcome(REFUSE, code=413, message=f"body of {int(lengths[0])} bytes exceeds the limit of {self.max_body} bytes")
+        if not lengths:
+            return None
+        digits = lengths[0]
+        if len(lengths) > 1 or not digits.isdigit() or len(digits) > _MAX_INT_DIGITS:
+            return ScanOutcome(DISPATCH)  # gunicorn refuses it (400): a repeat, a sign, a space, more digits than int() reads
+        significant = digits.lstrip(b"0")
+        if len(significant) > 18:
+            return ScanOutcome(REFUSE, code=413, message=f"body of {len(significant)} digits exceeds the limit of {self.max_body} bytes")
+        self._length = int(significant or b"0")
         return None
 
     def _scan_chunks(self, buf: bytes | bytearray) -> ScanOutcome:
@@ -178,12 +203,3 @@ class Limits:
     @property
     def read_budget(self) -> int:
         return self.max_buffered or 4 * self.max_body
-
-
-def status_answer(code: int, message: str) -> bytes:
-    """A whole HTTP/1.1 response: a metav1.Status, as the application answers errors; always closes."""
-    status = Status(code, message)
-    body = orjson.dumps(status.http_dict())
-    head = (f"HTTP/1.1 {code} {status.reason_text}\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n"
-            "Connection: close\r\n\r\n")
-    return head.encode("latin-1") + body

@@ -84,6 +84,13 @@ def child(metric: Any, *values: str) -> Any:
     return found
 
 
+def refused(code: int) -> None:
+    """A request refused before a review could be judged, counted once, by whoever decided it: the
+    event loop (its own limits and gunicorn's parser), the application (bad method, path, type or
+    body) or the review reader (a uid but no usable review)."""
+    child(BAD_REQUESTS, str(code)).inc()
+
+
 def initialise(rules: list[tuple[str, str]], version: str) -> None:
     """Create every bounded series at zero, so dashboards and alerts see them from the start
     (a counter with labels is otherwise absent until its first increment)."""

@@ -9,11 +9,11 @@ line and headers, so a client cannot tell which path answered.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from http import HTTPStatus
 from typing import Any
 
 import orjson
 from flask import Response
-from werkzeug.http import HTTP_STATUS_CODES
 
 from ..admission.status import Status
 from . import metrics
@@ -27,12 +27,18 @@ class JsonAnswer(Response):
     none of it applies to a body whose headers are always Content-Type and Content-Length."""
 
     def __call__(self, environ: dict[str, Any], start_response: Any) -> list[bytes]:
-        start_response(self.status, self.headers.to_wsgi_list())
+        start_response(status_line(self.status_code), self.headers.to_wsgi_list())
         return [self.get_data()]
 
 
-# The status lines werkzeug writes ("415 UNSUPPORTED MEDIA TYPE"), so both paths send the same bytes.
-_STATUS_LINES = {code: f"{code} {phrase.upper()}" for code, phrase in HTTP_STATUS_CODES.items()}
+# "415 Unsupported Media Type": the standard reason phrases (RFC 9110), on every answer whoever
+# gives it; the head writer (answering.http_head) uses these, whatever status text it was handed.
+_STATUS_LINES = {status.value: f"{status.value} {status.phrase}" for status in HTTPStatus}
+
+
+def status_line(code: int) -> str:
+    """The status code and its standard reason phrase ("Unknown" for a code without one)."""
+    return _STATUS_LINES.get(code) or f"{code} Unknown"
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +55,7 @@ class Reply:
 
     @property
     def status(self) -> str:
-        return _STATUS_LINES[self.code]
+        return status_line(self.code)
 
     def headers(self) -> list[tuple[str, str]]:
         return [("Content-Type", JSON), ("Content-Length", str(len(self.body)))]
@@ -59,6 +65,11 @@ class Reply:
         return [self.body]
 
 
+# Not an answer: the review needs a lookup that waits for the API server, and its caller said it
+# may not wait (the worker's event loop); it runs again on a thread. Compared by identity.
+DEFERRED = Reply(0, b"")
+
+
 def json_response(body: Any, status: int = 200) -> Response:
     """A JSON answer on Flask's own path (health, readiness, Flask's errors)."""
     return Reply(status, orjson.dumps(body)).response()
@@ -66,5 +77,5 @@ def json_response(body: Any, status: int = 200) -> Response:
 
 def http_error(status: Status) -> Reply:
     """An HTTP error answer (a whole metav1.Status), counted as a request refused before review."""
-    metrics.child(metrics.BAD_REQUESTS, str(status.code)).inc()
+    metrics.refused(status.code)
     return Reply(status.code, orjson.dumps(status.http_dict()))

@@ -11,13 +11,12 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from gunicorn.app.base import BaseApplication
-from gunicorn.glogging import Logger as GunicornLogger
-
 from .. import logs
 from . import memory
 from ..certs.files import ensure_dev_certs
 from ..config import ConfigError, parse_args
+from .gunicorn_adapter import BaseApplication
+from .gunicorn_adapter import Logger as GunicornLogger
 from .settings import ServeSettings
 
 
@@ -57,28 +56,21 @@ def gunicorn_options(settings: ServeSettings, certificates: Any) -> dict[str, An
         # Called for every accepted connection; the source hands out a cached context.
         return certificates.context()
 
-    from .balance import LoadTable
     from .worker import Limits, WebhookWorker
 
-    # Shared with every worker (forked after this): how many connections each one holds.
-    # Sized to the workers (with room for replacements): every answer scans the table.
-    loads = LoadTable(slots=2 * settings.workers + 2)
     limits = Limits(max_body=settings.max_body_bytes, request_timeout=settings.request_timeout)
 
     def pre_fork(server: Any, worker: Any) -> None:
         memory.freeze_startup_heap()
-        worker.slot = loads.claim({w.slot for w in server.WORKERS.values() if getattr(w, "slot", None) is not None})
 
     def child_exit(server: Any, worker: Any) -> None:
-        if getattr(worker, "slot", None) is not None:
-            loads.release(worker.slot)
         if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
             from prometheus_client import multiprocess
 
             multiprocess.mark_process_dead(worker.pid)
 
     def post_fork(server: Any, worker: Any) -> None:
-        worker.loads, worker.limits = loads, limits
+        worker.limits = limits
         # With the default 5 ms GIL switch interval a review that becomes ready while another
         # thread computes waits up to 5 ms; 1 ms cuts the tail latency at little throughput cost.
         sys.setswitchinterval(0.001)
@@ -98,9 +90,11 @@ def gunicorn_options(settings: ServeSettings, certificates: Any) -> dict[str, An
         "bind": [f"{host}:{settings.port}"],
         "workers": settings.workers,
         # gthread's thread pool for the application; handshakes, request reading, deadlines,
-        # error answers and connection placement in its event loop (worker.py).
+        # and error answers in its event loop (worker.py).
         "worker_class": WebhookWorker,
         "threads": settings.threads,
+        # gunicorn's C parser, required: our readers are proven against it (test_differential.py).
+        "http_parser": "fast",
         # The API server reuses connections; a long keep-alive spares a TLS handshake per review.
         "keepalive": settings.keepalive,
         "graceful_timeout": settings.graceful_timeout,

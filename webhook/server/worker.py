@@ -5,7 +5,9 @@ gthread hands every new connection to a thread, which then blocks in the TLS han
 reading the request for as long as the client cares to take: 16 stalled clients held all 2 x 8
 threads. Here the worker's main thread, which already polls the listening socket and the idle
 keep-alive connections, also does the handshake and reads the request (head and body) without
-blocking, and hands a connection on (onloop.py) only once its whole request is in memory.
+blocking, and hands a connection on only once its whole request is in memory: to its
+`HandOver` (onloop.py, an object the worker holds, not a base class), which answers a plain review
+on the loop or gives the request to a thread.
 A client gets `Limits.request_timeout` seconds to finish its handshake and send a request; past
 that it gets a 408 (or, before sending anything, just a close).
 
@@ -16,8 +18,6 @@ gunicorn's parser raises), all JSON `Status` bodies like the application's; expl
 the answer, half-closes and reads (discarding) what the client still sends, so that a client
 still sending a refused body can read the answer instead of a reset.
 
-Placement (balance.py): a worker ahead of a sibling about to accept leaves it a new connection
-(at most `ACCEPT_GRACE`); two ahead, it closes a kept-alive connection after its answer (`_shed`).
 Each loop system call waits for the GIL, so a readable kept-alive connection only changes callback.
 """
 
@@ -37,30 +37,16 @@ from contextlib import suppress
 from functools import partial
 from typing import Any
 
-from gunicorn import sock as gsock
-from gunicorn.http import errors as herrors
-from gunicorn.workers.gthread import STOP_KEEPALIVE_LINGER, TConn, ThreadWorker
-
 from . import metrics
-from .answering import Held, run_application
-from .onloop import ANSWER_HERE_MAX, OnLoop
+from .answering import CONTINUE, closes_after, run_application, status_answer
+from .onloop import ANSWER_HERE_MAX, HandOver
 from .plainreview import HeadLimits
-from .balance import ACCEPT_RECHECK, LoadTable, Placement
-from .framing import COMPLETE, MORE, REFUSE, WAIT, Limits, RequestScanner, status_answer
+from .framing import COMPLETE, MORE, REFUSE, WAIT, Limits, RequestScanner
+from .gunicorn_adapter import NoMoreData, ParseException, TConn, ThreadWorker, parse_error_status, tls_context
 
 _READ, _WRITE = selectors.EVENT_READ, selectors.EVENT_WRITE
 _RECV = 65536
 SMALL_REQUEST = 256 * 1024  # buffered by any connection without a large-request slot
-# The status for what gunicorn's parser refuses (gunicorn answered those with an HTML page).
-_PARSE_ERRORS = ((herrors.InvalidResponseHeader, 500), (herrors.InvalidResponseHeaderName, 500), (herrors.ConfigurationProblem, 500),
-                 (herrors.LimitRequestLine, 414), (herrors.LimitRequestHeaders, 431), (herrors.UnsupportedTransferCoding, 501),
-                 (herrors.ExpectationFailed, 417), (herrors.ParseException, 400), (ssl.SSLError, 400))
-
-
-def parse_error_status(exc: BaseException) -> int:
-    return next((code for kind, code in _PARSE_ERRORS if isinstance(exc, kind)), 500)
-
-
 class Conn(TConn):
     """gunicorn's connection, plus what the event loop knows while it reads a request."""
 
@@ -74,24 +60,16 @@ class Conn(TConn):
         self.events = 0  # what the poller watches for, 0 when not registered with our callbacks
         self.timer = 0  # sequence number of the live timer entry (0: none)
         self.lingering = False
-        self.shed = False  # closed to move its client to a less loaded worker
         self.large = False  # holds one of the worker's slots for a request larger than SMALL_REQUEST
 
 
-class WebhookWorker(OnLoop, Placement, ThreadWorker):
+class WebhookWorker(ThreadWorker):
     limits = Limits(max_body=7 * 1024 * 1024)
-    loads: LoadTable | None = None
-    slot: int | None = None
 
     def init_process(self) -> None:
         self._timers: list[tuple[float, int, Conn]] = []
         self._seq = itertools.count(1)
         self._local = threading.local()
-        self._listening = False
-        self._pause_until = 0.0
-        self._defer_since: float | None = None
-        self._shed_lock = threading.Lock()
-        self._shedding = 0  # connections told to close for balance, not closed yet
         self._large = 0  # connections reading a request beyond SMALL_REQUEST (Limits.read_budget)
         self._parked: list[Conn] = []  # connections waiting for such a slot, not read meanwhile
         super().init_process()
@@ -102,8 +80,7 @@ class WebhookWorker(OnLoop, Placement, ThreadWorker):
         # Review requests read without gunicorn's parser (plainreview.py), unless a setting
         # changes how gunicorn reads every request (a PROXY header, a SCRIPT_NAME prefix).
         plain = self.cfg.proxy_protocol == "off" and not os.environ.get("SCRIPT_NAME")
-        self.direct_reply = getattr(app, "direct_reply", None) if plain else None
-        self.head_limits = HeadLimits.of(self.cfg)
+        self.hand_over = HandOver(self, getattr(app, "direct_reply", None) if plain else None, HeadLimits.of(self.cfg))
 
         def honour_close(environ: dict[str, Any], start_response: Any) -> Any:
             # gunicorn drops an application's Connection header (hop-by-hop) and would keep a
@@ -117,8 +94,8 @@ class WebhookWorker(OnLoop, Placement, ThreadWorker):
                 environ["wsgi.input"] = io.BytesIO(environ["wsgi.input"].read())
 
             def start(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
-                closes = any(k.lower() == "connection" and "close" in v.lower() for k, v in headers)
-                if resp is not None and (closes or not conn.complete or self._shed(conn)):
+                asked = any(k.lower() == "connection" and "close" in v.lower() for k, v in headers)
+                if resp is not None and closes_after(self, conn, asked or resp.req.should_close()):
                     resp.force_close()
                 return start_response(status, headers, exc_info)
 
@@ -126,13 +103,9 @@ class WebhookWorker(OnLoop, Placement, ThreadWorker):
 
         self.wsgi = honour_close
 
-    # ---- accepting, balanced --------------------------------------------------------------
+    # ---- accepting ---------------------------------------------------------------------------
 
     def accept(self, listener: Any) -> None:
-        if self._leave_to_sibling():
-            self._pause_until = time.monotonic() + ACCEPT_RECHECK
-            self._sync_listeners()
-            return
         try:
             client_sock, client_addr = listener.accept()
         except OSError as e:
@@ -140,13 +113,12 @@ class WebhookWorker(OnLoop, Placement, ThreadWorker):
                 raise
             return
         self.nr_conns += 1
-        self._publish()
         with suppress(OSError):  # as Go's servers: an answer never waits for the client's delayed ACK
             client_sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         conn = Conn(self.cfg, client_sock, client_addr, listener.getsockname(), self.limits)
         try:
             if self.cfg.is_ssl:
-                conn.sock = gsock.ssl_context(self.cfg).wrap_socket(
+                conn.sock = tls_context(self.cfg).wrap_socket(
                     client_sock, server_side=True, do_handshake_on_connect=False,
                     suppress_ragged_eofs=self.cfg.suppress_ragged_eofs)
         except (OSError, ValueError) as exc:  # ssl.SSLError included: no usable certificate
@@ -193,7 +165,7 @@ class WebhookWorker(OnLoop, Placement, ThreadWorker):
             while outcome.kind == MORE:
                 if outcome.expect_continue and not conn.continued:
                     conn.continued = True
-                    conn.sock.send(b"HTTP/1.1 100 Continue\r\n\r\n")
+                    conn.sock.send(CONTINUE)
                 if budget <= 0 and not (self.cfg.is_ssl and conn.sock.pending()):
                     self._watch(conn, _READ)
                     return  # let other connections have a turn; the poller brings us back
@@ -220,9 +192,9 @@ class WebhookWorker(OnLoop, Placement, ThreadWorker):
         if outcome.kind == REFUSE:
             self._refuse(conn, outcome.code, outcome.message)
         elif outcome.kind == COMPLETE and outcome.end == len(conn.buf) <= ANSWER_HERE_MAX and self.alive:
-            self._answer_here(conn)
+            self.hand_over.answer_here(conn)
         else:
-            self._to_thread(conn, bytes(conn.buf), complete=outcome.kind == COMPLETE)
+            self.hand_over.to_thread(conn, bytes(conn.buf), complete=outcome.kind == COMPLETE)
 
     # Memory for unfinished requests: every connection may buffer SMALL_REQUEST bytes (a review
     # is a few KiB, so reviews never wait here); beyond that a request needs one of
@@ -254,7 +226,7 @@ class WebhookWorker(OnLoop, Placement, ThreadWorker):
 
     def _refuse(self, conn: Conn, code: int, message: str) -> None:
         """Answer without the application (the answer fits any socket buffer) and close."""
-        metrics.child(metrics.BAD_REQUESTS, str(code)).inc()
+        metrics.refused(code)
         self.log.info("refused a request from %s: %d %s", conn.client[0] if conn.client else "", code, message)
         try:
             conn.sock.send(status_answer(code, message))
@@ -264,31 +236,29 @@ class WebhookWorker(OnLoop, Placement, ThreadWorker):
 
     # ---- in a thread: one complete request ------------------------------------------------
 
-    def handle(self, conn: Conn, out: Held | None = None) -> bool:
-        """One request: in a thread, or on the loop with `out` holding the answer (then the socket
-        stays non-blocking and the request is all in the parser's buffer)."""
+    def handle(self, conn: Conn) -> bool:
+        """One request, in a thread."""
         self._local.conn = conn
         req = None
         try:
-            if out is None:
-                # Blocking, but bounded: a read here only happens for a request dispatched
-                # incomplete, and a write only for a client that stopped reading.
-                conn.sock.settimeout(self.limits.request_timeout)
+            # Blocking, but bounded: a read here only happens for a request dispatched
+            # incomplete, and a write only for a client that stopped reading.
+            conn.sock.settimeout(self.limits.request_timeout)
             req = next(conn.parser)
             if conn.continued:
                 req._expected_100_continue = False  # the event loop has sent it
-            keep = run_application(self, req, conn, out)
+            keep = run_application(self, req, conn)
             # Kept only when the request came whole: what the application left unread is then
             # in memory, and dropping it cannot block.
             return bool(keep and conn.complete and conn.parser.finish_body())
-        except (herrors.NoMoreData, StopIteration) as exc:
+        except (NoMoreData, StopIteration) as exc:
             self.log.debug("closing connection: %s", exc)
-        except herrors.ParseException as exc:
-            self.handle_error(req, out or conn.sock, conn.client, exc)
+        except ParseException as exc:
+            self.handle_error(req, conn.sock, conn.client, exc)
         except OSError as exc:  # ssl.SSLError, timeouts, resets
             self.log.debug("connection from %s failed: %s", conn.client, exc)
         except Exception as exc:
-            self.handle_error(req, out or conn.sock, conn.client, exc)
+            self.handle_error(req, conn.sock, conn.client, exc)
         return False
 
     def handle_error(self, req: Any, client: Any, addr: Any, exc: BaseException) -> None:
@@ -298,7 +268,7 @@ class WebhookWorker(OnLoop, Placement, ThreadWorker):
             self.log.exception("error handling request")
         else:
             self.log.warning("invalid request from %s: %s", (addr or ("",))[0], message)
-        metrics.child(metrics.BAD_REQUESTS, str(code)).inc()
+        metrics.refused(code)
         try:
             client.sendall(status_answer(code, message))
         except (OSError, ValueError):
@@ -321,7 +291,7 @@ class WebhookWorker(OnLoop, Placement, ThreadWorker):
         if conn.buf:  # the client has started its next request already
             self._read(conn, time.monotonic() + self.limits.request_timeout)
             return
-        self._keep_idle(conn)
+        self.hand_over.keep_idle(conn)
 
     def on_client_socket_readable(self, conn: Conn, client: Any) -> None:
         self.keepalived_conns.remove(conn)
@@ -354,10 +324,6 @@ class WebhookWorker(OnLoop, Placement, ThreadWorker):
                 pass
         conn.close()
         self.nr_conns -= 1
-        if conn.shed:
-            with self._shed_lock:
-                self._shedding -= 1
-        self._publish()
 
     def _on_linger(self, conn: Conn, _fileobj: Any = None) -> None:
         """Read and drop what a client still sends after a closing answer, until it closes too."""
@@ -394,19 +360,15 @@ class WebhookWorker(OnLoop, Placement, ThreadWorker):
         for when, seq, conn in list(self._timers):
             if conn.timer == seq and not conn.buf and not conn.lingering and when > deadline:
                 self._set_timer(conn, deadline)
-        self._publish()
 
     def wait_for_and_dispatch_events(self, timeout: float) -> None:
         now = time.monotonic()
         if self._timers:
             timeout = min(timeout, max(self._timers[0][0] - now, 0.0))
-        if self._accepting and not self._listening:
-            timeout = min(timeout, max(self._pause_until - now, 0.0))
         try:
-            for key, _ in self._poll(timeout):
+            for key, _ in self.poller.select(timeout):
                 key.data(key.fileobj)
         except OSError as e:  # as gunicorn's loop: an interrupted wait is just a short one
             if e.errno != errno.EINTR:
                 raise
         self._unpark()
-        self._sync_listeners()
