@@ -19,15 +19,18 @@ import selectors
 import ssl
 import time
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .answering import closes_after, whole_answer
 from .gunicorn_adapter import STOP_KEEPALIVE_LINGER, get_parser
 from .plainreview import HeadLimits, plain_review
 from .replies import DEFERRED
 
-if TYPE_CHECKING:
-    from .worker import Conn, WebhookWorker
+# The worker's connection (worker.Conn) and the worker itself (worker.WebhookWorker): worker.py
+# imports this module, so they are named here without importing it back (no import circle, not
+# even a type-only one); tests/server exercise every attribute used.
+Conn = Any
+WebhookWorker = Any
 
 ANSWER_HERE_MAX = 64 * 1024  # a request up to this size (a review is a few KiB) is answered on the
 # event loop; a larger one, whose review takes longer, goes to a thread
