@@ -4,16 +4,24 @@ positive `maxSurge`."""
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import pytest
 
-from check.test_pipeline import check_text
 from webhook.admission.review import make_request
 from webhook.policies import Context, DictLookups, engine
+from webhook.check.cli import run
 from webhook.policies.settings import PolicySettings
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "fixtures" / "kthena-examples").glob("*.yaml"))
+
+
+def check_text(text: str):
+    """What `check` says of one manifest given on stdin (no problem reading it)."""
+    results, problems = run(["-"], [], PolicySettings(), stdin=io.StringIO(text))
+    assert problems == []
+    return results
 
 
 def test_every_example_is_here():

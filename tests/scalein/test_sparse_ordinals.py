@@ -4,7 +4,9 @@ mutator compare ordinals by value and never count them."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
+from pathlib import Path
 
 import pytest
 
@@ -12,7 +14,18 @@ from webhook.kthena import LABEL_GROUP, LABEL_NAME, LABEL_ROLE, LABEL_ROLE_ID
 from webhook.scalein import planning
 from webhook.scalein.ranking import _ordinal
 
-from scalein.test_scoring import build, node, pod, ready
+
+def _scoring_helpers():
+    # tests/scalein/test_scoring.py by its path: a plain `import scalein...` can find
+    # benchmarks/scalein.py instead once a benchmark test has put benchmarks/ on sys.path.
+    spec = importlib.util.spec_from_file_location("_scalein_test_scoring", Path(__file__).with_name("test_scoring.py"))
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.build, module.node, module.pod, module.ready
+
+
+build, node, pod, ready = _scoring_helpers()
 
 MS = ("workload.serving.volcano.sh/v1alpha1", "ModelServing", "llm")
 
