@@ -44,6 +44,7 @@ class World:
         self.rv = 100
         self.sent: dict[str, int] = {}
         self.events.put(Listed("nodes", s1["nodes"]["items"]))
+        self.events.put(Listed("hypernodes", []))
         self.events.put(Listed("pods", copy.deepcopy(list(self.pods.values()))))
         self.settle()
 

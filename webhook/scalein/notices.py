@@ -78,7 +78,7 @@ class EventPoster:
         """Create one Event; a failure is counted, and logged once per kind of failure."""
         ns = body["metadata"]["namespace"]
         try:
-            self.core.create_namespaced_event(ns, body, _request_timeout=10)
+            self.core.create_namespaced_event(ns, body, _request_timeout=10)  # type: ignore[arg-type]  # a dict serializes as is
             return True
         except ApiException as exc:
             code = int(exc.status or 0)

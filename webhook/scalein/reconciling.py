@@ -5,7 +5,7 @@ API client, checks once that the cluster answers and allows what the reconciler 
 the third-party workload types, elects a leader if asked, wires the pieces to the API server
 (`Reconciler`) and runs them. The pieces live in their own modules:
 
-- watching.py: one list+watch loop per kind (Nodes, Pods) feeding a queue of events (events.py);
+- watching.py: one list+watch loop per kind (Nodes, Pods, HyperNodes) feeding a queue of events (events.py);
 - worker.py: the worker that owns the cache, re-scores only what an event touches and
   decides what to write;
 - writequeue.py: the pending writes, one per pod with its latest cost, events before the
@@ -69,7 +69,7 @@ class Reconciler:
         self.stop = stop or threading.Event()
         core = client.CoreV1Api(api_client)
         self.events: queue.Queue[Event] = queue.Queue()
-        self.watcher = Watcher(core, settings, self.events, self.metrics, self.stop, sleep_cap)
+        self.watcher = Watcher(core, client.CustomObjectsApi(api_client), settings, self.events, self.metrics, self.stop, sleep_cap)
         self.patcher = Patcher(core, RateLimiter(settings.scoring_qps), self.metrics, self.stop)
         self.writes = WriteQueue()
         self.metrics.track(self.writes.size, self.writes.oldest_age)
@@ -88,6 +88,8 @@ class Reconciler:
         self.worker = Worker(self.settings, Cluster(self.settings, types), self.events, self.writes, self.metrics,
                              may_write=self.may_write, stop=self.stop, notify=self.notices.post)
         for kind in RESOURCES:
+            if kind == "hypernodes" and self.settings.compaction_scope == "node":
+                continue
             t = threading.Thread(target=self.watcher.loop, args=(kind,), name=f"watch-{kind}", daemon=True)
             t.start()
             self.threads.append(t)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import fnmatch
 import math
+import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -180,6 +181,43 @@ def cost(used: int, allocatable: int, own: int) -> int:
     level = used * LEVELS // allocatable
     idle = min(allocatable - used + max(own, 0), IDLE_CAP)
     return -((LEVELS - level) * 1000 + idle)
+
+
+# ---- HyperNode scope ----------------------------------------------------------------------------
+#
+# With --compaction-scope hypernode a pod's cost orders first by how empty its tier-1 HyperNode
+# is, then as above by its node:
+#
+#     step  = floor(HN_STEPS * free devices of the HyperNode / its devices)     0..HN_STEPS
+#     rank  = step * HN_SLOTS + crc32(HyperNode name) mod HN_SLOTS
+#     cost  = node cost - rank * NODE_SPAN
+#
+# One rank step (NODE_SPAN) outweighs every node cost, so all pods of an emptier HyperNode go
+# before those of a fuller one, and within a HyperNode the emptiest node's go first. The slot, a
+# fixed number per HyperNode, keeps HyperNodes of one step apart instead of interleaving their
+# nodes: scale-in then empties one HyperNode before it starts on the next. The step is coarse on
+# purpose: a HyperNode's pods are all rewritten when its step changes, so a pod event rewrites
+# its own node's pods and, only when it moves its HyperNode across a step, that HyperNode's.
+# The lowest cost, -((HN_STEPS + 1) * HN_SLOTS - 1) * NODE_SPAN + MIN_COST, is within int32.
+
+HN_STEPS = 20
+HN_SLOTS = 102
+NODE_SPAN = -MIN_COST + 1
+MIN_HN_COST = MIN_COST - ((HN_STEPS + 1) * HN_SLOTS - 1) * NODE_SPAN
+assert MIN_HN_COST >= INT32_MIN
+
+
+def hypernode_rank(used: int, total: int, name: str) -> int:
+    """How early the pods of a HyperNode with `used` of `total` devices taken go (higher: earlier)."""
+    if total <= 0:
+        return 0
+    free = total - min(max(used, 0), total)
+    return (free * HN_STEPS // total) * HN_SLOTS + zlib.crc32(name.encode()) % HN_SLOTS
+
+
+def in_hypernode(node_cost: int, rank: int) -> int:
+    """A pod's cost within a HyperNode of `rank`: its node cost, moved below every fuller rank."""
+    return node_cost - rank * NODE_SPAN
 
 
 def level_of(value: int) -> tuple[int, int]:

@@ -66,7 +66,8 @@ class Worker:
         self.settings, self.cluster, self.metrics = settings, cluster, metrics
         self.events, self.writes = events, writes  # what it reads, what it leaves for the writers
         self.may_write, self.stop = may_write, stop or threading.Event()
-        self.synced = {resource: False for resource in RESOURCES}
+        # in node scope HyperNodes are not watched (reconciling.py): nothing to wait for
+        self.synced = {resource: resource == "hypernodes" and settings.compaction_scope == "node" for resource in RESOURCES}
         self.retries: list[tuple[float, str]] = []  # heap of (due, pod key)
         self.failures: dict[str, int] = {}
         self.heartbeat = time.monotonic()
@@ -103,6 +104,8 @@ class Worker:
             for key in self.writes.in_flight_keys():  # the list may hold our write, or something newer
                 self.in_flight_seen.setdefault(key, set()).add(RELISTED)
             c.replace_pods(listed.items)
+        elif listed.resource == "hypernodes":
+            c.replace_hypernodes(listed.items)
         else:
             c.replace_nodes(listed.items)
         # the cache is long-lived: keep the cyclic GC from re-scanning it on every collection
@@ -118,6 +121,8 @@ class Worker:
         meta = obj.get("metadata") or {}
         if event.resource == "nodes":
             return c.delete_node(meta.get("name", "")) if event.change == "DELETED" else c.upsert_node(obj)
+        if event.resource == "hypernodes":
+            return c.delete_hypernode(meta.get("name", "")) if event.change == "DELETED" else c.upsert_hypernode(obj)
         key = f"{meta.get('namespace', '')}/{meta.get('name', '')}"
         if self.writes.is_in_flight(key):
             self.in_flight_seen.setdefault(key, set()).add(meta.get("resourceVersion") or "")
