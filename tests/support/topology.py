@@ -30,10 +30,11 @@ def exact(name: str) -> dict:
     return {"exactMatch": {"name": name}}
 
 
-# hn-a: n1 full, n2 2/8 (10/16 used); hn-b: n3 4/8, n4 4/8 (8/16 used). By node, n2's pods go
-# first (the emptiest node); by HyperNode, hn-b's (the emptier HyperNode) go first.
+# hn-a: n1 full, n2 4/8 (12/16 used); hn-b: n3 4/8, n4 2/8 (6/16 used). n4's pods go first (the
+# emptiest node); n2 and n3 are equally full: by node they tie, by HyperNode n3's go first (hn-b
+# is the emptier HyperNode), and removing 6 pods empties hn-b.
 NODES = [node("n1"), node("n2"), node("n3"), node("n4")]
-PODS = ([pod(f"a1-{i}", "n1") for i in range(8)] + [pod(f"a2-{i}", "n2") for i in range(2)]
-        + [pod(f"b3-{i}", "n3") for i in range(4)] + [pod(f"b4-{i}", "n4") for i in range(4)])
+PODS = ([pod(f"a1-{i}", "n1") for i in range(8)] + [pod(f"a2-{i}", "n2") for i in range(4)]
+        + [pod(f"b3-{i}", "n3") for i in range(4)] + [pod(f"b4-{i}", "n4") for i in range(2)])
 HYPERNODES = [hypernode("hn-a", 1, exact("n1"), exact("n2")), hypernode("hn-b", 1, {"regexMatch": {"pattern": "n[34]"}}),
               hypernode("spine", 2, exact("hn-a"), exact("hn-b"), kind="HyperNode")]

@@ -113,7 +113,7 @@ class Cluster:
     """Nodes, pods and HyperNodes by name, pods indexed by node. Mutators return the nodes whose
     pods must be re-scored; `desired_on` scores one node's pods.
 
-    In HyperNode scope a node's costs also depend on its HyperNode's use (scoring.hypernode_rank).
+    In HyperNode scope a node's costs also depend on its HyperNode's use (scoring.hypernode_rank):
     The rank each HyperNode's costs were last computed with is kept, and a mutation that moves a
     HyperNode to another rank returns all of its nodes; otherwise only the node it touched."""
 
@@ -147,7 +147,8 @@ class Cluster:
         edits, nodes added or removed or relabelled). New notes are logged once each."""
         before = (self.topology.leaf_of, self.by_hypernode)
         labels = {name: n.labels for name, n in self.nodes.items()}
-        self.topology = topology.resolve(self.hypernodes, labels) if self.hypernodes else topology.Topology()
+        # before the nodes are listed every member would look missing: nothing to resolve yet
+        self.topology = topology.resolve(self.hypernodes, labels) if self.hypernodes and self.nodes else topology.Topology()
         for note in self.topology.notes:
             if note not in self.notes_seen:
                 self.notes_seen.add(note)
@@ -187,21 +188,35 @@ class Cluster:
 
     def _rank(self, hn: str) -> int:
         used, total = self.hypernode_usage(hn)
-        return scoring.hypernode_rank(used, total, hn)
+        return scoring.hypernode_rank(used, total, hn, self._hn_rank.get(hn))
 
-    def _changed(self, touched: set[str]) -> set[str]:
-        """Forget the cached use of the touched nodes; add the nodes of every HyperNode whose rank
-        moved (their pods' costs change too)."""
+    def _changed(self, touched: set[str], allocatable: bool = False) -> set[str]:
+        """Update the cached use of the touched nodes (and of their HyperNodes, by the difference);
+        add the nodes of every HyperNode whose rank moved (their pods' costs change too).
+        `allocatable`: a node's devices changed, its HyperNode's total is counted again."""
         if not touched:
             return touched
+        leaf = self.topology.leaf_of
+        hns = set()
         for name in touched:
-            self._used.pop(name, None)
-        if not self.topology.leaf_of:
+            before = self._used.pop(name, None)
+            hn = leaf.get(name)
+            if hn is None:
+                continue
+            hns.add(hn)
+            cached = self._hn_use.get(hn)
+            if cached is None:
+                continue
+            if before is None or allocatable:
+                del self._hn_use[hn]
+                continue
+            used, total = self.usage(name)
+            self._hn_use[hn] = (cached[0] - min(before, total) + min(used, total), cached[1])
+        if not hns or not self.by_hypernode:
             return touched
         out = set(touched)
-        for hn in {self.topology.leaf_of[n] for n in touched if n in self.topology.leaf_of}:
-            self._hn_use.pop(hn, None)
-            if self.by_hypernode and hn in self._hn_rank and self._rank(hn) != self._hn_rank[hn]:
+        for hn in hns:
+            if hn in self._hn_rank and self._rank(hn) != self._hn_rank[hn]:
                 out.update(self.topology.members.get(hn, ()))
         return out
 
@@ -215,7 +230,7 @@ class Cluster:
             moved = self._retopologize()
             if moved:
                 return moved
-        return set() if old is not None and old.accel == view.accel else self._changed({view.name})
+        return set() if old is not None and old.accel == view.accel else self._changed({view.name}, allocatable=True)
 
     def delete_node(self, name: str) -> set[str]:
         if self.nodes.pop(name, None) is None:
@@ -224,7 +239,7 @@ class Cluster:
             moved = self._retopologize()
             if moved:
                 return moved
-        return self._changed({name})
+        return self._changed({name}, allocatable=True)
 
     def upsert_pod(self, pod: Mapping[str, Any]) -> set[str]:
         """Only pods that request an accelerator are kept: the others neither take devices nor
@@ -308,6 +323,7 @@ class Cluster:
         units = {p.key: self.units_on(p, node) for p in pods if p.accel}
         used = sum(u for k, u in units.items() if self.pods[k].holds)
         self._used[name] = used
+        scoped = self.by_hypernode
         hn = self.hypernode_of(name)
         rank = 0
         if hn is not None:
@@ -320,7 +336,7 @@ class Cluster:
                     out[p.key] = scoring.REMOVE_LAST_COST
                 else:
                     c = scoring.cost(used, node.total, own)
-                    out[p.key] = scoring.in_hypernode(c, rank) if rank else c
+                    out[p.key] = scoring.in_hypernode(c, rank) if scoped else c
         return out
 
     def desired_all(self) -> dict[str, int]:

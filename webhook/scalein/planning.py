@@ -133,8 +133,8 @@ def make_cluster(settings: ScoringSettings, nodes: list[dict[str, Any]], pods: l
                  hypernodes: list[dict[str, Any]] | None = None) -> Cluster:
     """Offline there is no discovery: a third-party resource matches an owner kind by its plural."""
     cluster = Cluster(settings, WorkloadTypes(guess=settings.third_party()))
-    cluster.replace_hypernodes(hypernodes or [])
     cluster.replace_nodes(nodes)
+    cluster.replace_hypernodes(hypernodes or [])
     cluster.replace_pods(pods)
     return cluster
 
