@@ -151,7 +151,7 @@ def to_text(s: ScoringSettings, workloads: list[Workload], usage: list[dict[str,
         + ("" if s.enable_scale_in_score else " (the reconciler writes nothing; costs below are what it would write)"),
         f"accelerators: {', '.join(s.accelerator_resources)}",
         f"compaction scope: {scope}" + (f" (--compaction-scope {s.compaction_scope})" if s.compaction_scope != scope else "")
-        + ("; emptiest tier-1 HyperNodes first, then their emptiest nodes" if scope == "hypernode" else "; emptiest nodes first"),
+        + ("; emptiest nodes first; among equally full nodes, the emptiest tier-1 HyperNode's first" if scope == "hypernode" else "; emptiest nodes first"),
     ]
     if s.third_party_types:
         out.append(f"third-party types: {', '.join(s.third_party_types)}")
