@@ -218,3 +218,12 @@ def test_the_event_names_the_value_we_wanted_and_a_refusal_is_logged_once(s1, ca
     assert len(refusing.bodies) == 3
     assert sum("cannot post Events" in r.getMessage() for r in caplog.records) == 1
     assert metrics.registry.get_sample_value("servinggate_scalein_errors_total", {"op": "event", "code": "403"}) == 3
+
+
+def test_a_relist_forgets_the_pods_that_are_gone():
+    c = Contests(100, lambda: 0.0)
+    for key in ("a/p", "a/q"):
+        c.wrote(key, -5, overwrite=True)
+        assert c.on_foreign(key) == CONTESTED
+    c.keep_only({"a/q": object()})
+    assert not c.foreign("a/p", "-1") and c.foreign("a/q", "-1") and c.active() == 1

@@ -17,7 +17,7 @@ record of what it wrote to each pod (value and time), and:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from dataclasses import dataclass
 
 OVERWRITE, CONTESTED, BACKING_OFF = "overwrite", "contested", "backing-off"
@@ -78,6 +78,12 @@ class Contests:
         for key in [k for k, until in self.contested.items() if until <= now]:
             del self.contested[key]
         return len(self.contested)
+
+    def keep_only(self, keys: Container[str]) -> None:
+        """A relist: forget the pods that are gone."""
+        for table in (self.written, self.overwrote, self.contested):
+            for key in [k for k in table if k not in keys]:
+                del table[key]
 
     def forget(self, key: str) -> None:
         """The pod is gone."""

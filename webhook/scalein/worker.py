@@ -104,6 +104,7 @@ class Worker:
             for key in self.writes.in_flight_keys():  # the list may hold our write, or something newer
                 self.in_flight_seen.setdefault(key, set()).add(RELISTED)
             c.replace_pods(listed.items)
+            self.contests.keep_only(c.pods)
         elif listed.resource == "hypernodes":
             c.replace_hypernodes(listed.items)
         else:
