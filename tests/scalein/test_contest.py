@@ -227,3 +227,16 @@ def test_a_relist_forgets_the_pods_that_are_gone():
         assert c.on_foreign(key) == CONTESTED
     c.keep_only({"a/q": object()})
     assert not c.foreign("a/p", "-1") and c.foreign("a/q", "-1") and c.active() == 1
+
+
+def test_the_event_name_stays_within_253_characters_for_the_longest_pod_name(s1):
+    import datetime as dt
+
+    from webhook.scalein.cluster import pod_view, scoring
+    from webhook.scalein.notices import contested_event
+
+    raw = copy.deepcopy(s1["pods"]["items"][0])
+    raw["metadata"]["name"] = "p" * 253
+    body = contested_event(pod_view(raw, scoring.AcceleratorMatcher(["x"])), COST_KEY, -1, "-2", 60, dt.datetime(2026, 1, 1))
+    assert len(body["metadata"]["name"]) == 253 and body["involvedObject"]["name"] == "p" * 253
+    assert body["metadata"]["namespace"] == body["involvedObject"]["namespace"]  # the API server requires it

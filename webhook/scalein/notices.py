@@ -32,7 +32,7 @@ def contested_event(pod: PodView, key: str, want: int, current: str | None, wind
                f"and leaves this pod's cost alone for {window} s")
     return {
         "apiVersion": "v1", "kind": "Event",
-        "metadata": {"name": f"{pod.name}.{uuid.uuid4().hex[:16]}", "namespace": pod.namespace},
+        "metadata": {"name": f"{pod.name[:236]}.{uuid.uuid4().hex[:16]}", "namespace": pod.namespace},  # a DNS subdomain, at most 253
         "involvedObject": {"apiVersion": "v1", "kind": "Pod", "namespace": pod.namespace, "name": pod.name, "uid": pod.uid,
                            "resourceVersion": pod.resource_version},
         "reason": REASON, "message": message[:1024], "type": "Warning",
