@@ -237,3 +237,18 @@ def test_the_cached_hypernode_use_follows_every_kind_of_event():
             c.desired_on(n)
         fresh = build(hns, many, list(live.values()))
         assert {h: c.hypernode_usage(h) for h in ("h1", "h2")} == {h: fresh.hypernode_usage(h) for h in ("h1", "h2")}
+
+
+def test_a_node_relabelled_without_moving_keeps_its_hypernode_following_events():
+    many = [node(f"m{i}") for i in range(10)]
+    pods = [pod(f"p{i}-{j}", f"m{i}") for i in range(10) for j in range(4)] + [pod(f"p0-{j}", "m0") for j in range(4, 8)]
+    c = build([hypernode("h", 1, {"regexMatch": {"pattern": "^m"}})], many, pods)  # 44/80: free 36, step 9
+    c.desired_all()
+    assert c.upsert_node(node("m5", labels={"new": "label"})) == set()  # same members: nothing to re-score
+    touched = set()
+    for name in ("x1", "x2", "x3", "x4"):
+        touched = c.put_pod(planning.make_cluster(ScoringSettings(), many, [pod(name, "m1")]).pods[f"default/{name}"])
+        if touched != {"m1"}:
+            break
+        c.desired_on("m1")
+    assert touched == {f"m{i}" for i in range(10)}  # the step change still reaches every node of h

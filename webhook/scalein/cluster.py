@@ -114,7 +114,7 @@ class Cluster:
     pods must be re-scored; `desired_on` scores one node's pods.
 
     In HyperNode scope a node's costs also depend on its HyperNode's use (scoring.hypernode_rank):
-    The rank each HyperNode's costs were last computed with is kept, and a mutation that moves a
+    the rank each HyperNode's costs were last computed with is kept, and a mutation that moves a
     HyperNode to another rank returns all of its nodes; otherwise only the node it touched."""
 
     def __init__(self, settings: ScoringSettings, types: WorkloadTypes):
@@ -135,7 +135,7 @@ class Cluster:
 
     @property
     def by_hypernode(self) -> bool:
-        """Whether costs order by HyperNode first (--compaction-scope; auto: if any exists)."""
+        """Whether HyperNodes enter the costs (--compaction-scope; auto: if any exists)."""
         scope = self.settings.compaction_scope
         return scope == "hypernode" or (scope == "auto" and bool(self.hypernodes))
 
@@ -153,10 +153,10 @@ class Cluster:
             if note not in self.notes_seen:
                 self.notes_seen.add(note)
                 log.warning({"msg": "HyperNode topology: " + note})
+        if (self.topology.leaf_of, self.by_hypernode) == before:
+            return set()  # the same members: the cached use and ranks still hold
         self._hn_use.clear()
         self._hn_rank.clear()
-        if (self.topology.leaf_of, self.by_hypernode) == before:
-            return set()
         return set(self.nodes) | set(self.by_node)
 
     def upsert_hypernode(self, obj: Mapping[str, Any]) -> set[str]:
@@ -274,7 +274,7 @@ class Cluster:
 
     def replace_nodes(self, nodes: Iterable[Mapping[str, Any]]) -> None:
         hypernodes, self.hypernodes = self.hypernodes, {}  # resolved once, below
-        self.nodes, self._used = {}, {}
+        self.nodes, self._used, self._hn_use = {}, {}, {}
         for n in nodes:
             self.upsert_node(n)
         self.hypernodes = hypernodes
