@@ -240,3 +240,15 @@ def test_the_event_name_stays_within_253_characters_for_the_longest_pod_name(s1)
     body = contested_event(pod_view(raw, scoring.AcceleratorMatcher(["x"])), COST_KEY, -1, "-2", 60, dt.datetime(2026, 1, 1))
     assert len(body["metadata"]["name"]) == 253 and body["involvedObject"]["name"] == "p" * 253
     assert body["metadata"]["namespace"] == body["involvedObject"]["namespace"]  # the API server requires it
+
+
+def test_a_replica_that_stopped_leading_never_declares_a_contest(world):
+    w = world()
+    key = victim(w)
+    w.foreign_write(key, "-9")
+    w.settle()  # overwritten once, while leading
+    w.worker.may_write = lambda: False
+    for value in ("-8", "-7"):
+        w.foreign_write(key, value)
+        w.settle()
+    assert w.told == [] and w.gauge() == 0 and w.sent[key] == 2

@@ -239,9 +239,6 @@ class Worker:
         if d.action == scoring.WRITE and self.contests.foreign(key, pod.annotation(s.score_annotation_key)):
             # it matches the record annotation but not what we wrote: someone set both
             d = scoring.decide(pod.annotation(s.score_annotation_key), None, want, s.scale_in_priority)
-        if d.action == scoring.OVERWRITE and not self._may_overwrite(pod, want):
-            self.writes.discard(key)
-            return
         if d.action in (scoring.NONE, scoring.FOREIGN):
             self.metrics.skips.labels("unchanged" if d.action == scoring.NONE else "foreign").inc()
             if d.action == scoring.FOREIGN:
@@ -254,6 +251,9 @@ class Worker:
             return
         if not self.may_write():
             self.metrics.skips.labels("not-leader").inc()
+            self.writes.discard(key)
+            return
+        if d.action == scoring.OVERWRITE and not self._may_overwrite(pod, want):  # only the writer contests
             self.writes.discard(key)
             return
         self.writes.offer(key, want, pod.annotations, pod.resource_version, d.action, event_at=event_at)
