@@ -128,13 +128,21 @@ def main() -> None:
 
 
 def compaction(snap: dict, fill: str, steps: tuple[int, ...] = (250, 500, 1000, 2000, 4000, 8000, 12000, 16000, 20000, 24000, 28000)) -> None:
-    """Remove the cheapest N scored pods under each scope; count whole nodes and HyperNodes freed."""
+    """Remove the cheapest N scored pods under each scope; count whole nodes and HyperNodes freed.
+    A third order, not the product's, is shown for comparison: HyperNode first (its emptiness
+    step and slot), then the node, the order scoring.py explains it did not take."""
     nodes, pods, hns = snap["nodes"]["items"], snap["pods"]["items"], snap["hypernodes"]["items"]
     freed: dict[str, list[tuple[int, int]]] = {}
-    for scope in ("node", "hypernode"):
-        c = planning.make_cluster(ScoringSettings(compaction_scope=scope), nodes, pods, hns)
+    for scope in ("node", "hypernode", "hypernode-first"):
+        c = planning.make_cluster(ScoringSettings(compaction_scope="node" if scope != "hypernode" else scope), nodes, pods, hns)
         desired = c.desired_all()
-        order = sorted(desired, key=lambda k: (desired[k], zlib.crc32(c.pods[k].node.encode()), k))
+        tie = {n: zlib.crc32(n.encode()) for n in c.nodes}
+        if scope == "hypernode-first":
+            rank = {hn: scoring.hypernode_rank(*c.hypernode_usage(hn), hn) for hn in c.topology.members}
+            leaf = c.topology.leaf_of
+            order = sorted(desired, key=lambda k: (-rank.get(leaf.get(c.pods[k].node, ""), 0), desired[k], tie[c.pods[k].node], k))
+        else:
+            order = sorted(desired, key=lambda k: (desired[k], tie[c.pods[k].node], k))
         used = {n: c.usage(n)[0] for n in c.nodes}
         members = dict(c.topology.members)
         now, done, rows = dict(used), 0, []
@@ -149,10 +157,13 @@ def compaction(snap: dict, fill: str, steps: tuple[int, ...] = (250, 500, 1000, 
         freed[scope] = rows
     bound = sum(1 for p in pods if p["spec"].get("nodeName"))
     print(f"\ncompaction, {fill}: {len(nodes)} nodes x 8 NPUs, {bound} NPU pods bound, {len(hns)} HyperNodes of {HN_SIZE} nodes")
-    print("  remove N   whole nodes freed: node / hypernode scope (ratio)   whole HyperNodes freed: node / hypernode scope")
-    for n_remove, (nn, nh), (hn_n, hn_h) in zip(steps, freed["node"], freed["hypernode"]):
+    print("  remove N   whole nodes freed: node / hypernode scope (ratio)   whole HyperNodes: node / hypernode   "
+          "(HyperNode-first order, not used: nodes (ratio), HyperNodes)")
+    for n_remove, (nn, nh), (hn_n, hn_h), (f_n, f_h) in zip(steps, freed["node"], freed["hypernode"], freed["hypernode-first"]):
         ratio = f"{hn_n / nn:.2f}" if nn else "-"
-        print(f"  {n_remove:>8}   {nn:>6} / {hn_n:<6} ({ratio:>4})                          {nh:>4} / {hn_h:<4}")
+        first = f"{f_n / nn:.2f}" if nn else "-"
+        print(f"  {n_remove:>8}   {nn:>6} / {hn_n:<6} ({ratio:>4})                          {nh:>4} / {hn_h:<4}"
+              f"           ({f_n:>5} ({first:>4}), {f_h:>3})")
 
 
 def timed(args: argparse.Namespace) -> None:
