@@ -119,10 +119,11 @@ def main() -> None:
     ap.add_argument("--events", type=int, default=2000)
     ap.add_argument("--scope", choices=("node", "hypernode", "auto"), default="auto", help="compaction scope of the timed figures")
     ap.add_argument("--only-compaction", action="store_true", help="skip the timed figures")
+    ap.add_argument("--no-compaction", action="store_true", help="skip the compaction tables")
     args = ap.parse_args()
     if not args.only_compaction:
         timed(args)
-    for per_hn in (False, True):
+    for per_hn in () if args.no_compaction else (False, True):
         snap = make_snapshot(args.nodes, args.npu_pods, 0, per_hypernode_fill=per_hn)
         compaction(snap, "each HyperNode filled to its own random share (40-100 %)" if per_hn else "every pod on a random node")
 
