@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import logging
 import threading
 import time
 import urllib.error
@@ -409,3 +410,19 @@ def test_a_writer_that_keeps_changing_a_cost_gets_one_overwrite_and_an_event(s1,
     waiter(lambda: r.sample("servinggate_scalein_contested_pods") == 1, what="the gauge")
     time.sleep(0.5)  # a real reconciler: give it time to (wrongly) write again
     assert patched() == 2 and api.annotations(victim)[COST_KEY] == "-6"
+
+
+def test_a_reconciler_not_allowed_to_read_hypernodes_orders_by_node(fake_api, running, waiter, caplog):
+    from support.topology import HYPERNODES, NODES, PODS
+
+    from webhook.scalein import planning
+
+    api, api_client = fake_api(NODES, PODS)
+    for hn in HYPERNODES:
+        api.add_custom(hn)
+    api.fail("GET", r"^/apis/topology\.volcano\.sh/", 403, "Forbidden", "hypernodes is forbidden")
+    caplog.set_level(logging.INFO, "servinggate.scalein")
+    running(settings(), api_client)
+    by_node = {k: str(v) for k, v in planning.make_cluster(settings(), NODES, PODS, []).desired_all().items()}
+    waiter(lambda: converged(api, by_node), what="costs by node")
+    assert sum("no HyperNodes to read" in r.getMessage() for r in caplog.records) == 1
