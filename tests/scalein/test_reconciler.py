@@ -425,4 +425,5 @@ def test_a_reconciler_not_allowed_to_read_hypernodes_orders_by_node(fake_api, ru
     running(settings(), api_client)
     by_node = {k: str(v) for k, v in planning.make_cluster(settings(), NODES, PODS, []).desired_all().items()}
     waiter(lambda: converged(api, by_node), what="costs by node")
+    waiter(lambda: api.count("GET", "/apis/topology.volcano.sh/v1alpha1/hypernodes") >= 3, what="asked again")
     assert sum("no HyperNodes to read" in r.getMessage() for r in caplog.records) == 1
