@@ -194,7 +194,7 @@ def cost(used: int, allocatable: int, own: int) -> int:
 #
 # The node's level still comes first. Ordering by HyperNode first would spend a scale-in on the
 # pods of fuller nodes in the emptiest HyperNode while nearly idle nodes elsewhere stay: on a
-# randomly filled 5,000-node cluster it freed 35-60 % as many whole nodes for the first
+# randomly filled 5,000-node cluster it freed 35-63 % as many whole nodes for the first
 # thousands of pods removed (benchmarks/scalein.py). Level first frees exactly the whole nodes
 # node scope frees, and among nodes of one level it takes the HyperNode closest to empty, one
 # HyperNode after the other (the slot, a fixed number per HyperNode, keeps HyperNodes of one step
