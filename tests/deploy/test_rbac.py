@@ -23,6 +23,7 @@ from webhook.audit.kinds import audited_kinds
 from webhook.audit.settings import AuditSettings
 from webhook.certs.settings import webhook_configuration
 from webhook.policies.projections import KEPT
+from webhook.scalein import topology as hypernode_topology
 from webhook.scalein.settings import ReconcileSettings
 from webhook.server.settings import ServeSettings
 
@@ -39,6 +40,7 @@ OWNERS = {
     "webhook/kube/watching.py": [(WEBHOOK_SA, EVERYWHERE)],
     "webhook/kube/leases.py": [(RECONCILER_SA, EVERYWHERE), (AUDITOR_SA, EVERYWHERE)],
     "webhook/certs/keeper.py": [(WEBHOOK_SA, {"base"})],
+    "webhook/scalein/planning.py": [],  # `plan` runs with the kubeconfig of whoever runs it
     "webhook/scalein/": [(RECONCILER_SA, EVERYWHERE)],
     "webhook/audit/": [(AUDITOR_SA, EVERYWHERE)],
 }
@@ -56,6 +58,7 @@ CUSTOM = {
     "webhook/kube/watching.py": _kept,
     "webhook/audit/listing.py": lambda: {(k.group, k.resource) for k in audited_kinds()} | _kept(),
     "webhook/audit/writing.py": lambda: {(audit_reports.GROUP, audit_reports.PLURAL)},
+    "webhook/scalein/watching.py": lambda: {(hypernode_topology.GROUP, hypernode_topology.PLURAL)},
 }
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import logging
 import threading
 import time
 import urllib.error
@@ -345,3 +346,84 @@ def test_lease_optimistic_concurrency_and_release(fake_api):
     assert not api.leases["sg"]["spec"].get("holderIdentity")
     assert b.try_acquire_or_renew()  # released: no need to wait for expiry
     assert api.leases["sg"]["spec"]["leaseTransitions"] == 1
+
+
+# ---- HyperNodes and other writers, end to end ----------------------------------------------------
+
+
+def test_hypernodes_in_the_cluster_order_costs_by_hypernode_and_follow_its_edits(fake_api, running, waiter):
+    from support.topology import HYPERNODES, NODES, PODS, exact, hypernode
+
+    from webhook.scalein import planning, scoring
+
+    api, api_client = fake_api(NODES, PODS)
+    for hn in HYPERNODES:
+        api.add_custom(hn)
+    running(settings(), api_client)
+    by_hn = {k: str(v) for k, v in planning.make_cluster(settings(), NODES, PODS, HYPERNODES).desired_all().items()}
+    by_node = {k: str(v) for k, v in planning.make_cluster(settings(), NODES, PODS, []).desired_all().items()}
+    assert by_hn != by_node
+    waiter(lambda: converged(api, by_hn), what="costs by HyperNode")
+    # hn-b loses n4: n4 now ranks by node alone, and hn-b's rank changes
+    edited = hypernode("hn-b", 1, exact("n3"))
+    api.add_custom(edited)
+    want = {k: str(v) for k, v in planning.make_cluster(settings(), NODES, PODS, [HYPERNODES[0], edited, HYPERNODES[2]]).desired_all().items()}
+    waiter(lambda: converged(api, want), what="costs after the HyperNode edit")
+    assert api.annotations("default/b4-0")[COST_KEY] == str(scoring.in_hypernode(int(by_node["default/b4-0"]), 0))  # in no HyperNode now
+
+
+def test_without_the_hypernode_crd_costs_order_by_node(fake_api, running, waiter):
+    from support.topology import NODES, PODS
+
+    from webhook.scalein import planning
+
+    api, api_client = fake_api(NODES, PODS)
+    r = running(settings(), api_client)
+    by_node = {k: str(v) for k, v in planning.make_cluster(settings(), NODES, PODS, []).desired_all().items()}
+    waiter(lambda: converged(api, by_node), what="costs by node")
+    assert api.count("GET", "/apis/topology.volcano.sh/v1alpha1/hypernodes") >= 1
+    # a missing CRD is no error, and no watch is tried on it
+    assert r.sample("servinggate_scalein_errors_total", {"op": "watch-hypernodes", "code": "404"}) == 0
+    assert api.count("GET", "/apis/topology.volcano.sh/v1alpha1/hypernodes", watch="true") == 0
+
+
+def test_node_scope_never_asks_for_hypernodes(s1, fake_api, running, waiter):
+    api, api_client = fake_api(s1["nodes"]["items"], s1["pods"]["items"])
+    running(settings(compaction_scope="node"), api_client)
+    waiter(lambda: converged(api, expected_s1(api)), what="S1 costs")
+    assert api.count("GET", "/apis/topology.volcano.sh") == 0
+
+
+def test_a_writer_that_keeps_changing_a_cost_gets_one_overwrite_and_an_event(s1, fake_api, running, waiter):
+    api, api_client = fake_api(s1["nodes"]["items"], s1["pods"]["items"])
+    api.fault("POST", "/api/v1/namespaces/default/events", 201, body={"kind": "Event", "apiVersion": "v1", "metadata": {"name": "e"}}, times=5)
+    r = running(settings(), api_client)
+    waiter(lambda: converged(api, expected_s1(api)), what="S1 costs")
+    victim = next(k for k, p in api.pods.items() if p["spec"]["nodeName"] == "node-b")
+    patched = lambda: sum(1 for key, _ in api.patches if key == victim)  # noqa: E731
+    assert patched() == 1
+    api.edit_pod(victim, lambda p: p["metadata"]["annotations"].update({COST_KEY: "-9"}))
+    waiter(lambda: api.annotations(victim)[COST_KEY] == NODE_B, what="one overwrite")
+    for value in ("-8", "-7", "-6"):
+        api.edit_pod(victim, lambda p, v=value: p["metadata"]["annotations"].update({COST_KEY: v}))
+    waiter(lambda: len(api.calls("POST", "/events$")) == 1, what="the Event")
+    waiter(lambda: r.sample("servinggate_scalein_contested_pods") == 1, what="the gauge")
+    time.sleep(0.5)  # a real reconciler: give it time to (wrongly) write again
+    assert patched() == 2 and api.annotations(victim)[COST_KEY] == "-6"
+
+
+def test_a_reconciler_not_allowed_to_read_hypernodes_orders_by_node(fake_api, running, waiter, caplog):
+    from support.topology import HYPERNODES, NODES, PODS
+
+    from webhook.scalein import planning
+
+    api, api_client = fake_api(NODES, PODS)
+    for hn in HYPERNODES:
+        api.add_custom(hn)
+    api.fail("GET", r"^/apis/topology\.volcano\.sh/", 403, "Forbidden", "hypernodes is forbidden")
+    caplog.set_level(logging.INFO, "servinggate.scalein")
+    running(settings(), api_client)
+    by_node = {k: str(v) for k, v in planning.make_cluster(settings(), NODES, PODS, []).desired_all().items()}
+    waiter(lambda: converged(api, by_node), what="costs by node")
+    waiter(lambda: api.count("GET", "/apis/topology.volcano.sh/v1alpha1/hypernodes") >= 3, what="asked again")
+    assert sum("no HyperNodes to read" in r.getMessage() for r in caplog.records) == 1

@@ -33,6 +33,7 @@ class Harness:
         self.worker = Worker(self.settings, Cluster(self.settings, WorkloadTypes()), self.events, self.writes, self.metrics,
                              stop=self.stop)
         self.thread = threading.Thread(target=self.worker.run, daemon=True)
+        self.events.put(Listed("hypernodes", []))  # a cluster without HyperNodes
 
     def queued(self) -> dict[str, int]:
         with self.writes.cond:
@@ -78,7 +79,7 @@ def test_listed_nodes_and_pods_queue_one_write_per_scored_pod(s1, harness, waite
     h.events.put(Listed("nodes", s1["nodes"]["items"]))
     want = by_node(s1)
     waiter(lambda: h.queued() == want, what="S1 costs queued")
-    assert h.worker.synced == {"nodes": True, "pods": True}
+    assert h.worker.synced == {"nodes": True, "pods": True, "hypernodes": True}
 
 
 def test_a_written_answer_settles_the_pod_and_a_pod_event_rescores_only_its_node(s1, harness, waiter):

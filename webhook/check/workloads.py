@@ -29,6 +29,7 @@ from typing import Any
 
 from ..admission.fields import BUILTIN, FieldError, FieldPath, forbidden, invalid, not_supported
 from ..admission.gofmt import GoSyntax, go_quote
+from ..admission.selectors import selector_matches
 from ..podvalidation import default_pod_spec, validate_pod_create, validate_pod_template_spec
 from ..podvalidation.defaults import prepare_spec
 from ..podvalidation.drops import Dropped
@@ -69,29 +70,6 @@ def validate_pod(obj: dict[str, Any], opts: PodOptions = DEFAULT_OPTIONS, droppe
 def labels_struct(labels: dict[str, Any]) -> GoSyntax:
     """`%#v` of a map[string]string: keys sorted."""
     return GoSyntax("map[string]string{" + ", ".join(f"{go_quote(k)}:{go_quote(str(v))}" for k, v in sorted(labels.items())) + "}")
-
-
-def selector_matches(selector: dict[str, Any], labels: dict[str, Any]) -> bool:
-    """metav1.LabelSelectorAsSelector(selector).Matches(labels); an unusable selector matches
-    nothing here (its own errors come from elsewhere)."""
-    for key, value in _dict(selector.get("matchLabels")).items():
-        if labels.get(key) != value:
-            return False
-    expressions = selector.get("matchExpressions")
-    for raw in expressions if isinstance(expressions, list) else []:
-        expr = _dict(raw)
-        name, op, values = expr.get("key"), expr.get("operator"), expr.get("values")
-        if not isinstance(name, str):
-            return False
-        values = values if isinstance(values, list) else []
-        has = name in labels
-        if op == "In" and not (has and labels[name] in values):
-            return False
-        if op == "NotIn" and has and labels[name] in values:
-            return False
-        if (op == "Exists" and not has) or (op == "DoesNotExist" and has):
-            return False
-    return True
 
 
 def _selector_errors(selector: Any, labels: dict[str, Any], path: FieldPath) -> list[FieldError]:

@@ -4,13 +4,16 @@ so a scoring pass and a one-node recompute never re-read the raw objects."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..admission.review import plural_of
-from . import scoring
+from . import scoring, topology
 from .settings import RECORD_KEY, REMOVE_LAST_KEY, ScoringSettings
+
+log = logging.getLogger("servinggate.scalein")
 
 
 @dataclass(slots=True)
@@ -107,8 +110,12 @@ class WorkloadTypes:
 
 
 class Cluster:
-    """Nodes and pods by name, pods indexed by node. Mutators return the nodes whose pods must be
-    re-scored; `desired_on` scores one node's pods."""
+    """Nodes, pods and HyperNodes by name, pods indexed by node. Mutators return the nodes whose
+    pods must be re-scored; `desired_on` scores one node's pods.
+
+    In HyperNode scope a node's costs also depend on its HyperNode's use (scoring.hypernode_rank):
+    the rank each HyperNode's costs were last computed with is kept, and a mutation that moves a
+    HyperNode to another rank returns all of its nodes; otherwise only the node it touched."""
 
     def __init__(self, settings: ScoringSettings, types: WorkloadTypes):
         self.settings = settings
@@ -117,6 +124,101 @@ class Cluster:
         self.nodes: dict[str, NodeView] = {}
         self.pods: dict[str, PodView] = {}
         self.by_node: dict[str, set[str]] = {}
+        self.hypernodes: dict[str, topology.HyperNodeView] = {}
+        self.topology = topology.Topology()
+        self.notes_seen: set[str] = set()
+        self._used: dict[str, int] = {}  # node -> devices in use (cache)
+        self._hn_use: dict[str, tuple[int, int]] = {}  # HyperNode -> (used, total) (cache)
+        self._hn_rank: dict[str, int] = {}  # HyperNode -> the rank its pods' costs were computed with
+
+    # -- topology ------------------------------------------------------------------------------
+
+    @property
+    def by_hypernode(self) -> bool:
+        """Whether HyperNodes enter the costs (--compaction-scope; auto: if any exists)."""
+        scope = self.settings.compaction_scope
+        return scope == "hypernode" or (scope == "auto" and bool(self.hypernodes))
+
+    def hypernode_of(self, node: str) -> str | None:
+        return self.topology.leaf_of.get(node) if self.by_hypernode else None
+
+    def _retopologize(self) -> set[str]:
+        """Resolve the HyperNodes again; every node when the result changed (rare: HyperNode
+        edits, nodes added or removed or relabelled). New notes are logged once each."""
+        before = (self.topology.leaf_of, self.by_hypernode)
+        labels = {name: n.labels for name, n in self.nodes.items()}
+        # before the nodes are listed every member would look missing: nothing to resolve yet
+        self.topology = topology.resolve(self.hypernodes, labels) if self.hypernodes and self.nodes else topology.Topology()
+        for note in self.topology.notes:
+            if note not in self.notes_seen:
+                self.notes_seen.add(note)
+                log.warning({"msg": "HyperNode topology: " + note})
+        if (self.topology.leaf_of, self.by_hypernode) == before:
+            return set()  # the same members: the cached use and ranks still hold
+        self._hn_use.clear()
+        self._hn_rank.clear()
+        return set(self.nodes) | set(self.by_node)
+
+    def upsert_hypernode(self, obj: Mapping[str, Any]) -> set[str]:
+        view = topology.hypernode_view(obj)
+        if view is None or self.hypernodes.get(view.name) == view:
+            return set()
+        self.hypernodes[view.name] = view
+        return self._retopologize()
+
+    def delete_hypernode(self, name: str) -> set[str]:
+        if self.hypernodes.pop(name, None) is None:
+            return set()
+        return self._retopologize()
+
+    def replace_hypernodes(self, items: Iterable[Mapping[str, Any]]) -> set[str]:
+        self.hypernodes = {v.name: v for v in map(topology.hypernode_view, items) if v is not None}
+        return self._retopologize()
+
+    def hypernode_usage(self, hn: str) -> tuple[int, int]:
+        """(used, allocatable) accelerator units over a HyperNode's nodes."""
+        hit = self._hn_use.get(hn)
+        if hit is None:
+            used = total = 0
+            for name in self.topology.members.get(hn, ()):
+                u, t = self.usage(name)
+                used, total = used + min(u, t), total + t
+            hit = self._hn_use[hn] = (used, total)
+        return hit
+
+    def _rank(self, hn: str) -> int:
+        used, total = self.hypernode_usage(hn)
+        return scoring.hypernode_rank(used, total, hn, self._hn_rank.get(hn))
+
+    def _changed(self, touched: set[str], allocatable: bool = False) -> set[str]:
+        """Update the cached use of the touched nodes (and of their HyperNodes, by the difference);
+        add the nodes of every HyperNode whose rank moved (their pods' costs change too).
+        `allocatable`: a node's devices changed, its HyperNode's total is counted again."""
+        if not touched:
+            return touched
+        leaf = self.topology.leaf_of
+        hns = set()
+        for name in touched:
+            before = self._used.pop(name, None)
+            hn = leaf.get(name)
+            if hn is None:
+                continue
+            hns.add(hn)
+            cached = self._hn_use.get(hn)
+            if cached is None:
+                continue
+            if before is None or allocatable:
+                del self._hn_use[hn]
+                continue
+            used, total = self.usage(name)
+            self._hn_use[hn] = (cached[0] - min(before, total) + min(used, total), cached[1])
+        if not hns or not self.by_hypernode:
+            return touched
+        out = set(touched)
+        for hn in hns:
+            if hn in self._hn_rank and self._rank(hn) != self._hn_rank[hn]:
+                out.update(self.topology.members.get(hn, ()))
+        return out
 
     # -- mutation ------------------------------------------------------------------------------
 
@@ -124,10 +226,20 @@ class Cluster:
         view = node_view(node, self.is_accel)
         old = self.nodes.get(view.name)
         self.nodes[view.name] = view
-        return set() if old is not None and old.accel == view.accel else {view.name}
+        if self.hypernodes and (old is None or old.labels != view.labels):
+            moved = self._retopologize()
+            if moved:
+                return moved
+        return set() if old is not None and old.accel == view.accel else self._changed({view.name}, allocatable=True)
 
     def delete_node(self, name: str) -> set[str]:
-        return {name} if self.nodes.pop(name, None) is not None else set()
+        if self.nodes.pop(name, None) is None:
+            return set()
+        if self.hypernodes:
+            moved = self._retopologize()
+            if moved:
+                return moved
+        return self._changed({name}, allocatable=True)
 
     def upsert_pod(self, pod: Mapping[str, Any]) -> set[str]:
         """Only pods that request an accelerator are kept: the others neither take devices nor
@@ -149,22 +261,27 @@ class Cluster:
         if view.node:
             self.by_node.setdefault(view.node, set()).add(view.key)
             touched.add(view.node)
-        return touched
+        if old is not None and old.node == view.node and old.holds == view.holds and old.accel == view.accel:
+            return touched  # the node's use is unchanged (an annotation, a status): no HyperNode moves
+        return self._changed(touched)
 
     def delete_pod(self, key: str) -> set[str]:
         old = self.pods.pop(key, None)
         if old is None or not old.node:
             return set()
         self.by_node.get(old.node, set()).discard(key)
-        return {old.node}
+        return self._changed({old.node})
 
     def replace_nodes(self, nodes: Iterable[Mapping[str, Any]]) -> None:
-        self.nodes = {}
+        hypernodes, self.hypernodes = self.hypernodes, {}  # resolved once, below
+        self.nodes, self._used, self._hn_use = {}, {}, {}
         for n in nodes:
             self.upsert_node(n)
+        self.hypernodes = hypernodes
+        self._retopologize()
 
     def replace_pods(self, pods: Iterable[Mapping[str, Any]]) -> None:
-        self.pods, self.by_node = {}, {}
+        self.pods, self.by_node, self._used, self._hn_use = {}, {}, {}, {}
         for p in pods:
             self.upsert_pod(p)
 
@@ -181,19 +298,23 @@ class Cluster:
         node = self.nodes.get(name)
         if node is None or not node.total:
             return 0, 0
-        used = 0
-        for key in self.by_node.get(name, ()):
-            pod = self.pods[key]
-            if pod.holds and pod.accel:
-                used += self.units_on(pod, node)
+        used = self._used.get(name)
+        if used is None:
+            used = 0
+            for key in self.by_node.get(name, ()):
+                pod = self.pods[key]
+                if pod.holds and pod.accel:
+                    used += self.units_on(pod, node)
+            self._used[name] = used
         return used, node.total
 
     def scored(self, pod: PodView) -> bool:
         return bool(pod.accel) and pod.holds and self.types.scored(pod.owner)
 
     def desired_on(self, name: str) -> dict[str, int]:
-        """Costs of the scored pods on one node (pod key -> cost); depends on nothing else. A
-        remove-last pod still counts toward its node's use; only its own cost is the top one."""
+        """Costs of the scored pods on one node (pod key -> cost); they depend on that node alone
+        and, in HyperNode scope, on its HyperNode's rank. A remove-last pod still counts toward its
+        node's use; only its own cost is the top one."""
         node = self.nodes.get(name)
         if node is None or not node.total:
             return {}
@@ -201,11 +322,21 @@ class Cluster:
         pods = [self.pods[k] for k in keys]
         units = {p.key: self.units_on(p, node) for p in pods if p.accel}
         used = sum(u for k, u in units.items() if self.pods[k].holds)
+        self._used[name] = used
+        scoped = self.by_hypernode
+        hn = self.hypernode_of(name)
+        rank = 0
+        if hn is not None:
+            rank = self._hn_rank[hn] = self._rank(hn)
         out = {}
         for p in pods:
             own = units.get(p.key, 0)
             if own and p.holds and self.types.scored(p.owner):
-                out[p.key] = scoring.REMOVE_LAST_COST if p.remove_last else scoring.cost(used, node.total, own)
+                if p.remove_last:
+                    out[p.key] = scoring.REMOVE_LAST_COST
+                else:
+                    c = scoring.cost(used, node.total, own)
+                    out[p.key] = scoring.in_hypernode(c, rank) if scoped else c
         return out
 
     def desired_all(self) -> dict[str, int]:

@@ -13,15 +13,15 @@ from typing import Any, Literal
 
 from .writing import WriteAttempt
 
-Resource = Literal["nodes", "pods"]
+Resource = Literal["nodes", "pods", "hypernodes"]
 Change = Literal["ADDED", "MODIFIED", "DELETED"]
 
-RESOURCES: tuple[Resource, ...] = ("nodes", "pods")
+RESOURCES: tuple[Resource, ...] = ("nodes", "pods", "hypernodes")
 
 
 @dataclass(frozen=True, slots=True)
 class Changed:
-    """One watch event: a node or a pod was added, modified or deleted."""
+    """One watch event: a node, a pod or a HyperNode was added, modified or deleted."""
 
     change: Change
     resource: Resource

@@ -35,8 +35,8 @@ class Metrics:
         self.backlog_oldest = prom.Gauge("servinggate_scalein_write_backlog_oldest_seconds", "how long the longest-waiting pod has waited for its write", registry=r)
         self.event_to_write = prom.Histogram("servinggate_scalein_event_to_write_seconds", "from a watch event to the write it made necessary",
                                              buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300), registry=r)
-        self.converged = prom.Gauge("servinggate_scalein_last_convergence_seconds", "how long the last full pass took until every cost was written", registry=r)
         self.contested = prom.Gauge("servinggate_scalein_contested_pods", "pods whose deletion cost another writer contests", registry=r)
+        self.converged = prom.Gauge("servinggate_scalein_last_convergence_seconds", "how long the last full pass took until every cost was written", registry=r)
 
     def track(self, size: Callable[[], float], oldest: Callable[[], float]) -> None:
         """Read the backlog gauges from the write queue when scraped, never on the hot path."""

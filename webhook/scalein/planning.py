@@ -5,15 +5,20 @@ service account, `$KUBECONFIG`, `~/.kube/config`) or from a snapshot file, with 
 the reconciler, then orders each workload's pods the way its controller does (reference:
 ReplicaSet `ActivePodsWithRanks`, CloneSet's sorter, Kthena's summed Role/ServingGroup cost).
 
-A snapshot is JSON or YAML: `{"nodes": NodeList, "pods": PodList}`, or the `List` that
-`kubectl get nodes,pods -A -o yaml > snapshot.yaml` prints (Node and Pod items together)."""
+A snapshot is JSON or YAML: `{"nodes": NodeList, "pods": PodList}` (optionally with
+`"hypernodes": HyperNodeList` and `"events": EventList`), or the `List` that
+`kubectl get nodes,pods,hypernodes,events -A -o yaml > snapshot.yaml` prints (the items together).
+HyperNodes (Volcano's network topology) decide the compaction scope; Events tell which pods the
+reconciler leaves alone because another writer contests their cost."""
 
 from __future__ import annotations
 
 import argparse
 import gc
 import sys
+import time
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
@@ -22,7 +27,8 @@ from .. import config
 from ..config import DataFileError, read_data_file
 from ..errors import OperatorError
 from .cluster import Cluster, WorkloadTypes
-from .ranking import Workload, build_plan, node_usage
+from . import topology
+from .ranking import Workload, build_plan, contested_pods, hypernode_usage, node_usage
 from .rendering import to_json, to_svg, to_text
 from .settings import ReconcileSettings, ScoringSettings
 
@@ -33,47 +39,78 @@ class SnapshotError(OperatorError, ValueError):
     """The snapshot file is unusable (the operator's to fix: exit 2, one line)."""
 
 
-SNAPSHOT_FORMS = ('{"nodes": NodeList, "pods": PodList}, or the List `kubectl get nodes,pods -A -o yaml` prints')
+SNAPSHOT_FORMS = ('{"nodes": NodeList, "pods": PodList[, "hypernodes": HyperNodeList, "events": EventList]}, '
+                  'or the List `kubectl get nodes,pods,hypernodes,events -A -o yaml` prints')
 
 
-def load_snapshot(path: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The node and pod items of a snapshot file (JSON or YAML, either form of SNAPSHOT_FORMS)."""
+@dataclass
+class Snapshot:
+    """What `plan` reads: nodes and pods, and (optional) HyperNodes and Events."""
+
+    nodes: list[dict[str, Any]]
+    pods: list[dict[str, Any]]
+    hypernodes: list[dict[str, Any]] = field(default_factory=list)
+    events: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _items(data: dict[str, Any], key: str) -> list[dict[str, Any]]:
+    listed = data.get(key)
+    items = listed.get("items") if isinstance(listed, dict) else None
+    return [i for i in items if isinstance(i, dict)] if isinstance(items, list) else []
+
+
+def load_snapshot(path: str) -> Snapshot:
+    """The items of a snapshot file (JSON or YAML, either form of SNAPSHOT_FORMS)."""
     try:
         data = read_data_file(path)
     except DataFileError as exc:
         raise SnapshotError(f"{path}: {exc}") from None
     if isinstance(data, dict) and isinstance(data.get("nodes"), dict) and isinstance(data.get("pods"), dict):
-        return list(data["nodes"].get("items") or []), list(data["pods"].get("items") or [])
+        return Snapshot(_items(data, "nodes"), _items(data, "pods"), _items(data, "hypernodes"), _items(data, "events"))
     if isinstance(data, dict) and isinstance(data.get("items"), list):
         items = [i for i in data["items"] if isinstance(i, dict)]
         nodes = [i for i in items if i.get("kind") == "Node"]
         pods = [i for i in items if i.get("kind") == "Pod"]
         if nodes or pods:
-            return nodes, pods
+            return Snapshot(nodes, pods, [i for i in items if i.get("kind") == topology.KIND],
+                            [i for i in items if i.get("kind") == "Event"])
     raise SnapshotError(f"{path}: must be {SNAPSHOT_FORMS}")
 
 
-def read_live(kubeconfig: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def read_live(kubeconfig: str) -> Snapshot:
     """Nodes and pods from the API server, a page of 500 at a time; a refused or failed request is
-    one line naming what to grant or fix (exit 2), as for every command."""
+    one line naming what to grant or fix (exit 2), as for every command. HyperNodes and the
+    contested-cost Events are optional: a cluster without the CRD, or a reader not allowed to
+    list them, plans without them (as the reconciler does)."""
     from kubernetes import client as kube_client
 
     from ..kube.client import load_api_client
     from ..kube.errors import ApiCall, KubeAccessError, describe_api_error
     from ..kube.responses import json_body
 
+    from kubernetes.client.exceptions import ApiException
+
     api = load_api_client(kubeconfig)
     core = kube_client.CoreV1Api(api)
+    custom = kube_client.CustomObjectsApi(api)
     out: dict[str, list[dict[str, Any]]] = {}
-    for resource, call in (("nodes", core.list_node), ("pods", core.list_pod_for_all_namespaces)):
+    calls: tuple[tuple[str, Any, dict[str, Any]], ...] = (
+        ("nodes", core.list_node, {}), ("pods", core.list_pod_for_all_namespaces, {}),
+        ("hypernodes", lambda **kw: custom.list_cluster_custom_object(topology.GROUP, topology.VERSION, topology.PLURAL, **kw), {}),
+        ("events", core.list_event_for_all_namespaces, {"field_selector": "reason=DeletionCostContested"}))
+    for resource, call, extra in calls:
         items: list[dict[str, Any]] = []
         token = None
         while True:
             try:
-                kwargs: dict[str, Any] = {"limit": 500, "_preload_content": False, "_request_timeout": 60}
+                kwargs: dict[str, Any] = {"limit": 500, "_preload_content": False, "_request_timeout": 60, **extra}
                 if token:
                     kwargs["_continue"] = token
                 page = json_body(call(**kwargs))
+            except ApiException as exc:
+                if resource in ("hypernodes", "events") and exc.status in (403, 404):
+                    break  # optional (see above)
+                raise KubeAccessError(describe_api_error(exc, ApiCall("list", resource), api.configuration.host)) from None
             except Exception as exc:  # noqa: BLE001 - the client raises many types; all become one line
                 raise KubeAccessError(describe_api_error(exc, ApiCall("list", resource), api.configuration.host)) from None
             items += page.get("items") or []
@@ -81,13 +118,15 @@ def read_live(kubeconfig: str) -> tuple[list[dict[str, Any]], list[dict[str, Any
             if not token:
                 break
         out[resource] = items
-    return out["nodes"], out["pods"]
+    return Snapshot(out["nodes"], out["pods"], out["hypernodes"], out["events"])
 
 
-def make_cluster(settings: ScoringSettings, nodes: list[dict[str, Any]], pods: list[dict[str, Any]]) -> Cluster:
+def make_cluster(settings: ScoringSettings, nodes: list[dict[str, Any]], pods: list[dict[str, Any]],
+                 hypernodes: list[dict[str, Any]] | None = None) -> Cluster:
     """Offline there is no discovery: a third-party resource matches an owner kind by its plural."""
     cluster = Cluster(settings, WorkloadTypes(guess=settings.third_party()))
     cluster.replace_nodes(nodes)
+    cluster.replace_hypernodes(hypernodes or [])
     cluster.replace_pods(pods)
     return cluster
 
@@ -136,17 +175,21 @@ def main(argv: Sequence[str]) -> int:
     # re-scan them over and over (4x slower on 150,000 pods) and find nothing to free
     gc.disable()
     # SnapshotError, KubeAccessError: exit 2 with their line (webhook/__main__.py)
-    nodes, pods = load_snapshot(args.snapshot) if args.snapshot else read_live(args.kubeconfig)
-    cluster = make_cluster(settings, nodes, pods)
-    workloads = _select(build_plan(cluster), args.workload)
+    snap = load_snapshot(args.snapshot) if args.snapshot else read_live(args.kubeconfig)
+    cluster = make_cluster(settings, snap.nodes, snap.pods, snap.hypernodes)
+    # a snapshot's Events count whatever their age (it was taken then); live ones within the window
+    contested = contested_pods(snap.events, settings.contest_backoff_seconds, None if args.snapshot else time.time())
+    workloads = _select(build_plan(cluster, contested), args.workload)
     if args.workload and not workloads:
         raise OperatorError(f"no scored workload named {args.workload!r} in {args.snapshot or 'the cluster'}")
     check_remove(workloads, args.remove)
     usage = node_usage(cluster, workloads, args.remove)
+    per_hn = hypernode_usage(cluster, usage)
+    scope = "hypernode" if cluster.by_hypernode else "node"
     if args.output == "json":
-        sys.stdout.write(orjson.dumps(to_json(settings, workloads, usage, args.remove), option=orjson.OPT_INDENT_2).decode() + "\n")
+        sys.stdout.write(orjson.dumps(to_json(settings, workloads, usage, args.remove, per_hn, scope), option=orjson.OPT_INDENT_2).decode() + "\n")
     else:
-        sys.stdout.write(to_text(settings, workloads, usage, args.remove))
+        sys.stdout.write(to_text(settings, workloads, usage, args.remove, per_hn, scope))
     if args.svg:
         with open(args.svg, "w", encoding="utf-8") as fh:
             fh.write(to_svg(cluster, workloads, usage, args.remove, all_nodes=args.svg_all_nodes))

@@ -37,6 +37,29 @@ _INT32_MAX = 2**31 - 1
 _DIGITS = re.compile(r"([0-9]+)")
 
 
+CONTESTED_REASON = "DeletionCostContested"  # the Event the reconciler posts (notices.py)
+
+
+def contested_pods(events: list[dict[str, Any]], window: int, now: float | None = None) -> set[str]:
+    """Pods ("ns/name") the reconciler said it leaves alone: a DeletionCostContested Event on
+    them, newer than `window` seconds before `now` (None: any age, for a snapshot)."""
+    out = set()
+    for ev in events:
+        if not isinstance(ev, dict) or ev.get("reason") != CONTESTED_REASON:
+            continue
+        obj = ev.get("involvedObject") if isinstance(ev.get("involvedObject"), dict) else ev.get("regarding")
+        if not isinstance(obj, dict) or obj.get("kind") != "Pod":
+            continue
+        if now is not None:
+            series = ev["series"] if isinstance(ev.get("series"), dict) else {}
+            stamps = [ev.get("lastTimestamp"), ev.get("eventTime"), series.get("lastObservedTime"), ev.get("firstTimestamp")]
+            newest = max((_epoch(t) for t in stamps if isinstance(t, str) and t), default=float("inf"))
+            if newest != float("inf") and newest + window <= now:
+                continue
+        out.add(f"{obj.get('namespace') or (ev.get('metadata') or {}).get('namespace') or ''}/{obj.get('name') or ''}")
+    return out
+
+
 def _ordinal(name: str) -> int:
     """The ordinal ending a ServingGroup or Role name (`<ms>-<g>`, `<role>-<r>`), or -1: Kthena's
     utils.GetParentNameAndOrdinal (v1.0 to 2029995c), which parses it as an int32. Ordinals
@@ -61,7 +84,7 @@ class Entry:
     pod: PodView
     current: str | None
     planned: int  # what the controller will rank by
-    action: str  # none | write | overwrite | foreign | unscored
+    action: str  # none | write | overwrite | foreign | contested | unscored
     remove_last: bool = False  # annotated remove-last, and scored: its cost is the top one
 
 
@@ -112,7 +135,9 @@ def _active(p: PodView) -> bool:
     return p.holds  # the controllers skip terminated and terminating pods too
 
 
-def build_plan(cluster: Cluster) -> list[Workload]:
+def build_plan(cluster: Cluster, contested: set[str] | frozenset[str] = frozenset()) -> list[Workload]:
+    """Each scored workload's units in removal order. `contested`: pods the reconciler leaves
+    alone because another writer keeps changing their cost (contested_pods)."""
     desired = cluster.desired_all()
     s = cluster.settings
     owners: dict[tuple[str, str, str, str], list[Entry]] = defaultdict(list)
@@ -124,6 +149,8 @@ def build_plan(cluster: Cluster) -> list[Workload]:
             d = scoring.decide(current, pod.annotation(RECORD_KEY), desired[key], s.scale_in_priority)
             planned = scoring.ranking_cost(d.value)
             action = d.action
+            if action == scoring.OVERWRITE and key in contested:
+                planned, action = scoring.ranking_cost(current), "contested"
         else:
             planned, action = scoring.ranking_cost(current), "unscored"
         api_version, kind, name = pod.owner  # type: ignore[misc]
@@ -193,3 +220,23 @@ def node_usage(cluster: Cluster, workloads: list[Workload], remove: int) -> list
         rows.append({"node": name, "allocatable": total, "before": min(used, total), "after": max(min(used, total) - freed, 0),
                      "removed": sorted(p.key for p in removed.get(name, ()))})
     return rows
+
+
+def hypernode_usage(cluster: Cluster, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per tier-1 HyperNode (in HyperNode scope): its nodes' accelerators before and after, from
+    `node_usage` rows; and how many of its nodes are, and will be, wholly idle."""
+    if not cluster.by_hypernode:
+        return []
+    by_hn: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        hn = cluster.topology.leaf_of.get(r["node"])
+        if hn is not None:
+            by_hn[hn].append(r)
+    out = []
+    for hn in sorted(by_hn):
+        rs = by_hn[hn]
+        out.append({"hypernode": hn, "tier": cluster.hypernodes[hn].tier, "nodes": len(rs),
+                    "allocatable": sum(r["allocatable"] for r in rs), "before": sum(r["before"] for r in rs),
+                    "after": sum(r["after"] for r in rs), "idle_nodes_before": sum(1 for r in rs if r["before"] == 0),
+                    "idle_nodes_after": sum(1 for r in rs if r["after"] == 0)})
+    return out

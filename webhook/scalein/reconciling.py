@@ -5,13 +5,15 @@ API client, checks once that the cluster answers and allows what the reconciler 
 the third-party workload types, elects a leader if asked, wires the pieces to the API server
 (`Reconciler`) and runs them. The pieces live in their own modules:
 
-- watching.py: one list+watch loop per kind (Nodes, Pods) feeding a queue of events (events.py);
+- watching.py: one list+watch loop per kind (Nodes, Pods, HyperNodes) feeding a queue of events (events.py);
 - worker.py: the worker that owns the cache, re-scores only what an event touches and
   decides what to write;
 - writequeue.py: the pending writes, one per pod with its latest cost, events before the
   backlog and the backlog lowest cost first;
 - writing.py: the writer threads that drain it at `--scoring-qps`;
 - patching.py: the rate-limited, `test`-guarded JSON Patch shared by the writers and `--clear`;
+- contest.py (pure) and notices.py: backing off from another writer of the cost, and the Event
+  that says so;
 - ../kube/leases.py: the Lease loop (--leader-elect), shared with `audit`;
 - health.py: the metrics and the /healthz + /metrics endpoint.
 
@@ -40,6 +42,7 @@ from .events import RESOURCES, Answered, Event, Resync
 from .health import Metrics, serve_health
 from ..kube.leases import LeaderElector
 from .pacing import MAX_BACKOFF, RateLimiter
+from .notices import EventPoster
 from .patching import Patcher, clear_costs
 from .settings import ReconcileSettings
 from .watching import Watcher
@@ -66,12 +69,14 @@ class Reconciler:
         self.stop = stop or threading.Event()
         core = client.CoreV1Api(api_client)
         self.events: queue.Queue[Event] = queue.Queue()
-        self.watcher = Watcher(core, settings, self.events, self.metrics, self.stop, sleep_cap)
+        self.watcher = Watcher(core, client.CustomObjectsApi(api_client), settings, self.events, self.metrics, self.stop, sleep_cap)
         self.patcher = Patcher(core, RateLimiter(settings.scoring_qps), self.metrics, self.stop)
         self.writes = WriteQueue()
         self.metrics.track(self.writes.size, self.writes.oldest_age)
         self.writers = Writers(self.writes, self.patcher, settings, self.metrics, may_write,
                                lambda attempt: self.events.put(Answered(attempt)), self.stop, sleep_cap)
+        self.notices = EventPoster(core, settings.score_annotation_key, settings.contest_backoff_seconds, self.metrics, self.stop,
+                                   settings.holder_identity())
         self.sleep_cap = sleep_cap
         self.worker: Worker | None = None
         self.threads: list[threading.Thread] = []
@@ -81,13 +86,16 @@ class Reconciler:
     def start(self, types: WorkloadTypes) -> Worker:
         """The worker, with an empty cache for `types`; one list+watch thread per kind, and the writers."""
         self.worker = Worker(self.settings, Cluster(self.settings, types), self.events, self.writes, self.metrics,
-                             may_write=self.may_write, stop=self.stop)
+                             may_write=self.may_write, stop=self.stop, notify=self.notices.post)
         for kind in RESOURCES:
+            if kind == "hypernodes" and self.settings.compaction_scope == "node":
+                continue
             t = threading.Thread(target=self.watcher.loop, args=(kind,), name=f"watch-{kind}", daemon=True)
             t.start()
             self.threads.append(t)
         self.writer_threads = self.writers.start()
         self.threads += self.writer_threads
+        self.threads.append(self.notices.start())
         return self.worker
 
     def finish_writes(self, timeout: float = 10.0) -> bool:

@@ -18,6 +18,8 @@ def settings_summary(s: ScoringSettings) -> dict[str, Any]:
         "score_annotation_key": s.score_annotation_key,
         "accelerator_resources": list(s.accelerator_resources),
         "third_party_types": list(s.third_party_types),
+        "compaction_scope": s.compaction_scope,
+        "contest_backoff_seconds": s.contest_backoff_seconds,
     }
 
 
@@ -42,8 +44,10 @@ def _unit_json(u: Unit) -> dict[str, Any]:
     return out
 
 
-def to_json(s: ScoringSettings, workloads: list[Workload], usage: list[dict[str, Any]], remove: int) -> dict[str, Any]:
+def to_json(s: ScoringSettings, workloads: list[Workload], usage: list[dict[str, Any]], remove: int,
+            hypernodes: list[dict[str, Any]] | None = None, scope: str = "node") -> dict[str, Any]:
     return {
+        "scope": scope,
         "settings": settings_summary(s),
         "remove": remove,
         "workloads": [
@@ -53,6 +57,7 @@ def to_json(s: ScoringSettings, workloads: list[Workload], usage: list[dict[str,
             for w in workloads
         ],
         "nodes": usage,
+        "hypernodes": hypernodes or [],
     }
 
 
@@ -71,6 +76,8 @@ def _marks(e: Entry) -> str:
 def _note(e: Entry) -> str:
     if e.action == "foreign":
         return f"set by someone else, kept ({e.current})"
+    if e.action == "contested":
+        return f"contested: another writer keeps changing it ({e.current}); left alone for the backoff window (Event DeletionCostContested)"
     if e.action == "overwrite":
         return f"overwrites {e.current} set by someone else"
     if e.action == "write":
@@ -136,12 +143,15 @@ def removal_reasons(w: Workload, remove: int) -> list[str]:
     return [why(u, kept, colocated) for u in w.units[:remove]]
 
 
-def to_text(s: ScoringSettings, workloads: list[Workload], usage: list[dict[str, Any]], remove: int) -> str:
+def to_text(s: ScoringSettings, workloads: list[Workload], usage: list[dict[str, Any]], remove: int,
+            hypernodes: list[dict[str, Any]] | None = None, scope: str = "node") -> str:
     out = [
         f"settings: scale-in-priority={s.scale_in_priority} ({PRIORITY_TEXT[s.scale_in_priority]}); "
         f"score-annotation-key={s.score_annotation_key}; enable-scale-in-score={'true' if s.enable_scale_in_score else 'false'}"
         + ("" if s.enable_scale_in_score else " (the reconciler writes nothing; costs below are what it would write)"),
         f"accelerators: {', '.join(s.accelerator_resources)}",
+        f"compaction scope: {scope}" + (f" (--compaction-scope {s.compaction_scope})" if s.compaction_scope != scope else "")
+        + ("; emptiest nodes first; among equally full nodes, the emptiest tier-1 HyperNode's first" if scope == "hypernode" else "; emptiest nodes first"),
     ]
     if s.third_party_types:
         out.append(f"third-party types: {', '.join(s.third_party_types)}")
@@ -173,6 +183,15 @@ def to_text(s: ScoringSettings, workloads: list[Workload], usage: list[dict[str,
         out.append(f"  {r['node'].ljust(width)}  {r['before']:>3}/{r['allocatable']:<3} [{_bar(r['before'], r['allocatable'])}]  ->  "
                    f"{r['after']:>3}/{r['allocatable']:<3} [{_bar(r['after'], r['allocatable'])}]  idle {free_after}"
                    + ("  (empty)" if r["after"] == 0 and r["before"] > 0 else ""))
+    if hypernodes:
+        out.append("")
+        out.append(f"accelerators per HyperNode, before -> after removing the first {remove} of each workload listed:")
+        width = max(len(h["hypernode"]) for h in hypernodes)
+        for h in hypernodes:
+            whole = h["after"] == 0 and h["before"] > 0
+            out.append(f"  {h['hypernode'].ljust(width)}  tier {h['tier']}  {h['nodes']} nodes  {h['before']:>4}/{h['allocatable']:<4} "
+                       f"[{_bar(h['before'], h['allocatable'])}]  ->  {h['after']:>4}/{h['allocatable']:<4} [{_bar(h['after'], h['allocatable'])}]  "
+                       f"idle nodes {h['idle_nodes_before']} -> {h['idle_nodes_after']}" + ("  (empty)" if whole else ""))
     return "\n".join(out) + "\n"
 
 

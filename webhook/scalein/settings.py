@@ -42,6 +42,8 @@ class ScoringSettings:
     score_annotation_key: str = setting(COST_KEY, choice(*KNOWN_COST_KEYS), "annotation the cost is written to")
     third_party_types: tuple[str, ...] = setting((), csv_list, "more scored workload types as group/version/resources, comma-separated (e.g. apps.kruise.io/v1alpha1/clonesets)")
     accelerator_resources: tuple[str, ...] = setting(DEFAULT_ACCELERATORS, csv_list, "accelerator resource names or glob patterns (comma-separated)")
+    contest_backoff_seconds: int = setting(3600, int_range(1, 7 * 86400), "another writer changes a cost we wrote: overwrite it at most once per pod in this window, and when it changes again leave the pod alone (and post an Event) for the window")
+    compaction_scope: str = setting("auto", choice("node", "hypernode", "auto"), "node: the emptiest nodes go first; hypernode: also, among equally full nodes, those of the emptiest tier-1 HyperNode (Volcano network topology) first, one HyperNode after the other; auto: hypernode when the cluster has HyperNode objects")
 
     def check(self) -> None:
         for entry in self.third_party_types:

@@ -22,8 +22,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from . import scoring
-from .cluster import Cluster
+from . import contest, scoring
+from .cluster import Cluster, PodView
 from .events import RESOURCES, Answered, Changed, Event, Listed, Resync
 from .health import Metrics
 from .settings import ReconcileSettings
@@ -31,6 +31,9 @@ from .writequeue import Pending, WriteQueue
 from .writing import WriteAttempt
 
 log = logging.getLogger("servinggate.scalein")
+
+# Told of a pod another writer contests: (pod, the cost we wanted, the value it holds now).
+Notify = Callable[[PodView, int, "str | None"], None]
 
 BATCH = 2000  # events applied before the worker scores and hands out writes again
 RELISTED = "*"  # in `in_flight_seen`: a relist happened while the write was in flight
@@ -58,11 +61,13 @@ class Worker:
     one thread that owns `cluster`; what must be written goes to `writes`."""
 
     def __init__(self, settings: ReconcileSettings, cluster: Cluster, events: queue.Queue[Event], writes: WriteQueue,
-                 metrics: Metrics, *, may_write: Callable[[], bool] = lambda: True, stop: threading.Event | None = None) -> None:
+                 metrics: Metrics, *, may_write: Callable[[], bool] = lambda: True, stop: threading.Event | None = None,
+                 notify: Notify | None = None, clock: Callable[[], float] = time.monotonic) -> None:
         self.settings, self.cluster, self.metrics = settings, cluster, metrics
         self.events, self.writes = events, writes  # what it reads, what it leaves for the writers
         self.may_write, self.stop = may_write, stop or threading.Event()
-        self.synced = {resource: False for resource in RESOURCES}
+        # in node scope HyperNodes are not watched (reconciling.py): nothing to wait for
+        self.synced = {resource: resource == "hypernodes" and settings.compaction_scope == "node" for resource in RESOURCES}
         self.retries: list[tuple[float, str]] = []  # heap of (due, pod key)
         self.failures: dict[str, int] = {}
         self.heartbeat = time.monotonic()
@@ -74,8 +79,12 @@ class Worker:
         # pods with a write in flight: the resourceVersions the watch brought meanwhile. If our
         # own write's is among them, the cache already holds it (or newer) when the answer comes.
         self.in_flight_seen: dict[str, set[str]] = {}
+        self.last_full = time.monotonic()  # the last full pass (for --resync-seconds)
         self.converging: tuple[float, int] | None = None  # a full pass: (started, writes then)
         self.written = 0
+        # what we wrote to each pod, and the pods another writer contests (contest.py)
+        self.contests = contest.Contests(settings.contest_backoff_seconds, clock)
+        self.notify: Notify = notify or (lambda pod, want, current: None)
 
     def _everything(self) -> set[str]:
         c = self.cluster
@@ -95,6 +104,9 @@ class Worker:
             for key in self.writes.in_flight_keys():  # the list may hold our write, or something newer
                 self.in_flight_seen.setdefault(key, set()).add(RELISTED)
             c.replace_pods(listed.items)
+            self.contests.keep_only(c.pods)
+        elif listed.resource == "hypernodes":
+            c.replace_hypernodes(listed.items)
         else:
             c.replace_nodes(listed.items)
         # the cache is long-lived: keep the cyclic GC from re-scanning it on every collection
@@ -110,12 +122,15 @@ class Worker:
         meta = obj.get("metadata") or {}
         if event.resource == "nodes":
             return c.delete_node(meta.get("name", "")) if event.change == "DELETED" else c.upsert_node(obj)
+        if event.resource == "hypernodes":
+            return c.delete_hypernode(meta.get("name", "")) if event.change == "DELETED" else c.upsert_hypernode(obj)
         key = f"{meta.get('namespace', '')}/{meta.get('name', '')}"
         if self.writes.is_in_flight(key):
             self.in_flight_seen.setdefault(key, set()).add(meta.get("resourceVersion") or "")
         if event.change == "DELETED":
             self.failures.pop(key, None)
             self.awaiting.pop(key, None)
+            self.contests.forget(key)
             return c.delete_pod(key)
         waiting = self.awaiting.get(key)
         if waiting is not None:
@@ -126,27 +141,33 @@ class Worker:
 
     def run(self) -> None:
         """The worker loop, until `stop`."""
-        last_full = time.monotonic()
+        self.last_full = time.monotonic()
         while not self.stop.is_set():
-            self.heartbeat = time.monotonic()
-            touched = Touched()
-            try:
-                self._take(self.events.get(timeout=self._next_wait()), touched)
-                for _ in range(BATCH):  # drain what is queued, so a burst is scored once
-                    self._take(self.events.get_nowait(), touched)
-            except queue.Empty:
-                pass
-            if not all(self.synced.values()):
-                continue
-            resync = self.settings.resync_seconds
-            if resync and time.monotonic() - last_full > resync:
-                self._full_pass()
-                touched.nodes |= set(self.cluster.by_node) | set(self.desired_by_node)
-                last_full = time.monotonic()
-            touched.nodes |= self._due_retries()
-            if touched.nodes:
-                self.reconcile_nodes(touched.nodes, touched)
-            self._check_converged()
+            self.turn(self._next_wait())
+
+    def turn(self, wait: float) -> None:
+        """One round: take what is queued (waiting up to `wait` s for the first event), score what
+        it touched and hand out the writes. `run` loops on it; tests call it to step the worker."""
+        self.heartbeat = time.monotonic()
+        touched = Touched()
+        try:
+            self._take(self.events.get(timeout=wait) if wait > 0 else self.events.get_nowait(), touched)
+            for _ in range(BATCH):  # drain what is queued, so a burst is scored once
+                self._take(self.events.get_nowait(), touched)
+        except queue.Empty:
+            pass
+        if not all(self.synced.values()):
+            return
+        resync = self.settings.resync_seconds
+        if resync and time.monotonic() - self.last_full > resync:
+            self._full_pass()
+            touched.nodes |= set(self.cluster.by_node) | set(self.desired_by_node)
+            self.last_full = time.monotonic()
+        touched.nodes |= self._due_retries()
+        if touched.nodes:
+            self.reconcile_nodes(touched.nodes, touched)
+        self.metrics.contested.set(self.contests.active())
+        self._check_converged()
 
     def _take(self, event: Event, touched: Touched) -> None:
         """One queued event into `touched`; a malformed object is logged and skipped, never fatal."""
@@ -215,6 +236,9 @@ class Worker:
             self.writes.discard(key)
             return
         d = c.cost_action(key, want)
+        if d.action == scoring.WRITE and self.contests.foreign(key, pod.annotation(s.score_annotation_key)):
+            # it matches the record annotation but not what we wrote: someone set both
+            d = scoring.decide(pod.annotation(s.score_annotation_key), None, want, s.scale_in_priority)
         if d.action in (scoring.NONE, scoring.FOREIGN):
             self.metrics.skips.labels("unchanged" if d.action == scoring.NONE else "foreign").inc()
             if d.action == scoring.FOREIGN:
@@ -229,7 +253,24 @@ class Worker:
             self.metrics.skips.labels("not-leader").inc()
             self.writes.discard(key)
             return
+        if d.action == scoring.OVERWRITE and not self._may_overwrite(pod, want):  # only the writer contests
+            self.writes.discard(key)
+            return
         self.writes.offer(key, want, pod.annotations, pod.resource_version, d.action, event_at=event_at)
+
+    def _may_overwrite(self, pod: PodView, want: int) -> bool:
+        """Another writer's value sits where we want `want`: overwrite once per window; when it
+        changes again, leave the pod alone for the window, tell (`notify`) and log it once."""
+        verdict = self.contests.on_foreign(pod.key)
+        if verdict == contest.OVERWRITE:
+            return True
+        self.metrics.skips.labels("contested").inc()
+        if verdict == contest.CONTESTED:
+            current = pod.annotation(self.settings.score_annotation_key)
+            log.warning({"msg": "another writer keeps changing this pod's cost; leaving it alone", "pod": pod.key,
+                         "value": current, "wanted": want, "seconds": self.settings.contest_backoff_seconds})
+            self.notify(pod, want, current)
+        return False
 
     # -- the writers' answers --------------------------------------------------------------------
 
@@ -248,6 +289,7 @@ class Worker:
         if outcome.status == "written":
             self.failures.pop(key, None)
             self.written += 1
+            self.contests.wrote(key, entry.value, entry.purpose == scoring.OVERWRITE)
             body = outcome.pod or {}
             rv = (body.get("metadata") or {}).get("resourceVersion")
             if rv and rv not in seen and RELISTED not in seen:

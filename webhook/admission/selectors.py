@@ -1,0 +1,34 @@
+"""Label selectors (metav1.LabelSelector) matched against labels: shared by `check`, which
+validates workloads' selectors, and the scale-in reconciler, which resolves HyperNode members."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def selector_matches(selector: Mapping[str, Any], labels: Mapping[str, Any]) -> bool:
+    """metav1.LabelSelectorAsSelector(selector).Matches(labels); an unusable selector matches
+    nothing here (its own errors come from elsewhere)."""
+    for key, value in _mapping(selector.get("matchLabels")).items():
+        if labels.get(key) != value:
+            return False
+    expressions = selector.get("matchExpressions")
+    for raw in expressions if isinstance(expressions, list) else []:
+        expr = _mapping(raw)
+        name, op, values = expr.get("key"), expr.get("operator"), expr.get("values")
+        if not isinstance(name, str):
+            return False
+        values = values if isinstance(values, list) else []
+        has = name in labels
+        if op == "In" and not (has and labels[name] in values):
+            return False
+        if op == "NotIn" and has and labels[name] in values:
+            return False
+        if (op == "Exists" and not has) or (op == "DoesNotExist" and has):
+            return False
+    return True
