@@ -71,6 +71,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "tests")]  # webhook.kube, and support.procfs for /proc
 
 from support.procfs import connections_per_worker, cpu_seconds, established, listening_pids, passive_opens, worker_pids  # noqa: E402
+
 NS_LABEL = "servinggate-bench"
 
 
@@ -155,16 +156,18 @@ def webhook_configuration(name: str, url: str, ca_bundle: bytes, ns_label_value:
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": "MutatingWebhookConfiguration",
         "metadata": {"name": name},
-        "webhooks": [{
-            "name": "pods.bench.servinggate.io",
-            "clientConfig": {"url": url, "caBundle": base64.b64encode(ca_bundle).decode()},
-            "rules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods"], "scope": "Namespaced"}],
-            "namespaceSelector": {"matchLabels": {NS_LABEL: ns_label_value}},
-            "failurePolicy": "Fail",
-            "sideEffects": "None",
-            "admissionReviewVersions": ["v1"],
-            "timeoutSeconds": 10,
-        }],
+        "webhooks": [
+            {
+                "name": "pods.bench.servinggate.io",
+                "clientConfig": {"url": url, "caBundle": base64.b64encode(ca_bundle).decode()},
+                "rules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods"], "scope": "Namespaced"}],
+                "namespaceSelector": {"matchLabels": {NS_LABEL: ns_label_value}},
+                "failurePolicy": "Fail",
+                "sideEffects": "None",
+                "admissionReviewVersions": ["v1"],
+                "timeoutSeconds": 10,
+            }
+        ],
     }
 
 
@@ -192,12 +195,12 @@ def kthena_template() -> dict:
     """The recorded pod, read once (creates are timed), without what the API server's own
     admission would refuse or add again (owner, service account volume, priority)."""
     recorded = json.loads(KTHENA_POD.read_text())["request"]["object"]
-    spec = {k: v for k, v in recorded["spec"].items()
-            if k not in ("volumes", "serviceAccount", "serviceAccountName", "priority", "preemptionPolicy", "nodeName")}
+    spec = {
+        k: v for k, v in recorded["spec"].items() if k not in ("volumes", "serviceAccount", "serviceAccountName", "priority", "preemptionPolicy", "nodeName")
+    }
     spec["containers"] = [{k: v for k, v in c.items() if k != "volumeMounts"} for c in spec["containers"]]
     meta = recorded["metadata"]
-    return {"apiVersion": "v1", "kind": "Pod", "spec": spec,
-            "metadata": {"labels": meta.get("labels", {}), "annotations": meta.get("annotations", {})}}
+    return {"apiVersion": "v1", "kind": "Pod", "spec": spec, "metadata": {"labels": meta.get("labels", {}), "annotations": meta.get("annotations", {})}}
 
 
 def create_pods(api: Api, namespace: str, creates: int, concurrency: int, shape: str = "tiny") -> tuple[list[float], list[str], float]:
@@ -284,17 +287,21 @@ class Sampler(threading.Thread):
         self.join()
         accepted = passive_opens() - self.accepted
         cpu = sum(cpu_seconds(pid) for pid in self.listeners) - self.listeners_cpu
-        text = (f"conns to :{self.port} max {max(self.totals, default=0)} at once, at the end {self.totals[-1]}, "
-                f"{len(self.peers)} distinct seen; {accepted} accepted on this machine; "
-                f"webhook CPU {1000 * cpu / max(creates, 1):.2f} ms a create")
+        text = (
+            f"conns to :{self.port} max {max(self.totals, default=0)} at once, at the end {self.totals[-1]}, "
+            f"{len(self.peers)} distinct seen; {accepted} accepted on this machine; "
+            f"webhook CPU {1000 * cpu / max(creates, 1):.2f} ms a create"
+        )
         if self.spreads:
             busiest = max(self.spreads, key=sum)
             distinct = sorted(set(self.spreads), key=self.spreads.count, reverse=True)
             after = self._cpu()
             cpu = [after[p] - self.cpu_before.get(p, 0.0) for p in sorted(after)]
-            text += (f"; per worker at the peak {list(busiest)}, most seen {list(distinct[0])} "
-                     f"({self.spreads.count(distinct[0])}/{len(self.spreads)} samples), "
-                     f"{len(distinct)} distinct spreads; worker CPU s {[round(c, 2) for c in cpu]}")
+            text += (
+                f"; per worker at the peak {list(busiest)}, most seen {list(distinct[0])} "
+                f"({self.spreads.count(distinct[0])}/{len(self.spreads)} samples), "
+                f"{len(distinct)} distinct spreads; worker CPU s {[round(c, 2) for c in cpu]}"
+            )
         return text
 
 
@@ -331,8 +338,7 @@ def calls_between(before: dict[str, float], after: dict[str, float]) -> str:
     total = diff.get("+Inf", 0.0)
     if not total:
         return "webhook calls: none seen in the API server's metrics"
-    shares = "  ".join(f">{float(le) * 1000:g}ms {100 * (total - diff[le]) / total:4.1f}%"
-                       for le in ("0.005", "0.025", "0.1", "0.5") if le in diff)
+    shares = "  ".join(f">{float(le) * 1000:g}ms {100 * (total - diff[le]) / total:4.1f}%" for le in ("0.005", "0.025", "0.1", "0.5") if le in diff)
     return f"webhook calls timed by the API server: {total:.0f}, mean {1000 * diff.get('sum', 0.0) / total:6.1f} ms; {shares}"
 
 
@@ -350,13 +356,18 @@ def percentile(sorted_values: list[float], q: float) -> float:
 def run_round(api: Api, args, run_id: str, k: int, label: str, url: str | None, ca_bundle: bytes) -> dict:
     namespace = f"sg-bench-{run_id}-{label}-{k}"
     config_name = f"sg-bench-{run_id}"
-    expect(api.request("POST", "/api/v1/namespaces", {
-        "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace, "labels": {NS_LABEL: namespace}}}), 201)
-    wait(f"ServiceAccount {namespace}/default", 60,
-         lambda: api.request("GET", f"/api/v1/namespaces/{namespace}/serviceaccounts/default")[0] == 200)
+    expect(
+        api.request("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace, "labels": {NS_LABEL: namespace}}}),
+        201,
+    )
+    wait(f"ServiceAccount {namespace}/default", 60, lambda: api.request("GET", f"/api/v1/namespaces/{namespace}/serviceaccounts/default")[0] == 200)
     if url:
-        expect(api.request("POST", "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations",
-                           webhook_configuration(config_name, url, ca_bundle, namespace)), 201)
+        expect(
+            api.request(
+                "POST", "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations", webhook_configuration(config_name, url, ca_bundle, namespace)
+            ),
+            201,
+        )
     time.sleep(args.settle)
 
     sampler = None
@@ -380,8 +391,18 @@ def run_round(api: Api, args, run_id: str, k: int, label: str, url: str | None, 
         wait(f"namespace {namespace} deleted", 300, lambda: api.request("GET", f"/api/v1/namespaces/{namespace}")[0] == 404)
 
     ms = sorted(v * 1000 for v in latencies)
-    return {"label": label, "round": k, "ok": len(ms), "errors": errors, "wall": wall, "scheduler": scheduler, "ms": ms,
-            "watched": watched, **{f"p{q}": percentile(ms, q) for q in (50, 90, 99)}, "max": ms[-1] if ms else float("nan")}
+    return {
+        "label": label,
+        "round": k,
+        "ok": len(ms),
+        "errors": errors,
+        "wall": wall,
+        "scheduler": scheduler,
+        "ms": ms,
+        "watched": watched,
+        **{f"p{q}": percentile(ms, q) for q in (50, 90, 99)},
+        "max": ms[-1] if ms else float("nan"),
+    }
 
 
 def pooled(results: list[dict], labels: list[str], resamples: int = 2000, seed: int = 0) -> str:
@@ -406,45 +427,47 @@ def pooled(results: list[dict], labels: list[str], resamples: int = 2000, seed: 
     webhooks = [label for label in kinds if label != "none"]
     lines = [f"\nall {len(rounds)} rounds pooled, added to `none` (ms):"]
     for label in webhooks:
-        lines.append(f"{label:>10}: p50 {whole[label][0] - whole['none'][0]:+7.1f}   "
-                     f"p99 {whole[label][1] - whole['none'][1]:+7.1f}")
+        lines.append(f"{label:>10}: p50 {whole[label][0] - whole['none'][0]:+7.1f}   p99 {whole[label][1] - whole['none'][1]:+7.1f}")
     draw = random.Random(seed)
     samples = [[draw.choice(rounds) for _ in rounds] for _ in range(resamples)]
     redrawn = {label: [p(label, picks, 99) for picks in samples] for label in webhooks}  # once per kind, not per pair
     for i, a in enumerate(webhooks):
-        for b in webhooks[i + 1:]:
+        for b in webhooks[i + 1 :]:
             diffs = sorted(x - y for x, y in zip(redrawn[a], redrawn[b]))
-            lines.append(f"{a} minus {b} at p99, pooled: {whole[a][1] - whole[b][1]:+.1f} ms; "
-                         f"90% of {resamples} redraws of the rounds within {diffs[resamples // 20]:+.1f} .. "
-                         f"{diffs[-1 - resamples // 20]:+.1f} ms")
+            lines.append(
+                f"{a} minus {b} at p99, pooled: {whole[a][1] - whole[b][1]:+.1f} ms; "
+                f"90% of {resamples} redraws of the rounds within {diffs[resamples // 20]:+.1f} .. "
+                f"{diffs[-1 - resamples // 20]:+.1f} ms"
+            )
     return "\n".join(lines)
 
 
 def show(r: dict) -> str:
-    return (f"{r['label']:>10} round {r['round']}: p50 {r['p50']:7.1f}  p90 {r['p90']:7.1f}  p99 {r['p99']:7.1f}  "
-            f"max {r['max']:7.1f} ms  ok {r['ok']}  errors {len(r['errors'])}  {r['ok'] / r['wall']:6.1f} creates/s  "
-            f"schedulerName {r['scheduler']}")
+    return (
+        f"{r['label']:>10} round {r['round']}: p50 {r['p50']:7.1f}  p90 {r['p90']:7.1f}  p99 {r['p99']:7.1f}  "
+        f"max {r['max']:7.1f} ms  ok {r['ok']}  errors {len(r['errors'])}  {r['ok'] / r['wall']:6.1f} creates/s  "
+        f"schedulerName {r['scheduler']}"
+    )
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     p.add_argument("--kubeconfig", default=os.environ.get("KUBECONFIG", str(Path.home() / ".kube/config")))
-    p.add_argument("--url", action="append",
-                   help="[NAME=]URL of the webhook, or `none` for no webhook; repeat to interleave several")
+    p.add_argument("--url", action="append", help="[NAME=]URL of the webhook, or `none` for no webhook; repeat to interleave several")
     p.add_argument("--ca-file", help="CA of the webhooks' serving certificates (the caBundle)")
     p.add_argument("--creates", type=int, default=400)
     p.add_argument("--concurrency", type=int, default=50)
     p.add_argument("--rounds", type=int, default=3)
-    p.add_argument("--pod", choices=["tiny", "kthena"], default="tiny",
-                   help="the pod created: one busybox container, or a recorded Kthena entry pod (see `pod`)")
+    p.add_argument(
+        "--pod", choices=["tiny", "kthena"], default="tiny", help="the pod created: one busybox container, or a recorded Kthena entry pod (see `pod`)"
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of the order the kinds run in, drawn anew each round")
     p.add_argument("--settle", type=float, default=2.0, help="seconds between registering the webhook and creating")
     p.add_argument("--gunicorn-master", type=int, help="pid of the gunicorn master, to count connections per worker")
     p.add_argument("--gunicorn-port", type=int, default=8443, help="the gunicorn server's port")
     args = p.parse_args()
     if not args.url:
-        print("skipped: needs a real control plane and the webhooks to compare, given as --url "
-              "(see the Usage in this script's docstring)")
+        print("skipped: needs a real control plane and the webhooks to compare, given as --url (see the Usage in this script's docstring)")
         return
 
     targets: list[tuple[str, str | None]] = []
@@ -459,7 +482,9 @@ def main() -> None:
 
     api = Api(args.kubeconfig)
     run_id = uuid.uuid4().hex[:6]
-    print(f"{args.creates} pod creates, {args.concurrency} in flight, {args.rounds} rounds (order seed {args.seed}), {args.pod} pods; kinds {[n for n, _ in targets]}")
+    print(
+        f"{args.creates} pod creates, {args.concurrency} in flight, {args.rounds} rounds (order seed {args.seed}), {args.pod} pods; kinds {[n for n, _ in targets]}"
+    )
     results: list[dict] = []
     order = random.Random(args.seed)
     for k in range(1, args.rounds + 1):

@@ -29,16 +29,18 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))
 
-from kubernetes import client  # noqa: E402
-
 from fakes.apiserver import FakeAPI  # noqa: E402
+from kubernetes import client  # noqa: E402
 from support import load_admission  # noqa: E402
-from webhook.audit.auditing import audit  # noqa: E402
+
+from webhook.audit.auditing import (
+    audit,  # noqa: E402
+    fill,  # noqa: E402
+)
 from webhook.audit.kinds import audited_kinds  # noqa: E402
 from webhook.audit.listing import Lister  # noqa: E402
 from webhook.policies import PolicySettings  # noqa: E402
 from webhook.policies.store import ProjectionStore  # noqa: E402
-from webhook.audit.auditing import fill  # noqa: E402
 
 
 def _serve(count: int, conn) -> None:  # noqa: ANN001 - a multiprocessing pipe end
@@ -124,15 +126,14 @@ def main() -> int:
             "baseline: list the looked-up kinds into the store": timed(args.rounds, lambda: store_only(lister)),
             "audit: store, then list and judge every kind": timed(args.rounds, lambda: audit(lister, settings)),
         }
-        memory = {
-            "baseline: list every kind, drop the pages": peak(lambda: list_only(lister)),
-            "audit": peak(lambda: audit(lister, settings)),
-        }
+        memory = {"baseline: list every kind, drop the pages": peak(lambda: list_only(lister)), "audit": peak(lambda: audit(lister, settings))}
     finally:
         ours.send("done")
         child.join(10)
-    print(f"{args.count} ModelServings + {args.count // 10} AutoscalingPolicies in 20 namespaces, pages of 500, "
-          f"{len(run.judged)} refused; fake API server in another process; best of {args.rounds}")
+    print(
+        f"{args.count} ModelServings + {args.count // 10} AutoscalingPolicies in 20 namespaces, pages of 500, "
+        f"{len(run.judged)} refused; fake API server in another process; best of {args.rounds}"
+    )
     for name, (wall, cpu) in figures.items():
         print(f"  {name:<50} {wall:6.2f} s wall  {cpu:6.2f} s CPU here")
     for name, mib in memory.items():

@@ -39,8 +39,8 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
@@ -145,8 +145,9 @@ class RssSeries:
     def sample(self, sent: int) -> None:
         time.sleep(0.3)  # the last answers leave, the hung-up connections are closed
         self.points.append((sent, {pid: rss_kib([pid]) for pid in worker_pids(self.server_pid)}))
-        print(f"  {sent:>8} requests: " + ", ".join(f"{kib / 1024:.1f}" for kib in self.points[-1][1].values()) + " MiB",
-              file=sys.stderr, flush=True)  # progress; the table comes at the end
+        print(
+            f"  {sent:>8} requests: " + ", ".join(f"{kib / 1024:.1f}" for kib in self.points[-1][1].values()) + " MiB", file=sys.stderr, flush=True
+        )  # progress; the table comes at the end
 
     def report(self, target: float = 10.0) -> list[str]:
         """The series (MiB), then per worker: growth from the warm-up to the end and to its highest
@@ -165,11 +166,12 @@ class RssSeries:
             growth, late, high = (last - first) / first * 100, (last - mid) / first * 100, (peak - first) / first * 100
             worst = max(worst, high)
             flat = "plateaued" if late < target / 4 else "still growing"
-            lines.append(f"  worker {pid:<8} {first / 1024:.1f} -> {last / 1024:.1f} MiB ({growth:+.1f}%), highest {peak / 1024:.1f} "
-                         f"({high:+.1f}%); second half {late:+.1f}%: {flat}")
+            lines.append(
+                f"  worker {pid:<8} {first / 1024:.1f} -> {last / 1024:.1f} MiB ({growth:+.1f}%), highest {peak / 1024:.1f} "
+                f"({high:+.1f}%); second half {late:+.1f}%: {flat}"
+            )
         total_first, total_last = sum(self.points[0][1].values()), sum(self.points[-1][1].values())
-        lines.append(f"  all workers        {total_first / 1024:.1f} -> {total_last / 1024:.1f} MiB "
-                     f"({(total_last - total_first) / total_first * 100:+.1f}%)")
+        lines.append(f"  all workers        {total_first / 1024:.1f} -> {total_last / 1024:.1f} MiB ({(total_last - total_first) / total_first * 100:+.1f}%)")
         lines.append(f"  worst worker       {worst:+.1f}% at its highest reading ({'under' if worst < target else 'OVER'} the {target:.0f}% target)")
         return lines
 
@@ -181,9 +183,30 @@ def start_server(port: int, extra_env: list[str]) -> subprocess.Popen:
     certs = tempfile.mkdtemp(prefix="fuzz-certs-")
     env = {**os.environ, "PYTHONPATH": str(REPO), **dict(kv.split("=", 1) for kv in extra_env)}
     return subprocess.Popen(
-        [sys.executable, "-m", "webhook", "serve", "--host", "127.0.0.1", "--port", str(port), "--certs-dir", certs,
-         "--kube-lookups", "off", "--log-level", "error", "--workers", "2", "--metrics-port", "0"],
-        cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "webhook",
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--certs-dir",
+            certs,
+            "--kube-lookups",
+            "off",
+            "--log-level",
+            "error",
+            "--workers",
+            "2",
+            "--metrics-port",
+            "0",
+        ],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
 
 
@@ -230,8 +253,13 @@ def prober(args: argparse.Namespace, reviews: list, findings: list) -> Callable[
 def send(conn: http.client.HTTPSConnection, probe: Probe) -> tuple[bool, bool, bool]:
     """One request on a kept-alive connection: (HTTP 5xx, review code 500, connection to renew)."""
     if probe.chunked:
-        conn.request(probe.method, probe.path, body=iter([probe.body[i:i + 65536] for i in range(0, len(probe.body), 65536)]),
-                     headers=probe.headers, encode_chunked=True)
+        conn.request(
+            probe.method,
+            probe.path,
+            body=iter([probe.body[i : i + 65536] for i in range(0, len(probe.body), 65536)]),
+            headers=probe.headers,
+            encode_chunked=True,
+        )
     else:
         conn.request(probe.method, probe.path, body=probe.body if probe.body or probe.method != "GET" else None, headers=probe.headers)
     resp = conn.getresponse()
@@ -247,16 +275,23 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=100_000)
     parser.add_argument("--warmup", type=int, default=10_000)
-    parser.add_argument("--sample", type=int, default=5000,
-                        help="read each worker's RSS every this many requests after the warm-up (a multiple of --threads, as --warmup)")
+    parser.add_argument(
+        "--sample", type=int, default=5000, help="read each worker's RSS every this many requests after the warm-up (a multiple of --threads, as --warmup)"
+    )
     parser.add_argument("--threads", type=int, default=4)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--mode", choices=("reviews", "mixed"), default="reviews",
-                        help="reviews: mutated recorded reviews and the findings; mixed: every input class of fuzzinputs.py too")
-    parser.add_argument("--only", choices=["reviews", "findings"] + [fn.__name__ for fn, _ in CLASSES],
-                        help="send one input class alone (to find which one grows memory)")
-    parser.add_argument("--server-env", action="append", default=[], metavar="NAME=VALUE",
-                        help="extra environment for the server, e.g. MALLOC_ARENA_MAX=2 (repeatable)")
+    parser.add_argument(
+        "--mode",
+        choices=("reviews", "mixed"),
+        default="reviews",
+        help="reviews: mutated recorded reviews and the findings; mixed: every input class of fuzzinputs.py too",
+    )
+    parser.add_argument(
+        "--only", choices=["reviews", "findings"] + [fn.__name__ for fn, _ in CLASSES], help="send one input class alone (to find which one grows memory)"
+    )
+    parser.add_argument(
+        "--server-env", action="append", default=[], metavar="NAME=VALUE", help="extra environment for the server, e.g. MALLOC_ARENA_MAX=2 (repeatable)"
+    )
     args = parser.parse_args(argv)
 
     reviews = [(p.stem, json.loads(p.read_text())) for p in sorted(ADMISSION.glob("*.json"))]

@@ -59,8 +59,19 @@ def cut_off(rng: random.Random, reviews: list[tuple[str, dict]]) -> Probe:
 
 def wrong_method(rng: random.Random, reviews: list[tuple[str, dict]]) -> Probe:
     method = rng.choice(["GET", "PUT", "DELETE", "PATCH", "OPTIONS", "HEAD", "TRACE", "POST"])
-    path = rng.choice(["/mutate", "/validate", "/healthz", "/readyz", "/", "/mutate/", "/x" * rng.randrange(1, 300),
-                       f"/{rng.randrange(10**12)}", "/mutate?" + "a=b&" * rng.randrange(200)])
+    path = rng.choice(
+        [
+            "/mutate",
+            "/validate",
+            "/healthz",
+            "/readyz",
+            "/",
+            "/mutate/",
+            "/x" * rng.randrange(1, 300),
+            f"/{rng.randrange(10**12)}",
+            "/mutate?" + "a=b&" * rng.randrange(200),
+        ]
+    )
     body = b"" if method in ("GET", "HEAD") else json.dumps(_review(rng, reviews)[1]).encode()
     if method == "POST" and path in ("/mutate", "/validate"):
         path = "/nowhere"
@@ -69,9 +80,20 @@ def wrong_method(rng: random.Random, reviews: list[tuple[str, dict]]) -> Probe:
 
 def wrong_content_type(rng: random.Random, reviews: list[tuple[str, dict]]) -> Probe:
     path, doc = _review(rng, reviews)
-    ctype = rng.choice(["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "",
-                        "application/yaml", "application/json-patch+json", "application/jsonx", "*/*",
-                        "application/json; charset=" + "x" * rng.randrange(2000), "\u00e9/\u00e9"])
+    ctype = rng.choice(
+        [
+            "text/plain",
+            "application/x-www-form-urlencoded",
+            "multipart/form-data; boundary=x",
+            "",
+            "application/yaml",
+            "application/json-patch+json",
+            "application/jsonx",
+            "*/*",
+            "application/json; charset=" + "x" * rng.randrange(2000),
+            "\u00e9/\u00e9",
+        ]
+    )
     headers = {"Content-Type": ctype} if ctype else {}
     return Probe("POST", path, headers, json.dumps(doc).encode(), kind="content-type")
 
@@ -135,8 +157,17 @@ def bad_utf8(rng: random.Random, reviews: list[tuple[str, dict]]) -> Probe:
 
 # (class, weight): the multi-MiB classes are rare.
 CLASSES: list[tuple[Callable[[random.Random, list[tuple[str, dict]]], Probe], int]] = [
-    (random_bytes, 10), (truncated_json, 10), (cut_off, 4), (wrong_method, 10), (wrong_content_type, 10),
-    (chunked, 6), (deep, 6), (many_keys, 3), (bad_utf8, 10), (big_string, 2), (large_body, 1),
+    (random_bytes, 10),
+    (truncated_json, 10),
+    (cut_off, 4),
+    (wrong_method, 10),
+    (wrong_content_type, 10),
+    (chunked, 6),
+    (deep, 6),
+    (many_keys, 3),
+    (bad_utf8, 10),
+    (big_string, 2),
+    (large_body, 1),
 ]
 
 

@@ -30,8 +30,8 @@ sys.path.insert(0, str(REPO))
 
 import orjson  # noqa: E402
 
-from webhook.admission.review import parse_review  # noqa: E402
 from webhook.admission.responses import review_response  # noqa: E402
+from webhook.admission.review import parse_review  # noqa: E402
 from webhook.policies import REGISTRY, Context, DictLookups, engine  # noqa: E402
 
 TARGETS = {
@@ -137,11 +137,20 @@ def pod_templates(rounds: int) -> None:
     on, off = Context(), Context(settings=off_settings)
     print(f"\n{'ModelServing review (gang example, 4 pods)':<44} {'without p50':>12} {'p99':>7} {'with p50':>9} {'p99':>7} {'added p50':>10}")
     create = make_request(ms, operation="CREATE")
-    runs = [(f"CREATE ({on.kubernetes_version})", create, on, off, rounds),
-            ("UPDATE, templates unchanged", make_request(ms, operation="UPDATE", old=old), on, off, rounds)]
+    runs = [
+        (f"CREATE ({on.kubernetes_version})", create, on, off, rounds),
+        ("UPDATE, templates unchanged", make_request(ms, operation="UPDATE", old=old), on, off, rounds),
+    ]
     for version in PORTED + (KubeVersion(1, 37),):
-        runs.append((f"CREATE at {version}", create, Context(kubernetes_version=version),
-                     Context(settings=off_settings, kubernetes_version=version), max(rounds // 3, 200)))
+        runs.append(
+            (
+                f"CREATE at {version}",
+                create,
+                Context(kubernetes_version=version),
+                Context(settings=off_settings, kubernetes_version=version),
+                max(rounds // 3, 200),
+            )
+        )
     for label, req, with_ctx, without_ctx, n in runs:
         assert not engine.validate(req, with_ctx).errors
         without, with_rule = _interleaved(req, with_ctx, without_ctx, n)

@@ -40,24 +40,37 @@ from webhook.scalein import planning, scoring  # noqa: E402
 from webhook.scalein.cluster import Cluster, WorkloadTypes  # noqa: E402
 from webhook.scalein.events import Changed  # noqa: E402
 from webhook.scalein.health import Metrics  # noqa: E402
+from webhook.scalein.settings import COST_KEY, RECORD_KEY, ReconcileSettings, ScoringSettings  # noqa: E402
 from webhook.scalein.worker import Worker  # noqa: E402
 from webhook.scalein.writequeue import WriteQueue  # noqa: E402
-from webhook.scalein.settings import COST_KEY, RECORD_KEY, ReconcileSettings, ScoringSettings  # noqa: E402
 
 NPU = "huawei.com/Ascend910"
 HN_SIZE = 40  # nodes per tier-1 HyperNode
 
 
 def make_hypernodes(names: list[str]) -> list[dict]:
-    return [{"apiVersion": "topology.volcano.sh/v1alpha1", "kind": "HyperNode", "metadata": {"name": f"hn-{i // HN_SIZE:04d}"},
-             "spec": {"tier": 1, "members": [{"type": "Node", "selector": {"exactMatch": {"name": n}}} for n in names[i:i + HN_SIZE]]}}
-            for i in range(0, len(names), HN_SIZE)]
+    return [
+        {
+            "apiVersion": "topology.volcano.sh/v1alpha1",
+            "kind": "HyperNode",
+            "metadata": {"name": f"hn-{i // HN_SIZE:04d}"},
+            "spec": {"tier": 1, "members": [{"type": "Node", "selector": {"exactMatch": {"name": n}}} for n in names[i : i + HN_SIZE]]},
+        }
+        for i in range(0, len(names), HN_SIZE)
+    ]
 
 
 def make_snapshot(n_nodes: int, n_npu: int, n_other: int, seed: int = 7, per_hypernode_fill: bool = False) -> dict:
     rnd = random.Random(seed)
-    nodes = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"node-{i:05d}", "labels": {"accelerator": "huawei-Ascend910"}},
-              "status": {"allocatable": {"cpu": "190", "memory": "1528Gi", "pods": "110", NPU: "8"}}} for i in range(n_nodes)]
+    nodes = [
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": f"node-{i:05d}", "labels": {"accelerator": "huawei-Ascend910"}},
+            "status": {"allocatable": {"cpu": "190", "memory": "1528Gi", "pods": "110", NPU: "8"}},
+        }
+        for i in range(n_nodes)
+    ]
     free = {n["metadata"]["name"]: 8 for n in nodes}
     names = list(free)
     pods = []
@@ -67,20 +80,34 @@ def make_snapshot(n_nodes: int, n_npu: int, n_other: int, seed: int = 7, per_hyp
     room = {i: int(HN_SIZE * 8 * shares.uniform(0.4, 1.0)) for i in range(0, n_nodes, HN_SIZE)}
 
     def base(name: str, ns: str, owner_kind: str, owner: str, api_version: str = "apps/v1") -> dict:
-        return {"apiVersion": "v1", "kind": "Pod",
-                "metadata": {"name": name, "namespace": ns, "uid": f"uid-{name}", "resourceVersion": "1",
-                             "creationTimestamp": "2026-11-01T00:00:00Z", "labels": {"app": owner},
-                             "ownerReferences": [{"apiVersion": api_version, "kind": owner_kind, "name": owner, "uid": f"uid-{owner}", "controller": True}]},
-                "spec": {"containers": [{"name": "main", "resources": {}}]},
-                "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": "2026-11-01T00:01:00Z"}]}}
+        return {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": name,
+                "namespace": ns,
+                "uid": f"uid-{name}",
+                "resourceVersion": "1",
+                "creationTimestamp": "2026-11-01T00:00:00Z",
+                "labels": {"app": owner},
+                "ownerReferences": [{"apiVersion": api_version, "kind": owner_kind, "name": owner, "uid": f"uid-{owner}", "controller": True}],
+            },
+            "spec": {"containers": [{"name": "main", "resources": {}}]},
+            "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": "2026-11-01T00:01:00Z"}]},
+        }
 
     for i in range(n_npu):
         if i % 50 < 45:
             p = base(f"llm-{i // 20}-{i:06d}", f"team-{i % 40}", "ReplicaSet", f"llm-{i // 20}-abc")
         else:
             p = base(f"ms-{i // 10}-{i % 10}-decode-0-0", "serving", "ModelServing", f"ms-{i // 10}", "workload.serving.volcano.sh/v1alpha1")
-            p["metadata"]["labels"].update({"modelserving.volcano.sh/group-name": f"ms-{i // 10}-{i % 10}", "modelserving.volcano.sh/role": "decode",
-                                            "modelserving.volcano.sh/role-id": "decode-0"})
+            p["metadata"]["labels"].update(
+                {
+                    "modelserving.volcano.sh/group-name": f"ms-{i // 10}-{i % 10}",
+                    "modelserving.volcano.sh/role": "decode",
+                    "modelserving.volcano.sh/role-id": "decode-0",
+                }
+            )
         p["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "8", NPU: "1"}, "limits": {NPU: "1"}}
         if i % 10 == 9:
             p["status"] = {"phase": "Pending"}
@@ -103,8 +130,11 @@ def make_snapshot(n_nodes: int, n_npu: int, n_other: int, seed: int = 7, per_hyp
         p["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "500m", "memory": "1Gi"}}
         p["spec"]["nodeName"] = names[i % n_nodes]
         pods.append(p)
-    return {"nodes": {"kind": "List", "apiVersion": "v1", "items": nodes}, "pods": {"kind": "List", "apiVersion": "v1", "items": pods},
-            "hypernodes": {"kind": "List", "apiVersion": "v1", "items": make_hypernodes(names)}}
+    return {
+        "nodes": {"kind": "List", "apiVersion": "v1", "items": nodes},
+        "pods": {"kind": "List", "apiVersion": "v1", "items": pods},
+        "hypernodes": {"kind": "List", "apiVersion": "v1", "items": make_hypernodes(names)},
+    }
 
 
 def rss_mib() -> float:
@@ -158,21 +188,24 @@ def compaction(snap: dict, fill: str, steps: tuple[int, ...] = (250, 500, 1000, 
         freed[scope] = rows
     bound = sum(1 for p in pods if p["spec"].get("nodeName"))
     print(f"\ncompaction, {fill}: {len(nodes)} nodes x 8 NPUs, {bound} NPU pods bound, {len(hns)} HyperNodes of {HN_SIZE} nodes")
-    print("  remove N   whole nodes freed: node / hypernode scope (ratio)   whole HyperNodes: node / hypernode   "
-          "(HyperNode-first order, not used: nodes (ratio), HyperNodes)")
+    print(
+        "  remove N   whole nodes freed: node / hypernode scope (ratio)   whole HyperNodes: node / hypernode   "
+        "(HyperNode-first order, not used: nodes (ratio), HyperNodes)"
+    )
     for n_remove, (nn, nh), (hn_n, hn_h), (f_n, f_h) in zip(steps, freed["node"], freed["hypernode"], freed["hypernode-first"]):
         ratio = f"{hn_n / nn:.2f}" if nn else "-"
         first = f"{f_n / nn:.2f}" if nn else "-"
-        print(f"  {n_remove:>8}   {nn:>6} / {hn_n:<6} ({ratio:>4})                          {nh:>4} / {hn_h:<4}"
-              f"           ({f_n:>5} ({first:>4}), {f_h:>3})")
+        print(f"  {n_remove:>8}   {nn:>6} / {hn_n:<6} ({ratio:>4})                          {nh:>4} / {hn_h:<4}           ({f_n:>5} ({first:>4}), {f_h:>3})")
 
 
 def timed(args: argparse.Namespace) -> None:
     """The scoring figures: cache, full pass, one event, memory, `plan`."""
     t = time.perf_counter()
     snap = make_snapshot(args.nodes, args.npu_pods, args.other_pods)
-    print(f"synthetic cluster: {args.nodes} nodes x 8 NPUs, {args.npu_pods} NPU pods, {args.other_pods} other pods "
-          f"(generated in {time.perf_counter() - t:.1f} s; peak RSS so far {rss_mib():.0f} MiB)")
+    print(
+        f"synthetic cluster: {args.nodes} nodes x 8 NPUs, {args.npu_pods} NPU pods, {args.other_pods} other pods "
+        f"(generated in {time.perf_counter() - t:.1f} s; peak RSS so far {rss_mib():.0f} MiB)"
+    )
     settings = ReconcileSettings(enable_scale_in_score=True, health_port=0, compaction_scope=args.scope)
 
     # the worker alone, handed its cache and queues: no API client (writes refused as not leader)
@@ -232,11 +265,15 @@ def timed(args: argparse.Namespace) -> None:
             for k, v in c.desired_on(n).items():
                 c.pods[k].annotations = {COST_KEY: str(v), RECORD_KEY: str(v)}
     times_ms = sorted(x * 1000 for x in times)
-    print(f"one pod event (delete NPU pod, re-score its node):  median {statistics.median(times_ms):.3f} ms, "
-          f"p99 {times_ms[int(len(times_ms) * 0.99) - 1]:.3f} ms, max {times_ms[-1]:.3f} ms over {len(times_ms)} events")
+    print(
+        f"one pod event (delete NPU pod, re-score its node):  median {statistics.median(times_ms):.3f} ms, "
+        f"p99 {times_ms[int(len(times_ms) * 0.99) - 1]:.3f} ms, max {times_ms[-1]:.3f} ms over {len(times_ms)} events"
+    )
     per_node = [len(c.by_node.get(n, ())) for n in c.by_node]
-    print(f"writes caused by one pod event:                   mean {statistics.mean(writes):.2f}, max {max(writes)} "
-          f"(only pods on that node; NPU pods per node <= 8, all pods per node ~{statistics.mean(per_node):.0f})")
+    print(
+        f"writes caused by one pod event:                   mean {statistics.mean(writes):.2f}, max {max(writes)} "
+        f"(only pods on that node; NPU pods per node <= 8, all pods per node ~{statistics.mean(per_node):.0f})"
+    )
 
     # the same through Worker.reconcile_nodes (decisions and the write queue; writes refused as not leader)
     key = bound[0]
@@ -254,8 +291,12 @@ def timed(args: argparse.Namespace) -> None:
     try:
         for output in ("text", "json"):
             t = time.perf_counter()
-            r = subprocess.run([sys.executable, "-m", "webhook", "plan", "--snapshot", path, "--remove", "1", "--output", output],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=os.path.join(os.path.dirname(__file__), ".."))
+            r = subprocess.run(
+                [sys.executable, "-m", "webhook", "plan", "--snapshot", path, "--remove", "1", "--output", output],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                cwd=os.path.join(os.path.dirname(__file__), ".."),
+            )
             el = time.perf_counter() - t
             print(f"plan --output {output} on the snapshot ({size:.0f} MiB):   {el:8.3f} s  (exit {r.returncode})")
             if r.returncode:

@@ -46,9 +46,10 @@ REPO = HERE.parent
 sys.path[:0] = [str(REPO), str(REPO / "tests"), str(HERE)]
 
 from fakes.apiserver import FakeAPI  # noqa: E402
+from scalein import NPU, make_snapshot  # noqa: E402  (benchmarks/scalein.py: the same synthetic cluster)
 from support import free_port  # noqa: E402
 from support.procfs import status_kib  # noqa: E402
-from scalein import NPU, make_snapshot  # noqa: E402  (benchmarks/scalein.py: the same synthetic cluster)
+
 from webhook.scalein import planning  # noqa: E402
 from webhook.scalein.settings import COST_KEY, ScoringSettings  # noqa: E402
 
@@ -111,16 +112,25 @@ def sample(text: str, name: str) -> float | None:
 
 def new_pod(i: int, node: str) -> dict:
     name = f"llm-new-{i:04d}"
-    return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": name, "namespace": "team-new", "uid": f"uid-{name}", "creationTimestamp": "2026-11-02T00:00:00Z",
-                         "labels": {"app": "llm-new"},
-                         "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "llm-new-abc", "uid": "uid-llm-new", "controller": True}]},
-            "spec": {"nodeName": node, "containers": [{"name": "main", "resources": {"requests": {"cpu": "8", NPU: "1"}, "limits": {NPU: "1"}}}]},
-            "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": "2026-11-02T00:01:00Z"}]}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": "team-new",
+            "uid": f"uid-{name}",
+            "creationTimestamp": "2026-11-02T00:00:00Z",
+            "labels": {"app": "llm-new"},
+            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "llm-new-abc", "uid": "uid-llm-new", "controller": True}],
+        },
+        "spec": {"nodeName": node, "containers": [{"name": "main", "resources": {"requests": {"cpu": "8", NPU: "1"}, "limits": {NPU: "1"}}}]},
+        "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": "2026-11-02T00:01:00Z"}]},
+    }
 
 
-def run_variant(label: str, src: Path, snapshot: dict, placements: list[tuple[str, dict]], expected: dict[str, str],
-                args: argparse.Namespace) -> dict[str, Any]:
+def run_variant(
+    label: str, src: Path, snapshot: dict, placements: list[tuple[str, dict]], expected: dict[str, str], args: argparse.Namespace
+) -> dict[str, Any]:
     """Serve a fresh copy of `snapshot`, run the reconciler from `src`, place the pods of
     `placements` one per event interval once the drain has begun, and wait for `expected`."""
     ctx = mp.get_context("fork")
@@ -138,8 +148,24 @@ def run_variant(label: str, src: Path, snapshot: dict, placements: list[tuple[st
         port = free_port()
         log_path = Path(tmp) / "reconciler.log"
         env = dict(os.environ, PYTHONPATH=str(src))
-        cmd = [sys.executable, "-m", "webhook", "reconcile", "--kubeconfig", kubeconfig, "--enable-scale-in-score", "true",
-               "--scoring-qps", str(args.qps), "--health-host", "127.0.0.1", "--health-port", str(port), "--resync-seconds", "0"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "webhook",
+            "reconcile",
+            "--kubeconfig",
+            kubeconfig,
+            "--enable-scale-in-score",
+            "true",
+            "--scoring-qps",
+            str(args.qps),
+            "--health-host",
+            "127.0.0.1",
+            "--health-port",
+            str(port),
+            "--resync-seconds",
+            "0",
+        ]
         started = time.monotonic()
         with open(log_path, "wb") as log_file:
             rec = subprocess.Popen(cmd, cwd=src, env=env, stdout=subprocess.DEVNULL, stderr=log_file)
@@ -155,8 +181,9 @@ def run_variant(label: str, src: Path, snapshot: dict, placements: list[tuple[st
                     first = time.monotonic()
                 time.sleep(0.05)
             assert first is not None, f"{label}: nothing written within {args.timeout} s"
-            print(f"  {label}: first write {first - started:.1f} s after start; placing {len(placements)} pods, one every "
-                  f"{args.event_interval:g} s", flush=True)
+            print(
+                f"  {label}: first write {first - started:.1f} s after start; placing {len(placements)} pods, one every {args.event_interval:g} s", flush=True
+            )
             next_event, i, next_check, next_scrape = first + args.event_interval, 0, 0.0, 0.0
             while time.monotonic() - started < args.timeout:
                 now = time.monotonic()
@@ -193,8 +220,19 @@ def run_variant(label: str, src: Path, snapshot: dict, placements: list[tuple[st
             call("stop")
             server.join(30)
         converged_line = next((line for line in log_path.read_text().splitlines() if "full pass converged" in line), "")
-    return {"label": label, "started": started, "first": first, "done": done_at, "placed": placed, "log": log, "rss": rss,
-            "metrics": metrics, "backlog_max": backlog_max, "oldest_max": oldest_max, "converged_line": converged_line}
+    return {
+        "label": label,
+        "started": started,
+        "first": first,
+        "done": done_at,
+        "placed": placed,
+        "log": log,
+        "rss": rss,
+        "metrics": metrics,
+        "backlog_max": backlog_max,
+        "oldest_max": oldest_max,
+        "converged_line": converged_line,
+    }
 
 
 # ---- figures ---------------------------------------------------------------------------------------
@@ -205,8 +243,7 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, int(round(q * len(ordered))) - 1))] if ordered else float("nan")
 
 
-def figures(run: dict[str, Any], initial: dict[str, int], expected: dict[str, str], touched_nodes: set[str],
-            node_of: dict[str, str]) -> dict[str, Any]:
+def figures(run: dict[str, Any], initial: dict[str, int], expected: dict[str, str], touched_nodes: set[str], node_of: dict[str, str]) -> dict[str, Any]:
     log = run["log"]
     last_write: dict[str, tuple[float, str | None]] = {}
     first_write: dict[str, float] = {}
@@ -261,8 +298,9 @@ def print_table(rows: list[tuple[str, dict[str, Any]]], args: argparse.Namespace
 
 def baseline_source(rev: str | None, into: Path) -> str:
     if rev is None:
-        added = subprocess.run(["git", "log", "--diff-filter=A", "--format=%H", "--", "webhook/scalein/writequeue.py"],
-                               cwd=REPO, capture_output=True, text=True, check=True).stdout.split()
+        added = subprocess.run(
+            ["git", "log", "--diff-filter=A", "--format=%H", "--", "webhook/scalein/writequeue.py"], cwd=REPO, capture_output=True, text=True, check=True
+        ).stdout.split()
         if not added:
             raise SystemExit("no commit adds webhook/scalein/writequeue.py here: pass --baseline-rev")
         rev = added[-1] + "^"
@@ -306,10 +344,15 @@ def main() -> None:
         placements.append((key, p))
     final = planning.make_cluster(ScoringSettings(), nodes, pods + [p for _, p in placements]).desired_all()
     expected = {k: str(v) for k, v in final.items()}
-    print(f"fresh cluster: {args.nodes} nodes x 8 NPUs, {args.npu_pods} NPU pods ({len(initial)} need a cost), {args.other_pods} other pods; "
-          f"generated in {time.perf_counter() - t:.0f} s")
-    print(f"API server: the fake one in its own process, {args.write_latency_ms:g} ms per pod PATCH; reconciler at --scoring-qps {args.qps}; "
-          f"{count} new pods placed during the drain on distinct nodes ({sum(free[n] == 1 for n in targets)} of them then full)", flush=True)
+    print(
+        f"fresh cluster: {args.nodes} nodes x 8 NPUs, {args.npu_pods} NPU pods ({len(initial)} need a cost), {args.other_pods} other pods; "
+        f"generated in {time.perf_counter() - t:.0f} s"
+    )
+    print(
+        f"API server: the fake one in its own process, {args.write_latency_ms:g} ms per pod PATCH; reconciler at --scoring-qps {args.qps}; "
+        f"{count} new pods placed during the drain on distinct nodes ({sum(free[n] == 1 for n in targets)} of them then full)",
+        flush=True,
+    )
 
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -329,9 +372,11 @@ def main() -> None:
                 count_ = sample(run["metrics"], "servinggate_scalein_event_to_write_seconds_count")
                 within = sample(run["metrics"], r'servinggate_scalein_event_to_write_seconds_bucket\{le="2.0"\}')
                 if count_:
-                    print(f"  {label} /metrics: write backlog peaked at >= {run['backlog_max']:.0f} pods, its oldest entry at "
-                          f">= {run['oldest_max']:.0f} s (sampled every 5 s); event-caused writes {count_:.0f}, "
-                          f"{100 * (within or 0) / count_:.1f}% within 2 s")
+                    print(
+                        f"  {label} /metrics: write backlog peaked at >= {run['backlog_max']:.0f} pods, its oldest entry at "
+                        f">= {run['oldest_max']:.0f} s (sampled every 5 s); event-caused writes {count_:.0f}, "
+                        f"{100 * (within or 0) / count_:.1f}% within 2 s"
+                    )
     print_table(rows, args)
 
 

@@ -52,7 +52,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))  # support.procfs: the server's workers and connections from /proc
 
 from support import free_port  # noqa: E402
-from support.procfs import connections_per_worker as held_per_worker, cpu_seconds, worker_pids  # noqa: E402
+from support.procfs import connections_per_worker as held_per_worker  # noqa: E402
+from support.procfs import cpu_seconds, worker_pids
 
 POD = REPO / "tests/fixtures/admission/pods-create-kthena-entry-missing-scheduler-annotations-roleid-mutating.json"
 
@@ -60,8 +61,7 @@ POD = REPO / "tests/fixtures/admission/pods-create-kthena-entry-missing-schedule
 # ---- server side (run in a child process) -------------------------------------------------------
 
 
-def run_server(kind: str, tls: bool, port: int, certs: str, workers: int, gunicorn_ctx: bool = False, threads: int = 0,
-               placement: str = "ours") -> None:
+def run_server(kind: str, tls: bool, port: int, certs: str, workers: int, gunicorn_ctx: bool = False, threads: int = 0, placement: str = "ours") -> None:
     sys.path.insert(0, str(REPO))
     from webhook.server.serving import prepare_metrics_dir
     from webhook.server.settings import ServeSettings
@@ -199,8 +199,14 @@ def wrk_with_spread(url: str, lua: str, seconds: int, connections: int, master: 
     m = re.search(r"RESULT (\d+) (\d+) ([\d.]+) ([\d.]+) (\d+)", text)
     if not m:
         raise RuntimeError(text)
-    return {"rps": int(m[1]) / (int(m[2]) / 1e6), "p50": float(m[3]), "errors": int(m[5]), "spread": spread,
-            "cores": sum(used) / elapsed, "shares": sorted((u / max(sum(used), 1e-9) for u in used), reverse=True)}
+    return {
+        "rps": int(m[1]) / (int(m[2]) / 1e6),
+        "p50": float(m[3]),
+        "errors": int(m[5]),
+        "spread": spread,
+        "cores": sum(used) / elapsed,
+        "shares": sorted((u / max(sum(used), 1e-9) for u in used), reverse=True),
+    }
 
 
 def start_go_baseline(certs: Path, tmp: Path) -> tuple[subprocess.Popen, int] | None:
@@ -209,11 +215,18 @@ def start_go_baseline(certs: Path, tmp: Path) -> tuple[subprocess.Popen, int] | 
     if shutil.which("go") is None:
         return None
     binary = tmp / "allowall"
-    subprocess.run(["go", "build", "-o", str(binary), "main.go"], cwd=REPO / "benchmarks/allowall", check=True,
-                   env={**os.environ, "GO111MODULE": "off", "GOCACHE": str(tmp / "gocache")})
+    subprocess.run(
+        ["go", "build", "-o", str(binary), "main.go"],
+        cwd=REPO / "benchmarks/allowall",
+        check=True,
+        env={**os.environ, "GO111MODULE": "off", "GOCACHE": str(tmp / "gocache")},
+    )
     port = free_port()
-    proc = subprocess.Popen([str(binary), "-addr", f"127.0.0.1:{port}", "-cert", str(certs / "tls.crt"), "-key", str(certs / "tls.key")],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [str(binary), "-addr", f"127.0.0.1:{port}", "-cert", str(certs / "tls.crt"), "-key", str(certs / "tls.key")],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     return proc, port
 
 
@@ -230,10 +243,11 @@ def placement(args: argparse.Namespace, certs: Path, lua: Path) -> None:
     instead of on one block of rounds."""
     counts = [int(c) for c in args.placement.split(",")]
     seconds = args.placement_seconds
-    print(f"placement: product over TLS, {args.workers} workers, {args.rounds} rounds of {seconds}s per connection count,"
-          f" interleaved (design: {args.placement_design})")
-    print("  per round: spread = connections per worker (from /proc halfway through), rev/s, server cores busy,"
-          " each worker's share of the server's CPU")
+    print(
+        f"placement: product over TLS, {args.workers} workers, {args.rounds} rounds of {seconds}s per connection count,"
+        f" interleaved (design: {args.placement_design})"
+    )
+    print("  per round: spread = connections per worker (from /proc halfway through), rev/s, server cores busy, each worker's share of the server's CPU")
     proc, port = start_server("product", True, certs, args, "--placement-design", args.placement_design)
     go = start_go_baseline(certs, lua.parent)
     runs: dict[int, list[dict]] = {c: [] for c in counts}
@@ -271,18 +285,24 @@ def placement(args: argparse.Namespace, certs: Path, lua: Path) -> None:
                 g = go_runs[c][i]
                 line += f"   | Go baseline {g['rps']:6.0f} rev/s  {g['cores']:.2f} cores"
             print(line)
-        print(f"        worst/best {lo:.0f}/{hi:.0f} rev/s = {lo / hi:.2f}x (target >= 0.80); "
-              f"every round within one of even: {'yes' if even else 'NO'}; errors {sum(r['errors'] for r in rounds)}")
+        print(
+            f"        worst/best {lo:.0f}/{hi:.0f} rev/s = {lo / hi:.2f}x (target >= 0.80); "
+            f"every round within one of even: {'yes' if even else 'NO'}; errors {sum(r['errors'] for r in rounds)}"
+        )
         if go:
             glo, ghi = min(g["rps"] for g in go_runs[c]), max(g["rps"] for g in go_runs[c])
             ratios = [r["rps"] / g["rps"] for r, g in zip(rounds, go_runs[c])]
-            print(f"        Go baseline, same rounds: worst/best {glo:.0f}/{ghi:.0f} rev/s = {glo / ghi:.2f}x (the machine's noise floor); "
-                  f"product/Go per round {min(ratios):.2f}x-{max(ratios):.2f}x, worst/best of that {min(ratios) / max(ratios):.2f}x")
+            print(
+                f"        Go baseline, same rounds: worst/best {glo:.0f}/{ghi:.0f} rev/s = {glo / ghi:.2f}x (the machine's noise floor); "
+                f"product/Go per round {min(ratios):.2f}x-{max(ratios):.2f}x, worst/best of that {min(ratios) / max(ratios):.2f}x"
+            )
     if not go:
         print("  (no Go baseline: apt-get install golang-go to measure benchmarks/allowall in the same rounds)")
     fastest, slowest = min(probes), max(probes)
-    print(f"  machine probe (a fixed CPU loop, timed before and after every round, same run): "
-          f"{fastest * 1000:.0f}-{slowest * 1000:.0f} ms, slowest/fastest speed = {fastest / slowest:.2f}x")
+    print(
+        f"  machine probe (a fixed CPU loop, timed before and after every round, same run): "
+        f"{fastest * 1000:.0f}-{slowest * 1000:.0f} ms, slowest/fastest speed = {fastest / slowest:.2f}x"
+    )
 
 
 def server_cpu_seconds(pid: int) -> float:
@@ -295,8 +315,9 @@ def server_cpu_seconds(pid: int) -> float:
     return sum(cpu_seconds(p) for p in [pid, *workers])
 
 
-def start_server(kind: str, tls: bool, certs: Path, args: argparse.Namespace, *extra: str, log: Any = subprocess.DEVNULL,
-                 tree: Path | None = None) -> tuple[subprocess.Popen, int]:
+def start_server(
+    kind: str, tls: bool, certs: Path, args: argparse.Namespace, *extra: str, log: Any = subprocess.DEVNULL, tree: Path | None = None
+) -> tuple[subprocess.Popen, int]:
     """This script again, as a server child on a free port (see run_server); its log to `log`.
     `tree`: another checkout of the repository, whose own script (and .venv, if it has one) serves."""
     port = free_port()
@@ -306,9 +327,25 @@ def start_server(kind: str, tls: bool, certs: Path, args: argparse.Namespace, *e
         if (tree / ".venv" / "bin" / "python").exists():
             python = str(tree / ".venv" / "bin" / "python")
     proc = subprocess.Popen(
-        [python, script, "--serve", kind, "--tls", "on" if tls else "off", "--port", str(port),
-         "--certs", str(certs), "--workers", str(args.workers), "--threads", str(args.threads), *extra],
-        stdout=subprocess.DEVNULL, stderr=log,
+        [
+            python,
+            script,
+            "--serve",
+            kind,
+            "--tls",
+            "on" if tls else "off",
+            "--port",
+            str(port),
+            "--certs",
+            str(certs),
+            "--workers",
+            str(args.workers),
+            "--threads",
+            str(args.threads),
+            *extra,
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=log,
     )
     return proc, port
 
@@ -325,8 +362,11 @@ def start_agnhost(certs: Path) -> tuple[subprocess.Popen, int] | None:
     if not os.access(binary, os.X_OK):
         return None
     port = free_port()
-    proc = subprocess.Popen([str(binary), "webhook", "--port", str(port), "--tls-cert-file", str(certs / "tls.crt"),
-                             "--tls-private-key-file", str(certs / "tls.key")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [str(binary), "webhook", "--port", str(port), "--tls-cert-file", str(certs / "tls.crt"), "--tls-private-key-file", str(certs / "tls.key")],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     return proc, port
 
 
@@ -367,9 +407,11 @@ def versus(args: argparse.Namespace, certs: Path, lua: Path) -> None:
 
     parser = "gunicorn_h1c (C)" if importlib.util.find_spec("gunicorn_h1c") else "Python (gunicorn_h1c missing: reinstall the project)"
     load = f"paced at {args.versus_rate:g} reviews/s" if args.versus_rate else "peak load"
-    print(f"versus: {args.versus_rounds} interleaved rounds of {args.versus_seconds}s, wrk -c{args.connections}, {load},"
-          f" {args.versus_busy} busy neighbours, every server over TLS;"
-          f" CPU = all the server's processes, user+system, per review; our HTTP parser: {parser}; load average {os.getloadavg()[0]:.1f}")
+    print(
+        f"versus: {args.versus_rounds} interleaved rounds of {args.versus_seconds}s, wrk -c{args.connections}, {load},"
+        f" {args.versus_busy} busy neighbours, every server over TLS;"
+        f" CPU = all the server's processes, user+system, per review; our HTTP parser: {parser}; load average {os.getloadavg()[0]:.1f}"
+    )
     runs: dict[str, list[dict[str, float]]] = {name: [] for name, _, _ in servers}
     logged = 0
 
@@ -408,15 +450,21 @@ def versus(args: argparse.Namespace, certs: Path, lua: Path) -> None:
         print(AGNHOST_MISSING)
         return
     if "ours@tree" in runs:
-        print(f"  ours@tree is {args.versus_tree}; ours/ours@tree, median of per-round CPU per review: "
-              f"{statistics.median(o['cpu_us'] / t['cpu_us'] for o, t in zip(runs['ours'], runs['ours@tree'])):.2f}x;"
-              f" ours@tree/agnhost: {statistics.median(t['cpu_us'] / a['cpu_us'] for t, a in zip(runs['ours@tree'], runs['agnhost'])):.2f}x")
+        print(
+            f"  ours@tree is {args.versus_tree}; ours/ours@tree, median of per-round CPU per review: "
+            f"{statistics.median(o['cpu_us'] / t['cpu_us'] for o, t in zip(runs['ours'], runs['ours@tree'])):.2f}x;"
+            f" ours@tree/agnhost: {statistics.median(t['cpu_us'] / a['cpu_us'] for t, a in zip(runs['ours@tree'], runs['agnhost'])):.2f}x"
+        )
     cpu = [o["cpu_us"] / a["cpu_us"] for o, a in zip(runs["ours"], runs["agnhost"])]
     rps = [o["rps"] / a["rps"] for o, a in zip(runs["ours"], runs["agnhost"])]
-    print(f"  ours/agnhost, median of per-round ratios: CPU per review {statistics.median(cpu):.2f}x (target <= 0.80x),"
-          f" throughput {statistics.median(rps):.2f}x (target >= 1.25x)")
-    print(f"  worst round: CPU per review {max(cpu):.2f}x, throughput {min(rps):.2f}x;"
-          f" all rounds CPU {' '.join(f'{c:.2f}' for c in cpu)}, throughput {' '.join(f'{r:.2f}' for r in rps)}")
+    print(
+        f"  ours/agnhost, median of per-round ratios: CPU per review {statistics.median(cpu):.2f}x (target <= 0.80x),"
+        f" throughput {statistics.median(rps):.2f}x (target >= 1.25x)"
+    )
+    print(
+        f"  worst round: CPU per review {max(cpu):.2f}x, throughput {min(rps):.2f}x;"
+        f" all rounds CPU {' '.join(f'{c:.2f}' for c in cpu)}, throughput {' '.join(f'{r:.2f}' for r in rps)}"
+    )
 
 
 def median_of(runs: list[dict[str, float]]) -> dict[str, float]:
@@ -427,7 +475,8 @@ def hey(url: str, body: Path, seconds: int, rate: float, connections: int) -> di
     per_worker = max(rate / connections, 1.0)
     out = subprocess.run(
         ["hey", "-z", f"{seconds}s", "-c", str(connections), "-q", f"{per_worker:.1f}", "-m", "POST", "-T", "application/json", "-D", str(body), url],
-        capture_output=True, text=True,
+        capture_output=True,
+        text=True,
     ).stdout
 
     def figure(pattern: str, scale: float = 1.0) -> float:
@@ -436,9 +485,12 @@ def hey(url: str, body: Path, seconds: int, rate: float, connections: int) -> di
 
     codes = dict(re.findall(r"\[(\d+)\]\s+(\d+) responses", out))
     failed = sum(int(n) for n in re.findall(r"\[(\d+)\]\s+(?:Get|Post)", out))
-    return {"rps": figure(r"Requests/sec:\s+([\d.]+)"), "p50": figure(r"50%+ in ([\d.]+) secs", 1000),
-            "p99": figure(r"99%+ in ([\d.]+) secs", 1000),
-            "non200": sum(int(n) for c, n in codes.items() if c != "200") + failed}
+    return {
+        "rps": figure(r"Requests/sec:\s+([\d.]+)"),
+        "p50": figure(r"50%+ in ([\d.]+) secs", 1000),
+        "p99": figure(r"99%+ in ([\d.]+) secs", 1000),
+        "non200": sum(int(n) for c, n in codes.items() if c != "200") + failed,
+    }
 
 
 def main() -> None:
@@ -459,10 +511,15 @@ def main() -> None:
     parser.add_argument("--versus-only", action="store_true", help="run only the rounds against the Go allow-all and agnhost")
     parser.add_argument("--versus-rounds", type=int, default=6, help="rounds against the Go allow-all and agnhost")
     parser.add_argument("--versus-seconds", type=int, default=8, help="length of one of those rounds")
-    parser.add_argument("--versus-rate", type=float, default=0,
-                        help="reviews/s in all for the versus rounds, arriving at random (0: as fast as the servers answer)")
-    parser.add_argument("--versus-busy", type=int, default=0,
-                        help="processes that keep cores busy and caches cold during the versus rounds, as an API server beside the webhook does")
+    parser.add_argument(
+        "--versus-rate", type=float, default=0, help="reviews/s in all for the versus rounds, arriving at random (0: as fast as the servers answer)"
+    )
+    parser.add_argument(
+        "--versus-busy",
+        type=int,
+        default=0,
+        help="processes that keep cores busy and caches cold during the versus rounds, as an API server beside the webhook does",
+    )
     parser.add_argument("--versus-tree", help="another checkout of this repository (say main's) served in the same rounds, as ours@tree")
     # The designs compared in docs/design-notes.md: ours (the worker's event loop accepting from
     # the one listening socket), shared (stock gthread), reuseport (SO_REUSEPORT set).
@@ -526,12 +583,16 @@ def main() -> None:
             proc.wait(30)
     print(f"medians of {args.rounds} interleaved rounds (hey: one run)\n")
     print(f"{'':<21}{'peak (wrk)':^37}|{'half load, paced (wrk)':^34}|{'half load, bursts (hey)':^34}")
-    print(f"{'server':<14}{'proto':<7}{'rev/s':>11}{'p50 ms':>9}{'p99 ms':>9}{'errors':>8}|"
-          f"{'rev/s':>9}{'p50 ms':>8}{'p99 ms':>8}{'errors':>8} |{'rev/s':>9}{'p50 ms':>8}{'p99 ms':>8}{'non-200':>8}")
+    print(
+        f"{'server':<14}{'proto':<7}{'rev/s':>11}{'p50 ms':>9}{'p99 ms':>9}{'errors':>8}|"
+        f"{'rev/s':>9}{'p50 ms':>8}{'p99 ms':>8}{'errors':>8} |{'rev/s':>9}{'p50 ms':>8}{'p99 ms':>8}{'non-200':>8}"
+    )
     for kind, tls, peak, half, burst in rows:
-        print(f"{kind:<14}{'TLS' if tls else 'HTTP':<7}{peak['rps']:>11.0f}{peak['p50']:>9.2f}{peak['p99']:>9.2f}{peak['errors']:>8}|"
-              f"{half['rps']:>9.0f}{half['p50']:>8.2f}{half['p99']:>8.2f}{half['errors']:>8} |"
-              f"{burst['rps']:>9.0f}{burst['p50']:>8.2f}{burst['p99']:>8.2f}{burst['non200']:>8}")
+        print(
+            f"{kind:<14}{'TLS' if tls else 'HTTP':<7}{peak['rps']:>11.0f}{peak['p50']:>9.2f}{peak['p99']:>9.2f}{peak['errors']:>8}|"
+            f"{half['rps']:>9.0f}{half['p50']:>8.2f}{half['p99']:>8.2f}{half['errors']:>8} |"
+            f"{burst['rps']:>9.0f}{burst['p50']:>8.2f}{burst['p99']:>8.2f}{burst['non200']:>8}"
+        )
     get = {(k, t): p for k, t, p, _, _ in rows}
     half_tls = next(h for k, t, _, h, _ in rows if k == "product" and t)
     burst_tls = next(b for k, t, _, _, b in rows if k == "product" and t)
@@ -542,10 +603,14 @@ def main() -> None:
         lo, hi = min(p["rps"] for p in peaks[url]), max(p["rps"] for p in peaks[url])
         print(f"  {kind:<10}{'TLS' if tls else 'HTTP':<6}{lo:>7.0f} .. {hi:<7.0f} rev/s {peak['cpu_us']:>8.0f} us CPU")
     print()
-    print(f"product/baseline over TLS:  {get[('product', True)]['rps'] / get[('baseline', True)]['rps']:.2f}x   (target >= 0.80)"
-          f"   by server CPU per review: {get[('baseline', True)]['cpu_us'] / get[('product', True)]['cpu_us']:.2f}x")
-    print(f"TLS/plain HTTP for product: {get[('product', True)]['rps'] / get[('product', False)]['rps']:.2f}x   (target >= 0.70)"
-          f"   by server CPU per review: {get[('product', False)]['cpu_us'] / get[('product', True)]['cpu_us']:.2f}x")
+    print(
+        f"product/baseline over TLS:  {get[('product', True)]['rps'] / get[('baseline', True)]['rps']:.2f}x   (target >= 0.80)"
+        f"   by server CPU per review: {get[('baseline', True)]['cpu_us'] / get[('product', True)]['cpu_us']:.2f}x"
+    )
+    print(
+        f"TLS/plain HTTP for product: {get[('product', True)]['rps'] / get[('product', False)]['rps']:.2f}x   (target >= 0.70)"
+        f"   by server CPU per review: {get[('product', False)]['cpu_us'] / get[('product', True)]['cpu_us']:.2f}x"
+    )
     print(f"TLS/plain HTTP for baseline:{get[('baseline', True)]['rps'] / get[('baseline', False)]['rps']:.2f}x")
     print(f"product p99 at half of peak over TLS: {half_tls['p99']:.2f} ms paced, {burst_tls['p99']:.2f} ms in bursts of {args.connections}   (target < 10 ms)")
 

@@ -36,14 +36,13 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))
 
 import orjson  # noqa: E402
+from support.willrun import cron_hpa, hpa, hypernode, node, podgroup_crd, policy, queue, scaled_object  # noqa: E402
 
 from webhook.admission.review import make_request  # noqa: E402
 from webhook.policies import Context, DictLookups, PolicySettings, engine  # noqa: E402
 from webhook.policies.clusterfacts import ClusterFacts  # noqa: E402
 from webhook.policies.projections import KEPT, LOOKED_UP, kept  # noqa: E402
 from webhook.policies.store import ProjectionStore  # noqa: E402
-
-from support.willrun import cron_hpa, hpa, hypernode, node, podgroup_crd, policy, queue, scaled_object  # noqa: E402
 
 NPUS = ("huawei.com/ascend-1980", "huawei.com/Ascend910", "nvidia.com/gpu", "huawei.com/ascend-310")
 MS_RULES = ("modelservings.fits", "modelservings.topology-facts", "modelservings.queue", "modelservings.network-topology")
@@ -62,13 +61,26 @@ def cluster() -> tuple[list[dict], list[dict]]:
         shape = i % 40
         npu = NPUS[shape % 4]
         taints = [{"key": "accelerator", "value": npu.rpartition("/")[2], "effect": "NoSchedule"}] if shape % 2 else []
-        facts.append(node(f"node-{i:05d}", {"cpu": str(64 + shape), "memory": f"{512 + shape}Gi", "pods": "110", npu: "8",
-                                           "ephemeral-storage": "1700Gi", "hugepages-2Mi": "0"},
-                          {"accelerator": npu.rpartition("/")[2], "pool": f"pool-{shape}", "topology.kubernetes.io/zone": f"z{shape % 3}",
-                           "kubernetes.io/arch": "arm64", "kubernetes.io/os": "linux"}, taints))
+        facts.append(
+            node(
+                f"node-{i:05d}",
+                {"cpu": str(64 + shape), "memory": f"{512 + shape}Gi", "pods": "110", npu: "8", "ephemeral-storage": "1700Gi", "hugepages-2Mi": "0"},
+                {
+                    "accelerator": npu.rpartition("/")[2],
+                    "pool": f"pool-{shape}",
+                    "topology.kubernetes.io/zone": f"z{shape % 3}",
+                    "kubernetes.io/arch": "arm64",
+                    "kubernetes.io/os": "linux",
+                },
+                taints,
+            )
+        )
     for leaf in range(625):
-        facts.append(hypernode(f"leaf-{leaf}", 1, "leaf", [{"type": "Node", "selector": {"regexMatch": {"pattern": f"^node-0*{leaf * 8 + k}$"}}}
-                                                         for k in range(0, 8, 4)]))
+        facts.append(
+            hypernode(
+                f"leaf-{leaf}", 1, "leaf", [{"type": "Node", "selector": {"regexMatch": {"pattern": f"^node-0*{leaf * 8 + k}$"}}} for k in range(0, 8, 4)]
+            )
+        )
     for spine in range(20):
         facts.append(hypernode(f"spine-{spine}", 2, "spine", [{"type": "HyperNode", "selector": {"regexMatch": {"pattern": f"^leaf-{spine}[0-9]*$"}}}]))
     facts += [queue(f"q{i}") for i in range(40)] + [podgroup_crd(True)]
@@ -175,8 +187,10 @@ def main() -> None:
     hpa_on = Context(lookups=DictLookups(), facts=facts)
     interleaved(hpa_req, hpa_on, hpa_off, 200)
     with_rule, without_rule = interleaved(hpa_req, hpa_on, hpa_off, args.rounds)
-    print(f"\nHPA review (1,500 autoscalers in the store), one-owner rule on / off (µs): "
-          f"p50 {percentile(with_rule, 0.5):.1f} / {percentile(without_rule, 0.5):.1f}")
+    print(
+        f"\nHPA review (1,500 autoscalers in the store), one-owner rule on / off (µs): "
+        f"p50 {percentile(with_rule, 0.5):.1f} / {percentile(without_rule, 0.5):.1f}"
+    )
 
 
 if __name__ == "__main__":

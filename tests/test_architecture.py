@@ -38,9 +38,7 @@ def _layers_contract() -> dict:
 def test_import_contracts_hold():
     """Policies and admission import no web framework or Kubernetes client; only kube/, the
     certificate keeper and the reconciler's I/O talk to the API (contracts in pyproject.toml)."""
-    proc = subprocess.run(
-        [str(Path(sys.executable).with_name("lint-imports")), "--no-cache"], cwd=REPO, capture_output=True, text=True, timeout=600
-    )
+    proc = subprocess.run([str(Path(sys.executable).with_name("lint-imports")), "--no-cache"], cwd=REPO, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "broken" in proc.stdout and " 0 broken" in proc.stdout
 
@@ -139,3 +137,20 @@ def test_the_rules_and_lookups_know_nothing_of_threads():
         for path in sorted((REPO / "webhook" / folder).rglob("*.py")):
             text = path.read_text()
             assert "threading.local" not in text and "MustWait" not in text, path
+
+
+def test_ruff_finds_nothing_and_the_code_is_formatted():
+    """Lint and import order (`ruff check`) and formatting (`ruff format --check`), configured in
+    pyproject.toml ([tool.ruff]), over the whole repository; a `noqa` names its rule."""
+    lint = _run("ruff", "check", "--no-cache", ".")
+    assert lint.returncode == 0, lint.stdout + lint.stderr
+    formatted = _run("ruff", "format", "--check", "--no-cache", ".")
+    assert formatted.returncode == 0, formatted.stdout + formatted.stderr
+    bare = [
+        f"{path}:{n}"
+        for path in sorted(REPO.glob("**/*.py"))
+        if ".venv" not in path.parts and "fixtures" not in path.parts
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if re.search(r"#\s*noqa(?!:\s*[A-Z]+[0-9]+)", line)
+    ]
+    assert not bare, f"noqa without a rule code: {bare}"

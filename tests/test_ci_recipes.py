@@ -60,8 +60,9 @@ def test_the_workflows_render_and_check_steps(tmp_path, with_bad, code):
     overlay = tmp_path / "deploy" / "overlays" / "production"
     docs = [objects.good_modelserving("team-a")] + ([objects.bad_modelserving("team-a")] if with_bad else [])
     _write(overlay / "servings.yaml", docs)
-    (overlay / "kustomization.yaml").write_text(yaml.safe_dump({"apiVersion": "kustomize.config.k8s.io/v1beta1",
-                                                                "kind": "Kustomization", "resources": ["servings.yaml"]}))
+    (overlay / "kustomization.yaml").write_text(
+        yaml.safe_dump({"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization", "resources": ["servings.yaml"]})
+    )
     # The Render step's lines that need no helm binary, then the Check step, as the runner runs them.
     render = [line for line in _step("Render")["run"].splitlines() if not line.startswith("helm ")]
     script = "\n".join(["set -e", *render, _step("Check")["run"]])
@@ -73,6 +74,7 @@ def test_the_workflows_render_and_check_steps(tmp_path, with_bad, code):
 
 
 # ---- pre-commit ------------------------------------------------------------------------------------
+
 
 def _hook() -> dict:
     hooks = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())
@@ -87,9 +89,20 @@ def _selected(paths: list[str]) -> list[str]:
 
 
 def test_the_hook_leaves_out_files_that_are_not_kubernetes_objects():
-    paths = ["deploy/good.yaml", "deploy/kustomization.yaml", "charts/app/Chart.yaml", "charts/app/values.yaml",
-             "charts/app/values-prod.yaml", "charts/app/templates/deployment.yaml", ".github/workflows/ci.yaml",
-             ".pre-commit-config.yaml", "charts/app/crds/crd.yaml", "README.md", "objects/pod.json", "base/service.yml"]
+    paths = [
+        "deploy/good.yaml",
+        "deploy/kustomization.yaml",
+        "charts/app/Chart.yaml",
+        "charts/app/values.yaml",
+        "charts/app/values-prod.yaml",
+        "charts/app/templates/deployment.yaml",
+        ".github/workflows/ci.yaml",
+        ".pre-commit-config.yaml",
+        "charts/app/crds/crd.yaml",
+        "README.md",
+        "objects/pod.json",
+        "base/service.yml",
+    ]
     assert _selected(paths) == ["deploy/good.yaml", "objects/pod.json", "base/service.yml"]
 
 

@@ -61,8 +61,9 @@ def test_config_file_with_unknown_key_is_refused(tmp_path):
 
 
 def test_serve_exits_2_with_the_message_before_starting(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "webhook", "serve", "--port", "0", "--certs-dir", str(tmp_path)],
-                          cwd=REPO, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "webhook", "serve", "--port", "0", "--certs-dir", str(tmp_path)], cwd=REPO, capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode == 2
     assert "servinggate serve: --port: invalid value '0': must be at least 1" in proc.stderr
     assert not (tmp_path / "tls.crt").exists()
@@ -111,8 +112,14 @@ def test_no_api_access_is_a_clear_start_error_not_a_traceback(argv, needle, tmp_
 
     env = {k: v for k, v in os.environ.items() if not k.startswith(("KUBERNETES_", "SERVINGGATE_"))}
     env.update(HOME=str(tmp_path), KUBECONFIG=str(tmp_path / "missing"))
-    proc = subprocess.run([sys.executable, "-m", "webhook", *argv, *(["--certs-dir", str(tmp_path / "c")] if argv[0] == "serve" else [])],
-                          cwd=REPO, capture_output=True, text=True, timeout=60, env=env)
+    proc = subprocess.run(
+        [sys.executable, "-m", "webhook", *argv, *(["--certs-dir", str(tmp_path / "c")] if argv[0] == "serve" else [])],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
     assert proc.returncode == 2, proc.stderr
     assert needle in proc.stderr
     assert "Traceback" not in proc.stderr
@@ -148,11 +155,14 @@ def test_the_kubernetes_version_from_flag_env_and_file(tmp_path):
     assert parse(["--config", str(cfg), "--kubernetes-version", "1.28"], {"SERVINGGATE_KUBERNETES_VERSION": "1.29"}).kubernetes_version == KubeVersion(1, 28)
 
 
-@pytest.mark.parametrize("argv, env, needle", [
-    (["--kubernetes-version", "1.27"], {}, "--kubernetes-version: invalid value '1.27': must be 1.28 or newer (got 1.27)"),
-    (["--kubernetes-version", "one"], {}, "--kubernetes-version: invalid value 'one': must be auto or a Kubernetes version such as 1.34"),
-    ([], {"SERVINGGATE_KUBERNETES_VERSION": "1"}, "SERVINGGATE_KUBERNETES_VERSION: invalid value '1': must be auto"),
-])
+@pytest.mark.parametrize(
+    "argv, env, needle",
+    [
+        (["--kubernetes-version", "1.27"], {}, "--kubernetes-version: invalid value '1.27': must be 1.28 or newer (got 1.27)"),
+        (["--kubernetes-version", "one"], {}, "--kubernetes-version: invalid value 'one': must be auto or a Kubernetes version such as 1.34"),
+        ([], {"SERVINGGATE_KUBERNETES_VERSION": "1"}, "SERVINGGATE_KUBERNETES_VERSION: invalid value '1': must be auto"),
+    ],
+)
 def test_a_bad_kubernetes_version_names_its_source(argv, env, needle):
     with pytest.raises(ConfigError) as info:
         parse(argv, env)
@@ -161,7 +171,6 @@ def test_a_bad_kubernetes_version_names_its_source(argv, env, needle):
 
 @pytest.mark.parametrize("command", ["serve", "audit", "smoke"])
 def test_a_kubernetes_version_below_1_28_stops_every_command_with_one_line(command, tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "webhook", command, "--kubernetes-version", "1.20"],
-                          cwd=REPO, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run([sys.executable, "-m", "webhook", command, "--kubernetes-version", "1.20"], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
     assert proc.stderr == f"servinggate {command}: --kubernetes-version: invalid value '1.20': must be 1.28 or newer (got 1.20)\n"

@@ -95,8 +95,7 @@ def test_the_readmes_check_example_prints_what_the_readme_says():
     m = re.search(r"```sh\n\./dev check - <<'EOF'\n(.*?)\nEOF\n```\n.*?```\n(.*?)```", text, re.S)
     assert m, "README.md has a `./dev check -` example followed by its output"
     manifest, said = m[1] + "\n", m[2]
-    proc = subprocess.run([sys.executable, "-m", "webhook", "check", "-"], input=manifest, cwd=REPO,
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run([sys.executable, "-m", "webhook", "check", "-"], input=manifest, cwd=REPO, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1, proc.stderr
     assert proc.stdout == said
 
@@ -119,6 +118,5 @@ MAX_DEVELOPMENT_LINE = 300
 
 
 def test_development_md_has_no_line_over_300_characters():
-    long = [(n, len(line)) for n, line in enumerate((REPO / "docs" / "development.md").read_text().splitlines(), 1)
-            if len(line) > MAX_DEVELOPMENT_LINE]
+    long = [(n, len(line)) for n, line in enumerate((REPO / "docs" / "development.md").read_text().splitlines(), 1) if len(line) > MAX_DEVELOPMENT_LINE]
     assert not long, f"docs/development.md lines (number, length) over {MAX_DEVELOPMENT_LINE} characters: {long}"

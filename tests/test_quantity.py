@@ -13,9 +13,25 @@ from webhook.scalein.scoring import quantity_units
 @pytest.mark.parametrize(
     "text, value",
     [
-        ("1", 1), ("0.8", Decimal("0.8")), ("500m", Decimal("0.5")), ("1k", 1000), ("1Ki", 1024), ("1.5Gi", 1610612736),
-        ("1E", 10**18), ("1Ei", 2**60), ("1e3", 1000), ("1E3", 1000), ("2.5e-3", Decimal("0.0025")), ("+1k", 1000),
-        (".5", Decimal("0.5")), ("5.", 5), ("-2", -2), ("100n", Decimal("1E-7")), (" 8 ", 8), (2, 2), (2.5, Decimal("2.5")),
+        ("1", 1),
+        ("0.8", Decimal("0.8")),
+        ("500m", Decimal("0.5")),
+        ("1k", 1000),
+        ("1Ki", 1024),
+        ("1.5Gi", 1610612736),
+        ("1E", 10**18),
+        ("1Ei", 2**60),
+        ("1e3", 1000),
+        ("1E3", 1000),
+        ("2.5e-3", Decimal("0.0025")),
+        ("+1k", 1000),
+        (".5", Decimal("0.5")),
+        ("5.", 5),
+        ("-2", -2),
+        ("100n", Decimal("1E-7")),
+        (" 8 ", 8),
+        (2, 2),
+        (2.5, Decimal("2.5")),
     ],
 )
 def test_valid_quantities(text, value):
@@ -24,8 +40,27 @@ def test_valid_quantities(text, value):
 
 @pytest.mark.parametrize(
     "text",
-    ["", "1i", "i", "1 Gi", "1GiB", "0x10", "١", "²", "1e", "1e" + "9" * 5000, "9" * 4400, "1" * (MAX_DIGITS + 9), True, None, [1], {"a": 1},
-     float("inf"), float("nan"), 10**100],
+    [
+        "",
+        "1i",
+        "i",
+        "1 Gi",
+        "1GiB",
+        "0x10",
+        "١",
+        "²",
+        "1e",
+        "1e" + "9" * 5000,
+        "9" * 4400,
+        "1" * (MAX_DIGITS + 9),
+        True,
+        None,
+        [1],
+        {"a": 1},
+        float("inf"),
+        float("nan"),
+        10**100,
+    ],
 )
 def test_not_quantities_or_unbounded(text):
     assert parse_quantity(text) is None

@@ -45,9 +45,24 @@ def run(tmp: Path, *argv: str, kubeconfig: Path | None = None, timeout: float = 
 
 
 def serve_self(tmp: Path, *extra: str, kubeconfig: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return run(tmp, "serve", "--cert-management", "self", "--host", "127.0.0.1", "--port", str(closed_port()),
-               "--certs-dir", str(tmp / "certs"), "--metrics-dir", str(tmp / "metrics"), "--kube-lookups", "off", *extra,
-               kubeconfig=kubeconfig)
+    return run(
+        tmp,
+        "serve",
+        "--cert-management",
+        "self",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(closed_port()),
+        "--certs-dir",
+        str(tmp / "certs"),
+        "--metrics-dir",
+        str(tmp / "metrics"),
+        "--kube-lookups",
+        "off",
+        *extra,
+        kubeconfig=kubeconfig,
+    )
 
 
 def _is_log_record(line: str) -> bool:
@@ -76,9 +91,14 @@ def the_one_line(proc: subprocess.CompletedProcess[str], command: str) -> str:
 
 
 def test_serve_without_permission_to_read_its_secret(fake_api, tmp_path):
-    fake_api.fail("GET", r"/secrets/", 403, "Forbidden",
-                  f'secrets "{SECRET}" is forbidden: User "system:serviceaccount:{NS}:servinggate-webhook" '
-                  f'cannot get resource "secrets" in API group "" in the namespace "{NS}"')
+    fake_api.fail(
+        "GET",
+        r"/secrets/",
+        403,
+        "Forbidden",
+        f'secrets "{SECRET}" is forbidden: User "system:serviceaccount:{NS}:servinggate-webhook" '
+        f'cannot get resource "secrets" in API group "" in the namespace "{NS}"',
+    )
     proc = serve_self(tmp_path, kubeconfig=fake_api.write_kubeconfig(tmp_path / "kubeconfig"))
     line = the_one_line(proc, "serve")
     assert proc.stderr.strip() == line  # nothing happened before: the line is all there is
@@ -130,8 +150,20 @@ def test_serve_without_any_kubeconfig(tmp_path):
 
 def test_serve_with_an_unwritable_certs_dir(tmp_path):
     (tmp_path / "file").write_text("not a folder")
-    proc = run(tmp_path, "serve", "--host", "127.0.0.1", "--port", str(closed_port()), "--certs-dir", str(tmp_path / "file" / "certs"),
-               "--metrics-dir", str(tmp_path / "metrics"), "--kube-lookups", "off")
+    proc = run(
+        tmp_path,
+        "serve",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(closed_port()),
+        "--certs-dir",
+        str(tmp_path / "file" / "certs"),
+        "--metrics-dir",
+        str(tmp_path / "metrics"),
+        "--kube-lookups",
+        "off",
+    )
     line = the_one_line(proc, "serve")
     assert str(tmp_path / "file" / "certs") in line
 
@@ -156,6 +188,5 @@ def test_reconcile_with_the_api_server_unreachable(tmp_path, extra):
 def test_reconcile_without_permission_to_list_pods(fake_api, tmp_path):
     fake_api.fail("GET", r"^/api/v1/pods$", 403, "Forbidden", "forbidden")
     kubeconfig = fake_api.write_kubeconfig(tmp_path / "kubeconfig")
-    line = the_one_line(run(tmp_path, "reconcile", "--kubeconfig", str(kubeconfig), "--health-port", "0", "--enable-scale-in-score",
-                            timeout=60), "reconcile")
+    line = the_one_line(run(tmp_path, "reconcile", "--kubeconfig", str(kubeconfig), "--health-port", "0", "--enable-scale-in-score", timeout=60), "reconcile")
     assert "forbidden: cannot list pods" in line

@@ -104,12 +104,8 @@ def byte_size(raw: str) -> int:
     """`7340032`, `7Mi`, `512Ki`."""
     text = str(raw).strip()
     units = {"Ki": 1024, "Mi": 1024**2, "Gi": 1024**3, "K": 1000, "M": 1000**2, "G": 1000**3}
-    for suffix, mult in units.items():
-        if text.endswith(suffix):
-            number = text[: -len(suffix)]
-            break
-    else:
-        number, mult = text, 1
+    suffix = next((unit for unit in units if text.endswith(unit)), "")
+    number, mult = (text[: -len(suffix)], units[suffix]) if suffix else (text, 1)
     try:
         value = int(number) * mult
     except ValueError:
@@ -154,8 +150,13 @@ def add_arguments(parser: argparse.ArgumentParser, cls: type) -> None:
         elif f.metadata.get("metavar"):
             kwargs["metavar"] = f.metadata["metavar"]
         parser.add_argument(flag_of(f), **kwargs)
-    parser.add_argument("--config", dest="_config_file", default=None, metavar="FILE",
-                        help=f"YAML or JSON file of settings (keys as the flags without --) [env {ENV_PREFIX}CONFIG]")
+    parser.add_argument(
+        "--config",
+        dest="_config_file",
+        default=None,
+        metavar="FILE",
+        help=f"YAML or JSON file of settings (keys as the flags without --) [env {ENV_PREFIX}CONFIG]",
+    )
 
 
 def describe_default(f: dataclasses.Field[Any]) -> str:
@@ -212,8 +213,9 @@ def _read_config_file(path: str) -> dict[str, Any]:
     return {str(k).replace("-", "_"): v for k, v in data.items()}
 
 
-def load(cls: type[T], args: argparse.Namespace | Mapping[str, Any] | None = None, environ: Mapping[str, str] | None = None,
-         *, shared_with: type | None = None) -> T:
+def load(
+    cls: type[T], args: argparse.Namespace | Mapping[str, Any] | None = None, environ: Mapping[str, str] | None = None, *, shared_with: type | None = None
+) -> T:
     """Build `cls` from flags (highest), environment, config file, defaults (lowest).
 
     `shared_with`: a settings class whose file `cls` may read too (`plan` reads the reconciler's
@@ -288,11 +290,13 @@ class KubernetesVersionSettings:
     """Which Kubernetes minor's API server a judgement mirrors; `serve`, `check`, `audit` and `smoke` share it."""
 
     kubernetes_version: KubeVersion | str = setting(
-        AUTO, parse_kubernetes_version,
+        AUTO,
+        parse_kubernetes_version,
         "the Kubernetes minor whose API server is mirrored (Pod validation and defaults, feature gates, check's built-in "
         "schemas): X.Y, at least 1.28, or auto = serve, audit and smoke read the API server's /version (the newest "
         "supported version when it cannot be read), check takes the newest supported",
-        metavar="auto|X.Y")
+        metavar="auto|X.Y",
+    )
 
 
 @dataclass(frozen=True)
@@ -302,9 +306,15 @@ class LogSettings:
     log_level: str = setting("info", choice("debug", "info", "warning", "error"), "log level")
 
 
-def parse_command(cls: type[T], argv: Sequence[str], prog: str, description: str, *,
-                  extra: Callable[[argparse.ArgumentParser], None] | None = None,
-                  shared_with: type | None = None) -> tuple[T, argparse.Namespace]:
+def parse_command(
+    cls: type[T],
+    argv: Sequence[str],
+    prog: str,
+    description: str,
+    *,
+    extra: Callable[[argparse.ArgumentParser], None] | None = None,
+    shared_with: type | None = None,
+) -> tuple[T, argparse.Namespace]:
     """The one way a command reads its settings: its own arguments (`extra`), then the settings."""
     parser = argparse.ArgumentParser(prog=prog, description=description)
     if extra is not None:

@@ -25,8 +25,14 @@ from .smoke.settings import SmokeSettings
 
 
 def _command_settings() -> dict[str, type]:
-    return {"serve": ServeSettings, "check": CheckSettings, "plan": ScoringSettings, "reconcile": ReconcileSettings, "audit": AuditSettings,
-            "smoke": SmokeSettings}
+    return {
+        "serve": ServeSettings,
+        "check": CheckSettings,
+        "plan": ScoringSettings,
+        "reconcile": ReconcileSettings,
+        "audit": AuditSettings,
+        "smoke": SmokeSettings,
+    }
 
 
 def _title(group: type) -> str:
@@ -77,8 +83,7 @@ def pod_versions_markdown() -> str:
     versions.py: GATES, FIELDS, GATED_FIELDS and CHECKS)."""
     from .podvalidation.versions import CHECKS, GATED_FIELDS, GATES, PORTED, status_at
 
-    out = ["| feature gate | " + " | ".join(str(v) for v in PORTED) + " | fields | ported checks |",
-           "|---|" + "---|" * len(PORTED) + "---|---|"]
+    out = ["| feature gate | " + " | ".join(str(v) for v in PORTED) + " | fields | ported checks |", "|---|" + "---|" * len(PORTED) + "---|---|"]
     for gate in sorted(GATES):
         paths = sorted({".".join(p.split(".")[-2:]) for p in GATED_FIELDS.get(gate, ())})
         fields = ", ".join(f"`{p}`" for p in paths[:3]) + (" ..." if len(paths) > 3 else "")
@@ -102,7 +107,12 @@ def render(text: str, kind: str = "settings") -> str:
         pattern = re.compile(rf"(<!-- generated:{re.escape(name)} -->\n).*?(<!-- /generated:{re.escape(name)} -->)", re.S)
         if not pattern.search(text):
             raise ValueError(f"no <!-- generated:{name} --> section to fill in")
-        text = pattern.sub(lambda m: m.group(1) + make() + m.group(2), text)
+        made = make()
+
+        def fill(m: re.Match[str], made: str = made) -> str:
+            return m.group(1) + made + m.group(2)
+
+        text = pattern.sub(fill, text)
     return text
 
 

@@ -17,17 +17,24 @@ import orjson
 INFORMATION_URI = "https://github.com/servinggate/servinggate"
 
 
-def write_sarif(out: TextIO, tool: str, version: str, rule_ids: Iterable[str], describe: Callable[[str], str],
-                results: list[dict[str, Any]]) -> None:
+def write_sarif(out: TextIO, tool: str, version: str, rule_ids: Iterable[str], describe: Callable[[str], str], results: list[dict[str, Any]]) -> None:
     """One run of `tool` with its rules (id and short description) and results."""
     log = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {"name": tool, "version": version, "informationUri": INFORMATION_URI,
-                                "rules": [{"id": rule, "name": rule, "shortDescription": {"text": describe(rule)}} for rule in rule_ids]}},
-            "results": results,
-        }],
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": tool,
+                        "version": version,
+                        "informationUri": INFORMATION_URI,
+                        "rules": [{"id": rule, "name": rule, "shortDescription": {"text": describe(rule)}} for rule in rule_ids],
+                    }
+                },
+                "results": results,
+            }
+        ],
     }
     out.write(orjson.dumps(log, option=orjson.OPT_INDENT_2).decode() + "\n")
 
@@ -45,12 +52,31 @@ def write_junit(out: TextIO, name: str, suites: Mapping[str, list[ET.Element]], 
     total: Counter[str] = Counter()
     for tally in counts.values():
         total.update(tally)
-    root = ET.Element("testsuites", {"name": name, "tests": str(total["tests"]), "failures": str(total["failures"]),
-                                     "errors": str(total["errors"]), "skipped": str(total["skipped"]), "time": "0"})
+    root = ET.Element(
+        "testsuites",
+        {
+            "name": name,
+            "tests": str(total["tests"]),
+            "failures": str(total["failures"]),
+            "errors": str(total["errors"]),
+            "skipped": str(total["skipped"]),
+            "time": "0",
+        },
+    )
     for source, cases in suites.items():
         tally = counts[source]
-        suite = ET.SubElement(root, "testsuite", {"name": source, "tests": str(tally["tests"]), "failures": str(tally["failures"]),
-                                                  "errors": str(tally["errors"]), "skipped": str(tally["skipped"]), "time": "0"})
+        suite = ET.SubElement(
+            root,
+            "testsuite",
+            {
+                "name": source,
+                "tests": str(tally["tests"]),
+                "failures": str(tally["failures"]),
+                "errors": str(tally["errors"]),
+                "skipped": str(tally["skipped"]),
+                "time": "0",
+            },
+        )
         suite.extend(cases)
     ET.indent(root)
     out.write('<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n")

@@ -10,10 +10,8 @@ from .kubeversion import NEWEST, NEWEST_SCHEMAS, OLDEST
 def kubernetes_lines() -> list[str]:
     """The Kubernetes versions a judgement can be made at (`--kubernetes-version`)."""
     return [
-        f"Kubernetes versions judged by (--kubernetes-version, default auto): {OLDEST} to {NEWEST}; "
-        f"a newer cluster is judged as {NEWEST}",
-        "  auto: serve, audit and smoke read the API server's /version (the newest supported when it cannot be read); "
-        f"check takes {NEWEST}",
+        f"Kubernetes versions judged by (--kubernetes-version, default auto): {OLDEST} to {NEWEST}; a newer cluster is judged as {NEWEST}",
+        f"  auto: serve, audit and smoke read the API server's /version (the newest supported when it cannot be read); check takes {NEWEST}",
         f"  check's built-in schemas (kubernetes-validate): {OLDEST} to {NEWEST_SCHEMAS}",
     ]
 

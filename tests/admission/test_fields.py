@@ -4,8 +4,24 @@ apimachinery's field.Path, bodies as its ErrorBody, the bad value printed by ori
 from __future__ import annotations
 
 from webhook.admission.fields import (
-    BUILTIN, CEL, OMIT, RULE, SCHEMA, FieldError, FieldPath, Key, duplicate, internal, invalid, invalid_message, not_found,
-    not_supported, required, too_long, too_many, type_invalid,
+    BUILTIN,
+    CEL,
+    OMIT,
+    RULE,
+    SCHEMA,
+    FieldError,
+    FieldPath,
+    Key,
+    duplicate,
+    internal,
+    invalid,
+    invalid_message,
+    not_found,
+    not_supported,
+    required,
+    too_long,
+    too_many,
+    type_invalid,
 )
 
 ROLES = FieldPath.of("spec", "template", "roles")
@@ -38,8 +54,9 @@ def test_an_error_knows_its_kind_path_value_and_origin():
 def test_our_rules_print_values_as_json_the_api_server_as_go():
     value = {"b": [1, None], "a": "x"}
     assert invalid(ROLES, value, "bad").body() == 'Invalid value: {"a":"x","b":[1,null]}: bad'
-    assert invalid(ROLES, value, "bad", origin=SCHEMA).body() == \
-        'Invalid value: map[string]interface {}{"a":"x", "b":[]interface {}{1, interface {}(nil)}}: bad'
+    assert (
+        invalid(ROLES, value, "bad", origin=SCHEMA).body() == 'Invalid value: map[string]interface {}{"a":"x", "b":[]interface {}{1, interface {}(nil)}}: bad'
+    )
     assert invalid(ROLES, None, "bad").body() == "Invalid value: null: bad"
     assert invalid(ROLES, None, "bad", origin=CEL).body() == 'Invalid value: "null": bad'
     assert invalid(ROLES, 1e6, "big", origin=BUILTIN).body() == "Invalid value: 1e+06: big"
@@ -69,8 +86,10 @@ def test_not_found_too_many_too_long_for_both_origins():
 
 def test_the_other_kinds_render_as_apimachinery():
     where = FieldPath.of("spec", "x")
-    assert str(type_invalid(where, "string", 'spec.x in body must be of type integer: "string"', origin=SCHEMA)) == \
-        'spec.x: Invalid value: "string": spec.x in body must be of type integer: "string"'
+    assert (
+        str(type_invalid(where, "string", 'spec.x in body must be of type integer: "string"', origin=SCHEMA))
+        == 'spec.x: Invalid value: "string": spec.x in body must be of type integer: "string"'
+    )
     assert str(internal(where, "boom", origin=BUILTIN)) == "spec.x: Internal error: boom"
     assert str(duplicate(where, "a")) == 'spec.x: Duplicate value: "a"'
     assert str(duplicate(where, 1.5, origin=SCHEMA)) == "spec.x: Duplicate value: 1.5"
@@ -83,8 +102,7 @@ def test_one_invalid_message_for_one_or_many_errors():
     two = required(ROLES)
     assert invalid_message("Pod", "", "p", [one]) == 'Pod "p" is invalid: spec.replicas: Invalid value: -1: must be non-negative'
     assert invalid_message("ModelServing", "workload.serving.volcano.sh", "m", [one, two]) == (
-        'ModelServing.workload.serving.volcano.sh "m" is invalid: '
-        "[spec.replicas: Invalid value: -1: must be non-negative, spec.template.roles: Required value]"
+        'ModelServing.workload.serving.volcano.sh "m" is invalid: [spec.replicas: Invalid value: -1: must be non-negative, spec.template.roles: Required value]'
     )
     assert isinstance(one, FieldError)
 

@@ -34,10 +34,15 @@ def test_field_errors_are_422_with_one_cause_each():
         'ModelServing.workload.serving.volcano.sh "llm" is invalid: '
         "[spec.replicas: Invalid value: -1: must be a non-negative integer, spec.template.roles: Required value]",
         "Invalid",
-        Details("llm", "workload.serving.volcano.sh", "ModelServing", (
-            Cause("FieldValueInvalid", "Invalid value: -1: must be a non-negative integer", "spec.replicas"),
-            Cause("FieldValueRequired", "Required value", "spec.template.roles"),
-        )),
+        Details(
+            "llm",
+            "workload.serving.volcano.sh",
+            "ModelServing",
+            (
+                Cause("FieldValueInvalid", "Invalid value: -1: must be a non-negative integer", "spec.replicas"),
+                Cause("FieldValueRequired", "Required value", "spec.template.roles"),
+            ),
+        ),
     )
 
 
@@ -52,8 +57,11 @@ def test_a_refusal_is_403_and_a_crash_500_naming_the_rule():
 
 def test_the_review_response_carries_exactly_that_status():
     req = _request()
-    for decision in (_decided(denied(required(FieldPath.of("spec")))), _decided(refused("no")),
-                     Decision("mutate", crash=RuleNote("r9", "raised an exception"))):
+    for decision in (
+        _decided(denied(required(FieldPath.of("spec")))),
+        _decided(refused("no")),
+        Decision("mutate", crash=RuleNote("r9", "raised an exception")),
+    ):
         status = status_of(req, decision)
         assert status is not None
         assert review_response(req, decision)["response"]["status"] == status.review_dict()

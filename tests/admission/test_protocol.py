@@ -8,13 +8,15 @@ import json
 
 import jsonpatch
 import pytest
+from hypothesis import given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
+from support import admission_fixture_paths, admission_path
 
 from webhook.admission import FieldPath, ReviewError, allowed, denied, forbidden, invalid, not_supported, parse_review, refused, required
 from webhook.admission.decision import Decision, Verdict
 from webhook.admission.patching import make_patch
 from webhook.admission.responses import review_response
-
-from support import admission_fixture_paths, admission_path
 
 FIXTURES = admission_fixture_paths()
 
@@ -56,8 +58,13 @@ def test_scale_subresource_is_parsed_with_its_parent_resource():
 
 
 def _review(**request):
-    base = {"uid": "u-1", "kind": {"group": "", "version": "v1", "kind": "Pod"},
-            "resource": {"group": "", "version": "v1", "resource": "pods"}, "operation": "CREATE", "object": {}}
+    base = {
+        "uid": "u-1",
+        "kind": {"group": "", "version": "v1", "kind": "Pod"},
+        "resource": {"group": "", "version": "v1", "resource": "pods"},
+        "operation": "CREATE",
+        "object": {},
+    }
     base.update(request)
     return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": base}
 
@@ -92,8 +99,9 @@ def test_broken_reviews_name_what_is_wrong(body, needle, has_uid):
 
 def test_field_errors_render_like_apimachinery():
     roles = FieldPath.of("spec", "template", "roles")
-    assert str(invalid(roles.index(1).child("replicas"), -1, "must be non-negative")) == \
-        "spec.template.roles[1].replicas: Invalid value: -1: must be non-negative"
+    assert (
+        str(invalid(roles.index(1).child("replicas"), -1, "must be non-negative")) == "spec.template.roles[1].replicas: Invalid value: -1: must be non-negative"
+    )
     assert str(invalid(FieldPath.of("metadata", "name"), "Ab", "bad")) == 'metadata.name: Invalid value: "Ab": bad'
     gang = FieldPath.of("spec", "template", "gangPolicy", "minRoleReplicas").key("prefill")
     assert str(forbidden(gang, "is immutable")) == "spec.template.gangPolicy.minRoleReplicas[prefill]: Forbidden: is immutable"
@@ -108,7 +116,9 @@ def decided(verdict: Verdict, action: str = "validate") -> Decision:
 
 
 def test_denial_lists_every_error_with_422_and_one_cause_each():
-    req = parse_review(json.dumps(_review(name="sample", kind={"group": "workload.serving.volcano.sh", "version": "v1alpha1", "kind": "ModelServing"})).encode())
+    req = parse_review(
+        json.dumps(_review(name="sample", kind={"group": "workload.serving.volcano.sh", "version": "v1alpha1", "kind": "ModelServing"})).encode()
+    )
     e1 = invalid(FieldPath.of("spec", "replicas"), -1, "must be a non-negative integer")
     e2 = required(FieldPath.of("spec", "template", "roles"), "roles must be specified")
     out = review_response(req, decided(denied(e1, e2, warnings=["w"])))
@@ -148,8 +158,11 @@ def test_warnings_are_clipped_to_256_characters_and_deduplicated():
 
 def test_a_clipped_warning_keeps_its_rule_and_its_reason():
     req = parse_review(json.dumps(_review()).encode())
-    long = "spec.template.roles[0].entryTemplate.spec.containers[0].resources.requests[huawei.com/Ascend910]: " \
-           + "x" * 200 + ": no node advertises huawei.com/Ascend910 (nodes have huawei.com/ascend-1980)"
+    long = (
+        "spec.template.roles[0].entryTemplate.spec.containers[0].resources.requests[huawei.com/Ascend910]: "
+        + "x" * 200
+        + ": no node advertises huawei.com/Ascend910 (nodes have huawei.com/ascend-1980)"
+    )
     [clipped] = review_response(req, decided(allowed(long), "mutate"))["response"]["warnings"]
     assert len(clipped) == 256 and clipped.startswith("servinggate [a-rule]: spec.template.roles[0].entryTemplate.spec.containers[0]")
     assert clipped.endswith("no node advertises huawei.com/Ascend910 (nodes have huawei.com/ascend-1980)") and "…" in clipped
@@ -171,8 +184,6 @@ def test_patch_is_a_diff_escapes_slashes_and_is_omitted_when_empty():
     empty = review_response(req, Decision("mutate", patch=make_patch(original, copy.deepcopy(original))))["response"]
     assert "patch" not in empty and "patchType" not in empty
 
-
-from hypothesis import given, settings as hsettings, strategies as st
 
 _keys = st.sampled_from(["a", "b", "x/y", "t~1", "labels", "0"])
 _json = st.recursive(

@@ -30,9 +30,14 @@ def modelserving(name: str, namespace: str = "default", **breakage: bool) -> dic
 
 def hpa(name: str, namespace: str = "default", min_replicas: int = 1, max_replicas: int = 4) -> dict:
     """An autoscaling/v2 HPA of a ModelServing, as a list item comes (no apiVersion or kind)."""
-    return {"metadata": {"name": name, "namespace": namespace, "uid": f"uid-hpa-{name}"},
-            "spec": {"scaleTargetRef": {"apiVersion": f"{MS_GROUP}/v1alpha1", "kind": "ModelServing", "name": "x"},
-                     "minReplicas": min_replicas, "maxReplicas": max_replicas}}
+    return {
+        "metadata": {"name": name, "namespace": namespace, "uid": f"uid-hpa-{name}"},
+        "spec": {
+            "scaleTargetRef": {"apiVersion": f"{MS_GROUP}/v1alpha1", "kind": "ModelServing", "name": "x"},
+            "minReplicas": min_replicas,
+            "maxReplicas": max_replicas,
+        },
+    }
 
 
 def kubeconfig(api, tmp_path) -> str:

@@ -7,8 +7,8 @@ import json
 import xml.etree.ElementTree as ET
 
 import pytest
-
 from auditobjects import MS_GROUP, hpa, kubeconfig, modelserving
+
 from webhook.__main__ import main
 from webhook.audit.kinds import AuditedKind, audited_kinds
 
@@ -23,8 +23,14 @@ def _audit(api, tmp_path, capsys, *args: str) -> tuple[int, str, str]:
 
 def test_the_audited_kinds_are_the_registrys_validating_kinds_on_create():
     assert {k.resource for k in audited_kinds()} == {
-        "modelservings", "autoscalingpolicies", "autoscalingpolicybindings", "horizontalpodautoscalers",
-        "cronhorizontalpodautoscalers", "inferenceservices", "scaledobjects"}
+        "modelservings",
+        "autoscalingpolicies",
+        "autoscalingpolicybindings",
+        "horizontalpodautoscalers",
+        "cronhorizontalpodautoscalers",
+        "inferenceservices",
+        "scaledobjects",
+    }
     assert AuditedKind("autoscaling", "v2", "horizontalpodautoscalers") in audited_kinds()  # the newest version
 
 
@@ -40,9 +46,14 @@ def test_json_lists_each_broken_object_with_its_rule_and_nothing_for_valid_ones(
     assert "modelservings.kthena.role-names" in {e["rule"] for e in found[("default", "bad-role")]["errors"]}
     image = found[("team-b", "bad-image")]
     assert image["allowed"] is False and image["kind"] == "ModelServing"
-    assert image["errors"] == [{"rule": "modelservings.kthena.images", "field": "spec.template.roles[0].entryTemplate.spec.containers[0].image",
-                                "message": 'Invalid value: "nginx latest": invalid container image reference: image cannot contain spaces',
-                                "action": "deny"}]
+    assert image["errors"] == [
+        {
+            "rule": "modelservings.kthena.images",
+            "field": "spec.template.roles[0].entryTemplate.spec.containers[0].image",
+            "message": 'Invalid value: "nginx latest": invalid container image reference: image cannot contain spaces',
+            "action": "deny",
+        }
+    ]
     assert report["summary"] == {"objects": 3, "denied": 2, "warned": 0, "skippedKinds": 0}
 
 
@@ -50,24 +61,29 @@ def test_text_names_kind_object_field_message_and_rule(cluster, tmp_path, capsys
     cluster.add_custom(modelserving("bad-image", "team-b", spaced_image=True))
     code, out, _ = _audit(cluster, tmp_path, capsys)
     assert code == 1
-    assert out.splitlines()[0] == ('ModelServing team-b/bad-image: spec.template.roles[0].entryTemplate.spec.containers[0].image: '
-                                   'Invalid value: "nginx latest": invalid container image reference: image cannot contain spaces '
-                                   '[modelservings.kthena.images]')
+    assert out.splitlines()[0] == (
+        "ModelServing team-b/bad-image: spec.template.roles[0].entryTemplate.spec.containers[0].image: "
+        'Invalid value: "nginx latest": invalid container image reference: image cannot contain spaces '
+        "[modelservings.kthena.images]"
+    )
     assert out.splitlines()[-1] == "1 audited, 1 would be denied, 0 warned, 0 kinds not installed"
 
 
 def test_warn_and_audit_actions_are_reported_as_warnings_and_never_fail(cluster, tmp_path, capsys):
     cluster.add_custom(modelserving("bad-image", spaced_image=True))
-    cluster.add_custom(hpa("scale-to-zero", min_replicas=0) | {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler"},
-                       plural="horizontalpodautoscalers")
-    code, out, _ = _audit(cluster, tmp_path, capsys, "-o", "json", "--rule-actions",
-                          "modelservings.kthena.images=audit,horizontalpodautoscalers.modelserving-bounds=warn")
+    cluster.add_custom(
+        hpa("scale-to-zero", min_replicas=0) | {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler"}, plural="horizontalpodautoscalers"
+    )
+    code, out, _ = _audit(
+        cluster, tmp_path, capsys, "-o", "json", "--rule-actions", "modelservings.kthena.images=audit,horizontalpodautoscalers.modelserving-bounds=warn"
+    )
     assert code == 0
     results = {r["name"]: r for r in json.loads(out)["results"]}
     assert results["bad-image"]["allowed"] and results["bad-image"]["errors"] == []
     assert [w["action"] for w in results["bad-image"]["warnings"]] == ["audit"]
     assert [(w["rule"], w["action"], w["field"]) for w in results["scale-to-zero"]["warnings"]] == [
-        ("horizontalpodautoscalers.modelserving-bounds", "warn", "spec.minReplicas")]
+        ("horizontalpodautoscalers.modelserving-bounds", "warn", "spec.minReplicas")
+    ]
 
 
 def test_a_config_file_of_the_webhook_gives_the_same_actions(cluster, tmp_path, capsys):
@@ -92,12 +108,17 @@ def test_lists_in_pages_with_continue_tokens_and_never_gets_one_object(cluster, 
 
 
 def test_lookups_come_from_the_listed_projections(cluster, tmp_path, capsys):
-    policy = {"apiVersion": f"{MS_GROUP}/v1alpha1", "kind": "AutoscalingPolicy",
-              "metadata": {"name": "there", "namespace": "default"}, "spec": {}}
+    policy = {"apiVersion": f"{MS_GROUP}/v1alpha1", "kind": "AutoscalingPolicy", "metadata": {"name": "there", "namespace": "default"}, "spec": {}}
     cluster.add_custom(policy)
     for name, ref in (("ok", "there"), ("dangling", "missing")):
-        cluster.add_custom({"apiVersion": f"{MS_GROUP}/v1alpha1", "kind": "AutoscalingPolicyBinding",
-                            "metadata": {"name": name, "namespace": "default"}, "spec": {"policyRef": {"name": ref}}})
+        cluster.add_custom(
+            {
+                "apiVersion": f"{MS_GROUP}/v1alpha1",
+                "kind": "AutoscalingPolicyBinding",
+                "metadata": {"name": name, "namespace": "default"},
+                "spec": {"policyRef": {"name": ref}},
+            }
+        )
     code, out, _ = _audit(cluster, tmp_path, capsys, "-o", "json")
     found = {r["name"]: [e["rule"] for e in r["errors"]] for r in json.loads(out)["results"]}
     assert "autoscalingpolicybindings.references" in found["dangling"]
@@ -132,7 +153,8 @@ def test_sarif_locates_findings_logically(cluster, tmp_path, capsys):
     [location] = result["locations"]
     assert "physicalLocation" not in location
     assert location["logicalLocations"][0]["fullyQualifiedName"] == (
-        "ModelServing/team-b/bad-image.spec.template.roles[0].entryTemplate.spec.containers[0].image")
+        "ModelServing/team-b/bad-image.spec.template.roles[0].entryTemplate.spec.containers[0].image"
+    )
 
 
 def test_junit_has_a_suite_per_resource_and_a_failure_per_refused_object(cluster, tmp_path, capsys):
@@ -159,12 +181,19 @@ def test_bad_settings_exit_2(cluster, tmp_path, capsys, args):
 
 
 def test_a_refused_list_is_one_line_naming_the_verb_and_resource(cluster, tmp_path, capsys):
-    cluster.fail("GET", r"/inferenceservices$", 403, "Forbidden",
-                 'inferenceservices.serving.kserve.io is forbidden: User "system:serviceaccount:x:y" cannot list resource')
+    cluster.fail(
+        "GET",
+        r"/inferenceservices$",
+        403,
+        "Forbidden",
+        'inferenceservices.serving.kserve.io is forbidden: User "system:serviceaccount:x:y" cannot list resource',
+    )
     code, out, err = _audit(cluster, tmp_path, capsys)
     assert code == 2
-    assert err.strip() == ("servinggate audit: forbidden: system:serviceaccount:x:y cannot list inferenceservices.serving.kserve.io "
-                           "at cluster scope (RBAC: grant list on inferenceservices)")
+    assert err.strip() == (
+        "servinggate audit: forbidden: system:serviceaccount:x:y cannot list inferenceservices.serving.kserve.io "
+        "at cluster scope (RBAC: grant list on inferenceservices)"
+    )
 
 
 def test_no_cluster_exits_2(tmp_path, capsys):

@@ -7,8 +7,8 @@ import threading
 
 import prometheus_client as prom
 import pytest
-
 from auditobjects import modelserving
+
 from webhook.audit.cli import Auditor, keep_auditing
 from webhook.audit.metrics import AuditMetrics
 from webhook.audit.settings import AuditSettings, duration

@@ -4,6 +4,7 @@ gone when the namespace has none left; and the reports as data (pure)."""
 from __future__ import annotations
 
 from auditobjects import kubeconfig, modelserving
+
 from webhook.__main__ import main
 from webhook.audit.judging import Finding, Judged
 from webhook.audit.reports import MAX_RESULTS, reports
@@ -32,9 +33,20 @@ def test_a_report_per_namespace_with_a_fail_result_per_broken_object(cluster, tm
     assert report["summary"] == {"pass": 0, "fail": 1, "warn": 0, "error": 0, "skip": 0}
     [result] = report["results"]
     assert (result["source"], result["policy"], result["rule"], result["result"]) == (
-        "servinggate", "modelservings.kthena.images", "modelservings.kthena.images", "fail")
-    assert result["resources"] == [{"apiVersion": "workload.serving.volcano.sh/v1alpha1", "kind": "ModelServing",
-                                    "namespace": "team-a", "name": "bad-image", "uid": "uid-team-a-bad-image"}]
+        "servinggate",
+        "modelservings.kthena.images",
+        "modelservings.kthena.images",
+        "fail",
+    )
+    assert result["resources"] == [
+        {
+            "apiVersion": "workload.serving.volcano.sh/v1alpha1",
+            "kind": "ModelServing",
+            "namespace": "team-a",
+            "name": "bad-image",
+            "uid": "uid-team-a-bad-image",
+        }
+    ]
     assert result["properties"] == {"action": "deny", "field": "spec.template.roles[0].entryTemplate.spec.containers[0].image"}
     assert result["message"].endswith("image cannot contain spaces")
 
@@ -60,9 +72,12 @@ def test_a_fixed_and_a_deleted_object_leave_no_stale_result(cluster, tmp_path, c
 
 
 def test_reports_of_others_are_left_alone(cluster, tmp_path, capsys):
-    theirs = {"apiVersion": "wgpolicyk8s.io/v1alpha2", "kind": "PolicyReport",
-              "metadata": {"name": "kyverno-xyz", "namespace": "team-a", "labels": {"app.kubernetes.io/managed-by": "kyverno"}},
-              "results": []}
+    theirs = {
+        "apiVersion": "wgpolicyk8s.io/v1alpha2",
+        "kind": "PolicyReport",
+        "metadata": {"name": "kyverno-xyz", "namespace": "team-a", "labels": {"app.kubernetes.io/managed-by": "kyverno"}},
+        "results": [],
+    }
     cluster.add_custom(theirs, plural="policyreports")
     assert _run(cluster, tmp_path) == 0
     assert ("team-a", "kyverno-xyz") in cluster.customs[REPORTS]
@@ -72,8 +87,9 @@ def test_a_conflicting_update_is_read_again_and_retried(cluster, tmp_path, capsy
     cluster.add_custom(modelserving("bad", "team-a", spaced_image=True))
     assert _run(cluster, tmp_path) == 1
     # someone else writes the report between our list and our update
-    cluster.before.append(("PUT", r"/policyreports/servinggate$",
-                           lambda api: api.edit_custom(*REPORTS, "team-a", "servinggate", lambda o: o.update(results=[]))))
+    cluster.before.append(
+        ("PUT", r"/policyreports/servinggate$", lambda api: api.edit_custom(*REPORTS, "team-a", "servinggate", lambda o: o.update(results=[])))
+    )
     assert _run(cluster, tmp_path) == 1
     assert [c.status for c in cluster.calls("PUT", r"/policyreports/")] == [409, 200]
     assert len(_report(cluster, "team-a")["results"]) == 1
@@ -88,8 +104,15 @@ def test_without_the_crd_nothing_is_written_and_the_verdict_stands(fake_api, tmp
 
 
 def _judged(namespace: str, name: str, result: str) -> Judged:
-    return Judged("modelservings", "workload.serving.volcano.sh/v1alpha1", "ModelServing", namespace, name, f"uid-{name}",
-                  [Finding("modelservings.kthena.images", "deny" if result == "fail" else "warn", result, "spec.x", "bad")])  # type: ignore[arg-type]
+    return Judged(
+        "modelservings",
+        "workload.serving.volcano.sh/v1alpha1",
+        "ModelServing",
+        namespace,
+        name,
+        f"uid-{name}",
+        [Finding("modelservings.kthena.images", "deny" if result == "fail" else "warn", result, "spec.x", "bad")],
+    )  # type: ignore[arg-type]
 
 
 def test_a_report_lists_at_most_1000_results_fails_first_and_counts_them_all():

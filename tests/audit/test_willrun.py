@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from support import load_admission
+from support.willrun import hpa, node, policy, queue
+
 from webhook.admission.review import plural_of
 from webhook.audit.auditing import KindMissing, audit
 from webhook.policies import PolicySettings
-
-from support import load_admission
-from support.willrun import hpa, node, policy, queue
 
 
 class Listed:
@@ -31,14 +31,27 @@ def test_audit_reports_the_cluster_fact_findings():
     ms["metadata"].update(name="llm", namespace="default", annotations={"scheduling.volcano.sh/queue-name": "frozen"})
     for role in ms["spec"]["template"]["roles"]:
         role["entryTemplate"]["spec"]["containers"][0]["resources"] = {"requests": {"huawei.com/Ascend910": "1"}, "limits": {"huawei.com/Ascend910": "1"}}
-    run = audit(Listed(ms, hpa("h1", "llm"), policy("p1", "llm"), queue("frozen", state="Closed"),
-                       node("n0", {"cpu": "8", "memory": "64Gi", "pods": "110", "huawei.com/ascend-1980": "8"})), PolicySettings())
+    run = audit(
+        Listed(
+            ms,
+            hpa("h1", "llm"),
+            policy("p1", "llm"),
+            queue("frozen", state="Closed"),
+            node("n0", {"cpu": "8", "memory": "64Gi", "pods": "110", "huawei.com/ascend-1980": "8"}),
+        ),
+        PolicySettings(),
+    )
     findings = {(j.kind, j.name, f.rule, f.result, f.field) for j in run.judged for f in j.findings}
     assert ("HorizontalPodAutoscaler", "h1", "horizontalpodautoscalers.one-owner", "fail", "spec.scaleTargetRef.name") in findings
     assert ("AutoscalingPolicy", "p1", "autoscalingpolicies.one-owner", "fail", "spec.homogeneousTarget.target.targetRef.name") in findings
     assert ("ModelServing", "llm", "modelservings.queue", "fail", "metadata.annotations[scheduling.volcano.sh/queue-name]") in findings
-    assert ("ModelServing", "llm", "modelservings.fits", "warn",
-            "spec.template.roles[0].entryTemplate.spec.containers[0].resources.requests[huawei.com/Ascend910]") in findings
+    assert (
+        "ModelServing",
+        "llm",
+        "modelservings.fits",
+        "warn",
+        "spec.template.roles[0].entryTemplate.spec.containers[0].resources.requests[huawei.com/Ascend910]",
+    ) in findings
 
 
 def test_a_namespaced_audit_lists_the_cluster_scoped_facts_cluster_wide(fake_api):

@@ -13,14 +13,14 @@ from pathlib import Path
 import pytest
 from cryptography import x509
 from kubernetes import client
-
 from support import wait_for
+from support.certdata import FOREIGN, HOSTS, NS, SECRET, T0
+
 from webhook.certs import keeper, rotation
 from webhook.certs.issuing import SERVING_DAYS, generate_ca, generate_serving
 from webhook.errors import OperatorError
 from webhook.kube import KubeAccessError
 from webhook.server.settings import ServeSettings
-from support.certdata import FOREIGN, HOSTS, NS, SECRET, T0
 
 
 def settings(certs_dir: Path) -> ServeSettings:
@@ -72,11 +72,15 @@ def managed_secret_data(now: dt.datetime) -> dict[str, bytes]:
 
 
 def put_managed(api, data: dict[str, bytes]) -> dict:
-    return api.put_secret({
-        "apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
-        "metadata": {"name": SECRET, "namespace": NS, "annotations": {rotation.MANAGED_BY_KEY: rotation.MANAGED_BY_VALUE}},
-        "data": rotation.encode(data),
-    })
+    return api.put_secret(
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "type": "kubernetes.io/tls",
+            "metadata": {"name": SECRET, "namespace": NS, "annotations": {rotation.MANAGED_BY_KEY: rotation.MANAGED_BY_VALUE}},
+            "data": rotation.encode(data),
+        }
+    )
 
 
 # ---- create ------------------------------------------------------------------------------------
@@ -285,8 +289,9 @@ def test_a_manual_secret_is_never_overwritten_even_when_expiring(cluster, api_cl
     ca = generate_ca(now=T0 - dt.timedelta(days=3000))
     leaf = generate_serving(ca, HOSTS, days=30, now=T0 - dt.timedelta(days=25))  # 5 days left
     user = {"tls.crt": leaf.cert_pem, "tls.key": leaf.key_pem, "ca.crt": ca.cert_pem}
-    cluster.put_secret({"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
-                        "metadata": {"name": SECRET, "namespace": NS}, "data": rotation.encode(user)})
+    cluster.put_secret(
+        {"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls", "metadata": {"name": SECRET, "namespace": NS}, "data": rotation.encode(user)}
+    )
     certs = tmp_path / "certs"
     keeper.bootstrap(settings(certs), api_client, now=lambda: T0)
 
@@ -299,8 +304,7 @@ def test_a_manual_secret_is_never_overwritten_even_when_expiring(cluster, api_cl
 
 def test_a_manual_secret_without_a_key_stops_the_start_and_stays_as_it_is(cluster, api_client, tmp_path):
     ca = generate_ca(now=T0)
-    cluster.put_secret({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": SECRET, "namespace": NS},
-                        "data": rotation.encode({"ca.crt": ca.cert_pem})})
+    cluster.put_secret({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": SECRET, "namespace": NS}, "data": rotation.encode({"ca.crt": ca.cert_pem})})
     with pytest.raises(keeper.SelfCertsError, match="never overwritten"):
         keeper.bootstrap(settings(tmp_path / "certs"), api_client, now=lambda: T0)
     assert not cluster.calls("POST", "/secrets") and not cluster.calls("PATCH", "/secrets")
@@ -309,11 +313,14 @@ def test_a_manual_secret_without_a_key_stops_the_start_and_stays_as_it_is(cluste
 # ---- what the operator sees when the API refuses ------------------------------------------------
 
 
-@pytest.mark.parametrize("method, path, needle", [
-    ("GET", r"/secrets/", "cannot get secrets 'servinggate-webhook-tls' in namespace servinggate-system"),
-    ("POST", r"/secrets$", "cannot create secrets in namespace servinggate-system"),
-    ("PATCH", r"validatingwebhookconfigurations/", "cannot patch validatingwebhookconfigurations.admissionregistration.k8s.io 'servinggate-validating'"),
-])
+@pytest.mark.parametrize(
+    "method, path, needle",
+    [
+        ("GET", r"/secrets/", "cannot get secrets 'servinggate-webhook-tls' in namespace servinggate-system"),
+        ("POST", r"/secrets$", "cannot create secrets in namespace servinggate-system"),
+        ("PATCH", r"validatingwebhookconfigurations/", "cannot patch validatingwebhookconfigurations.admissionregistration.k8s.io 'servinggate-validating'"),
+    ],
+)
 def test_a_refused_request_stops_the_bootstrap_with_one_line(cluster, api_client, tmp_path, method, path, needle):
     cluster.fail(method, path, 403, "Forbidden", "forbidden")
     with pytest.raises(KubeAccessError) as info:
@@ -345,8 +352,9 @@ def test_a_configuration_named_without_its_kind_gets_its_bundle_through_the_righ
         if doc["kind"] == "MutatingWebhookConfiguration":
             doc["metadata"]["name"] = "gate-admission"
         fake_api.put_hook(doc)
-    named = ServeSettings(certs_dir=tmp_path / "certs", cert_management="self",
-                          webhook_config_names=("validating/servinggate-validating", "mutating/gate-admission"))
+    named = ServeSettings(
+        certs_dir=tmp_path / "certs", cert_management="self", webhook_config_names=("validating/servinggate-validating", "mutating/gate-admission")
+    )
     kept = keeper.bootstrap(named, api_client, now=lambda: T0)
 
     ca = rotation.decode(fake_api.secret(NS, SECRET))["ca.crt"]

@@ -7,10 +7,10 @@ import copy
 import datetime as dt
 
 from cryptography import x509
+from support.certdata import FOREIGN, HOSTS, NS, T0
 
 from webhook.certs import rotation
 from webhook.certs.issuing import CA_DAYS, SERVING_DAYS
-from support.certdata import FOREIGN, HOSTS, NS, T0
 
 
 def managed_secret_data(now: dt.datetime) -> dict[str, bytes]:

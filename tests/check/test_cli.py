@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import yaml
-
 from support import REPO, load_admission
 
 
@@ -18,14 +17,7 @@ def obj(name: str) -> dict:
 
 
 def check(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "webhook", "check", *args],
-        cwd=REPO,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return subprocess.run([sys.executable, "-m", "webhook", "check", *args], cwd=REPO, input=stdin, capture_output=True, text=True, timeout=120)
 
 
 def gang_ms() -> dict:
@@ -67,7 +59,7 @@ def test_violation_exit_1_json_shape(tmp_path):
     del entry["line"], entry["column"]
     error_at = entry["errors"][0].pop("line"), entry["errors"][0].pop("column")
     text = f.read_text()
-    assert error_at[0] == 1 and text[error_at[1] - 1:].startswith('"minReplicas"')  # the field's own column
+    assert error_at[0] == 1 and text[error_at[1] - 1 :].startswith('"minReplicas"')  # the field's own column
     assert entry == {
         "file": str(f),
         "document": 1,
@@ -145,7 +137,7 @@ def test_lookups_answered_from_the_documents(tmp_path):
     # the field's own line: the YAML dump puts `minReplicas: 1` under `prefill:`
     text = together.read_text().splitlines()
     row, col = map(int, line.split(":")[1:3])
-    assert text[row - 1].strip() == "minReplicas: 1" and text[row - 1][col - 1:].startswith("minReplicas")
+    assert text[row - 1].strip() == "minReplicas: 1" and text[row - 1][col - 1 :].startswith("minReplicas")
 
 
 def test_old_gives_update_semantics(tmp_path):
@@ -160,7 +152,7 @@ def test_old_gives_update_semantics(tmp_path):
     assert entry["operation"] == "UPDATE"
     # The CRD's transition rule refuses it before any webhook is asked, as the API server does.
     assert [(e["rule"], e["field"], e["message"]) for e in entry["errors"]] == [
-        ("cel", "spec.template.gangPolicy.minRoleReplicas", 'Invalid value: "object": minRoleReplicas is immutable'),
+        ("cel", "spec.template.gangPolicy.minRoleReplicas", 'Invalid value: "object": minRoleReplicas is immutable')
     ]
     assert (entry["code"], entry["reason"]) == (422, "validation")
 
@@ -192,8 +184,11 @@ def test_broken_yaml_and_missing_file_exit_2(tmp_path):
 
 
 def test_kinds_without_schema_or_rule_are_skipped_and_builtins_are_decoded(tmp_path):
-    f = write_yaml(tmp_path / "x.yaml", {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}, "spec": {"a": 1}},
-                   {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": "b"}, "dta": {}})
+    f = write_yaml(
+        tmp_path / "x.yaml",
+        {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}, "spec": {"a": 1}},
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": "b"}, "dta": {}},
+    )
     res = check("-v", str(f))
     assert res.returncode == 1
     assert "Widget w (CREATE): skipped (no schema or rule applies)" in res.stdout
@@ -218,16 +213,13 @@ def test_check_reads_the_webhooks_settings_from_variables_and_config(tmp_path):
     f = tmp_path / "pod.json"
     f.write_text(json.dumps(pod))
     env = {**os.environ, "SERVINGGATE_SCHEDULER_NAME": "volcano-npu"}
-    res = subprocess.run([sys.executable, "-m", "webhook", "check", "-o", "json", str(f)], cwd=REPO,
-                         capture_output=True, text=True, timeout=120, env=env)
+    res = subprocess.run([sys.executable, "-m", "webhook", "check", "-o", "json", str(f)], cwd=REPO, capture_output=True, text=True, timeout=120, env=env)
     assert _scheduler_patch(res) == [{"op": "replace", "path": "/spec/schedulerName", "value": "volcano-npu"}]
 
     # The webhook's own config file (listener keys and all) works as is; its policy keys apply.
     cfg = tmp_path / "serve.yaml"
     cfg.write_text("port: 9443\nworkers: 4\nscheduler-name: volcano-gpu\n")
-    assert _scheduler_patch(check("-o", "json", "--config", str(cfg), str(f))) == [
-        {"op": "replace", "path": "/spec/schedulerName", "value": "volcano-gpu"}
-    ]
+    assert _scheduler_patch(check("-o", "json", "--config", str(cfg), str(f))) == [{"op": "replace", "path": "/spec/schedulerName", "value": "volcano-gpu"}]
     # The namespace is skipped: no mutation at all.
     ns = pod["metadata"].get("namespace") or "default"
     assert _scheduler_patch(check("-o", "json", "--skip-namespaces", ns, str(f))) == []
@@ -237,9 +229,7 @@ def test_rule_actions_in_check_warn_and_audit_keep_the_finding_and_its_place(tmp
     """`--rule-actions` means in check what it means in the webhook: warn and audit findings are
     reported at their field (file:line:column), warn fails only with --fail-on-warn, audit never."""
     ms = gang_ms()
-    ms["spec"]["template"]["roles"][0]["entryTemplate"].setdefault("metadata", {}).setdefault("labels", {})[
-        "modelserving.volcano.sh/role-id"
-    ] = "x"
+    ms["spec"]["template"]["roles"][0]["entryTemplate"].setdefault("metadata", {}).setdefault("labels", {})["modelserving.volcano.sh/role-id"] = "x"
     f = write_yaml(tmp_path / "ms.yaml", ms)
     rule = "modelservings.reserved-labels"
     denied = check("-o", "json", str(f))
@@ -289,8 +279,10 @@ def test_check_against_a_recorded_cluster(tmp_path):
     res = check("--cluster", str(cluster), "--no-pods", str(odd))
     assert res.returncode == 1, res.stderr
     out = res.stdout
-    assert ("warning [modelservings.fits] ModelServing default/gate-demo: spec.template.roles[0].entryTemplate.spec.containers[0]"
-            ".resources.requests[huawei.com/ascend-1980]") in out
+    assert (
+        "warning [modelservings.fits] ModelServing default/gate-demo: spec.template.roles[0].entryTemplate.spec.containers[0]"
+        ".resources.requests[huawei.com/ascend-1980]"
+    ) in out
     assert "no node advertises huawei.com/ascend-1980; nodes advertise huawei.com/Ascend910" in out
     assert "error [modelservings.queue] ModelServing default/gate-demo: metadata.annotations[scheduling.volcano.sh/queue-name]" in out
     assert "queue `frozen` status is `Closed`" in out

@@ -30,10 +30,21 @@ def check_case(name: str):
 
 def test_the_corpus_covers_the_issue_table():
     names = set(VERDICTS)
-    for needed in ("ms-unknown-gangPolcy", "ms-unknown-minRoleReplica", "ms-unknown-workerReplica", "ms-recovery-policy-unsupported",
-                   "ms-role-name-too-long", "ms-role-name-pattern", "ms-role-names-not-unique", "ms-entry-template-missing",
-                   "ms-unknown-version", "hpa-unknown-minReplica", "ms-without-replicas-defaulted",
-                   "ms-update-min-role-replicas-changed", "ms-update-gang-policy-removed"):
+    for needed in (
+        "ms-unknown-gangPolcy",
+        "ms-unknown-minRoleReplica",
+        "ms-unknown-workerReplica",
+        "ms-recovery-policy-unsupported",
+        "ms-role-name-too-long",
+        "ms-role-name-pattern",
+        "ms-role-names-not-unique",
+        "ms-entry-template-missing",
+        "ms-unknown-version",
+        "hpa-unknown-minReplica",
+        "ms-without-replicas-defaulted",
+        "ms-update-min-role-replicas-changed",
+        "ms-update-gang-policy-removed",
+    ):
         assert needed in names
     assert all(v["recorded"].startswith("kube-apiserver v1.28") for v in VERDICTS.values())
 

@@ -131,8 +131,7 @@ def test_command_line_has_no_traceback_on_a_helm_chart(tmp_path):
     chart = tmp_path / "chart" / "templates"
     chart.mkdir(parents=True)
     (chart / "deployment.yaml").write_text(HELM_TEMPLATE)
-    proc = subprocess.run([sys.executable, "-m", "webhook", "crds", "refresh", str(tmp_path / "chart")],
-                          cwd=REPO, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run([sys.executable, "-m", "webhook", "crds", "refresh", str(tmp_path / "chart")], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert proc.stderr.strip().startswith("crds refresh: no CustomResourceDefinition found under")
 

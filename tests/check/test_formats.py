@@ -14,7 +14,6 @@ from xml.etree import ElementTree as ET
 import jsonschema
 import pytest
 import yaml
-
 from support import REPO
 
 CASES = Path(__file__).resolve().parents[1] / "fixtures" / "verdicts" / "cases"
@@ -32,8 +31,13 @@ def inputs(tmp_path):
     good = tmp_path / "good.yaml"
     good.write_text((CASES / "ms-valid.yaml").read_text())
     bad = tmp_path / "bad.yaml"
-    bad.write_text((CASES / "ms-recovery-policy-unsupported.yaml").read_text() + "---\n" + (CASES / "ms-role-names-not-unique.yaml").read_text()
-                   + "---\n" + yaml.safe_dump({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}}))
+    bad.write_text(
+        (CASES / "ms-recovery-policy-unsupported.yaml").read_text()
+        + "---\n"
+        + (CASES / "ms-role-names-not-unique.yaml").read_text()
+        + "---\n"
+        + yaml.safe_dump({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}})
+    )
     broken = tmp_path / "broken.yaml"
     broken.write_text("- just\n- a list\n")
     return good, bad, broken
@@ -62,9 +66,14 @@ def test_text_lines_carry_file_line_column_rule_object_field(inputs):
     res = check(str(good), str(bad))
     lines = res.stdout.splitlines()
     at = line_of(bad, "  recoveryPolicy:")
-    assert lines[0] == (f'{bad}:{at}:3: error [schema] ModelServing default/llm: spec.recoveryPolicy: Unsupported value: "GroupRecreate": '
-                        'supported values: "ServingGroupRecreate", "RoleRecreate", "None"')
-    assert re.fullmatch(rf'{re.escape(str(bad))}:\d+:5: error \[cel\] ModelServing default/llm: spec.template.roles: Invalid value: "array": roles name must be unique', lines[1])
+    assert lines[0] == (
+        f'{bad}:{at}:3: error [schema] ModelServing default/llm: spec.recoveryPolicy: Unsupported value: "GroupRecreate": '
+        'supported values: "ServingGroupRecreate", "RoleRecreate", "None"'
+    )
+    assert re.fullmatch(
+        rf'{re.escape(str(bad))}:\d+:5: error \[cel\] ModelServing default/llm: spec.template.roles: Invalid value: "array": roles name must be unique',
+        lines[1],
+    )
     assert lines[-1] == "4 checked, 2 denied, 0 warned, 1 skipped, 0 unusable"
     assert len(lines) == 3  # only findings and the summary without --verbose
 
@@ -131,8 +140,9 @@ def test_github_annotations(inputs):
 
 def test_stdin_and_json_summary(inputs):
     good, _, _ = inputs
-    proc = subprocess.run([sys.executable, "-m", "webhook", "check", "-o", "json", "-"], cwd=REPO, input=good.read_text(),
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "webhook", "check", "-o", "json", "-"], cwd=REPO, input=good.read_text(), capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 0
     report = json.loads(proc.stdout)
     assert report["summary"] == {"checked": 1, "denied": 0, "warned": 0, "skipped": 0, "unusable": 0}

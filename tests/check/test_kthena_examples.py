@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from webhook.admission.review import make_request
-from webhook.policies import Context, DictLookups, engine
 from webhook.check.cli import run
+from webhook.policies import Context, DictLookups, engine
 from webhook.policies.settings import PolicySettings
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "fixtures" / "kthena-examples").glob("*.yaml"))

@@ -17,8 +17,12 @@ from webhook.policies.settings import PolicySettings
 
 
 def pod(**security: object) -> dict:
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
-            "spec": {"securityContext": security, "containers": [{"name": "c", "image": "nginx"}]}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "default"},
+        "spec": {"securityContext": security, "containers": [{"name": "c", "image": "nginx"}]},
+    }
 
 
 def unknown_fields(obj: dict, version: str) -> list[str]:
@@ -41,8 +45,7 @@ def test_the_same_field_is_known_at_1_34_and_after(version):
 
 
 def test_a_pod_keeps_strict_decoding_at_the_newest_version():
-    assert unknown_fields(pod(appArmorProfil={"type": "RuntimeDefault"}), "auto") == [
-        'unknown field "spec.securityContext.appArmorProfil"']
+    assert unknown_fields(pod(appArmorProfil={"type": "RuntimeDefault"}), "auto") == ['unknown field "spec.securityContext.appArmorProfil"']
 
 
 def test_schemas_newer_than_the_pod_port_are_read_up_to_the_newest_shipped():
@@ -62,7 +65,8 @@ def test_auto_is_the_newest_supported_and_capping():
     assert version_notes(chosen_version("auto")) == []
     assert version_notes(chosen_version(KubeVersion(1, 99))) == [
         f"Kubernetes 1.99: Pod validation is judged as {NEWEST}, the newest ported",
-        f"Kubernetes 1.99: built-in kinds are read with the schemas of {NEWEST_SCHEMAS}, the newest shipped"]
+        f"Kubernetes 1.99: built-in kinds are read with the schemas of {NEWEST_SCHEMAS}, the newest shipped",
+    ]
 
 
 def test_the_cli_takes_the_setting_from_flag_env_and_file(tmp_path, capsys, monkeypatch):
@@ -82,11 +86,14 @@ def test_the_cli_takes_the_setting_from_flag_env_and_file(tmp_path, capsys, monk
     assert f"check: Kubernetes 1.99: Pod validation is judged as {NEWEST}" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("value, reason", [
-    ("1.27", "must be 1.28 or newer (got 1.27)"),
-    ("latest", "must be auto or a Kubernetes version such as 1.34"),
-    ("", "must be auto or a Kubernetes version such as 1.34"),
-])
+@pytest.mark.parametrize(
+    "value, reason",
+    [
+        ("1.27", "must be 1.28 or newer (got 1.27)"),
+        ("latest", "must be auto or a Kubernetes version such as 1.34"),
+        ("", "must be auto or a Kubernetes version such as 1.34"),
+    ],
+)
 def test_a_bad_version_is_exit_2_and_one_line(tmp_path, capsys, value, reason):
     f = tmp_path / "pod.yaml"
     f.write_text(yaml.safe_dump(APPARMOR))

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from support import REPO
-from webhook.check import celrules, run
+
 from webhook.admission.gofmt import go_float, go_value
+from webhook.check import celrules, run
 from webhook.check.loading import load, resolve_plain
 from webhook.policies.settings import PolicySettings
 
@@ -71,8 +71,9 @@ def misspelled() -> dict:
 def test_field_validation_modes():
     [strict] = check_obj(misspelled())
     assert (strict.status, strict.code, strict.reason) == ("denied", 400, "decode")
-    assert strict.message == ('ModelServing in version "v1alpha1" cannot be handled as a ModelServing: '
-                              'strict decoding error: unknown field "spec.template.gangPolcy"')
+    assert strict.message == (
+        'ModelServing in version "v1alpha1" cannot be handled as a ModelServing: strict decoding error: unknown field "spec.template.gangPolcy"'
+    )
     [warn] = check_obj(misspelled(), field_validation="Warn")
     assert warn.status == "allowed"
     assert [(f.rule, f.message) for f in warn.warnings] == [("schema", 'unknown field "spec.template.gangPolcy"')]
@@ -108,7 +109,7 @@ def test_cel_projection_keeps_what_the_rule_reads():
 
 
 def test_transition_rules_need_the_old_object():
-    old, new = ms(), ms()
+    new = ms()
     new["spec"]["template"]["gangPolicy"]["minRoleReplicas"]["decode"] = 2
     [create] = check_obj(new)
     assert create.status == "allowed"
@@ -139,7 +140,9 @@ def test_crd_option_replaces_the_bundled_crd(tmp_path):
     assert bundled.status == "allowed"
     assert own.status == "denied"
     assert [f"{f.field}: {f.message}" for f in own.errors if f.rule == "schema"] == [
-        "spec.template.roles[0].name: Too long: may not be longer than 5", "spec.template.roles[1].name: Too long: may not be longer than 5"]
+        "spec.template.roles[0].name: Too long: may not be longer than 5",
+        "spec.template.roles[1].name: Too long: may not be longer than 5",
+    ]
 
 
 # ---- loading ------------------------------------------------------------------------------------
@@ -147,7 +150,18 @@ def test_crd_option_replaces_the_bundled_crd(tmp_path):
 
 def test_scalars_resolve_as_kubectl_sends_them():
     assert [resolve_plain(s) for s in ("1", "0755", "0x1F", "1_000", "1.5", "yes", "n", "on", "~", "2024-01-01", "abc")] == [
-        1, 493, 31, 1000, 1.5, True, False, True, None, "2024-01-01", "abc"]
+        1,
+        493,
+        31,
+        1000,
+        1.5,
+        True,
+        False,
+        True,
+        None,
+        "2024-01-01",
+        "abc",
+    ]
 
 
 def test_positions_and_list_items(tmp_path):
@@ -189,10 +203,15 @@ def test_modelserving_pods_are_built_as_kthena_builds_them():
 
 
 def test_deployment_pods_show_the_mutation_they_will_get():
-    deploy = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "default"},
-              "spec": {"selector": {"matchLabels": {"app": "web"}},
-                       "template": {"metadata": {"labels": {"app": "web", "servinggate.io/gang": "web-g"}},
-                                    "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}}
+    deploy = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {"metadata": {"labels": {"app": "web", "servinggate.io/gang": "web-g"}}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}},
+        },
+    }
     [r] = check_obj(deploy)
     assert r.status == "allowed" and r.schema == "builtin"
     [pod] = r.pods
@@ -221,8 +240,7 @@ def test_version_names_the_bundled_crds():
     assert any(line.strip().startswith("modelservings.workload.serving.volcano.sh v1alpha1: kthena") for line in lines)
     from webhook.kubeversion import NEWEST, NEWEST_SCHEMAS, OLDEST
 
-    assert lines[1] == (f"Kubernetes versions judged by (--kubernetes-version, default auto): {OLDEST} to {NEWEST}; "
-                        f"a newer cluster is judged as {NEWEST}")
+    assert lines[1] == (f"Kubernetes versions judged by (--kubernetes-version, default auto): {OLDEST} to {NEWEST}; a newer cluster is judged as {NEWEST}")
     assert f"check's built-in schemas (kubernetes-validate): {OLDEST} to {NEWEST_SCHEMAS}" in proc.stdout
 
 
@@ -261,13 +279,24 @@ def test_manifests_shaped_like_kthenas_examples_pass():
 def test_a_dropped_template_field_is_a_warning_at_the_checks_minor():
     """`check` judges a workload's pod template as its --kubernetes-version's server does: at 1.28
     a sidecar's restartPolicy is dropped (SidecarContainers off), which `check` reports."""
-    deploy = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d", "namespace": "ai"},
-              "spec": {"selector": {"matchLabels": {"app": "d"}}, "template": {
-                  "metadata": {"labels": {"app": "d"}},
-                  "spec": {"containers": [{"name": "c", "image": "x:1"}],
-                           "initContainers": [{"name": "sync", "image": "x:1", "restartPolicy": "Always"}]}}}}
+    deploy = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "d", "namespace": "ai"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "d"}},
+            "template": {
+                "metadata": {"labels": {"app": "d"}},
+                "spec": {"containers": [{"name": "c", "image": "x:1"}], "initContainers": [{"name": "sync", "image": "x:1", "restartPolicy": "Always"}]},
+            },
+        },
+    }
     [r] = check_obj(deploy, kubernetes_version="1.28")
     assert r.status == "allowed", [f.message for f in r.findings]
-    assert [(f.rule, f.message) for f in r.warnings] == [(
-        "podvalidation", "spec.template.spec.initContainers[0].restartPolicy: dropped: the feature gate SidecarContainers"
-        " is off by default in Kubernetes 1.28, so the API server drops it")]
+    assert [(f.rule, f.message) for f in r.warnings] == [
+        (
+            "podvalidation",
+            "spec.template.spec.initContainers[0].restartPolicy: dropped: the feature gate SidecarContainers"
+            " is off by default in Kubernetes 1.28, so the API server drops it",
+        )
+    ]

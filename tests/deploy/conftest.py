@@ -102,7 +102,6 @@ def find_doc():
     return find
 
 
-
 # ---- kubectl kustomize (tests/deploy/rendering.py) ----------------------------------------------
 
 from deploy.rendering import kubectl_kustomize, write_overlay  # noqa: E402  (tests/ is on sys.path)

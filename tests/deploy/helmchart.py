@@ -46,7 +46,7 @@ class Render:
         return self.find("Deployment", deployment)["spec"]["template"]["spec"]["containers"][0]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _render(values_json: str, namespace: str) -> Render:
     values = json.loads(values_json)
     with helm.Chart.load(str(CHART)) as chart:

@@ -10,8 +10,8 @@ from pathlib import Path
 import kubernetes_validate
 import pytest
 import yaml
-
 from deploy.helmchart import CHART, NAMESPACE, lint, render, schema_refusal
+
 from webhook.config import parse_args
 from webhook.deploy import chartschema, generating
 from webhook.deploy.configurations import registry_rules
@@ -21,8 +21,19 @@ from webhook.server.settings import ServeSettings
 CA = base64.b64encode(b"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n").decode()
 DEPLOYMENTS = ("servinggate-webhook", "servinggate-reconciler", "servinggate-auditor")
 CRD_COMPONENT = CHART.parents[1] / "manifests" / "components" / "policyreport-crd" / "wgpolicyk8s.io_policyreports.yaml"
-WEBHOOK_FIELDS = ("rules", "namespaceSelector", "objectSelector", "matchConditions", "timeoutSeconds", "failurePolicy",
-                  "clientConfig", "admissionReviewVersions", "sideEffects", "matchPolicy", "reinvocationPolicy")
+WEBHOOK_FIELDS = (
+    "rules",
+    "namespaceSelector",
+    "objectSelector",
+    "matchConditions",
+    "timeoutSeconds",
+    "failurePolicy",
+    "clientConfig",
+    "admissionReviewVersions",
+    "sideEffects",
+    "matchPolicy",
+    "reinvocationPolicy",
+)
 
 
 def _serve_args(r) -> ServeSettings:
@@ -40,6 +51,7 @@ def _volume(r, name: str) -> dict:
 
 
 # ---- each value: what it renders ------------------------------------------------------------------
+
 
 def _replicas(r):
     assert r.find("Deployment", "servinggate-webhook")["spec"]["replicas"] == 5
@@ -207,6 +219,7 @@ def _fallback(version):
         strip = lambda d: {**d, "metadata": {k: v for k, v in d["metadata"].items() if k != "labels"}}  # noqa: E731
         expected = [strip(d) for d in yaml.safe_load_all(component.read_text()) if d]
         assert [strip(d) for d in r.installed if d["kind"].startswith("ValidatingAdmissionPolicy")] == expected
+
     return check
 
 
@@ -215,16 +228,34 @@ VALUE_SETS = {
     "image": ({"image": {"repository": "registry.example/sg", "tag": "1.2.3", "pullPolicy": "Always"}}, _image),
     "imagePullSecrets": ({"imagePullSecrets": [{"name": "regcred"}]}, _pull_secrets),
     "resources": ({"resources": {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"memory": "2Gi"}}}, _resources),
-    "placement": ({"nodeSelector": {"pool": "system"}, "tolerations": [{"key": "dedicated", "operator": "Exists", "effect": "NoSchedule"}],
-                   "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-                       {"matchExpressions": [{"key": "pool", "operator": "In", "values": ["system"]}]}]}}}}, _placement),
+    "placement": (
+        {
+            "nodeSelector": {"pool": "system"},
+            "tolerations": [{"key": "dedicated", "operator": "Exists", "effect": "NoSchedule"}],
+            "affinity": {
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {
+                        "nodeSelectorTerms": [{"matchExpressions": [{"key": "pool", "operator": "In", "values": ["system"]}]}]
+                    }
+                }
+            },
+        },
+        _placement,
+    ),
     "priorityClassName": ({"priorityClassName": ""}, _no_priority),
     "logLevel": ({"logLevel": "debug"}, _log_level),
-    "validating+mutating": ({"validating": {"failurePolicy": "Ignore", "timeoutSeconds": 10},
-                             "mutating": {"failurePolicy": "Ignore", "timeoutSeconds": 1}}, _webhook_groups),
+    "validating+mutating": (
+        {"validating": {"failurePolicy": "Ignore", "timeoutSeconds": 10}, "mutating": {"failurePolicy": "Ignore", "timeoutSeconds": 1}},
+        _webhook_groups,
+    ),
     "ruleActions": ({"ruleActions": {"modelservings.kthena.images": "warn", "pods.gang-labels": "off"}}, _rule_actions),
-    "audit": ({"audit": {"every": "1h", "priorityClassName": "low", "resources": {"requests": {"cpu": "100m", "memory": "1Gi"}, "limits": {"memory": "2Gi"}}},
-               "logLevel": "debug"}, _audit),
+    "audit": (
+        {
+            "audit": {"every": "1h", "priorityClassName": "low", "resources": {"requests": {"cpu": "100m", "memory": "1Gi"}, "limits": {"memory": "2Gi"}}},
+            "logLevel": "debug",
+        },
+        _audit,
+    ),
     "audit.enabled=false": ({"audit": {"enabled": False}}, _no_audit),
     "policyReports.installCRD": ({"policyReports": {"installCRD": True}}, _policy_report_crd),
     "excludedNamespaces": ({"excludedNamespaces": ["batch"]}, _excluded),
@@ -261,10 +292,15 @@ def test_the_chart_lints_clean(name):
 
 # ---- a default render is the kustomize base -------------------------------------------------------
 
+
 def test_a_default_render_has_the_kustomize_bases_webhooks(base_docs):
     def webhooks(docs):
-        return {(d["kind"], d["metadata"]["name"], h["name"]): {k: h.get(k) for k in WEBHOOK_FIELDS}
-                for d in docs if d["kind"].endswith("WebhookConfiguration") for h in d["webhooks"]}
+        return {
+            (d["kind"], d["metadata"]["name"], h["name"]): {k: h.get(k) for k in WEBHOOK_FIELDS}
+            for d in docs
+            if d["kind"].endswith("WebhookConfiguration")
+            for h in d["webhooks"]
+        }
 
     expected, rendered = webhooks(base_docs), webhooks(render().installed)
     assert list(rendered) == list(expected)
@@ -296,26 +332,41 @@ def test_the_charts_policyreport_crd_is_the_components_file():
 
 
 def test_every_object_is_valid_against_the_kubernetes_1_28_schemas():
-    everything = {"celFallback": "v1beta1", "namespace": {"create": True}, "excludedNamespaces": ["batch"],
-                  "ruleActions": {"pods.gang-labels": "off"}, "policyReports": {"installCRD": True}}
+    everything = {
+        "celFallback": "v1beta1",
+        "namespace": {"create": True},
+        "excludedNamespaces": ["batch"],
+        "ruleActions": {"pods.gang-labels": "off"},
+        "policyReports": {"installCRD": True},
+    }
     for r in (render(), render(everything), render(VALUE_SETS["certificates=manual"][0])):
         for doc in r.installed + r.hooks:
             kubernetes_validate.validate(doc, "1.28.0", strict=True)
 
 
 def test_everything_follows_the_release_namespace():
-    values = {"namespace": {"create": True}, "serviceMonitor": {"enabled": True}, "celFallback": "v1", "certificates": {"mode": "cert-manager"},
-              "policyReports": {"installCRD": True}, "prometheusRule": {"enabled": True}, "grafanaDashboard": {"enabled": True}}
+    values = {
+        "namespace": {"create": True},
+        "serviceMonitor": {"enabled": True},
+        "celFallback": "v1",
+        "certificates": {"mode": "cert-manager"},
+        "policyReports": {"installCRD": True},
+        "prometheusRule": {"enabled": True},
+        "grafanaDashboard": {"enabled": True},
+    }
     for r in (render(namespace="team-a"), render(values, namespace="team-a")):
         assert "servinggate-system" not in r.text
         for doc in r.installed + r.hooks:
-            if doc["kind"] not in ("Namespace", "ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition") and not doc["kind"].endswith(("WebhookConfiguration", "Policy", "PolicyBinding")):
+            if doc["kind"] not in ("Namespace", "ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition") and not doc["kind"].endswith(
+                ("WebhookConfiguration", "Policy", "PolicyBinding")
+            ):
                 assert doc["metadata"]["namespace"] in ("team-a", "default"), (doc["kind"], doc["metadata"]["name"])
             for subject in doc.get("subjects") or ():
                 assert subject["namespace"] == "team-a"
 
 
 # ---- the helm test hook ----------------------------------------------------------------------------
+
 
 def test_the_test_hook_runs_smoke_with_create_only_in_the_smoke_namespace():
     r = render({"smoke": {"namespace": "tenant-x"}})
@@ -329,7 +380,9 @@ def test_the_test_hook_runs_smoke_with_create_only_in_the_smoke_namespace():
     role = hooks["Role"]
     assert role["metadata"]["namespace"] == "tenant-x" and hooks["RoleBinding"]["metadata"]["namespace"] == "tenant-x"
     assert {(g, res, tuple(rule["verbs"])) for rule in role["rules"] for g in rule["apiGroups"] for res in rule["resources"]} == {
-        ("workload.serving.volcano.sh", "modelservings", ("create",)), ("", "pods", ("create",))}
+        ("workload.serving.volcano.sh", "modelservings", ("create",)),
+        ("", "pods", ("create",)),
+    }
     assert hooks["RoleBinding"]["subjects"] == [{"kind": "ServiceAccount", "name": "servinggate-smoke", "namespace": NAMESPACE}]
     # the hook's objects exist only while the test runs
     assert all("hook-succeeded" in d["metadata"]["annotations"]["helm.sh/hook-delete-policy"] for d in r.hooks)
@@ -337,22 +390,26 @@ def test_the_test_hook_runs_smoke_with_create_only_in_the_smoke_namespace():
 
 # ---- the schema ------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("values, where", [
-    ({"replicas": "three"}, "/replicas"),
-    ({"image": {"tag": 7}}, "/image/tag"),
-    ({"validating": {"timeoutSeconds": 31}}, "/validating/timeoutSeconds"),
-    ({"mutating": {"failurePolicy": "fail"}}, "/mutating/failurePolicy"),
-    ({"certificates": {"mode": "auto"}}, "/certificates/mode"),
-    ({"ruleActions": {"modelservings.kthena.images": "on"}}, "/ruleActions/modelservings.kthena.images"),
-    ({"ruleActions": {"pods.gang-labels": "deny"}}, "/ruleActions/pods.gang-labels"),
-    ({"ruleActions": {"no.such-rule": "off"}}, "/ruleActions"),
-    ({"replica": 3}, "replica"),
-    ({"excludedNamespaces": ["Not_A_Namespace"]}, "/excludedNamespaces/0"),
-    ({"webhook": {"url": "http://plain"}}, "/webhook/url"),
-    ({"audit": {"enabled": "yes"}}, "/audit/enabled"),
-    ({"audit": {"every": "ten minutes"}}, "/audit/every"),
-    ({"policyReports": {"installCRD": 1}}, "/policyReports/installCRD"),
-])
+
+@pytest.mark.parametrize(
+    "values, where",
+    [
+        ({"replicas": "three"}, "/replicas"),
+        ({"image": {"tag": 7}}, "/image/tag"),
+        ({"validating": {"timeoutSeconds": 31}}, "/validating/timeoutSeconds"),
+        ({"mutating": {"failurePolicy": "fail"}}, "/mutating/failurePolicy"),
+        ({"certificates": {"mode": "auto"}}, "/certificates/mode"),
+        ({"ruleActions": {"modelservings.kthena.images": "on"}}, "/ruleActions/modelservings.kthena.images"),
+        ({"ruleActions": {"pods.gang-labels": "deny"}}, "/ruleActions/pods.gang-labels"),
+        ({"ruleActions": {"no.such-rule": "off"}}, "/ruleActions"),
+        ({"replica": 3}, "replica"),
+        ({"excludedNamespaces": ["Not_A_Namespace"]}, "/excludedNamespaces/0"),
+        ({"webhook": {"url": "http://plain"}}, "/webhook/url"),
+        ({"audit": {"enabled": "yes"}}, "/audit/enabled"),
+        ({"audit": {"every": "ten minutes"}}, "/audit/every"),
+        ({"policyReports": {"installCRD": 1}}, "/policyReports/installCRD"),
+    ],
+)
 def test_the_schema_refuses_wrong_values(values, where):
     assert where in schema_refusal(values)
 
@@ -375,6 +432,7 @@ def test_the_default_values_pass_the_schema_and_name_every_key_it_knows():
 
 
 # ---- generated files -------------------------------------------------------------------------------
+
 
 def test_the_committed_chart_files_match_the_registry():
     for relative, text in generating.chart_outputs().items():

@@ -8,6 +8,7 @@ import re
 import kubernetes_validate
 import pytest
 import yaml
+from deploy.rendering import CERT_MANAGER, COMPONENTS, MANIFESTS, REPO
 
 from webhook.certs.issuing import service_sans
 from webhook.config import parse_args
@@ -15,12 +16,17 @@ from webhook.deploy import configurations
 from webhook.scalein.settings import ReconcileSettings
 from webhook.server.settings import ServeSettings
 
-from deploy.rendering import CERT_MANAGER, COMPONENTS, MANIFESTS, REPO
-
 NS, OTHER = "servinggate-system", "ai-platform"
 FOLLOW = MANIFESTS / "follow-namespace"
-CLUSTER_SCOPED = {"Namespace", "ClusterRole", "ClusterRoleBinding", "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration",
-                  "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"}
+CLUSTER_SCOPED = {
+    "Namespace",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "ValidatingWebhookConfiguration",
+    "MutatingWebhookConfiguration",
+    "ValidatingAdmissionPolicy",
+    "ValidatingAdmissionPolicyBinding",
+}
 EVERY_COMPONENT = [COMPONENTS / "cel-fallback-v1", COMPONENTS / "servicemonitor"]
 
 
@@ -131,8 +137,11 @@ def test_metrics_services_reach_the_metrics_ports(render_overlay):
     assert ports["servinggate-webhook"]["metrics"] == getattr(ServeSettings(), "metrics_port", WEBHOOK_METRICS_PORT) == WEBHOOK_METRICS_PORT
     assert ports["servinggate-reconciler"]["health"] == ReconcileSettings().health_port
     assert "--health-port=8081" in container(auditor)["args"] and ports["servinggate-auditor"]["health"] == 8081
-    for name, deployment in (("servinggate-webhook-metrics", webhook), ("servinggate-reconciler-metrics", reconciler),
-                             ("servinggate-auditor-metrics", auditor)):
+    for name, deployment in (
+        ("servinggate-webhook-metrics", webhook),
+        ("servinggate-reconciler-metrics", reconciler),
+        ("servinggate-auditor-metrics", auditor),
+    ):
         svc = find(docs, "Service", name)
         assert svc["metadata"]["labels"]["servinggate.io/metrics"] == "true"
         assert svc["spec"]["selector"] == deployment["spec"]["selector"]["matchLabels"]
@@ -147,8 +156,7 @@ def test_the_service_monitor_scrapes_every_metrics_service(render_overlay):
     [monitor] = [d for d in docs if d["kind"] == "ServiceMonitor"]
     assert monitor["metadata"]["namespace"] == NS and "namespaceSelector" not in monitor["spec"]
     scraped = [d for d in docs if d["kind"] == "Service" and _selects(monitor["spec"]["selector"]["matchLabels"], d["metadata"]["labels"])]
-    assert {s["metadata"]["name"] for s in scraped} == {"servinggate-webhook-metrics", "servinggate-reconciler-metrics",
-                                                        "servinggate-auditor-metrics"}
+    assert {s["metadata"]["name"] for s in scraped} == {"servinggate-webhook-metrics", "servinggate-reconciler-metrics", "servinggate-auditor-metrics"}
     for endpoint in monitor["spec"]["endpoints"]:
         for svc in scraped:
             assert endpoint["port"] in {p["name"] for p in svc["spec"]["ports"]}

@@ -5,22 +5,21 @@ allow and deny, with the rules' detail texts as messages."""
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cache
 
 import cel
 import kubernetes_validate
 import pytest
 import yaml
-from hypothesis import example, given, settings, strategies as st
+from deploy.rendering import COMPONENTS
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+from support import admission_fixture_paths
 
-from webhook.admission.decision import Verdict
 from webhook.admission.review import make_request
 from webhook.deploy import configurations, fallback
 from webhook.policies import Context
 from webhook.policies.registry import CelCheck, Rule
-
-from deploy.rendering import COMPONENTS, MANIFESTS
-from support import admission_fixture_paths
 
 MS = "workload.serving.volcano.sh"
 VARIANTS = {"v1": "1.30.0", "v1beta1": "1.28.0"}  # API version -> first Kubernetes schema that has it on
@@ -39,7 +38,7 @@ def policy_of(rule: str) -> dict:
     return next(d for d in committed("v1") if d["kind"] == "ValidatingAdmissionPolicy" and d["metadata"]["annotations"][fallback.RULE_ANNOTATION] == rule)
 
 
-@lru_cache(maxsize=None)
+@cache
 def program(expression: str):
     return cel.compile(expression)
 
@@ -107,8 +106,11 @@ def test_every_rule_with_cel_has_one_policy_and_binding_named_after_it():
 
 def test_the_fallback_covers_the_rules_the_issue_names():
     assert set(rules_with_cel()) == {
-        "modelservings.gang-immutable", "modelservings.gang-floor", "autoscalingpolicies.bounds",
-        "autoscalingpolicybindings.bounds", "horizontalpodautoscalers.modelserving-bounds",
+        "modelservings.gang-immutable",
+        "modelservings.gang-floor",
+        "autoscalingpolicies.bounds",
+        "autoscalingpolicybindings.bounds",
+        "horizontalpodautoscalers.modelserving-bounds",
     }
 
 
@@ -153,17 +155,33 @@ def maybe(key: str, values) -> st.SearchStrategy[dict]:
 @st.composite
 def modelservings(draw) -> dict:
     names = draw(st.lists(st.sampled_from(ROLE_NAMES), min_size=1, max_size=3))
-    roles = [{"name": n, "workerReplicas": 0, "entryTemplate": {"spec": {"containers": [{"name": "c", "image": "i"}]}}, **draw(maybe("replicas", SMALL))} for n in names]
+    roles = [
+        {"name": n, "workerReplicas": 0, "entryTemplate": {"spec": {"containers": [{"name": "c", "image": "i"}]}}, **draw(maybe("replicas", SMALL))}
+        for n in names
+    ]
     template: dict = {"roles": roles}
-    gang = draw(st.one_of(st.none(), st.just({}), st.dictionaries(st.sampled_from(ROLE_NAMES + ["ghost"]), SMALL, max_size=3).map(lambda m: {"minRoleReplicas": m})))
+    gang = draw(
+        st.one_of(st.none(), st.just({}), st.dictionaries(st.sampled_from(ROLE_NAMES + ["ghost"]), SMALL, max_size=3).map(lambda m: {"minRoleReplicas": m}))
+    )
     if gang is not None:
         template["gangPolicy"] = gang
-    return {"apiVersion": f"{MS}/v1alpha1", "kind": "ModelServing", "metadata": {"name": "m", "namespace": "default"},
-            "spec": {"replicas": 1, "template": template}}
+    return {
+        "apiVersion": f"{MS}/v1alpha1",
+        "kind": "ModelServing",
+        "metadata": {"name": "m", "namespace": "default"},
+        "spec": {"replicas": 1, "template": template},
+    }
 
 
-GATE_DEMO = {"apiVersion": f"{MS}/v1alpha1", "kind": "ModelServing", "metadata": {"name": "gate-demo"}, "spec": {"replicas": 1, "template": {
-    "gangPolicy": {"minRoleReplicas": {"prefill": 2}}, "roles": [{"name": "prefill", "replicas": 1, "workerReplicas": 0}]}}}
+GATE_DEMO = {
+    "apiVersion": f"{MS}/v1alpha1",
+    "kind": "ModelServing",
+    "metadata": {"name": "gate-demo"},
+    "spec": {
+        "replicas": 1,
+        "template": {"gangPolicy": {"minRoleReplicas": {"prefill": 2}}, "roles": [{"name": "prefill", "replicas": 1, "workerReplicas": 0}]},
+    },
+}
 
 
 @settings(max_examples=200, deadline=None)
@@ -208,13 +226,15 @@ def test_the_gang_floor_message_is_the_rules_detail():
     assert denials(policy_of(rule.name), two_short, None, "CREATE") == python[:1]
 
 
-TARGET_REFS = st.sampled_from([
-    {"apiVersion": f"{MS}/v1alpha1", "kind": "ModelServing", "name": "m"},
-    {"kind": "ModelServing", "name": "m"},
-    {"apiVersion": "v1alpha1", "kind": "ModelServing", "name": "m"},
-    {"apiVersion": "apps/v1", "kind": "Deployment", "name": "d"},
-    {"apiVersion": "example.com/v1", "kind": "ModelServing", "name": "m"},
-])
+TARGET_REFS = st.sampled_from(
+    [
+        {"apiVersion": f"{MS}/v1alpha1", "kind": "ModelServing", "name": "m"},
+        {"kind": "ModelServing", "name": "m"},
+        {"apiVersion": "v1alpha1", "kind": "ModelServing", "name": "m"},
+        {"apiVersion": "apps/v1", "kind": "Deployment", "name": "d"},
+        {"apiVersion": "example.com/v1", "kind": "ModelServing", "name": "m"},
+    ]
+)
 
 
 @settings(max_examples=200, deadline=None)

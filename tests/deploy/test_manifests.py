@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from webhook.certs.issuing import service_sans
-from webhook.config import env_of, load, parse_args, _settings_fields
+from webhook.config import _settings_fields, env_of, load, parse_args
 from webhook.deploy import configurations, generating
 from webhook.scalein.settings import ReconcileSettings
 from webhook.server.settings import ServeSettings
@@ -49,8 +49,18 @@ def test_the_top_level_kustomization_is_the_base(base_docs):
     top = yaml.safe_load((REPO / "manifests" / "kustomization.yaml").read_text())
     assert top["resources"] == ["base"]
     assert {d["kind"] for d in base_docs} >= {
-        "Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "Deployment",
-        "Service", "PodDisruptionBudget", "ConfigMap", "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration",
+        "Namespace",
+        "ServiceAccount",
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "Role",
+        "RoleBinding",
+        "Deployment",
+        "Service",
+        "PodDisruptionBudget",
+        "ConfigMap",
+        "ValidatingWebhookConfiguration",
+        "MutatingWebhookConfiguration",
     }
 
 
@@ -137,12 +147,15 @@ def test_every_webhook_entry_has_the_safe_settings(base_docs):
             assert hook["failurePolicy"] == "Fail"
             assert hook["timeoutSeconds"] == (5 if validating else 2)
             assert hook["clientConfig"]["service"] == {
-                "name": "servinggate-webhook", "namespace": NS, "path": "/validate" if validating else "/mutate", "port": 443,
+                "name": "servinggate-webhook",
+                "namespace": NS,
+                "path": "/validate" if validating else "/mutate",
+                "port": 443,
             }
             assert "caBundle" not in hook["clientConfig"]
-            assert hook["namespaceSelector"] == {"matchExpressions": [{
-                "key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["kube-node-lease", "kube-system", NS],
-            }]}
+            assert hook["namespaceSelector"] == {
+                "matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["kube-node-lease", "kube-system", NS]}]
+            }
             for rule in hook["rules"]:
                 assert "*" not in rule["operations"] and "*" not in rule["resources"] and "*" not in rule["apiGroups"]
 
@@ -169,8 +182,16 @@ def test_pods_are_only_sent_with_one_of_our_labels_and_once(base_docs):
             assert all(r["resources"] == ["pods"] for r in hook["rules"]), "pod entries hold only pod rules"
             assert hook["objectSelector"]
         skip = "servinggate.io/skip"
-        for labels, calls in (({}, 0), ({"app": "x"}, 0), ({ms: "a"}, 1), ({gang: "g"}, 1), ({ms: "a", gang: "g"}, 1),
-                              ({ms: "a", skip: "true"}, 0), ({gang: "g", skip: "true"}, 0), ({ms: "a", skip: "false"}, 1)):
+        for labels, calls in (
+            ({}, 0),
+            ({"app": "x"}, 0),
+            ({ms: "a"}, 1),
+            ({gang: "g"}, 1),
+            ({ms: "a", gang: "g"}, 1),
+            ({ms: "a", skip: "true"}, 0),
+            ({gang: "g", skip: "true"}, 0),
+            ({ms: "a", skip: "false"}, 1),
+        ):
             assert sum(_matches(h["objectSelector"], labels) for h in pod_hooks) == (calls if pod_hooks else 0), (config["kind"], labels)
     mutating = next(c for c in _configs(base_docs) if c["kind"] == "MutatingWebhookConfiguration")
     assert any(r["resources"] == ["pods"] for h in mutating["webhooks"] for r in h["rules"])
@@ -193,9 +214,7 @@ def test_rules_cover_each_registered_resource_with_exactly_its_operations(base_d
             if rule.action == action:
                 wanted.setdefault((rule.target.group, rule.target.full_resource), set()).update(rule.target.operations)
         assert granted == wanted, action
-    assert ("workload.serving.volcano.sh", "modelservings/scale") in {
-        (r.target.group, r.target.full_resource) for r in rules if r.target.subresource
-    }
+    assert ("workload.serving.volcano.sh", "modelservings/scale") in {(r.target.group, r.target.full_resource) for r in rules if r.target.subresource}
 
 
 # ---- the webhook Deployment ----------------------------------------------------------------------
@@ -352,7 +371,7 @@ def _dockerfile_final_stage():
             joined = ""
     stages = [i for i, line in enumerate(lines) if line.upper().startswith("FROM ")]
     assert len(stages) >= 2, "multi-stage build expected"
-    return [tuple(line.split(None, 1)) for line in lines[stages[-1]:]]
+    return [tuple(line.split(None, 1)) for line in lines[stages[-1] :]]
 
 
 def test_the_image_runs_what_the_deployments_ask_for(base_docs):
@@ -372,7 +391,7 @@ def test_the_image_runs_what_the_deployments_ask_for(base_docs):
         assert pod["securityContext"]["runAsUser"] == int(user[0])
         assert "command" not in _container(find_(base_docs, "Deployment", name))
     ignore = (REPO / ".dockerignore").read_text().split()
-    assert ignore[ignore.index("*") + 1:][:3] == ["!pyproject.toml", "!README.md", "!webhook/"]
+    assert ignore[ignore.index("*") + 1 :][:3] == ["!pyproject.toml", "!README.md", "!webhook/"]
 
 
 # ---- every overlay and component renders with kubectl --------------------------------------------
@@ -406,7 +425,7 @@ def test_the_image_builds_the_http_parser_the_server_requires():
     are tested against it; the build stage has a compiler for it and fails if it does not import,
     while the final stage gets only the virtual environment."""
     text = (REPO / "Dockerfile").read_text()
-    build = text[:text.rindex("\nFROM ")]
+    build = text[: text.rindex("\nFROM ")]
     assert "gcc" in build and 'python -c "import gunicorn_h1c"' in build
     assert any(dep.startswith("gunicorn_h1c") for dep in tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"])
     from webhook.server.serving import gunicorn_options

@@ -6,14 +6,14 @@ from __future__ import annotations
 import cel
 import kubernetes_validate
 import pytest
-from hypothesis import given, settings, strategies as st
+from deploy.conftest import kustomize
+from deploy.rendering import COMPONENTS, MANIFESTS
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from webhook.deploy import configurations
 from webhook.policies.hpa import TARGETS_MODELSERVING, hpa_errors
 from webhook.policies.registry import MatchCondition, Rule, Target
-
-from deploy.conftest import kustomize
-from deploy.rendering import COMPONENTS, MANIFESTS
 
 MS_GROUP = "workload.serving.volcano.sh"
 # What each validating entry exists to guard: a failure of the webhook blocks these writes and no others.
@@ -55,8 +55,12 @@ def hpa(api_version: str | None, kind: str, min_replicas: int = 0, max_replicas:
     ref = {"kind": kind, "name": "target"}
     if api_version is not None:
         ref["apiVersion"] = api_version
-    return {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "h", "namespace": "default"},
-            "spec": {"scaleTargetRef": ref, "minReplicas": min_replicas, "maxReplicas": max_replicas}}
+    return {
+        "apiVersion": "autoscaling/v2",
+        "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": "h", "namespace": "default"},
+        "spec": {"scaleTargetRef": ref, "minReplicas": min_replicas, "maxReplicas": max_replicas},
+    }
 
 
 def _sends(hook: dict, obj: dict) -> bool:
@@ -82,20 +86,35 @@ def test_only_the_hpa_rule_declares_a_condition():
     # The property test below covers the HPA rule; a new condition needs its own.
     # (the one-owner rule of HPAs shares the HPA rule's condition: it too finds nothing outside it)
     assert {r.name for r in configurations.registry_rules() if r.match} == {
-        "horizontalpodautoscalers.modelserving-bounds", "horizontalpodautoscalers.one-owner"}
+        "horizontalpodautoscalers.modelserving-bounds",
+        "horizontalpodautoscalers.one-owner",
+    }
 
 
 API_VERSIONS = st.one_of(
     st.none(),
-    st.sampled_from(["", "v1", "v1alpha1", "/v1", "//", f"{MS_GROUP}/v1alpha1", f"{MS_GROUP}/", f"{MS_GROUP}/x/y",
-                     f"x/{MS_GROUP}/v1", f"{MS_GROUP}.evil/v1", "apps/v1", "autoscaling/v2"]),
+    st.sampled_from(
+        [
+            "",
+            "v1",
+            "v1alpha1",
+            "/v1",
+            "//",
+            f"{MS_GROUP}/v1alpha1",
+            f"{MS_GROUP}/",
+            f"{MS_GROUP}/x/y",
+            f"x/{MS_GROUP}/v1",
+            f"{MS_GROUP}.evil/v1",
+            "apps/v1",
+            "autoscaling/v2",
+        ]
+    ),
     st.text(alphabet="/.abvw1", max_size=12),
 )
 
 
 @settings(max_examples=300, deadline=None)
-@given(api_version=API_VERSIONS, kind=st.sampled_from(["ModelServing", "Deployment", "modelserving", ""]),
-       low=st.integers(-2, 4), high=st.integers(-2, 4))
+@given(api_version=API_VERSIONS, kind=st.sampled_from(["ModelServing", "Deployment", "modelserving", ""]), low=st.integers(-2, 4), high=st.integers(-2, 4))
 def test_the_condition_is_false_only_where_the_rule_finds_nothing(api_version, kind, low, high):
     """The webhook without the condition must answer as with it: what the API server does not
     send is what the rule would have allowed anyway."""

@@ -18,9 +18,9 @@ from typing import Any
 import prometheus_client
 import pytest
 import yaml
+from deploy.helmchart import CHART, render
 from prometheus_client.utils import floatToGoString
 
-from deploy.helmchart import CHART, render
 from webhook.audit.metrics import AuditMetrics
 from webhook.deploy import monitoring
 from webhook.deploy.configurations import registry_rules
@@ -31,11 +31,11 @@ REPO = CHART.parents[1]
 FIXTURES = REPO / "tests" / "fixtures" / "monitoring"
 COMPONENT_RULES = REPO / "manifests" / "components" / "prometheus-rules" / "prometheusrule.yaml"
 COMPONENT_DASHBOARD = REPO / "manifests" / "components" / "grafana-dashboard" / "dashboard.yaml"
-SUFFIXES = {"counter": ("_total",), "gauge": ("",), "histogram": ("_bucket", "_sum", "_count"), "summary": ("", "_sum", "_count"),
-            "info": ("_info",)}
+SUFFIXES = {"counter": ("_total",), "gauge": ("",), "histogram": ("_bucket", "_sum", "_count"), "summary": ("", "_sum", "_count"), "info": ("_info",)}
 
 
 # ---- helpers ------------------------------------------------------------------------------------
+
 
 def promtool() -> str:
     found = shutil.which("promtool")
@@ -97,6 +97,7 @@ def exported_metric_names() -> set[str]:
 
 # ---- the alerts on synthetic series ------------------------------------------------------------
 
+
 def test_each_alert_fires_on_synthetic_series_and_stays_quiet_on_healthy_ones(tmp_path):
     assert "SUCCESS" in _test_rules("alerts.test.yaml", _groups(strip_annotations=True), tmp_path)
 
@@ -127,6 +128,7 @@ def test_a_broken_alert_fails_its_promtool_case(tmp_path):
 
 # ---- every expression parses and names exported metrics -----------------------------------------
 
+
 def test_every_alert_expression_parses(tmp_path):
     out = _check_rules(_groups(), tmp_path)
     assert f"SUCCESS: {len(_alerts(_groups()))} rules found" in out
@@ -152,8 +154,12 @@ def _named(exprs: list[str]) -> set[str]:
 def test_every_servinggate_metric_named_is_exported():
     exported = exported_metric_names()
     # the registries are read, not guessed: each kind of suffix is there
-    assert {"servinggate_admission_requests_total", "servinggate_admission_request_duration_seconds_bucket",
-            "servinggate_scalein_write_backlog", "servinggate_audit_runs_total"} <= exported
+    assert {
+        "servinggate_admission_requests_total",
+        "servinggate_admission_request_duration_seconds_bucket",
+        "servinggate_scalein_write_backlog",
+        "servinggate_audit_runs_total",
+    } <= exported
     alert_exprs = [r["expr"] for r in _alerts(_groups()).values()]
     named = _named(alert_exprs + _panel_exprs(_dashboard()))
     assert named and named <= exported, f"not exported: {sorted(named - exported)}"
@@ -165,16 +171,32 @@ def test_the_metric_check_catches_a_name_the_product_does_not_export():
 
 def test_the_alerts_and_the_dashboard_cover_what_an_operator_watches():
     named = _named([r["expr"] for r in _alerts(_groups()).values()])
-    for metric in ("servinggate_admission_requests_total", "servinggate_rule_errors_total", "servinggate_rule_verdicts_total",
-                   "servinggate_admission_request_duration_seconds_bucket", "servinggate_lookup_failures_total",
-                   "servinggate_lookup_cache_synced", "servinggate_certificate_expiry_timestamp_seconds",
-                   "servinggate_scalein_write_backlog", "servinggate_scalein_errors_total", "servinggate_scalein_contested_pods",
-                   "servinggate_audit_runs_total", "servinggate_audit_last_run_timestamp_seconds"):
+    for metric in (
+        "servinggate_admission_requests_total",
+        "servinggate_rule_errors_total",
+        "servinggate_rule_verdicts_total",
+        "servinggate_admission_request_duration_seconds_bucket",
+        "servinggate_lookup_failures_total",
+        "servinggate_lookup_cache_synced",
+        "servinggate_certificate_expiry_timestamp_seconds",
+        "servinggate_scalein_write_backlog",
+        "servinggate_scalein_errors_total",
+        "servinggate_scalein_contested_pods",
+        "servinggate_audit_runs_total",
+        "servinggate_audit_last_run_timestamp_seconds",
+    ):
         assert metric in named, metric
     panels = _named(_panel_exprs(_dashboard()))
-    for metric in ("servinggate_admission_requests_total", "servinggate_admission_request_duration_seconds_bucket",
-                   "servinggate_rule_verdicts_total", "servinggate_lookup_failures_total", "servinggate_scalein_writes_total",
-                   "servinggate_scalein_write_backlog", "servinggate_scalein_contested_pods", "servinggate_audit_findings"):
+    for metric in (
+        "servinggate_admission_requests_total",
+        "servinggate_admission_request_duration_seconds_bucket",
+        "servinggate_rule_verdicts_total",
+        "servinggate_lookup_failures_total",
+        "servinggate_scalein_writes_total",
+        "servinggate_scalein_write_backlog",
+        "servinggate_scalein_contested_pods",
+        "servinggate_audit_findings",
+    ):
         assert metric in panels, metric
 
 
@@ -189,6 +211,7 @@ def test_the_api_servers_metric_names_exactly_our_webhooks():
 
 
 # ---- what the rules are derived from ------------------------------------------------------------
+
 
 def test_the_latency_buckets_are_the_histograms():
     bounds = [floatToGoString(b) for b in server_metrics.LATENCY._upper_bounds if b != float("inf")]
@@ -225,6 +248,7 @@ def test_the_dashboard_panels_do_not_overlap():
 
 # ---- the chart ----------------------------------------------------------------------------------
 
+
 def _spec(doc: dict) -> dict:
     return {k: v for k, v in doc.items() if k != "metadata"}
 
@@ -248,8 +272,7 @@ def test_the_chart_renders_the_components_objects():
 
 
 def test_the_chart_rules_follow_the_timeouts_and_the_audit_interval(tmp_path):
-    values = {"prometheusRule": {"enabled": True}, "validating": {"timeoutSeconds": 1}, "mutating": {"timeoutSeconds": 30},
-              "audit": {"every": "1h30m"}}
+    values = {"prometheusRule": {"enabled": True}, "validating": {"timeoutSeconds": 1}, "mutating": {"timeoutSeconds": 30}, "audit": {"every": "1h30m"}}
     rule = render(values).find("PrometheusRule", monitoring.RULE_NAME)
     alerts = _alerts(rule["spec"]["groups"])
     latency = alerts["ServingGateReviewLatencyNearTimeout"]["expr"]

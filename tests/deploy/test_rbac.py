@@ -45,6 +45,7 @@ OWNERS = {
     "webhook/audit/": [(AUDITOR_SA, EVERYWHERE)],
 }
 
+
 # The custom resources a module reads or writes through CustomObjectsApi (`{group}` in the path):
 # the lookups read what the rules look up; the watcher lists what the store keeps (the looked-up
 # kinds and the cluster facts); the auditor lists what the rules judge and what the store keeps,
@@ -98,6 +99,7 @@ def _request_of(cls: type, method: str) -> tuple[str, str]:
 def _api_receivers(tree: ast.AST, classes: dict[str, type]) -> dict[str, type]:
     """Expressions (as source text) bound to an API object: `x = client.FooApi(...)`,
     `self.x = client.FooApi(...)`, parameters annotated `client.FooApi` and `self.x = param`."""
+
     def api_class(node: ast.AST | None) -> type | None:
         if node is None:
             return None
@@ -202,7 +204,7 @@ def _needs(account: str, cls: type, method: str, watched: bool, custom: set[tupl
         scope = scope or "cluster"
         verbs = [verb, "watch"] if watched and verb == "list" else [verb]
         for v in verbs:
-            for name in (["*"] if v in ("create", "list", "watch") else names):
+            for name in ["*"] if v in ("create", "list", "watch") else names:
                 out.add((account, scope, g, r, v, name))
     return out
 

@@ -40,8 +40,7 @@ LISTS = {"/api/v1/nodes": "nodes", "/api/v1/pods": "pods"}
 
 def status(code: int, reason: str, message: str) -> dict:
     """A failure `Status` as kube-apiserver writes it."""
-    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": message,
-            "reason": reason, "code": code}
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": message, "reason": reason, "code": code}
 
 
 def merge_patch(target: Any, patch: Any) -> Any:
@@ -252,7 +251,10 @@ class FakeAPI:
     def write_kubeconfig(self, path: Path) -> Path:
         """A kubeconfig whose current context is this fake (no credentials), for a subprocess."""
         doc = {
-            "apiVersion": "v1", "kind": "Config", "current-context": "fake", "preferences": {},
+            "apiVersion": "v1",
+            "kind": "Config",
+            "current-context": "fake",
+            "preferences": {},
             "clusters": [{"name": "fake", "cluster": {"server": self.url}}],
             "users": [{"name": "fake", "user": {}}],
             "contexts": [{"name": "fake", "context": {"cluster": "fake", "user": "fake", "namespace": "default"}}],
@@ -376,8 +378,7 @@ class FakeAPI:
     def count(self, method: str, prefix: str, **query: str) -> int:
         """How many requests had this method, a path starting with `prefix` and these query values."""
         with self.lock:
-            return sum(1 for c in self.requests if c.method == method and c.path.startswith(prefix)
-                       and all(c.query.get(k) == v for k, v in query.items()))
+            return sum(1 for c in self.requests if c.method == method and c.path.startswith(prefix) and all(c.query.get(k) == v for k, v in query.items()))
 
     def hold_writes(self) -> None:
         """Pod PATCHes wait, unanswered, until `release_writes` (`writes_waiting` counts them): a
@@ -387,19 +388,19 @@ class FakeAPI:
     def release_writes(self) -> None:
         self.writes_open.set()
 
-    def fail(self, method: str, path_regex: str, status_code: int, reason: str, message: str, *,
-             times: int | None = None) -> None:
+    def fail(self, method: str, path_regex: str, status_code: int, reason: str, message: str, *, times: int | None = None) -> None:
         """Answer `method` requests whose path matches `path_regex` (re.search) with a failure Status,
         every time or only the first `times` times."""
         pattern = re.compile(path_regex)
-        self.injected.append(_Injected(method, lambda p: bool(pattern.search(p)), status_code,
-                                       status(status_code, reason, message), times=times))
+        self.injected.append(_Injected(method, lambda p: bool(pattern.search(p)), status_code, status(status_code, reason, message), times=times))
 
-    def fault(self, method: str, prefix: str, code: int, *, headers: dict | None = None, watch: bool | None = None,
-              body: dict | None = None, times: int = 1) -> None:
+    def fault(
+        self, method: str, prefix: str, code: int, *, headers: dict | None = None, watch: bool | None = None, body: dict | None = None, times: int = 1
+    ) -> None:
         """Answer the next `times` matching requests (path starting with `prefix`) with `code`."""
-        self.injected.append(_Injected(method, lambda p: p.startswith(prefix), code,
-                                       body or status(code, "Injected", "injected fault"), headers or {}, watch, times))
+        self.injected.append(
+            _Injected(method, lambda p: p.startswith(prefix), code, body or status(code, "Injected", "injected fault"), headers or {}, watch, times)
+        )
 
     # -- answering ------------------------------------------------------------------------------
 
@@ -415,8 +416,7 @@ class FakeAPI:
                         return scripted
                     break
             for f in self.injected:
-                if (f.times is None or f.times > 0) and f.method == method and f.matches(path) and (
-                        f.watch is None or f.watch == watching):
+                if (f.times is None or f.times > 0) and f.method == method and f.matches(path) and (f.watch is None or f.watch == watching):
                     if f.times is not None:
                         f.times -= 1
                     if f.code == 410 and watching:
@@ -439,8 +439,11 @@ class FakeAPI:
             return self._lease(method, m["ns"], m["name"], payload)
         if method == "POST" and (m := CREATE_RE.match(path)) and call.query.get("dryRun") == "All":
             return self._dry_run_create(m["resource"], payload, call.query)
-        if (m := CUSTOM_RE.match(path)) and (m["group"], m["plural"]) in self.customs and (
-                method in ("POST", "PUT", "DELETE") or "labelSelector" in call.query):
+        if (
+            (m := CUSTOM_RE.match(path))
+            and (m["group"], m["plural"]) in self.customs
+            and (method in ("POST", "PUT", "DELETE") or "labelSelector" in call.query)
+        ):
             return self._custom_write_or_select(method, m, payload, call.query)
         if method == "GET" and (m := CUSTOM_RE.match(path)) and (m["group"], m["plural"]) in self.customs:
             return self._custom(m["group"], m["version"], m["ns"] or "", m["plural"], m["name"], call.query)
@@ -476,8 +479,11 @@ class FakeAPI:
             objects = self.customs[(group, plural)]
             if method == "GET":
                 wanted = dict(part.split("=", 1) for part in query["labelSelector"].split(",") if part)
-                listed = [o for (o_ns, _), o in objects.items() if (not ns or o_ns == ns)
-                          and all((o["metadata"].get("labels") or {}).get(k) == v for k, v in wanted.items())]
+                listed = [
+                    o
+                    for (o_ns, _), o in objects.items()
+                    if (not ns or o_ns == ns) and all((o["metadata"].get("labels") or {}).get(k) == v for k, v in wanted.items())
+                ]
                 return self._list(f"{group}/{plural}", int(query.get("limit") or 0), query.get("continue"), listed, f"{group}/{m['version']}")
             if method == "POST" and name is None:
                 key = (ns, body["metadata"]["name"])
@@ -614,7 +620,6 @@ class FakeAPI:
                 return 200, body
             return 405, status(405, "MethodNotAllowed", method)
 
-
     def _dry_run_create(self, resource: str, obj: Any, query: dict) -> Answer:
         """A dry-run create: defaulting (a pod's schedulerName), the mutating webhooks in order with
         their JSON Patches applied, then the validating ones; the first refusal answers."""
@@ -726,12 +731,11 @@ class _Handler(BaseHTTPRequestHandler):
         while time.monotonic() < deadline:
             with api.lock:
                 # history is in resourceVersion order: start after the last one looked at, of any kind
-                tail = api.history[bisect.bisect_right(api.history, sent, key=lambda e: e[0]):]
+                tail = api.history[bisect.bisect_right(api.history, sent, key=lambda e: e[0]) :]
                 if not tail:
                     api.lock.wait(0.05)
                     continue
-                pending = [(t, o) for _, k, t, o in tail
-                           if k == w.kind and (not w.namespace or o["metadata"].get("namespace") == w.namespace)]
+                pending = [(t, o) for _, k, t, o in tail if k == w.kind and (not w.namespace or o["metadata"].get("namespace") == w.namespace)]
             for t, o in pending:
                 try:
                     self._chunk(json.dumps({"type": t, "object": o}).encode() + b"\n")

@@ -18,8 +18,9 @@ def secret(name: str) -> dict:
 
 def test_fail_answers_a_status_on_the_matching_route_only(fake_api, api_client):
     fake_api.put_secret(secret("tls"))
-    fake_api.fail("GET", r"/namespaces/[^/]+/secrets/", 403, "Forbidden",
-                  'secrets "tls" is forbidden: User "system:serviceaccount:x:y" cannot get resource "secrets"')
+    fake_api.fail(
+        "GET", r"/namespaces/[^/]+/secrets/", 403, "Forbidden", 'secrets "tls" is forbidden: User "system:serviceaccount:x:y" cannot get resource "secrets"'
+    )
     core = client.CoreV1Api(api_client)
     for _ in range(2):  # every time, not once
         with pytest.raises(ApiException) as caught:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 
 import pytest
 from kubernetes import client
@@ -22,9 +21,13 @@ def api_exception(status: int, reason: str, message: str = "") -> ApiException:
 
 
 def test_forbidden_names_the_verb_resource_and_namespace():
-    exc = api_exception(403, "Forbidden", 'secrets "servinggate-webhook-tls" is forbidden: User '
-                        '"system:serviceaccount:servinggate-system:servinggate-webhook" cannot get resource "secrets" '
-                        'in API group "" in the namespace "servinggate-system"')
+    exc = api_exception(
+        403,
+        "Forbidden",
+        'secrets "servinggate-webhook-tls" is forbidden: User '
+        '"system:serviceaccount:servinggate-system:servinggate-webhook" cannot get resource "secrets" '
+        'in API group "" in the namespace "servinggate-system"',
+    )
     line = describe_api_error(exc, SECRET)
     assert line.startswith("forbidden: system:serviceaccount:servinggate-system:servinggate-webhook cannot get secrets")
     assert "in namespace servinggate-system" in line and "RBAC" in line
@@ -32,11 +35,15 @@ def test_forbidden_names_the_verb_resource_and_namespace():
 
 
 def test_forbidden_without_a_status_body_still_names_the_request():
-    line = describe_api_error(ApiException(status=403, reason="Forbidden"), ApiCall("patch", "mutatingwebhookconfigurations", name="x", group="admissionregistration.k8s.io"))
+    line = describe_api_error(
+        ApiException(status=403, reason="Forbidden"), ApiCall("patch", "mutatingwebhookconfigurations", name="x", group="admissionregistration.k8s.io")
+    )
     assert line.startswith("forbidden: cannot patch mutatingwebhookconfigurations.admissionregistration.k8s.io 'x' at cluster scope")
 
 
-@pytest.mark.parametrize("status, needle", [(401, "unauthorized"), (500, "API server error 500"), (503, "API server error 503"), (429, "throttled"), (404, "not found")])
+@pytest.mark.parametrize(
+    "status, needle", [(401, "unauthorized"), (500, "API server error 500"), (503, "API server error 503"), (429, "throttled"), (404, "not found")]
+)
 def test_other_statuses(status, needle):
     line = describe_api_error(api_exception(status, "Whatever", "the server says so"), SECRET, host="https://10.0.0.1:6443")
     assert needle in line and "\n" not in line
@@ -62,7 +69,7 @@ def test_a_timeout_is_unreachable_too():
 
 def test_a_bare_socket_error():
     assert "connection refused" in describe_api_error(ConnectionRefusedError(111, "Connection refused"), SECRET, host="https://h:1")
-    assert "timed out" in describe_api_error(socket.timeout("timed out"), SECRET, host="https://h:1")
+    assert "timed out" in describe_api_error(TimeoutError("timed out"), SECRET, host="https://h:1")
 
 
 def test_what_counts_as_an_api_failure():

@@ -7,6 +7,9 @@ from __future__ import annotations
 import time
 
 import pytest
+from fakes.apiserver import FakeAPI
+from fakes.silent import Silent, kubeconfig_for
+from support import wait_for
 
 from webhook.kthena import AUTOSCALINGPOLICY_API_VERSION, AUTOSCALINGPOLICY_KIND, MODELSERVING_API_VERSION, MODELSERVING_KIND
 from webhook.kube.lookups import KubeLookups, serving_lookups
@@ -15,17 +18,20 @@ from webhook.policies import Context, LookupFailed
 from webhook.policies.context import NOT_HERE
 from webhook.policies.store import ProjectionStore
 
-from fakes.apiserver import FakeAPI
-from fakes.silent import Silent, kubeconfig_for
-from support import wait_for
-
 GROUP = MODELSERVING_API_VERSION.rpartition("/")[0]
 
 
 def ms(name: str, namespace: str = "default", scheduler: str = "volcano") -> dict:
-    return {"apiVersion": MODELSERVING_API_VERSION, "kind": MODELSERVING_KIND, "metadata": {"name": name, "namespace": namespace},
-            "spec": {"schedulerName": scheduler, "replicas": 1, "template": {"roles": [
-                {"name": "prefill", "replicas": 1, "entryTemplate": {"spec": {"containers": [{"name": "c", "image": "big"}]}}}]}}}
+    return {
+        "apiVersion": MODELSERVING_API_VERSION,
+        "kind": MODELSERVING_KIND,
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "schedulerName": scheduler,
+            "replicas": 1,
+            "template": {"roles": [{"name": "prefill", "replicas": 1, "entryTemplate": {"spec": {"containers": [{"name": "c", "image": "big"}]}}}]},
+        },
+    }
 
 
 def policy(name: str) -> dict:
@@ -176,8 +182,12 @@ def test_both_pod_mutators_cost_one_get_per_review(api):
 
     lk = lookups(api, watch=False)  # nothing cached: every review must GET its owner
     api.add_custom(ms("owner", scheduler="other"))
-    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "owner-0-prefill-0-0", "namespace": "default",
-           "labels": {"modelserving.volcano.sh/name": "owner"}}, "spec": {"containers": [{"name": "c", "image": "x"}]}}
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "owner-0-prefill-0-0", "namespace": "default", "labels": {"modelserving.volcano.sh/name": "owner"}},
+        "spec": {"containers": [{"name": "c", "image": "x"}]},
+    }
     ctx = Context(lookups=lk)
     for n in (1, 2):
         decision = engine.mutate(make_request(pod), ctx)
@@ -187,8 +197,17 @@ def test_both_pod_mutators_cost_one_get_per_review(api):
 def test_cluster_facts_are_listed_and_kinds_not_installed_are_skipped(api):
     from webhook.policies.clusterfacts import ClusterFacts
 
-    api.load(nodes=[{"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"n{i}", "labels": {"kubernetes.io/hostname": f"n{i}"}},
-                     "status": {"allocatable": {"cpu": "8", "huawei.com/ascend-1980": "8"}}} for i in range(3)])
+    api.load(
+        nodes=[
+            {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {"name": f"n{i}", "labels": {"kubernetes.io/hostname": f"n{i}"}},
+                "status": {"allocatable": {"cpu": "8", "huawei.com/ascend-1980": "8"}},
+            }
+            for i in range(3)
+        ]
+    )
     api.install_custom("scheduling.volcano.sh", "queues")
     api.add_custom({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": "ml"}, "status": {"state": "Open"}})
     lk = lookups(api)

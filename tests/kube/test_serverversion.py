@@ -96,12 +96,18 @@ def silent_port_kubeconfig(tmp_path):
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     path = tmp_path / "kubeconfig"
-    path.write_text(yaml.safe_dump({
-        "apiVersion": "v1", "kind": "Config", "current-context": "gone",
-        "clusters": [{"name": "gone", "cluster": {"server": f"http://127.0.0.1:{port}"}}],
-        "users": [{"name": "gone", "user": {}}],
-        "contexts": [{"name": "gone", "context": {"cluster": "gone", "user": "gone"}}],
-    }))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "current-context": "gone",
+                "clusters": [{"name": "gone", "cluster": {"server": f"http://127.0.0.1:{port}"}}],
+                "users": [{"name": "gone", "user": {}}],
+                "contexts": [{"name": "gone", "context": {"cluster": "gone", "user": "gone"}}],
+            }
+        )
+    )
     return str(path)
 
 

@@ -1,19 +1,45 @@
 """Input of any shape gives field errors, never an exception."""
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from support.pods import pod_with
 
 from webhook.admission.fields import FieldPath
 from webhook.podvalidation import apply_pod_defaults, apply_template_defaults, validate_pod_create, validate_pod_template_spec
 
-from support.pods import pod_with
-
 _scalars = st.none() | st.booleans() | st.integers(-(2**40), 2**40) | st.floats(allow_nan=True) | st.text(max_size=12)
-_json = st.recursive(_scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
-                     max_leaves=20)
-_KEYS = ["containers", "initContainers", "ephemeralContainers", "volumes", "tolerations", "affinity", "dnsConfig",
-         "topologySpreadConstraints", "securityContext", "nodeSelector", "hostAliases", "os", "overhead", "readinessGates"]
-_CONTAINER_KEYS = ["name", "image", "ports", "env", "envFrom", "resources", "volumeMounts", "volumeDevices",
-                   "livenessProbe", "readinessProbe", "lifecycle", "securityContext", "imagePullPolicy"]
+_json = st.recursive(_scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4), max_leaves=20)
+_KEYS = [
+    "containers",
+    "initContainers",
+    "ephemeralContainers",
+    "volumes",
+    "tolerations",
+    "affinity",
+    "dnsConfig",
+    "topologySpreadConstraints",
+    "securityContext",
+    "nodeSelector",
+    "hostAliases",
+    "os",
+    "overhead",
+    "readinessGates",
+]
+_CONTAINER_KEYS = [
+    "name",
+    "image",
+    "ports",
+    "env",
+    "envFrom",
+    "resources",
+    "volumeMounts",
+    "volumeDevices",
+    "livenessProbe",
+    "readinessProbe",
+    "lifecycle",
+    "securityContext",
+    "imagePullPolicy",
+]
 
 
 def test_a_template_that_is_not_an_object_is_a_field_error():

@@ -7,12 +7,21 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-
 from support.gated import gated_errors
 from support.pods import BASE_POD
 
-GATES = ("AppArmorFields", "SupplementalGroupsPolicy", "SELinuxChangePolicy", "SELinuxMount", "RecursiveReadOnlyMounts",
-         "ImageVolume", "MatchLabelKeysInPodAffinity", "DynamicResourceAllocation", "PodLevelResources", "HostnameOverride")
+GATES = (
+    "AppArmorFields",
+    "SupplementalGroupsPolicy",
+    "SELinuxChangePolicy",
+    "SELinuxMount",
+    "RecursiveReadOnlyMounts",
+    "ImageVolume",
+    "MatchLabelKeysInPodAffinity",
+    "DynamicResourceAllocation",
+    "PodLevelResources",
+    "HostnameOverride",
+)
 WRONG = [1, True, -1.5, "x", [1], [None]]
 
 
@@ -22,6 +31,7 @@ def _set(path: tuple[str, ...], value: Any) -> Callable[[dict[str, Any]], None]:
         for key in path[:-1]:
             holder = holder[key][0] if isinstance(holder.get(key), list) else holder.setdefault(key, {})
         holder[path[-1]] = value
+
     return place
 
 

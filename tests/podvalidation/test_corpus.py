@@ -17,8 +17,8 @@ from collections import Counter
 from typing import Any
 
 import pytest
-
 from support import FIXTURES
+
 from webhook.admission.fields import FieldPath
 from webhook.podvalidation import apply_pod_defaults, validate_pod_create
 from webhook.podvalidation.drops import unknown_field_errors

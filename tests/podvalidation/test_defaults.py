@@ -1,21 +1,27 @@
 """The v1 defaults that validation sees."""
 
+from support.pods import BASE_POD, pod_with
+
 from webhook.podvalidation import apply_pod_defaults, apply_template_defaults
 from webhook.podvalidation.defaults import image_tag
 
-from support.pods import BASE_POD, pod_with
-
 
 def test_pod_spec_and_container_defaults():
-    spec = apply_pod_defaults(pod_with(containers=[{"name": "m", "image": "busybox", "ports": [{"containerPort": 80}],
-                                                    "livenessProbe": {"httpGet": {"port": 80}}}]))["spec"]
+    spec = apply_pod_defaults(
+        pod_with(containers=[{"name": "m", "image": "busybox", "ports": [{"containerPort": 80}], "livenessProbe": {"httpGet": {"port": 80}}}])
+    )["spec"]
     assert (spec["restartPolicy"], spec["dnsPolicy"], spec["schedulerName"]) == ("Always", "ClusterFirst", "default-scheduler")
     assert spec["securityContext"] == {} and spec["enableServiceLinks"] is True and spec["terminationGracePeriodSeconds"] == 30
     c = spec["containers"][0]
     assert (c["imagePullPolicy"], c["terminationMessagePath"], c["terminationMessagePolicy"]) == ("Always", "/dev/termination-log", "File")
     assert c["ports"][0]["protocol"] == "TCP"
-    assert c["livenessProbe"] == {"httpGet": {"port": 80, "path": "/", "scheme": "HTTP"}, "timeoutSeconds": 1,
-                                  "periodSeconds": 10, "successThreshold": 1, "failureThreshold": 3}
+    assert c["livenessProbe"] == {
+        "httpGet": {"port": 80, "path": "/", "scheme": "HTTP"},
+        "timeoutSeconds": 1,
+        "periodSeconds": 10,
+        "successThreshold": 1,
+        "failureThreshold": 3,
+    }
 
 
 def test_pull_policy_follows_the_tag():

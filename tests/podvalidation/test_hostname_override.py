@@ -24,7 +24,8 @@ def test_invalid_override() -> None:
 
 def test_not_with_fqdn_or_host_network() -> None:
     assert gated_errors(pod_with(hostnameOverride="db", setHostnameAsFQDN=True), GATE) == [
-        "spec.hostnameOverride: Forbidden: may not be set when `setHostnameAsFQDN` is true"]
+        "spec.hostnameOverride: Forbidden: may not be set when `setHostnameAsFQDN` is true"
+    ]
     errs = gated_errors(pod_with(hostnameOverride="db", hostNetwork=True), GATE)
     assert "spec.hostnameOverride: Forbidden: may not be set when `hostNetwork` is true" in errs
 

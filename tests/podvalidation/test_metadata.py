@@ -1,10 +1,10 @@
 """Object metadata and the annotations a Pod gives meaning to."""
 
-from support.pods import BASE_POD, errors_of
-
 import copy
 
-from hypothesis import example, given, settings, strategies as st
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+from support.pods import BASE_POD, errors_of
 
 
 def _pod(**meta):
@@ -40,9 +40,17 @@ def test_apparmor_annotation_names_a_container():
     assert errs == ['metadata.annotations[container.apparmor.security.beta.kubernetes.io/other]: Invalid value: "other": container not found']
 
 
-_KEYS = ["app", "a/b", "Bad Key", "x" * 64, "seccomp.security.alpha.kubernetes.io/pod",
-         "container.apparmor.security.beta.kubernetes.io/main", "container.seccomp.security.alpha.kubernetes.io/main",
-         "controller.kubernetes.io/pod-deletion-cost", "kubernetes.io/config.mirror"]
+_KEYS = [
+    "app",
+    "a/b",
+    "Bad Key",
+    "x" * 64,
+    "seccomp.security.alpha.kubernetes.io/pod",
+    "container.apparmor.security.beta.kubernetes.io/main",
+    "container.seccomp.security.alpha.kubernetes.io/main",
+    "controller.kubernetes.io/pod-deletion-cost",
+    "kubernetes.io/config.mirror",
+]
 _VALUES = ["v", "-v", "", "12", "runtime/default", "localhost/p", "y" * 70, 3, ["v"]]
 _SECCOMP = "seccomp.security.alpha.kubernetes.io/pod"
 
@@ -52,15 +60,25 @@ _SECCOMP = "seccomp.security.alpha.kubernetes.io/pod"
 @example([{"annotations": {"kubernetes.io/config.mirror": "v"}}], False)
 @example([{"annotations": {"container.apparmor.security.beta.kubernetes.io/other": "runtime/default"}}], False)
 @example([{"annotations": {"a": "y" * 140000}}, {"annotations": {"b": "y" * 140000}}], False)  # each valid, not together
-@example([{"annotations": {f"k{i}": "\U0001d11e" * 1000 for i in range(32)}},
-          {"annotations": {f"k{i}": "\U0001d11e" * 1000 for i in range(32, 64)}}], False)  # 4 bytes a character
-@example([{"annotations": {f"k{i}": "\U0001d11e" * 1000 for i in range(35)}},
-          {"annotations": {f"k{i}": "\U0001d11e" * 1000 for i in range(35, 70)}}], False)
+@example(
+    [{"annotations": {f"k{i}": "\U0001d11e" * 1000 for i in range(32)}}, {"annotations": {f"k{i}": "\U0001d11e" * 1000 for i in range(32, 64)}}], False
+)  # 4 bytes a character
+@example([{"annotations": {f"k{i}": "\U0001d11e" * 1000 for i in range(35)}}, {"annotations": {f"k{i}": "\U0001d11e" * 1000 for i in range(35, 70)}}], False)
 @example([{"labels": {"app": "v", "a/b": "12"}, "annotations": {"app": "v"}}, {"labels": {"app": "", "a/b": "v"}}], True)
-@given(st.lists(st.fixed_dictionaries({}, optional={
-    "labels": st.one_of(st.dictionaries(st.sampled_from(_KEYS), st.sampled_from(_VALUES), max_size=4), st.sampled_from(["x", None])),
-    "annotations": st.one_of(st.dictionaries(st.sampled_from(_KEYS), st.sampled_from(_VALUES), max_size=4), st.sampled_from([[], None])),
-}), min_size=1, max_size=2), st.booleans())
+@given(
+    st.lists(
+        st.fixed_dictionaries(
+            {},
+            optional={
+                "labels": st.one_of(st.dictionaries(st.sampled_from(_KEYS), st.sampled_from(_VALUES), max_size=4), st.sampled_from(["x", None])),
+                "annotations": st.one_of(st.dictionaries(st.sampled_from(_KEYS), st.sampled_from(_VALUES), max_size=4), st.sampled_from([[], None])),
+            },
+        ),
+        min_size=1,
+        max_size=2,
+    ),
+    st.booleans(),
+)
 def test_metadata_surely_valid_by_its_sources_is_valid(sources, seccomp):
     """What `surely_valid` lets a caller skip changes no verdict: a pod whose labels and
     annotations merge two sources it finds surely valid (a controller's and a template's, each

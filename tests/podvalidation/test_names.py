@@ -46,7 +46,7 @@ def test_port_names_follow_iana_service_names():
 
 def test_env_names_and_config_keys():
     assert names.is_env_var_name("my.var-1") == []
-    assert names.is_env_var_name("..") [-1] == "must not be '..'"
+    assert names.is_env_var_name("..")[-1] == "must not be '..'"
     assert names.is_config_map_key("bad/key")[0].startswith("a valid config key must consist of")
 
 
@@ -85,8 +85,16 @@ def test_names_a_client_invents_cannot_grow_the_format_checks_memory():
 
     from webhook.podvalidation import names
 
-    checks = [names.is_dns1123_label, names.is_dns1123_subdomain, names.is_qualified_name, names.is_valid_label_value,
-              names.is_env_var_name, names.is_config_map_key, names.is_dns1035_label, names.is_valid_port_name]
+    checks = [
+        names.is_dns1123_label,
+        names.is_dns1123_subdomain,
+        names.is_qualified_name,
+        names.is_valid_label_value,
+        names.is_env_var_name,
+        names.is_config_map_key,
+        names.is_dns1035_label,
+        names.is_valid_port_name,
+    ]
     rng = random.Random(7)
     alphabet = "abcdefghijklmnopqrstuvwxyz0123456789-._/ABC"
     tracemalloc.start()
@@ -107,6 +115,7 @@ def test_names_a_client_invents_cannot_grow_the_format_checks_memory():
 def test_known_accepted_reads_what_a_check_remembers():
     """Only texts the check accepted (and remembered) are known; anything else is asked of the check."""
     import pytest
+
     from webhook.podvalidation.names import is_valid_label_value, known_accepted
 
     assert is_valid_label_value("known-ok") == []

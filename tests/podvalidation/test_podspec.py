@@ -8,16 +8,17 @@ from webhook.podvalidation import apply_template_defaults, validate_pod_template
 
 def test_restart_and_dns_policy():
     assert errors_of(pod_with(restartPolicy="Sometimes")) == [
-        'spec.restartPolicy: Unsupported value: "Sometimes": supported values: "Always", "OnFailure", "Never"']
+        'spec.restartPolicy: Unsupported value: "Sometimes": supported values: "Always", "OnFailure", "Never"'
+    ]
     assert errors_of(pod_with(dnsPolicy="None")) == ["spec.dnsConfig: Required value: must provide `dnsConfig` when `dnsPolicy` is None"]
     assert errors_of(pod_with(dnsConfig={"nameservers": ["1.1.1.1", "1.0.0.1", "8.8.8.8", "8.8.4.4"]})) == [
-        'spec.dnsConfig.nameservers: Invalid value: []string{"1.1.1.1", "1.0.0.1", "8.8.8.8", "8.8.4.4"}: must not have more than 3 nameservers']
+        'spec.dnsConfig.nameservers: Invalid value: []string{"1.1.1.1", "1.0.0.1", "8.8.8.8", "8.8.4.4"}: must not have more than 3 nameservers'
+    ]
 
 
 def test_hostname_deadline_and_names_of_other_objects():
     assert errors_of(pod_with(subdomain="bad.sub")) == ['spec.subdomain: Invalid value: "bad.sub": must not contain dots']
-    assert errors_of(pod_with(activeDeadlineSeconds=0)) == [
-        "spec.activeDeadlineSeconds: Invalid value: 0: must be between 1 and 2147483647, inclusive"]
+    assert errors_of(pod_with(activeDeadlineSeconds=0)) == ["spec.activeDeadlineSeconds: Invalid value: 0: must be between 1 and 2147483647, inclusive"]
     assert errors_of(pod_with(priorityClassName="Bad"))[0].startswith('spec.priorityClassName: Invalid value: "Bad"')
 
 
@@ -25,8 +26,7 @@ def test_errors_come_in_upstream_order():
     pod = pod_with(restartPolicy="No", tolerations=[{"operator": "Bad"}], volumes=[{"name": "V"}])
     pod["metadata"]["labels"] = {"a": "-"}
     fields = [e.split(":")[0] for e in errors_of(pod)]
-    assert fields == ["metadata.labels", "spec.volumes[0].name", "spec.restartPolicy", "spec.tolerations[0].operator",
-                      "spec.tolerations[0].operator"]
+    assert fields == ["metadata.labels", "spec.volumes[0].name", "spec.restartPolicy", "spec.tolerations[0].operator", "spec.tolerations[0].operator"]
 
 
 def test_a_template_is_rooted_at_its_path_and_keeps_upstream_metadata_paths():
@@ -49,6 +49,7 @@ def test_valid_pod_has_no_errors_and_body_is_the_status_cause_message():
     assert errors_of(BASE_POD) == []
     pod = pod_with(restartPolicy="x")
     from webhook.podvalidation import apply_pod_defaults, validate_pod_create
+
     err = validate_pod_create(apply_pod_defaults(pod))[0]
     assert (err.field, err.body()) == ("spec.restartPolicy", 'Unsupported value: "x": supported values: "Always", "OnFailure", "Never"')
 
@@ -78,5 +79,4 @@ def test_share_process_namespace_with_host_pid_whatever_the_security_context():
         pod["spec"].update(shareProcessNamespace=True, hostPID=True)
         if context is not None:
             pod["spec"]["securityContext"] = context
-        assert errors_of(pod) == ["spec.securityContext.shareProcessNamespace: Invalid value: true: "
-                                  "ShareProcessNamespace and HostPID cannot both be enabled"]
+        assert errors_of(pod) == ["spec.securityContext.shareProcessNamespace: Invalid value: true: ShareProcessNamespace and HostPID cannot both be enabled"]

@@ -20,13 +20,14 @@ def test_probe_bounds_and_success_threshold():
 def test_named_and_numbered_ports():
     assert errors_of(container_pod(readinessProbe={"httpGet": {"port": "http"}})) == []
     assert errors_of(container_pod(readinessProbe={"httpGet": {"port": 0}})) == [
-        "spec.containers[0].readinessProbe.httpGet.port: Invalid value: 0: must be between 1 and 65535, inclusive"]
+        "spec.containers[0].readinessProbe.httpGet.port: Invalid value: 0: must be between 1 and 65535, inclusive"
+    ]
     assert errors_of(container_pod(readinessProbe={"tcpSocket": {"port": "8080"}})) == [
-        'spec.containers[0].readinessProbe.tcpSocket.port: Invalid value: "8080": must contain at least one letter (a-z)']
+        'spec.containers[0].readinessProbe.tcpSocket.port: Invalid value: "8080": must contain at least one letter (a-z)'
+    ]
 
 
 def test_lifecycle_hooks_and_the_readiness_grace_period():
-    assert errors_of(container_pod(lifecycle={"preStop": {}})) == [
-        "spec.containers[0].lifecycle.preStop: Required value: must specify a handler type"]
+    assert errors_of(container_pod(lifecycle={"preStop": {}})) == ["spec.containers[0].lifecycle.preStop: Required value: must specify a handler type"]
     errs = errors_of(container_pod(readinessProbe={"exec": {"command": ["x"]}, "terminationGracePeriodSeconds": 5}))
     assert errs == ["spec.containers[0].readinessProbe.terminationGracePeriodSeconds: Invalid value: 5: must not be set for readinessProbes"]

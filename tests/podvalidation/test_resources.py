@@ -1,10 +1,11 @@
 """Resources: requests against limits, extended resources (NPUs, GPUs), hugepages, quantities."""
 
-from webhook.podvalidation.resources import is_extended, overcommit_allowed
-from webhook.podvalidation.values import canonical
 from decimal import Decimal
 
 from support.pods import container_pod, errors_of
+
+from webhook.podvalidation.resources import is_extended, overcommit_allowed
+from webhook.podvalidation.values import canonical
 
 ASCEND = "huawei.com/ascend-1980"
 
@@ -26,8 +27,7 @@ def test_accelerators_are_extended_resources_that_cannot_be_overcommitted():
 
 def test_an_npu_request_needs_a_limit_and_must_equal_it():
     assert _res({ASCEND: "8"}) == ["spec.containers[0].resources.limits: Required value: Limit must be set for non overcommitable resources"]
-    assert _res({ASCEND: "4"}, {ASCEND: "8"}) == [
-        f'spec.containers[0].resources.requests: Invalid value: "4": must be equal to {ASCEND} limit of 8']
+    assert _res({ASCEND: "4"}, {ASCEND: "8"}) == [f'spec.containers[0].resources.requests: Invalid value: "4": must be equal to {ASCEND} limit of 8']
     assert _res({ASCEND: "8"}, {ASCEND: "8"}) == []
     assert _res(None, {ASCEND: "16"}) == []
 
@@ -39,8 +39,7 @@ def test_an_extended_resource_must_be_whole():
 
 
 def test_cpu_request_over_limit_and_negative_quantities():
-    assert _res({"cpu": "2"}, {"cpu": "500m"}) == [
-        'spec.containers[0].resources.requests: Invalid value: "2": must be less than or equal to cpu limit of 500m']
+    assert _res({"cpu": "2"}, {"cpu": "500m"}) == ['spec.containers[0].resources.requests: Invalid value: "2": must be less than or equal to cpu limit of 500m']
     assert _res({"cpu": "-1"}) == ['spec.containers[0].resources.requests[cpu]: Invalid value: "-1": must be greater than or equal to 0']
 
 
@@ -63,8 +62,7 @@ def test_the_container_resources_named_without_checks_pass_every_name_check():
 
 
 def test_hugepages_need_cpu_or_memory():
-    assert _res({"hugepages-2Mi": "100Mi"}, {"hugepages-2Mi": "100Mi"}) == [
-        "spec.containers[0].resources: Forbidden: HugePages require cpu or memory"]
+    assert _res({"hugepages-2Mi": "100Mi"}, {"hugepages-2Mi": "100Mi"}) == ["spec.containers[0].resources: Forbidden: HugePages require cpu or memory"]
 
 
 def test_an_unparsable_quantity_is_a_field_error_reported_once():

@@ -12,7 +12,6 @@ import copy
 from typing import Any
 
 import pytest
-
 from support.gated import gated_errors
 from support.pods import BASE_POD
 
@@ -20,8 +19,7 @@ DRA = "DynamicResourceAllocation"
 PLR = "PodLevelResources"
 
 
-def _claims_pod(pod_claims: list[dict[str, Any]], container_claims: list[dict[str, Any]] | None = None,
-                init: bool = False) -> dict[str, Any]:
+def _claims_pod(pod_claims: list[dict[str, Any]], container_claims: list[dict[str, Any]] | None = None, init: bool = False) -> dict[str, Any]:
     pod = copy.deepcopy(BASE_POD)
     pod["spec"]["resourceClaims"] = pod_claims
     if container_claims is not None:
@@ -38,17 +36,22 @@ REF = {"resourceClaimName": "some-claim"}
 TEMPLATE = {"resourceClaimTemplateName": "some-claim-template"}
 
 
-@pytest.mark.parametrize("pod", [
-    _claims_pod([{"name": "my-claim-reference"} | REF], [{"name": "my-claim-reference"}]),  # resource claim reference
-    _claims_pod([{"name": "my-claim-template"} | TEMPLATE], [{"name": "my-claim-template"}]),  # resource claim template
-    _claims_pod([{"name": "my-claim"} | REF, {"name": "another-claim"} | REF],
-                [{"name": "my-claim"}, {"name": "another-claim"}]),  # multiple claims
-    _claims_pod([{"name": "my-claim"} | REF, {"name": "another-claim"} | REF],
-                [{"name": "my-claim", "request": "req-0"}, {"name": "another-claim", "request": "req-0"}]),  # with requests
-    _claims_pod([{"name": "my-claim"} | REF],
-                [{"name": "my-claim", "request": "req-0"}, {"name": "my-claim", "request": "req-1"}]),  # single claim, requests
-    _claims_pod([{"name": "my-claim"} | REF], [{"name": "my-claim"}], init=True),  # init container
-])
+@pytest.mark.parametrize(
+    "pod",
+    [
+        _claims_pod([{"name": "my-claim-reference"} | REF], [{"name": "my-claim-reference"}]),  # resource claim reference
+        _claims_pod([{"name": "my-claim-template"} | TEMPLATE], [{"name": "my-claim-template"}]),  # resource claim template
+        _claims_pod([{"name": "my-claim"} | REF, {"name": "another-claim"} | REF], [{"name": "my-claim"}, {"name": "another-claim"}]),  # multiple claims
+        _claims_pod(
+            [{"name": "my-claim"} | REF, {"name": "another-claim"} | REF],
+            [{"name": "my-claim", "request": "req-0"}, {"name": "another-claim", "request": "req-0"}],
+        ),  # with requests
+        _claims_pod(
+            [{"name": "my-claim"} | REF], [{"name": "my-claim", "request": "req-0"}, {"name": "my-claim", "request": "req-1"}]
+        ),  # single claim, requests
+        _claims_pod([{"name": "my-claim"} | REF], [{"name": "my-claim"}], init=True),  # init container
+    ],
+)
 def test_valid_claims_TestValidateDynamicResourceAllocation(pod: dict[str, Any]) -> None:
     assert gated_errors(pod, DRA) == []
 
@@ -56,38 +59,58 @@ def test_valid_claims_TestValidateDynamicResourceAllocation(pod: dict[str, Any])
 CLAIMS = "spec.containers[0].resources.claims"
 
 
-@pytest.mark.parametrize(("pod", "expected"), [
-    (_claims_pod([{"name": "../my-claim"} | REF]), ['spec.resourceClaims[0].name: Invalid value: "../my-claim": a lowercase RFC 1123 label']),
-    (_claims_pod([{"name": "my/claim"} | REF]), ['spec.resourceClaims[0].name: Invalid value: "my/claim": a lowercase RFC 1123 label']),
-    (_claims_pod([{"name": ""} | REF]), ["spec.resourceClaims[0].name: Required value"]),
-    (_claims_pod([{"name": "my-claim"} | REF, {"name": "my-claim"} | REF]),
-     ['spec.resourceClaims[1].name: Duplicate value: "my-claim"']),
-    (_claims_pod([{"name": "my-claim"}]),
-     ['spec.resourceClaims[0]: Invalid value: core.PodResourceClaim{Name:"my-claim", ResourceClaimName:(*string)(nil), '
-      "ResourceClaimTemplateName:(*string)(nil)}: must specify one of: `resourceClaimName`, `resourceClaimTemplateName`"]),
-    (_claims_pod([{"name": "my-claim"} | REF | TEMPLATE], [{"name": "my-claim"}]),
-     ['spec.resourceClaims[0]: Invalid value: core.PodResourceClaim{Name:"my-claim", ResourceClaimName:(*string)(0x{pointer}), '
-      "ResourceClaimTemplateName:(*string)(0x{pointer})}: at most one of `resourceClaimName` or `resourceClaimTemplateName` "
-      "may be specified"]),
-    (_claims_pod([{"name": "my-claim"} | REF], [{"name": "no-such-claim"}]),
-     [f'{CLAIMS}[0]: Not found: "no-such-claim"']),
-    (_claims_pod([{"name": "my-claim"} | REF], [{"name": ""}]), [f"{CLAIMS}[0]: Required value"]),
-    (_claims_pod([{"name": "my-claim"} | REF], [{"name": "my-claim"}, {"name": "my-claim"}]),
-     [f'{CLAIMS}[1]: Duplicate value: "my-claim"']),
-    (_claims_pod([{"name": "my-claim"} | REF], [{"name": "my-claim"}, {"name": "my-claim", "request": "req-0"}]),
-     [f'{CLAIMS}[1]: Duplicate value: "my-claim"']),
-    (_claims_pod([{"name": "my-claim"} | REF], [{"name": "my-claim", "request": "req-0"}, {"name": "my-claim"}]),
-     [f'{CLAIMS}[1]: Duplicate value: "my-claim"']),
-    (_claims_pod([{"name": "my-claim"} | REF], [{"name": "my-claim", "request": "req-0"}, {"name": "my-claim", "request": "req-0"}]),
-     [f'{CLAIMS}[1]: Duplicate value: "my-claim/req-0"']),
-    (_claims_pod([{"name": "my-claim"} | REF], [{"name": "my-claim", "request": "*$@%^"}]),
-     [f'{CLAIMS}[0].request: Invalid value: "*$@%^": a lowercase RFC 1123 label']),
-    (_claims_pod([], [{"name": "my-claim"}]), [f'{CLAIMS}[0]: Not found: "my-claim"']),
-    (_claims_pod([{"name": "my-claim"} | {"resourceClaimTemplateName": ".foo_bar"}]),
-     ['spec.resourceClaims[0].resourceClaimTemplateName: Invalid value: ".foo_bar": a lowercase RFC 1123 subdomain']),
-    (_claims_pod([{"name": "my-claim"} | {"resourceClaimName": ".foo_bar"}]),
-     ['spec.resourceClaims[0].resourceClaimName: Invalid value: ".foo_bar": a lowercase RFC 1123 subdomain']),
-])
+@pytest.mark.parametrize(
+    ("pod", "expected"),
+    [
+        (_claims_pod([{"name": "../my-claim"} | REF]), ['spec.resourceClaims[0].name: Invalid value: "../my-claim": a lowercase RFC 1123 label']),
+        (_claims_pod([{"name": "my/claim"} | REF]), ['spec.resourceClaims[0].name: Invalid value: "my/claim": a lowercase RFC 1123 label']),
+        (_claims_pod([{"name": ""} | REF]), ["spec.resourceClaims[0].name: Required value"]),
+        (_claims_pod([{"name": "my-claim"} | REF, {"name": "my-claim"} | REF]), ['spec.resourceClaims[1].name: Duplicate value: "my-claim"']),
+        (
+            _claims_pod([{"name": "my-claim"}]),
+            [
+                'spec.resourceClaims[0]: Invalid value: core.PodResourceClaim{Name:"my-claim", ResourceClaimName:(*string)(nil), '
+                "ResourceClaimTemplateName:(*string)(nil)}: must specify one of: `resourceClaimName`, `resourceClaimTemplateName`"
+            ],
+        ),
+        (
+            _claims_pod([{"name": "my-claim"} | REF | TEMPLATE], [{"name": "my-claim"}]),
+            [
+                'spec.resourceClaims[0]: Invalid value: core.PodResourceClaim{Name:"my-claim", ResourceClaimName:(*string)(0x{pointer}), '
+                "ResourceClaimTemplateName:(*string)(0x{pointer})}: at most one of `resourceClaimName` or `resourceClaimTemplateName` "
+                "may be specified"
+            ],
+        ),
+        (_claims_pod([{"name": "my-claim"} | REF], [{"name": "no-such-claim"}]), [f'{CLAIMS}[0]: Not found: "no-such-claim"']),
+        (_claims_pod([{"name": "my-claim"} | REF], [{"name": ""}]), [f"{CLAIMS}[0]: Required value"]),
+        (_claims_pod([{"name": "my-claim"} | REF], [{"name": "my-claim"}, {"name": "my-claim"}]), [f'{CLAIMS}[1]: Duplicate value: "my-claim"']),
+        (
+            _claims_pod([{"name": "my-claim"} | REF], [{"name": "my-claim"}, {"name": "my-claim", "request": "req-0"}]),
+            [f'{CLAIMS}[1]: Duplicate value: "my-claim"'],
+        ),
+        (
+            _claims_pod([{"name": "my-claim"} | REF], [{"name": "my-claim", "request": "req-0"}, {"name": "my-claim"}]),
+            [f'{CLAIMS}[1]: Duplicate value: "my-claim"'],
+        ),
+        (
+            _claims_pod([{"name": "my-claim"} | REF], [{"name": "my-claim", "request": "req-0"}, {"name": "my-claim", "request": "req-0"}]),
+            [f'{CLAIMS}[1]: Duplicate value: "my-claim/req-0"'],
+        ),
+        (
+            _claims_pod([{"name": "my-claim"} | REF], [{"name": "my-claim", "request": "*$@%^"}]),
+            [f'{CLAIMS}[0].request: Invalid value: "*$@%^": a lowercase RFC 1123 label'],
+        ),
+        (_claims_pod([], [{"name": "my-claim"}]), [f'{CLAIMS}[0]: Not found: "my-claim"']),
+        (
+            _claims_pod([{"name": "my-claim"} | {"resourceClaimTemplateName": ".foo_bar"}]),
+            ['spec.resourceClaims[0].resourceClaimTemplateName: Invalid value: ".foo_bar": a lowercase RFC 1123 subdomain'],
+        ),
+        (
+            _claims_pod([{"name": "my-claim"} | {"resourceClaimName": ".foo_bar"}]),
+            ['spec.resourceClaims[0].resourceClaimName: Invalid value: ".foo_bar": a lowercase RFC 1123 subdomain'],
+        ),
+    ],
+)
 def test_invalid_claims_TestValidateDynamicResourceAllocation(pod: dict[str, Any], expected: list[str]) -> None:
     errs = gated_errors(pod, DRA)
     assert len(errs) == len(expected)
@@ -127,18 +150,22 @@ def test_pod_level_names_and_quantities() -> None:
         'spec.resources.limits[bogus]: Invalid value: "bogus": must be a standard resource type or fully qualified',
     ]
     assert gated_errors(_pod_resources({"requests": {"cpu": "2"}, "limits": {"cpu": "1"}}), PLR) == [
-        'spec.resources.requests: Invalid value: "2": must be less than or equal to cpu limit of 1']
+        'spec.resources.requests: Invalid value: "2": must be less than or equal to cpu limit of 1'
+    ]
     assert gated_errors(_pod_resources({"requests": {"cpu": "-1"}}), PLR)[0] == (
-        'spec.resources.requests[cpu]: Invalid value: "-1": must be greater than or equal to 0')
+        'spec.resources.requests[cpu]: Invalid value: "-1": must be greater than or equal to 0'
+    )
     assert gated_errors(_pod_resources({"claims": [{"name": "x"}]}), PLR) == [
-        "spec.resources.claims: Forbidden: claims cannot be set for Resources at pod-level"]
+        "spec.resources.claims: Forbidden: claims cannot be set for Resources at pod-level"
+    ]
 
 
 def test_pod_level_consistency_with_containers() -> None:
     """validatePodResourceConsistency: requests cover the containers' aggregate; no container
     limit above the pod's."""
-    ok = _pod_resources({"requests": {"cpu": "1"}, "limits": {"cpu": "2"}},
-                        {"requests": {"cpu": "500m"}}, {"requests": {"cpu": "500m"}, "limits": {"cpu": "2"}})
+    ok = _pod_resources(
+        {"requests": {"cpu": "1"}, "limits": {"cpu": "2"}}, {"requests": {"cpu": "500m"}}, {"requests": {"cpu": "500m"}, "limits": {"cpu": "2"}}
+    )
     assert gated_errors(ok, PLR) == []
     errs = gated_errors(_pod_resources({"requests": {"cpu": "1"}}, {"requests": {"cpu": "600m"}}, {"requests": {"cpu": "600m"}}), PLR)
     assert errs == ['spec.resources.requests[cpu]: Invalid value: "1": must be greater than or equal to aggregate container requests of 1200m']
@@ -155,10 +182,12 @@ def test_pod_level_aggregate_counts_sidecars_and_the_largest_init() -> None:
     app = {"requests": {"cpu": "500m"}}
     assert gated_errors(_pod_resources({"requests": {"cpu": "800m"}}, app, inits=[sidecar]), PLR) == []
     assert gated_errors(_pod_resources({"requests": {"cpu": "700m"}}, app, inits=[sidecar]), PLR) == [
-        'spec.resources.requests[cpu]: Invalid value: "700m": must be greater than or equal to aggregate container requests of 800m']
+        'spec.resources.requests[cpu]: Invalid value: "700m": must be greater than or equal to aggregate container requests of 800m'
+    ]
     # the plain init container (1500m + the 300m sidecar before it) is the largest
     assert gated_errors(_pod_resources({"requests": {"cpu": "1"}}, app, inits=[sidecar, big_init]), PLR) == [
-        'spec.resources.requests[cpu]: Invalid value: "1": must be greater than or equal to aggregate container requests of 1800m']
+        'spec.resources.requests[cpu]: Invalid value: "1": must be greater than or equal to aggregate container requests of 1800m'
+    ]
 
 
 def test_pod_level_skips_what_the_pod_does_not_name() -> None:

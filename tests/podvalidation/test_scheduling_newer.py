@@ -9,14 +9,17 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
 from support.gated import gated_errors
 from support.pods import pod_with
 
 GATE = "MatchLabelKeysInPodAffinity"
-SELECTOR = {"matchExpressions": [{"key": "key", "operator": "NotIn", "values": ["value1", "value2"]},
-                                 {"key": "key2", "operator": "In", "values": ["value1"]},
-                                 {"key": "key3", "operator": "NotIn", "values": ["value1"]}]}
+SELECTOR = {
+    "matchExpressions": [
+        {"key": "key", "operator": "NotIn", "values": ["value1", "value2"]},
+        {"key": "key2", "operator": "In", "values": ["value1"]},
+        {"key": "key3", "operator": "NotIn", "values": ["value1"]},
+    ]
+}
 
 
 def _term(**fields: Any) -> dict[str, Any]:
@@ -46,9 +49,13 @@ def test_valid_keys_TestValidatePod(kind: str, required: bool) -> None:
 
 def test_selector_may_repeat_a_mismatch_key_TestValidatePod() -> None:
     """LabelSelector can have the same key as MismatchLabelKeys."""
-    selector = {"matchExpressions": [{"key": "key", "operator": "NotIn", "values": ["value1", "value2"]},
-                                     {"key": "key2", "operator": "In", "values": ["value1"]},
-                                     {"key": "key2", "operator": "NotIn", "values": ["value1"]}]}
+    selector = {
+        "matchExpressions": [
+            {"key": "key", "operator": "NotIn", "values": ["value1", "value2"]},
+            {"key": "key2", "operator": "In", "values": ["value1"]},
+            {"key": "key2", "operator": "NotIn", "values": ["value1"]},
+        ]
+    }
     assert gated_errors(_affinity("podAffinity", True, _term(labelSelector=selector, mismatchLabelKeys=["key2"])), GATE) == []
 
 
@@ -65,8 +72,7 @@ def test_key_not_a_label_name_TestValidatePod(kind: str, required: bool, field: 
 def test_key_in_match_label_keys_and_selector_TestValidatePod(kind: str, required: bool) -> None:
     """invalid soft/hard pod (anti-)affinity, key exists in both matchLabelKeys and labelSelector.
     The path is the term's indexed by the key's position, as upstream builds it."""
-    selector = {"matchExpressions": [{"key": "key", "operator": "In", "values": ["value1"]},
-                                     {"key": "key", "operator": "NotIn", "values": ["value2"]}]}
+    selector = {"matchExpressions": [{"key": "key", "operator": "In", "values": ["value1"]}, {"key": "key", "operator": "NotIn", "values": ["value2"]}]}
     errs = gated_errors(_affinity(kind, required, _term(labelSelector=selector, matchLabelKeys=["key"])), GATE)
     assert errs == [f'{_base(kind, required)}[0]: Invalid value: "key": exists in both matchLabelKeys and labelSelector']
 
@@ -74,16 +80,16 @@ def test_key_in_match_label_keys_and_selector_TestValidatePod(kind: str, require
 def test_key_in_match_labels_and_an_expression() -> None:
     selector = {"matchLabels": {"key": "value1"}, "matchExpressions": [{"key": "key", "operator": "Exists"}]}
     errs = gated_errors(_affinity("podAffinity", True, _term(labelSelector=selector, matchLabelKeys=["other", "key"])), GATE)
-    assert errs == ['spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0][1]: '
-                    'Invalid value: "key": exists in both matchLabelKeys and labelSelector']
+    assert errs == [
+        'spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0][1]: Invalid value: "key": exists in both matchLabelKeys and labelSelector'
+    ]
 
 
 @pytest.mark.parametrize(("kind", "required"), PLACES)
 def test_key_in_both_lists_TestValidatePod(kind: str, required: bool) -> None:
     """invalid soft/hard pod (anti-)affinity, key exists in both MatchLabelKeys and MismatchLabelKeys."""
     errs = gated_errors(_affinity(kind, required, _term(matchLabelKeys=["samekey"], mismatchLabelKeys=["samekey"])), GATE)
-    assert errs == [f'{_base(kind, required)}.matchLabelKeys[0]: Invalid value: "samekey": '
-                    "exists in both matchLabelKeys and mismatchLabelKeys"]
+    assert errs == [f'{_base(kind, required)}.matchLabelKeys[0]: Invalid value: "samekey": exists in both matchLabelKeys and mismatchLabelKeys']
 
 
 def test_keys_need_a_label_selector() -> None:
@@ -92,7 +98,8 @@ def test_keys_need_a_label_selector() -> None:
     base = _base("podAffinity", True)
     assert gated_errors(_affinity("podAffinity", True, term), GATE) == [
         f"{base}.matchLabelKeys: Forbidden: must not be specified when labelSelector is not set",
-        f"{base}.mismatchLabelKeys: Forbidden: must not be specified when labelSelector is not set"]
+        f"{base}.mismatchLabelKeys: Forbidden: must not be specified when labelSelector is not set",
+    ]
 
 
 def test_keys_not_checked_with_the_gate_off() -> None:

@@ -45,6 +45,7 @@ def pod(*containers: dict[str, Any], inits: tuple[dict[str, Any], ...] = (), **s
 
 # ---- the table --------------------------------------------------------------------------------
 
+
 def _schema_fields(root: Path, minor: int) -> set[tuple[str, ...]]:
     defs = json.loads((root / f"v1.{minor}.0-local" / "_definitions.json").read_text())["$defs"]
     out: set[tuple[str, ...]] = set()
@@ -120,8 +121,9 @@ def test_a_prestop_with_only_sleep_at_1_28_is_the_empty_hook_the_server_sees():
     """1.28's schema has no `sleep`: decoding drops it and the hook has no handler left
     (the ms-lifecycle-sleep-unknown-in-1-28 case of the recorded corpus, as a template)."""
     errs, dropped = judge(pod(PRESTOP_SLEEP), 28)
-    assert errs == [("FieldValueRequired", "spec.containers[0].lifecycle.preStop",
-                     "spec.containers[0].lifecycle.preStop: Required value: must specify a handler type")]
+    assert errs == [
+        ("FieldValueRequired", "spec.containers[0].lifecycle.preStop", "spec.containers[0].lifecycle.preStop: Required value: must specify a handler type")
+    ]
     assert dropped == ["containers.0.lifecycle.preStop.sleep"]
 
 
@@ -141,14 +143,20 @@ def test_a_valid_sleep_is_admitted_from_1_30(minor):
     assert judge(pod(PRESTOP_SLEEP), minor) == ([], [])
 
 
-@pytest.mark.parametrize("minor, message", [
-    (30, "must be greater than 0 and less than terminationGracePeriodSeconds (30)"),
-    (31, "must be greater than 0 and less than terminationGracePeriodSeconds (30)"),
-    (32, "must be greater than 0 and less than terminationGracePeriodSeconds (30). Please enable "
-         "PodLifecycleSleepActionAllowZero feature gate if you need a sleep of zero duration."),
-    (33, None),
-    (34, None),
-])
+@pytest.mark.parametrize(
+    "minor, message",
+    [
+        (30, "must be greater than 0 and less than terminationGracePeriodSeconds (30)"),
+        (31, "must be greater than 0 and less than terminationGracePeriodSeconds (30)"),
+        (
+            32,
+            "must be greater than 0 and less than terminationGracePeriodSeconds (30). Please enable "
+            "PodLifecycleSleepActionAllowZero feature gate if you need a sleep of zero duration.",
+        ),
+        (33, None),
+        (34, None),
+    ],
+)
 def test_a_zero_sleep_by_minor(minor, message):
     """validation_test.go TestValidateSleepAction ("zero sleep seconds", with
     AllowPodLifecycleSleepActionZeroValue off and on): refused until 1.32, allowed from 1.33."""
@@ -157,10 +165,13 @@ def test_a_zero_sleep_by_minor(minor, message):
     assert errs == ([] if message is None else [("FieldValueInvalid", at, f"{at}: Invalid value: 0: {message}")])
 
 
-@pytest.mark.parametrize("minor, message", [
-    (30, "must be greater than 0 and less than terminationGracePeriodSeconds (10)"),
-    (34, "must be non-negative and less than terminationGracePeriodSeconds (10)"),
-])
+@pytest.mark.parametrize(
+    "minor, message",
+    [
+        (30, "must be greater than 0 and less than terminationGracePeriodSeconds (10)"),
+        (34, "must be non-negative and less than terminationGracePeriodSeconds (10)"),
+    ],
+)
 def test_a_sleep_longer_than_the_grace_period(minor, message):
     """validation_test.go TestValidateSleepAction ("sleep seconds greater than grace period")."""
     errs, _ = judge(pod({"lifecycle": {"preStop": {"sleep": {"seconds": 11}}}}, terminationGracePeriodSeconds=10), minor)
@@ -184,8 +195,13 @@ def test_a_sleep_of_the_wrong_type_is_a_field_error():
 # ---- native sidecars (KEP-753) --------------------------------------------------------------------
 
 PROBE = {"exec": {"command": ["true"]}}
-SIDECAR = {"restartPolicy": "Always", "lifecycle": {"preStop": {"exec": {"command": ["true"]}}},
-           "livenessProbe": PROBE, "readinessProbe": PROBE, "startupProbe": PROBE}
+SIDECAR = {
+    "restartPolicy": "Always",
+    "lifecycle": {"preStop": {"exec": {"command": ["true"]}}},
+    "livenessProbe": PROBE,
+    "readinessProbe": PROBE,
+    "startupProbe": PROBE,
+}
 
 
 def test_a_sidecar_at_1_28_loses_its_restart_policy_and_keeps_the_forbidden_fields():
@@ -194,7 +210,8 @@ def test_a_sidecar_at_1_28_loses_its_restart_policy_and_keeps_the_forbidden_fiel
     errs, dropped = judge(pod(inits=(SIDECAR,)), 28)
     assert dropped == ["initContainers.0.restartPolicy"]
     assert [(kind, field) for kind, field, _ in errs] == [
-        ("FieldValueForbidden", f"spec.initContainers[0].{key}") for key in ("lifecycle", "livenessProbe", "readinessProbe", "startupProbe")]
+        ("FieldValueForbidden", f"spec.initContainers[0].{key}") for key in ("lifecycle", "livenessProbe", "readinessProbe", "startupProbe")
+    ]
     assert errs[0][2].endswith("may not be set for init containers without restartPolicy=Always")
 
 
@@ -205,49 +222,118 @@ def test_a_sidecar_is_admitted_from_1_29(minor):
     assert judge(pod(inits=(SIDECAR,)), minor) == ([], [])
 
 
-@pytest.mark.parametrize("minor, expected", [
-    (28, ([], ["initContainers.0.restartPolicy"])),
-    (29, ([("FieldValueNotSupported", "spec.initContainers[0].restartPolicy",
-            'spec.initContainers[0].restartPolicy: Unsupported value: "Never": supported values: "Always"')], [])),
-    (33, ([("FieldValueNotSupported", "spec.initContainers[0].restartPolicy",
-            'spec.initContainers[0].restartPolicy: Unsupported value: "Never": supported values: "Always"')], [])),
-    (34, ([], ["initContainers.0.restartPolicy"])),
-])
+@pytest.mark.parametrize(
+    "minor, expected",
+    [
+        (28, ([], ["initContainers.0.restartPolicy"])),
+        (
+            29,
+            (
+                [
+                    (
+                        "FieldValueNotSupported",
+                        "spec.initContainers[0].restartPolicy",
+                        'spec.initContainers[0].restartPolicy: Unsupported value: "Never": supported values: "Always"',
+                    )
+                ],
+                [],
+            ),
+        ),
+        (
+            33,
+            (
+                [
+                    (
+                        "FieldValueNotSupported",
+                        "spec.initContainers[0].restartPolicy",
+                        'spec.initContainers[0].restartPolicy: Unsupported value: "Never": supported values: "Always"',
+                    )
+                ],
+                [],
+            ),
+        ),
+        (34, ([], ["initContainers.0.restartPolicy"])),
+    ],
+)
 def test_an_init_restart_policy_other_than_always(minor, expected):
     """validation_test.go TestValidateInitContainers ("Not supported RestartPolicy: Never"); at
     1.34 dropContainerRestartRules (ContainerRestartRules off) drops any value but Always first."""
     assert judge(pod(inits=({"restartPolicy": "Never"},)), minor) == expected
 
 
-@pytest.mark.parametrize("minor, expected", [
-    (28, ([("FieldValueForbidden", "spec.containers[0].restartPolicy",
-            "spec.containers[0].restartPolicy: Forbidden: may not be set for non-init containers")], [])),
-    (33, ([("FieldValueForbidden", "spec.containers[0].restartPolicy",
-            "spec.containers[0].restartPolicy: Forbidden: may not be set for non-init containers")], [])),
-    (34, ([], ["containers.0.restartPolicy"])),
-])
+@pytest.mark.parametrize(
+    "minor, expected",
+    [
+        (
+            28,
+            (
+                [
+                    (
+                        "FieldValueForbidden",
+                        "spec.containers[0].restartPolicy",
+                        "spec.containers[0].restartPolicy: Forbidden: may not be set for non-init containers",
+                    )
+                ],
+                [],
+            ),
+        ),
+        (
+            33,
+            (
+                [
+                    (
+                        "FieldValueForbidden",
+                        "spec.containers[0].restartPolicy",
+                        "spec.containers[0].restartPolicy: Forbidden: may not be set for non-init containers",
+                    )
+                ],
+                [],
+            ),
+        ),
+        (34, ([], ["containers.0.restartPolicy"])),
+    ],
+)
 def test_an_app_container_restart_policy(minor, expected):
     """validation_test.go TestValidateContainers ("invalid restartPolicy" on a regular container);
     util_test.go TestDropContainerRestartRules for 1.34."""
     assert judge(pod({"restartPolicy": "Always"}), minor) == expected
 
 
-@pytest.mark.parametrize("change, field, body", [
-    ({"startupProbe": {**PROBE, "successThreshold": 2}}, "spec.initContainers[0].startupProbe.successThreshold",
-     "spec.initContainers[0].startupProbe.successThreshold: Invalid value: 2: must be 1"),
-    ({"livenessProbe": {**PROBE, "successThreshold": 2}}, "spec.initContainers[0].livenessProbe.successThreshold",
-     "spec.initContainers[0].livenessProbe.successThreshold: Invalid value: 2: must be 1"),
-    ({"readinessProbe": {**PROBE, "terminationGracePeriodSeconds": 10}},
-     "spec.initContainers[0].readinessProbe.terminationGracePeriodSeconds",
-     "spec.initContainers[0].readinessProbe.terminationGracePeriodSeconds: Invalid value: 10: must not be set for readinessProbes"),
-    ({"lifecycle": {"preStop": {}}}, "spec.initContainers[0].lifecycle.preStop",
-     "spec.initContainers[0].lifecycle.preStop: Required value: must specify a handler type"),
-    ({"lifecycle": {"preStop": {"exec": {}}}}, "spec.initContainers[0].lifecycle.preStop.exec.command",
-     "spec.initContainers[0].lifecycle.preStop.exec.command: Required value"),
-    ({"lifecycle": {"preStop": {"sleep": {"seconds": 0}}}}, "spec.initContainers[0].lifecycle.preStop.sleep",
-     "spec.initContainers[0].lifecycle.preStop.sleep: Invalid value: 0: must be greater than 0 and less than "
-     "terminationGracePeriodSeconds (30)"),
-])
+@pytest.mark.parametrize(
+    "change, field, body",
+    [
+        (
+            {"startupProbe": {**PROBE, "successThreshold": 2}},
+            "spec.initContainers[0].startupProbe.successThreshold",
+            "spec.initContainers[0].startupProbe.successThreshold: Invalid value: 2: must be 1",
+        ),
+        (
+            {"livenessProbe": {**PROBE, "successThreshold": 2}},
+            "spec.initContainers[0].livenessProbe.successThreshold",
+            "spec.initContainers[0].livenessProbe.successThreshold: Invalid value: 2: must be 1",
+        ),
+        (
+            {"readinessProbe": {**PROBE, "terminationGracePeriodSeconds": 10}},
+            "spec.initContainers[0].readinessProbe.terminationGracePeriodSeconds",
+            "spec.initContainers[0].readinessProbe.terminationGracePeriodSeconds: Invalid value: 10: must not be set for readinessProbes",
+        ),
+        (
+            {"lifecycle": {"preStop": {}}},
+            "spec.initContainers[0].lifecycle.preStop",
+            "spec.initContainers[0].lifecycle.preStop: Required value: must specify a handler type",
+        ),
+        (
+            {"lifecycle": {"preStop": {"exec": {}}}},
+            "spec.initContainers[0].lifecycle.preStop.exec.command",
+            "spec.initContainers[0].lifecycle.preStop.exec.command: Required value",
+        ),
+        (
+            {"lifecycle": {"preStop": {"sleep": {"seconds": 0}}}},
+            "spec.initContainers[0].lifecycle.preStop.sleep",
+            "spec.initContainers[0].lifecycle.preStop.sleep: Invalid value: 0: must be greater than 0 and less than terminationGracePeriodSeconds (30)",
+        ),
+    ],
+)
 def test_a_sidecars_hooks_and_probes_are_judged_as_an_app_containers(change, field, body):
     """validation_test.go TestValidateInitContainers errorCases for restartable init containers
     ("invalid startup probe in restartable container, successThreshold != 1", "invalid liveness
@@ -260,10 +346,14 @@ def test_a_sidecars_hooks_and_probes_are_judged_as_an_app_containers(change, fie
 
 # ---- fields every ported minor drops (their gates stay off through 1.34) ----------------------------
 
-@pytest.mark.parametrize("minor, left", [
-    (32, {}),  # not in 1.32's schema: decoding drops the field alone, an empty lifecycle is fine
-    (34, None),  # ContainerStopSignals is alpha, off: the emptied lifecycle goes too
-])
+
+@pytest.mark.parametrize(
+    "minor, left",
+    [
+        (32, {}),  # not in 1.32's schema: decoding drops the field alone, an empty lifecycle is fine
+        (34, None),  # ContainerStopSignals is alpha, off: the emptied lifecycle goes too
+    ],
+)
 def test_a_stop_signal_is_dropped(minor, left):
     """util_test.go TestDropContainerStopSignals. Nothing is left to refuse: validateContainer-
     StopSignal never runs at a minor we judge by."""
@@ -303,24 +393,30 @@ def test_status_host_ips_is_allowed_once_pod_host_ips_is_on():
 @pytest.mark.parametrize("minor", range(28, 38))
 def test_no_minor_refuses_a_field_for_being_unknown(minor):
     """Every field of the table, at every minor: dropped or judged, never `unknown field`."""
-    spec = pod({"lifecycle": {"preStop": {"sleep": {"seconds": 5}, "httpGet": {"path": "/", "port": 80, "protocol": "HTTP"}},
-                              "stopSignal": "SIGTERM"},
-                "securityContext": {"appArmorProfile": {"type": "RuntimeDefault"}}},
-               hostnameOverride="node", evictionResponders=[{"name": "x", "priority": 1}])
+    spec = pod(
+        {
+            "lifecycle": {"preStop": {"sleep": {"seconds": 5}, "httpGet": {"path": "/", "port": 80, "protocol": "HTTP"}}, "stopSignal": "SIGTERM"},
+            "securityContext": {"appArmorProfile": {"type": "RuntimeDefault"}},
+        },
+        hostnameOverride="node",
+        evictionResponders=[{"name": "x", "priority": 1}],
+    )
     errs, _ = judge(spec, minor)
     assert not [e for e in errs if "unknown field" in e[2]]
 
 
-IMAGE_VOLUME = {"volumes": [{"name": "weights", "image": {"reference": "registry/model:1", "pullPolicy": "IfNotPresent"}},
-                            {"name": "scratch", "emptyDir": {}}]}
+IMAGE_VOLUME = {"volumes": [{"name": "weights", "image": {"reference": "registry/model:1", "pullPolicy": "IfNotPresent"}}, {"name": "scratch", "emptyDir": {}}]}
 MOUNTS = {"volumeMounts": [{"name": "weights", "mountPath": "/models"}, {"name": "scratch", "mountPath": "/tmp/x"}]}
 
 
-@pytest.mark.parametrize("minor, dropped", [
-    (30, ["volumes.0.image"]),  # not in 1.30's schema: the volume, left with no source, is an emptyDir
-    (31, ["volumes.0"]),  # ImageVolume off (alpha, then beta off): the volume and its mounts go
-    (34, ["volumes.0"]),
-])
+@pytest.mark.parametrize(
+    "minor, dropped",
+    [
+        (30, ["volumes.0.image"]),  # not in 1.30's schema: the volume, left with no source, is an emptyDir
+        (31, ["volumes.0"]),  # ImageVolume off (alpha, then beta off): the volume and its mounts go
+        (34, ["volumes.0"]),
+    ],
+)
 def test_an_image_volume_by_minor(minor, dropped):
     """util_test.go TestDropImageVolumes."""
     spec = pod(MOUNTS, **IMAGE_VOLUME)

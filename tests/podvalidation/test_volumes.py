@@ -16,10 +16,17 @@ def test_one_source_only_reported_against_the_later_source():
 
 
 def test_each_common_source_requires_its_name():
-    errs = errors_of(pod_with(volumes=[
-        {"name": "a", "configMap": {}}, {"name": "b", "secret": {}}, {"name": "c", "persistentVolumeClaim": {}},
-        {"name": "d", "hostPath": {}}, {"name": "e", "nfs": {"path": "rel"}},
-    ]))
+    errs = errors_of(
+        pod_with(
+            volumes=[
+                {"name": "a", "configMap": {}},
+                {"name": "b", "secret": {}},
+                {"name": "c", "persistentVolumeClaim": {}},
+                {"name": "d", "hostPath": {}},
+                {"name": "e", "nfs": {"path": "rel"}},
+            ]
+        )
+    )
     assert errs == [
         "spec.volumes[0].configMap.name: Required value",
         "spec.volumes[1].secret.secretName: Required value",
@@ -37,8 +44,9 @@ def test_volume_names_are_labels_and_unique():
 
 
 def test_mounts_name_a_known_volume_at_a_unique_path():
-    pod = container_pod(volumeMounts=[{"name": "data", "mountPath": "/d"}, {"name": "nope", "mountPath": "/d"},
-                                      {"name": "data", "mountPath": "/e", "subPath": "/abs"}])
+    pod = container_pod(
+        volumeMounts=[{"name": "data", "mountPath": "/d"}, {"name": "nope", "mountPath": "/d"}, {"name": "data", "mountPath": "/e", "subPath": "/abs"}]
+    )
     pod["spec"]["volumes"] = [{"name": "data", "emptyDir": {}}]
     assert errors_of(pod) == [
         'spec.containers[0].volumeMounts[1].name: Not found: "nope"',
@@ -48,10 +56,14 @@ def test_mounts_name_a_known_volume_at_a_unique_path():
 
 
 def test_items_modes_and_projected_paths():
-    errs = errors_of(pod_with(volumes=[
-        {"name": "a", "configMap": {"name": "c", "defaultMode": 1000, "items": [{"key": "k", "path": "../x"}]}},
-        {"name": "b", "downwardAPI": {"items": [{"path": "n"}]}},
-    ]))
+    errs = errors_of(
+        pod_with(
+            volumes=[
+                {"name": "a", "configMap": {"name": "c", "defaultMode": 1000, "items": [{"key": "k", "path": "../x"}]}},
+                {"name": "b", "downwardAPI": {"items": [{"path": "n"}]}},
+            ]
+        )
+    )
     assert errs == [
         "spec.volumes[0].configMap.defaultMode: Invalid value: 1000: must be a number between 0 and 0777 (octal), both inclusive",
         "spec.volumes[0].configMap.items[0].path: Invalid value: \"../x\": must not contain '..'",

@@ -10,14 +10,15 @@ import copy
 from typing import Any
 
 import pytest
-
 from support.gated import gated_errors
 from support.pods import BASE_POD
 
 RRO = "RecursiveReadOnlyMounts"
 IMAGE = "ImageVolume"
-VOLUMES = [{"name": "host", "hostPath": {"path": "/foo/baz"}},
-           {"name": "image-volume", "image": {"reference": "quay.io/my/artifact:v1", "pullPolicy": "IfNotPresent"}}]
+VOLUMES = [
+    {"name": "host", "hostPath": {"path": "/foo/baz"}},
+    {"name": "image-volume", "image": {"reference": "quay.io/my/artifact:v1", "pullPolicy": "IfNotPresent"}},
+]
 
 
 def _mounts(*mounts: dict[str, Any], volumes: list[dict[str, Any]] | None = None, privileged: bool = False) -> dict[str, Any]:
@@ -29,15 +30,18 @@ def _mounts(*mounts: dict[str, Any], volumes: list[dict[str, Any]] | None = None
     return pod
 
 
-@pytest.mark.parametrize("mount", [
-    {"name": "host", "mountPath": "/rro-nil", "readOnly": True},
-    {"name": "host", "mountPath": "/rro-disabled", "readOnly": True, "recursiveReadOnly": "Disabled"},
-    {"name": "host", "mountPath": "/rro-disabled-2", "readOnly": False, "recursiveReadOnly": "Disabled"},
-    {"name": "host", "mountPath": "/rro-ifpossible", "readOnly": True, "recursiveReadOnly": "IfPossible"},
-    {"name": "host", "mountPath": "/rro-enabled", "readOnly": True, "recursiveReadOnly": "Enabled"},
-    {"name": "host", "mountPath": "/rro-enabled-2", "readOnly": True, "recursiveReadOnly": "Enabled", "mountPropagation": "None"},
-    {"name": "image-volume", "mountPath": "/image-volume"},
-])
+@pytest.mark.parametrize(
+    "mount",
+    [
+        {"name": "host", "mountPath": "/rro-nil", "readOnly": True},
+        {"name": "host", "mountPath": "/rro-disabled", "readOnly": True, "recursiveReadOnly": "Disabled"},
+        {"name": "host", "mountPath": "/rro-disabled-2", "readOnly": False, "recursiveReadOnly": "Disabled"},
+        {"name": "host", "mountPath": "/rro-ifpossible", "readOnly": True, "recursiveReadOnly": "IfPossible"},
+        {"name": "host", "mountPath": "/rro-enabled", "readOnly": True, "recursiveReadOnly": "Enabled"},
+        {"name": "host", "mountPath": "/rro-enabled-2", "readOnly": True, "recursiveReadOnly": "Enabled", "mountPropagation": "None"},
+        {"name": "image-volume", "mountPath": "/image-volume"},
+    ],
+)
 def test_valid_mounts_TestValidateVolumeMounts(mount: dict[str, Any]) -> None:
     assert gated_errors(_mounts(mount), RRO, IMAGE) == []
 
@@ -45,19 +49,24 @@ def test_valid_mounts_TestValidateVolumeMounts(mount: dict[str, Any]) -> None:
 def test_invalid_recursive_read_only_TestValidateVolumeMounts() -> None:
     at = "spec.containers[0].volumeMounts.recursiveReadOnly"  # upstream's path: the list's, not the item's
     assert gated_errors(_mounts({"name": "host", "mountPath": "/rro-bad1", "recursiveReadOnly": "Enabled"}), RRO, IMAGE) == [
-        f"{at}: Forbidden: may only be specified when readOnly is true"]
-    assert gated_errors(_mounts({"name": "host", "mountPath": "/rro-bad1", "readOnly": False, "recursiveReadOnly": "IfPossible"}),
-                        RRO, IMAGE) == [f"{at}: Forbidden: may only be specified when readOnly is true"]
-    assert gated_errors(_mounts({"name": "host", "mountPath": "/rro-bad2", "readOnly": True, "recursiveReadOnly": "Enabled",
-                                 "mountPropagation": "HostToContainer"}), RRO, IMAGE) == [
-        f"{at}: Forbidden: may only be specified when mountPropagation is None or not specified"]
+        f"{at}: Forbidden: may only be specified when readOnly is true"
+    ]
+    assert gated_errors(_mounts({"name": "host", "mountPath": "/rro-bad1", "readOnly": False, "recursiveReadOnly": "IfPossible"}), RRO, IMAGE) == [
+        f"{at}: Forbidden: may only be specified when readOnly is true"
+    ]
+    assert gated_errors(
+        _mounts({"name": "host", "mountPath": "/rro-bad2", "readOnly": True, "recursiveReadOnly": "Enabled", "mountPropagation": "HostToContainer"}), RRO, IMAGE
+    ) == [f"{at}: Forbidden: may only be specified when mountPropagation is None or not specified"]
     assert gated_errors(_mounts({"name": "host", "mountPath": "/rro", "readOnly": True, "recursiveReadOnly": "Always"}), RRO, IMAGE) == [
-        f'{at}: Unsupported value: "Always": supported values: "Disabled", "Enabled", "IfPossible"']
+        f'{at}: Unsupported value: "Always": supported values: "Disabled", "Enabled", "IfPossible"'
+    ]
     # both at once, and beside a Bidirectional propagation on a privileged container
-    assert gated_errors(_mounts({"name": "host", "mountPath": "/rro", "recursiveReadOnly": "Enabled",
-                                 "mountPropagation": "Bidirectional"}, privileged=True), RRO, IMAGE) == [
+    assert gated_errors(
+        _mounts({"name": "host", "mountPath": "/rro", "recursiveReadOnly": "Enabled", "mountPropagation": "Bidirectional"}, privileged=True), RRO, IMAGE
+    ) == [
         f"{at}: Forbidden: may only be specified when readOnly is true",
-        f"{at}: Forbidden: may only be specified when mountPropagation is None or not specified"]
+        f"{at}: Forbidden: may only be specified when mountPropagation is None or not specified",
+    ]
 
 
 def test_recursive_read_only_not_checked_with_the_gate_off() -> None:
@@ -67,9 +76,11 @@ def test_recursive_read_only_not_checked_with_the_gate_off() -> None:
 def test_no_sub_path_into_an_image_volume_TestValidateVolumeMounts() -> None:
     at = "spec.containers[0].volumeMounts[0]"
     assert gated_errors(_mounts({"name": "image-volume", "mountPath": "/image-volume-err-1", "subPath": "foo"}), IMAGE) == [
-        f'{at}.subPath: Invalid value: "foo": not allowed in image volume sources']
-    assert gated_errors(_mounts({"name": "image-volume", "mountPath": "/image-volume-err-2", "subPathExpr": "$(POD_NAME)"}),
-                        IMAGE) == [f'{at}.subPathExpr: Invalid value: "$(POD_NAME)": not allowed in image volume sources']
+        f'{at}.subPath: Invalid value: "foo": not allowed in image volume sources'
+    ]
+    assert gated_errors(_mounts({"name": "image-volume", "mountPath": "/image-volume-err-2", "subPathExpr": "$(POD_NAME)"}), IMAGE) == [
+        f'{at}.subPathExpr: Invalid value: "$(POD_NAME)": not allowed in image volume sources'
+    ]
     # the same subPath into another volume is fine
     assert gated_errors(_mounts({"name": "host", "mountPath": "/x", "subPath": "foo"}), IMAGE) == []
 
@@ -78,19 +89,22 @@ def test_image_volume_source() -> None:
     """validateImageVolumeSource: a Pod needs a reference; the pull policy is one of three."""
     at = "spec.volumes[0].image"
     assert gated_errors(_mounts(volumes=[{"name": "img", "image": {"reference": "quay.io/a:v1"}}]), IMAGE) == []
-    assert gated_errors(_mounts(volumes=[{"name": "img", "image": {"reference": ""}}]), IMAGE) == [
-        f"{at}.reference: Required value"]
+    assert gated_errors(_mounts(volumes=[{"name": "img", "image": {"reference": ""}}]), IMAGE) == [f"{at}.reference: Required value"]
     assert gated_errors(_mounts(volumes=[{"name": "img", "image": {"reference": "a", "pullPolicy": "Sometimes"}}]), IMAGE) == [
-        f'{at}.pullPolicy: Unsupported value: "Sometimes": supported values: "Always", "IfNotPresent", "Never"']
+        f'{at}.pullPolicy: Unsupported value: "Sometimes": supported values: "Always", "IfNotPresent", "Never"'
+    ]
     # a second source is reported at the image
     assert gated_errors(_mounts(volumes=[{"name": "img", "emptyDir": {}, "image": {"reference": "a"}}]), IMAGE) == [
-        "spec.volumes[0].image: Forbidden: may not specify more than 1 volume type"]
+        "spec.volumes[0].image: Forbidden: may not specify more than 1 volume type"
+    ]
 
 
 def test_image_reference_not_required_of_a_bare_template() -> None:
+    from support.gated import options
+
     from webhook.admission.fields import FieldPath
     from webhook.podvalidation import apply_template_defaults, validate_pod_template_spec
-    from support.gated import options
+
     template = {"metadata": {}, "spec": copy.deepcopy(BASE_POD["spec"]) | {"volumes": [{"name": "img", "image": {}}]}}
     path = FieldPath.of("spec", "template")
     assert validate_pod_template_spec(apply_template_defaults(template, options(IMAGE)), path, opts=options(IMAGE)) == []

@@ -5,12 +5,11 @@ from __future__ import annotations
 import copy
 
 import pytest
+from support import load_admission
 
 from webhook.admission.review import Request, make_request, parse_review
 from webhook.policies import Context, DictLookups, engine
 from webhook.policies.settings import PolicySettings
-
-from support import load_admission
 
 
 def _review(name: str) -> dict:

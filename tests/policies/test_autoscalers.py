@@ -54,10 +54,18 @@ def test_kthena_metric_target_and_behavior_checks(kit):
     assert kit.causes(out) == [
         ("FieldValueInvalid", "spec.metrics[0].targetValue", 'Invalid value: "0": metric target value must be greater than 0 and not equal to infinity'),
         ("FieldValueInvalid", "spec.metrics[1].name", 'Invalid value: "a": duplicate metric name a is not allowed'),
-        ("FieldValueInvalid", "spec.homogeneousTarget.target.targetRef.kind", 'Invalid value: "Deployment": targetRef.kind must be ModelServing, but got Deployment'),
+        (
+            "FieldValueInvalid",
+            "spec.homogeneousTarget.target.targetRef.kind",
+            'Invalid value: "Deployment": targetRef.kind must be ModelServing, but got Deployment',
+        ),
         ("FieldValueInvalid", "spec.homogeneousTarget.target.targetRef.name", 'Invalid value: "": targetRef.name must be set, but got empty'),
         ("FieldValueInvalid", "spec.behavior.scaleDown.period", 'Invalid value: "31m": stable policy period must be between 0 and 30 minutes'),
-        ("FieldValueInvalid", "spec.behavior.scaleUp.panicPolicy.panicModeHold", 'Invalid value: "2h": panic policy panic mode hold must be between 0 and 30 minutes'),
+        (
+            "FieldValueInvalid",
+            "spec.behavior.scaleUp.panicPolicy.panicModeHold",
+            'Invalid value: "2h": panic policy panic mode hold must be between 0 and 30 minutes',
+        ),
     ]
 
 
@@ -98,10 +106,13 @@ def test_disaggregated_role_missing_and_below_gang_floor(kit):
         (
             "FieldValueInvalid",
             "spec.disaggregatedTarget.roles[prefill].minReplicas",
-            "Invalid value: 1: must not be below minRoleReplicas (2) of role prefill in ModelServing sample: "
-            "the ModelServing would refuse that scale-down",
+            "Invalid value: 1: must not be below minRoleReplicas (2) of role prefill in ModelServing sample: the ModelServing would refuse that scale-down",
         ),
-        ("FieldValueInvalid", "spec.disaggregatedTarget.roles[router]", 'Invalid value: "router": role router does not exist in ModelServing sample (roles: decode, prefill)'),
+        (
+            "FieldValueInvalid",
+            "spec.disaggregatedTarget.roles[router]",
+            'Invalid value: "router": role router does not exist in ModelServing sample (roles: decode, prefill)',
+        ),
     ]
 
 
@@ -111,9 +122,7 @@ def test_disaggregated_target_missing_or_unreadable_warns(kit):
     assert out.warning_texts == ["servinggate: role bounds not checked, ModelServing default/sample does not exist yet"]
     out = kit.validate(disaggregated(kit), ctx=Context(lookups=NoLookups()))
     assert out.allowed
-    assert out.warning_texts == [
-        "servinggate: role bounds not checked, ModelServing default/sample unreadable: no Kubernetes API access configured"
-    ]
+    assert out.warning_texts == ["servinggate: role bounds not checked, ModelServing default/sample unreadable: no Kubernetes API access configured"]
 
 
 def test_disaggregated_kthena_checks(kit):
@@ -125,9 +134,17 @@ def test_disaggregated_kthena_checks(kit):
     policy["spec"]["metrics"] = [{"name": "kv_cache_usage", "targetValue": "0.8"}]
     out = kit.validate(policy, ctx=kit.ctx(kit.gang_ms()))
     assert kit.causes(out) == [
-        ("FieldValueInvalid", "spec.disaggregatedTarget.roles[decode].metricSources[other]", 'Invalid value: "other": metricSources key must match an effective metric name'),
+        (
+            "FieldValueInvalid",
+            "spec.disaggregatedTarget.roles[decode].metricSources[other]",
+            'Invalid value: "other": metricSources key must match an effective metric name',
+        ),
         ("FieldValueInvalid", "spec.disaggregatedTarget.roles[prefill].minReplicas", "Invalid value: 3: minReplicas must be <= maxReplicas"),
-        ("FieldValueRequired", "spec.disaggregatedTarget.roles[prefill].metricSources", "Required value: metricSources must be set on every non-fixed role when metrics are configured"),
+        (
+            "FieldValueRequired",
+            "spec.disaggregatedTarget.roles[prefill].metricSources",
+            "Required value: metricSources must be set on every non-fixed role when metrics are configured",
+        ),
         (
             "FieldValueInvalid",
             "spec.disaggregatedTarget.ratioConstraint",
@@ -140,7 +157,11 @@ def test_ratio_constraint_roles(kit):
     ratio = {"numeratorRole": "prefill", "denominatorRole": "prefill", "minRatio": "1", "maxRatio": "0.5"}
     out = kit.validate(disaggregated(kit, ratio=ratio), ctx=kit.ctx(kit.gang_ms()))
     assert kit.causes(out) == [
-        ("FieldValueInvalid", "spec.disaggregatedTarget.ratioConstraint.denominatorRole", 'Invalid value: "prefill": numeratorRole and denominatorRole must differ'),
+        (
+            "FieldValueInvalid",
+            "spec.disaggregatedTarget.ratioConstraint.denominatorRole",
+            'Invalid value: "prefill": numeratorRole and denominatorRole must differ',
+        ),
         ("FieldValueInvalid", "spec.disaggregatedTarget.ratioConstraint.minRatio", 'Invalid value: "1": minRatio must be <= maxRatio'),
     ]
     ratio = {"numeratorRole": "prefill", "denominatorRole": "decode", "minRatio": "0.5", "maxRatio": "2"}
@@ -173,8 +194,16 @@ def test_binding_checks(kit):
     homo["target"]["subTargets"] = {"kind": "Pod", "name": ""}
     out = kit.validate(binding(homogeneousTarget=homo), ctx=kit.ctx())
     assert kit.causes(out) == [
-        ("FieldValueInvalid", "spec.homogeneousTarget.target.subTargets.name", 'Invalid value: "": homogeneousTarget.targetRef.subTarget.name must be set, but got empty'),
-        ("FieldValueInvalid", "spec.homogeneousTarget.target.subTargets.kind", 'Invalid value: "Pod": homogeneousTarget.targetRef.subTarget.kind must be `Role`, but got Pod'),
+        (
+            "FieldValueInvalid",
+            "spec.homogeneousTarget.target.subTargets.name",
+            'Invalid value: "": homogeneousTarget.targetRef.subTarget.name must be set, but got empty',
+        ),
+        (
+            "FieldValueInvalid",
+            "spec.homogeneousTarget.target.subTargets.kind",
+            'Invalid value: "Pod": homogeneousTarget.targetRef.subTarget.kind must be `Role`, but got Pod',
+        ),
         ("FieldValueInvalid", "spec.homogeneousTarget.minReplicas", "Invalid value: 4: minReplicas must be <= maxReplicas"),
         ("FieldValueInvalid", "spec.policyRef.name", 'Invalid value: "sample-kv": autoscaling policy resource sample-kv does not exist'),
     ]
@@ -187,7 +216,11 @@ def test_binding_targets(kit):
     ]
     hetero = {"params": [{"target": {"targetRef": {"kind": "Deployment", "name": "x"}}, "minReplicas": 0, "maxReplicas": 1}]}
     assert kit.causes(kit.validate(binding(heterogeneousTarget=hetero), ctx=ctx)) == [
-        ("FieldValueInvalid", "spec.heterogeneousTarget.params[0].target.targetRef.kind", 'Invalid value: "Deployment": heterogeneousTarget.params[].targetRef.kind must be ModelServing, but got Deployment')
+        (
+            "FieldValueInvalid",
+            "spec.heterogeneousTarget.params[0].target.targetRef.kind",
+            'Invalid value: "Deployment": heterogeneousTarget.params[].targetRef.kind must be ModelServing, but got Deployment',
+        )
     ]
 
 
@@ -286,16 +319,25 @@ def cronhpa(*jobs, ref=True):
     spec = {"jobs": list(jobs)}
     if ref:
         spec["scaleTargetRef"] = {"apiVersion": "workload.serving.volcano.sh/v1alpha1", "kind": "ModelServing", "name": "sample"}
-    return {"apiVersion": "autoscaling.alibabacloud.com/v1beta1", "kind": "CronHorizontalPodAutoscaler", "metadata": {"name": "c", "namespace": "default"}, "spec": spec}
+    return {
+        "apiVersion": "autoscaling.alibabacloud.com/v1beta1",
+        "kind": "CronHorizontalPodAutoscaler",
+        "metadata": {"name": "c", "namespace": "default"},
+        "spec": spec,
+    }
 
 
 def test_cronhpa_allowed(kit):
-    out = kit.validate(cronhpa({"name": "up", "schedule": "0 0 8 * * MON-FRI", "targetSize": 4}, {"name": "down", "schedule": "0 */30 20-23 ? * *", "targetSize": 0}))
+    out = kit.validate(
+        cronhpa({"name": "up", "schedule": "0 0 8 * * MON-FRI", "targetSize": 4}, {"name": "down", "schedule": "0 */30 20-23 ? * *", "targetSize": 0})
+    )
     assert out.allowed
 
 
 def test_cronhpa_denied(kit):
-    out = kit.validate(cronhpa({"name": "up", "schedule": "0 8 * * *", "targetSize": -1}, {"name": "up", "schedule": "0 0 25 * * *", "targetSize": 1}, ref=False))
+    out = kit.validate(
+        cronhpa({"name": "up", "schedule": "0 8 * * *", "targetSize": -1}, {"name": "up", "schedule": "0 0 25 * * *", "targetSize": 1}, ref=False)
+    )
     assert kit.causes(out) == [
         ("FieldValueRequired", "spec.scaleTargetRef", "Required value: the workload to scale needs kind and name"),
         (
@@ -335,13 +377,46 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 KEYS = [
-    "metrics", "name", "targetValue", "homogeneousTarget", "heterogeneousTarget", "disaggregatedTarget", "params", "target",
-    "targetRef", "kind", "minReplicas", "maxReplicas", "roles", "ratioConstraint", "numeratorRole", "denominatorRole",
-    "minRatio", "maxRatio", "metricSources", "behavior", "scaleUp", "scaleDown", "period", "panicPolicy", "policyRef",
-    "subTargets", "scaleTargetRef", "predictor", "scaleMetric", "scaleTarget", "jobs", "schedule", "targetSize",
+    "metrics",
+    "name",
+    "targetValue",
+    "homogeneousTarget",
+    "heterogeneousTarget",
+    "disaggregatedTarget",
+    "params",
+    "target",
+    "targetRef",
+    "kind",
+    "minReplicas",
+    "maxReplicas",
+    "roles",
+    "ratioConstraint",
+    "numeratorRole",
+    "denominatorRole",
+    "minRatio",
+    "maxRatio",
+    "metricSources",
+    "behavior",
+    "scaleUp",
+    "scaleDown",
+    "period",
+    "panicPolicy",
+    "policyRef",
+    "subTargets",
+    "scaleTargetRef",
+    "predictor",
+    "scaleMetric",
+    "scaleTarget",
+    "jobs",
+    "schedule",
+    "targetSize",
 ]
 odd = st.recursive(
-    st.none() | st.booleans() | st.integers(-3, 3) | st.floats(allow_nan=True) | st.sampled_from(["", "ModelServing", "1m", "0.5", "Role", "* * * * * *", "prefill"]),
+    st.none()
+    | st.booleans()
+    | st.integers(-3, 3)
+    | st.floats(allow_nan=True)
+    | st.sampled_from(["", "ModelServing", "1m", "0.5", "Role", "* * * * * *", "prefill"]),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(KEYS), inner, max_size=4),
     max_leaves=25,
 )

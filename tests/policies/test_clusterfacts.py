@@ -7,15 +7,14 @@ import copy
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.willrun import hpa, hypernode, node, podgroup_crd, policy
 
 from webhook.admission.review import make_request
 from webhook.policies import Context, engine
 from webhook.policies.clusterfacts import ClusterFacts, store_of_objects
-from webhook.policies.scalers import scale_targets
 from webhook.policies.projections import AUTOSCALINGPOLICY, HPA, NODE, QUEUE, project, project_node, project_podgroup_crd
+from webhook.policies.scalers import scale_targets
 from webhook.policies.store import ProjectionStore
-
-from support.willrun import hpa, hypernode, node, podgroup_crd, policy
 
 
 def test_equal_nodes_share_one_shape_and_the_hostname_is_not_part_of_it():
@@ -31,8 +30,11 @@ def test_equal_nodes_share_one_shape_and_the_hostname_is_not_part_of_it():
 def test_scale_targets_read_the_same_from_a_projection():
     owned = hpa("keda-hpa-so", "llm", owner="so")
     owned["metadata"]["ownerReferences"][0].update(controller=True, blockOwnerDeletion=True)
-    for kind, entry, obj in (("HorizontalPodAutoscaler", HPA, owned), ("AutoscalingPolicy", AUTOSCALINGPOLICY, policy("p", "llm")),
-                             ("AutoscalingPolicy", AUTOSCALINGPOLICY, policy("p", "llm", roles=("a", "b")))):
+    for kind, entry, obj in (
+        ("HorizontalPodAutoscaler", HPA, owned),
+        ("AutoscalingPolicy", AUTOSCALINGPOLICY, policy("p", "llm")),
+        ("AutoscalingPolicy", AUTOSCALINGPOLICY, policy("p", "llm", roles=("a", "b"))),
+    ):
         assert scale_targets(kind, project(entry, copy.deepcopy(obj))) == scale_targets(kind, obj) != []
 
 
@@ -66,17 +68,23 @@ def test_derived_facts_follow_changes():
     assert [c.count for c in facts.node_classes()] == [1]
 
 
-_json = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
-                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3), max_leaves=12)
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=12,
+)
 
 
 @settings(max_examples=150, deadline=None)
 @given(node_junk=_json, hn_junk=_json, spec_junk=_json)
 def test_no_input_makes_a_rule_crash(kit, node_junk, hn_junk, spec_junk):
-    objects = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"}, "spec": node_junk, "status": {"allocatable": node_junk}},
-               {"apiVersion": "topology.volcano.sh/v1alpha1", "kind": "HyperNode", "metadata": {"name": "h"}, "spec": hn_junk},
-               {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": "q"}, "spec": hn_junk, "status": node_junk},
-               hypernode("h2", 1, members=[{"type": "Node", "selector": {"regexMatch": {"pattern": "("}}}]), node("ok", {"cpu": "1"})]
+    objects = [
+        {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"}, "spec": node_junk, "status": {"allocatable": node_junk}},
+        {"apiVersion": "topology.volcano.sh/v1alpha1", "kind": "HyperNode", "metadata": {"name": "h"}, "spec": hn_junk},
+        {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": "q"}, "spec": hn_junk, "status": node_junk},
+        hypernode("h2", 1, members=[{"type": "Node", "selector": {"regexMatch": {"pattern": "("}}}]),
+        node("ok", {"cpu": "1"}),
+    ]
     ctx = Context(facts=ClusterFacts(store_of_objects(objects)))
     ms = kit.gang_ms()
     ms["metadata"]["annotations"] = {"scheduling.volcano.sh/queue-name": "q"}

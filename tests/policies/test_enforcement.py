@@ -2,28 +2,22 @@
 
 from __future__ import annotations
 
-import copy
-
 import pytest
 
 from webhook.admission.responses import review_response
-from webhook.admission.review import make_request, parse_review
+from webhook.admission.review import make_request
 from webhook.check.settings import CheckSettings
 from webhook.config import ConfigError, load
 from webhook.policies import REGISTRY, Context, DictLookups, NoLookups, engine
 from webhook.policies.settings import PolicySettings
 from webhook.server.settings import ServeSettings
 
-from support import ADMISSION_FIXTURES
-
 RESERVED = "modelservings.reserved-labels"
 
 
 def ms_with_reserved_label(kit) -> dict:
     ms = kit.gang_ms()
-    ms["spec"]["template"]["roles"][0]["entryTemplate"].setdefault("metadata", {}).setdefault("labels", {})[
-        "modelserving.volcano.sh/role-id"
-    ] = "x"
+    ms["spec"]["template"]["roles"][0]["entryTemplate"].setdefault("metadata", {}).setdefault("labels", {})["modelserving.volcano.sh/role-id"] = "x"
     return ms
 
 
@@ -93,9 +87,11 @@ def test_serve_and_check_read_the_same_rule_actions():
     env = {"SERVINGGATE_RULE_ACTIONS": f"{RESERVED}=warn,pods.gang-labels=off"}
     warn_by_default = {r.name: r.default_action for r in REGISTRY.rules() if r.default_action}
     assert warn_by_default and set(warn_by_default.values()) == {"warn"}
-    assert load(ServeSettings, {}, environ=env).actions() == load(CheckSettings, {}, environ=env).actions() == {
-        **warn_by_default, RESERVED: "warn", "pods.gang-labels": "off"
-    }
+    assert (
+        load(ServeSettings, {}, environ=env).actions()
+        == load(CheckSettings, {}, environ=env).actions()
+        == {**warn_by_default, RESERVED: "warn", "pods.gang-labels": "off"}
+    )
 
 
 # ---- the owner's scheduler ----------------------------------------------------------------------

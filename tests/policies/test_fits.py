@@ -3,20 +3,36 @@ taints, selectors, the gang against the cluster and against one HyperNode of the
 
 from __future__ import annotations
 
-from webhook.policies.fits import close_names
-
 from support.willrun import ctx_of, found, hypernode, judge, node, texts
+
+from webhook.policies.fits import close_names
 
 NPU = "huawei.com/ascend-1980"
 RULE = "modelservings.fits"
-NODES = [node(f"npu-{i}", {"cpu": "64", "memory": "512Gi", "pods": "110", NPU: "8"}, {"accelerator": "ascend"},
-              [{"key": "npu", "value": "true", "effect": "NoSchedule"}]) for i in range(4)]
+NODES = [
+    node(
+        f"npu-{i}",
+        {"cpu": "64", "memory": "512Gi", "pods": "110", NPU: "8"},
+        {"accelerator": "ascend"},
+        [{"key": "npu", "value": "true", "effect": "NoSchedule"}],
+    )
+    for i in range(4)
+]
 NODES += [node(f"cpu-{i}", {"cpu": "16", "memory": "64Gi", "pods": "110"}) for i in range(2)]
 NPU_TOLERATION = {"key": "npu", "operator": "Equal", "value": "true", "effect": "NoSchedule"}
 
 
-def _ms(kit, npus: int | str | None = 4, *, name: str = NPU, workers: int = 1, selector: dict | None = None,
-        tolerations: list | None = None, affinity: dict | None = None, topology: dict | None = None) -> dict:
+def _ms(
+    kit,
+    npus: int | str | None = 4,
+    *,
+    name: str = NPU,
+    workers: int = 1,
+    selector: dict | None = None,
+    tolerations: list | None = None,
+    affinity: dict | None = None,
+    topology: dict | None = None,
+) -> dict:
     ms = kit.gang_ms()
     for role in ms["spec"]["template"]["roles"]:
         role["workerReplicas"] = workers
@@ -45,8 +61,10 @@ def test_a_resource_name_no_node_advertises_names_the_close_ones(kit):
     decision = judge(_ms(kit, 1, name="huawei.com/Ascend910"), ctx_of(*NODES))
     assert decision.allowed  # warn by default
     got = found(decision, RULE)
-    assert ("spec.template.roles[0].entryTemplate.spec.containers[0].resources.requests[huawei.com/Ascend910]",
-            f"could never fit: no node advertises huawei.com/Ascend910; nodes advertise {NPU}") in got
+    assert (
+        "spec.template.roles[0].entryTemplate.spec.containers[0].resources.requests[huawei.com/Ascend910]",
+        f"could never fit: no node advertises huawei.com/Ascend910; nodes advertise {NPU}",
+    ) in got
     assert len(got) == 4  # each role's entry and worker pod
     denied = judge(_ms(kit, 1, name="huawei.com/Ascend910"), ctx_of(*NODES, rule_actions=((RULE, "deny"),)))
     assert not denied.allowed
@@ -60,14 +78,15 @@ def test_close_names():
 
 def test_more_per_pod_than_any_node_holds(kit):
     got = found(judge(_ms(kit, 16), ctx_of(*NODES)), RULE)
-    assert ("spec.template.roles[0].entryTemplate.spec",
-            f"could never fit: it asks for 16 {NPU} per pod and the largest node it may use has 8 (free capacity not considered)") in got
+    assert (
+        "spec.template.roles[0].entryTemplate.spec",
+        f"could never fit: it asks for 16 {NPU} per pod and the largest node it may use has 8 (free capacity not considered)",
+    ) in got
 
 
 def test_taints_no_toleration_covers(kit):
     [first, *_] = found(judge(_ms(kit, 4, tolerations=[]), ctx_of(*NODES[:4])), RULE)
-    assert first[1] == ("could never fit: every node it may use has a taint it does not tolerate (npu=true:NoSchedule) "
-                        "(free capacity not considered)")
+    assert first[1] == ("could never fit: every node it may use has a taint it does not tolerate (npu=true:NoSchedule) (free capacity not considered)")
     # beside untainted CPU nodes, the cause is that those have no NPUs
     [first, *_] = found(judge(_ms(kit, 4, tolerations=[]), ctx_of(*NODES)), RULE)
     assert first[1].startswith(f"could never fit: it asks for 4 {NPU} per pod and the largest node it may use has 0")
@@ -75,7 +94,9 @@ def test_taints_no_toleration_covers(kit):
     assert "does not tolerate" in found(judge(_ms(kit, 4, tolerations=wrong_effect), ctx_of(*NODES[:4])), RULE)[0][1]
     # an Exists toleration of every taint covers it; passing node conditions are never held against a node
     assert not found(judge(_ms(kit, 4, tolerations=[{"operator": "Exists"}]), ctx_of(*NODES)), RULE)
-    cordoned = [node("n", {"cpu": "64", "memory": "1Ti", "pods": "110", NPU: "8"}, taints=[{"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}])]
+    cordoned = [
+        node("n", {"cpu": "64", "memory": "1Ti", "pods": "110", NPU: "8"}, taints=[{"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}])
+    ]
     assert not found(judge(_ms(kit, 1, tolerations=[]), ctx_of(*cordoned)), RULE)
 
 
@@ -83,16 +104,26 @@ def test_a_selector_or_required_affinity_no_node_matches(kit):
     [(field, detail), *_] = found(judge(_ms(kit, 4, selector={"accelerator": "gpu"}), ctx_of(*NODES)), RULE)
     assert field == "spec.template.roles[0].entryTemplate.spec"
     assert detail == "could never fit: no node matches its nodeSelector and required node affinity (free capacity not considered)"
-    affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-        {"matchExpressions": [{"key": "accelerator", "operator": "In", "values": ["gpu"]}]},
-        {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": ["npu-3"]}]}]}}}
+    affinity = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {"matchExpressions": [{"key": "accelerator", "operator": "In", "values": ["gpu"]}]},
+                    {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": ["npu-3"]}]},
+                ]
+            }
+        }
+    }
     assert not found(judge(_ms(kit, 4, affinity=affinity), ctx_of(*NODES)), RULE)  # the second term matches npu-3
     affinity["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"].pop()
     assert found(judge(_ms(kit, 4, affinity=affinity), ctx_of(*NODES)), RULE)
     empty_term = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{}]}}}
     assert found(judge(_ms(kit, 4, affinity=empty_term), ctx_of(*NODES)), RULE)  # an empty term matches no node
     # affinity of the wrong shape is not ours to refuse
-    for odd in ({"nodeAffinity": []}, {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [5, {"matchExpressions": [1]}]}}}):
+    for odd in (
+        {"nodeAffinity": []},
+        {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [5, {"matchExpressions": [1]}]}}},
+    ):
         decision = judge(_ms(kit, 4, affinity=odd), ctx_of(*NODES))
         assert decision.crash is None
 
@@ -100,21 +131,38 @@ def test_a_selector_or_required_affinity_no_node_matches(kit):
 def test_the_gang_against_the_cluster(kit):
     # prefill: minRoleReplicas 2, decode 1; each replica an entry and one worker of 8 NPUs: 48 > 32 in all
     got = found(judge(_ms(kit, 8), ctx_of(*NODES)), RULE)
-    assert got == [("spec.template.gangPolicy.minRoleReplicas",
-                    f"could never fit: one ServingGroup's gang needs 48 {NPU} and the cluster's nodes have 32 in all (free capacity not considered)")]
+    assert got == [
+        (
+            "spec.template.gangPolicy.minRoleReplicas",
+            f"could never fit: one ServingGroup's gang needs 48 {NPU} and the cluster's nodes have 32 in all (free capacity not considered)",
+        )
+    ]
     assert not found(judge(_ms(kit, 4), ctx_of(*NODES)), RULE)  # 24 of 32
 
 
 def test_the_gang_within_one_hypernode_of_the_allowed_tier(kit):
-    leaf = [hypernode("leaf-a", 1, "leaf", [{"type": "Node", "selector": {"regexMatch": {"pattern": "^npu-[01]$"}}}]),
-            hypernode("leaf-b", 1, "leaf", [{"type": "Node", "selector": {"exactMatch": {"name": "npu-2"}}},
-                                            {"type": "Node", "selector": {"labelMatch": {"matchLabels": {"kubernetes.io/hostname": "npu-3"}}}}]),
-            hypernode("spine", 2, "spine", [{"type": "HyperNode", "selector": {"regexMatch": {"pattern": "^leaf-"}}}])]
+    leaf = [
+        hypernode("leaf-a", 1, "leaf", [{"type": "Node", "selector": {"regexMatch": {"pattern": "^npu-[01]$"}}}]),
+        hypernode(
+            "leaf-b",
+            1,
+            "leaf",
+            [
+                {"type": "Node", "selector": {"exactMatch": {"name": "npu-2"}}},
+                {"type": "Node", "selector": {"labelMatch": {"matchLabels": {"kubernetes.io/hostname": "npu-3"}}}},
+            ],
+        ),
+        hypernode("spine", 2, "spine", [{"type": "HyperNode", "selector": {"regexMatch": {"pattern": "^leaf-"}}}]),
+    ]
     ms = _ms(kit, 4, topology={"groupPolicy": {"highestTierAllowed": 1}})  # 24 NPUs; one leaf has 16
     got = found(judge(ms, ctx_of(*NODES, *leaf)), RULE)
-    assert got == [("spec.template.networkTopology.groupPolicy",
-                    f"could never fit: one ServingGroup's gang needs 24 {NPU} within one HyperNode of tier 1 or lower, "
-                    "and the largest has 16 (free capacity not considered)")]
+    assert got == [
+        (
+            "spec.template.networkTopology.groupPolicy",
+            f"could never fit: one ServingGroup's gang needs 24 {NPU} within one HyperNode of tier 1 or lower, "
+            "and the largest has 16 (free capacity not considered)",
+        )
+    ]
     assert not found(judge(_ms(kit, 4, topology={"groupPolicy": {"highestTierName": "spine"}}), ctx_of(*NODES, *leaf)), RULE)
     soft = _ms(kit, 4, topology={"groupPolicy": {"highestTierAllowed": 1, "mode": "soft"}})
     assert not found(judge(soft, ctx_of(*NODES, *leaf)), RULE)

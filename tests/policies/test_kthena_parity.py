@@ -19,10 +19,7 @@ from webhook.admission.fields import OMIT
 from webhook.policies.modelservings import check_group_rolling_update, check_role_rolling_update, shape
 
 ROLLING = "spec.rolloutStrategy.rollingUpdateConfiguration"
-PERCENT = (
-    "a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', "
-    "regex used for validation is '[0-9]+%')"
-)
+PERCENT = "a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')"
 BOTH_ZERO = "maxUnavailable and maxSurge cannot both resolve to 0"
 PREDICTOR = {"roles": [{"name": "predictor", "replicas": 1, "entryTemplate": {"metadata": {}}, "workerReplicas": 0}]}
 
@@ -52,7 +49,12 @@ GROUP_ROWS = [
         group_ms({"maxUnavailable": "invalid"}),
         [
             ("INVALID", ROLLING + ".maxUnavailable", "invalid", PERCENT),
-            ("INVALID", ROLLING + ".maxUnavailable", "invalid", "invalid maxUnavailable: invalid value for IntOrString: invalid type: string is not a percentage"),
+            (
+                "INVALID",
+                ROLLING + ".maxUnavailable",
+                "invalid",
+                "invalid maxUnavailable: invalid value for IntOrString: invalid type: string is not a percentage",
+            ),
         ],
     ),
     ("both maxUnavailable and maxSurge are zero", group_ms({"maxUnavailable": 0}), [("INVALID", ROLLING, "", BOTH_ZERO)]),
@@ -179,4 +181,3 @@ def test_role_max_surge_is_checked_as_int_or_percent_under_any_rollout():
         ("INVALID", ROLE + ".maxSurge", "many", PERCENT),
         ("FORBIDDEN", ROLE + ".maxSurge", None, SURGE_FORBIDDEN),
     ]
-

@@ -19,10 +19,7 @@ DNS1035 = (
     "validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"
 )
 ROLE_NAME = "role name must be a valid DNS-1035 label (lowercase alphanumeric characters or '-', must start with a letter): "
-PERCENT = (
-    "a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', "
-    "regex used for validation is '[0-9]+%')"
-)
+PERCENT = "a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')"
 BOTH_ZERO = "maxUnavailable and maxSurge cannot both resolve to 0"
 
 
@@ -30,12 +27,7 @@ BOTH_ZERO = "maxUnavailable and maxSurge cannot both resolve to 0"
 
 
 @pytest.mark.parametrize(
-    "name",
-    [
-        "modelservings-create-gang-example-validating",
-        "modelservings-update-replicas-1-to-2-validating",
-        "modelservings-create-gang-example-mutating",
-    ],
+    "name", ["modelservings-create-gang-example-validating", "modelservings-update-replicas-1-to-2-validating", "modelservings-create-gang-example-mutating"]
 )
 def test_recorded_modelserving_requests_are_allowed(kit, name):
     out = engine.validate(kit.request(name), kit.ctx())
@@ -144,13 +136,16 @@ def test_group_rolling_config_forbidden_under_role_rolling_update(kit):
     [
         (1, []),
         ("100%", []),
-        (
-            "0%",
-            [("FieldValueInvalid", "spec.rolloutStrategy.rollingUpdateConfiguration", f'Invalid value: "": {BOTH_ZERO}')],
-        ),
+        ("0%", [("FieldValueInvalid", "spec.rolloutStrategy.rollingUpdateConfiguration", f'Invalid value: "": {BOTH_ZERO}')]),
         (
             "150%",
-            [("FieldValueInvalid", "spec.rolloutStrategy.rollingUpdateConfiguration.maxUnavailable", 'Invalid value: "150%": must be a valid percent value (0-100)')],
+            [
+                (
+                    "FieldValueInvalid",
+                    "spec.rolloutStrategy.rollingUpdateConfiguration.maxUnavailable",
+                    'Invalid value: "150%": must be a valid percent value (0-100)',
+                )
+            ],
         ),
         (
             "half",
@@ -163,10 +158,7 @@ def test_group_rolling_config_forbidden_under_role_rolling_update(kit):
                 ),
             ],
         ),
-        (
-            -1,
-            [("FieldValueInvalid", "spec.rolloutStrategy.rollingUpdateConfiguration.maxUnavailable", "Invalid value: -1: must be a non-negative integer")],
-        ),
+        (-1, [("FieldValueInvalid", "spec.rolloutStrategy.rollingUpdateConfiguration.maxUnavailable", "Invalid value: -1: must be a non-negative integer")]),
     ],
 )
 def test_group_max_unavailable(kit, value, causes):
@@ -216,7 +208,11 @@ def test_gang_policy_parity_messages(kit):
     out = kit.validate(ms)
     assert kit.causes(out) == [
         ("FieldValueInvalid", "spec.template.gangPolicy.minRoleReplicas[decode]", "Invalid value: -1: minRoleReplicas for role decode must be non-negative"),
-        ("FieldValueInvalid", "spec.template.gangPolicy.minRoleReplicas[prefill]", "Invalid value: 3: minRoleReplicas (3) for role prefill cannot exceed replicas (2)"),
+        (
+            "FieldValueInvalid",
+            "spec.template.gangPolicy.minRoleReplicas[prefill]",
+            "Invalid value: 3: minRoleReplicas (3) for role prefill cannot exceed replicas (2)",
+        ),
         ("FieldValueInvalid", "spec.template.gangPolicy.minRoleReplicas[router]", 'Invalid value: "router": role router does not exist in template.roles'),
         # our gang-floor rule says the same on the field a scale-down changes
         (
@@ -315,7 +311,11 @@ def test_role_scaled_below_gang_floor(kit):
     new["spec"]["template"]["roles"][0]["replicas"] = 1
     out = kit.validate(new, old=old)
     assert kit.causes(out) == [
-        ("FieldValueInvalid", "spec.template.gangPolicy.minRoleReplicas[prefill]", "Invalid value: 2: minRoleReplicas (2) for role prefill cannot exceed replicas (1)"),
+        (
+            "FieldValueInvalid",
+            "spec.template.gangPolicy.minRoleReplicas[prefill]",
+            "Invalid value: 2: minRoleReplicas (2) for role prefill cannot exceed replicas (1)",
+        ),
         (
             "FieldValueInvalid",
             "spec.template.roles[0].replicas",
@@ -337,15 +337,22 @@ def test_role_scaled_down_to_floor_is_allowed(kit):
 def test_reserved_template_labels(kit):
     ms = kit.gang_ms()
     ms["spec"]["template"]["roles"][0]["entryTemplate"]["metadata"] = {
-        "labels": {"team": "llm", "modelserving.volcano.sh/role-id": "x", "modelserving.volcano.sh/entry": "false",
-                   "modelserving.volcano.sh/revision": "r", "modelserving.volcano.sh/role-template-hash": "h"}
+        "labels": {
+            "team": "llm",
+            "modelserving.volcano.sh/role-id": "x",
+            "modelserving.volcano.sh/entry": "false",
+            "modelserving.volcano.sh/revision": "r",
+            "modelserving.volcano.sh/role-template-hash": "h",
+        }
     }
     ms["spec"]["template"]["roles"][1]["workerTemplate"]["metadata"] = {
         "labels": {"modelserving.volcano.sh/group-name": "g", "modelserving.volcano.sh/name": "n", "modelserving.volcano.sh/role": "r"}
     }
     out = kit.validate(ms)
-    detail = ("Forbidden: the ModelServing controller sets this label on every pod it creates; a template value "
-              "would replace it and detach the pod from its ServingGroup and role (Kthena issue #1582)")
+    detail = (
+        "Forbidden: the ModelServing controller sets this label on every pod it creates; a template value "
+        "would replace it and detach the pod from its ServingGroup and role (Kthena issue #1582)"
+    )
     entry = "spec.template.roles[0].entryTemplate.metadata.labels"
     worker = "spec.template.roles[1].workerTemplate.metadata.labels"
     assert kit.causes(out) == [
@@ -375,10 +382,7 @@ def test_other_template_labels_are_fine(kit):
 # ---- the scale subresource ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    "name",
-    ["modelservings-scale-update-kubectl-scale-to-3-validating", "modelservings-scale-update-by-hpa-controller-6-to-4-validating"],
-)
+@pytest.mark.parametrize("name", ["modelservings-scale-update-kubectl-scale-to-3-validating", "modelservings-scale-update-by-hpa-controller-6-to-4-validating"])
 def test_recorded_scale_allowed_with_the_modelserving(kit, name):
     out = engine.validate(kit.request(name), kit.ctx(kit.gang_ms()))
     assert out.matched and out.allowed and out.warning_texts == []
@@ -407,9 +411,7 @@ def test_scale_that_breaks_generated_names(kit):
 def test_scale_allows_with_warning_when_lookup_fails(kit):
     out = engine.validate(kit.request("modelservings-scale-update-kubectl-scale-to-3-validating"), Context(lookups=NoLookups()))
     assert out.allowed
-    assert out.warning_texts == [
-        "servinggate: scale to 3 not checked, ModelServing default/sample unreadable: no Kubernetes API access configured"
-    ]
+    assert out.warning_texts == ["servinggate: scale to 3 not checked, ModelServing default/sample unreadable: no Kubernetes API access configured"]
 
 
 def test_scale_allows_with_warning_when_not_found(kit):
@@ -422,7 +424,37 @@ def test_scale_allows_with_warning_when_not_found(kit):
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-5, 5) | st.text(max_size=4) | st.sampled_from(["RoleRollingUpdate", "ServingGroupRecreate", "50%"]),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["name", "replicas", "roles", "gangPolicy", "minRoleReplicas", "workerReplicas", "workerTemplate", "entryTemplate", "spec", "containers", "image", "metadata", "labels", "rolloutStrategy", "type", "rollingUpdateConfiguration", "maxUnavailable", "maxSurge", "partition", "template"]), inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "name",
+                    "replicas",
+                    "roles",
+                    "gangPolicy",
+                    "minRoleReplicas",
+                    "workerReplicas",
+                    "workerTemplate",
+                    "entryTemplate",
+                    "spec",
+                    "containers",
+                    "image",
+                    "metadata",
+                    "labels",
+                    "rolloutStrategy",
+                    "type",
+                    "rollingUpdateConfiguration",
+                    "maxUnavailable",
+                    "maxSurge",
+                    "partition",
+                    "template",
+                ]
+            ),
+            inner,
+            max_size=4,
+        )
+    ),
     max_leaves=20,
 )
 

@@ -12,7 +12,6 @@ import importlib.util
 from collections import Counter
 
 import pytest
-
 from support import FIXTURES, load_pod_corpus
 
 MIN_CASES = 150
@@ -77,8 +76,13 @@ def test_corpus_has_enough_refused_and_accepted_pods(corpus):
 
 def test_npu_and_gpu_cases_are_in(corpus):
     names = {c["name"] for c in corpus["cases"]}
-    for needed in ("ascend-request-without-limit", "ascend-request-equals-limit", "gpu-request-without-limit",
-                   "gpu-fractional", "multi-issue-18-example-as-worker"):
+    for needed in (
+        "ascend-request-without-limit",
+        "ascend-request-equals-limit",
+        "gpu-request-without-limit",
+        "gpu-fractional",
+        "multi-issue-18-example-as-worker",
+    ):
         assert needed in names
 
 

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from support import FIXTURES
+
 from webhook.admission.decision import Verdict
 from webhook.admission.review import make_request
 from webhook.kubeversion import OLDEST, KubeVersion
@@ -28,8 +28,12 @@ POD_NAMING = ("metadata.name", "metadata.generateName")  # the Pod's own name; t
 
 
 def _ms(*roles: dict[str, Any], name: str = "llm", **spec: Any) -> dict[str, Any]:
-    return {"apiVersion": "workload.serving.volcano.sh/v1alpha1", "kind": "ModelServing",
-            "metadata": {"name": name, "namespace": "ai"}, "spec": {"replicas": 1, "template": {"roles": list(roles)}, **spec}}
+    return {
+        "apiVersion": "workload.serving.volcano.sh/v1alpha1",
+        "kind": "ModelServing",
+        "metadata": {"name": name, "namespace": "ai"},
+        "spec": {"replicas": 1, "template": {"roles": list(roles)}, **spec},
+    }
 
 
 def _role(name: str = "decode", workers: int = 0, **containers: Any) -> dict[str, Any]:
@@ -102,22 +106,33 @@ def test_the_pods_carry_what_the_controller_adds():
     assert "modelserving.volcano.sh/entry" not in worker["metadata"]["labels"]
     assert {"modelserving.volcano.sh/revision", "modelserving.volcano.sh/role-template-hash"} <= set(worker["metadata"]["labels"])
     assert entry["metadata"]["annotations"] == {"scheduling.k8s.io/group-name": "llm-0", "volcano.sh/task-spec": "decode-0"}
-    assert entry["metadata"]["ownerReferences"] == [{"apiVersion": "workload.serving.volcano.sh/v1alpha1", "kind": "ModelServing",
-                                                     "name": "llm", "uid": "u-1", "controller": True, "blockOwnerDeletion": True}]
+    assert entry["metadata"]["ownerReferences"] == [
+        {
+            "apiVersion": "workload.serving.volcano.sh/v1alpha1",
+            "kind": "ModelServing",
+            "name": "llm",
+            "uid": "u-1",
+            "controller": True,
+            "blockOwnerDeletion": True,
+        }
+    ]
     assert entry["spec"]["schedulerName"] == "volcano"
     assert worker["spec"]["containers"][0]["env"] == [
-        {"name": "A", "value": "1"}, {"name": "GROUP_SIZE", "value": "3"},
-        {"name": "ENTRY_ADDRESS", "value": "llm-0-decode-0-0.ai"}, {"name": "WORKER_INDEX", "value": "1"}]
+        {"name": "A", "value": "1"},
+        {"name": "GROUP_SIZE", "value": "3"},
+        {"name": "ENTRY_ADDRESS", "value": "llm-0-decode-0-0.ai"},
+        {"name": "WORKER_INDEX", "value": "1"},
+    ]
     assert ms["spec"]["template"]["roles"][0]["entryTemplate"]["spec"]["containers"][0]["env"] == [{"name": "A", "value": "1"}]
 
 
 def test_a_template_variable_the_controller_replaces_shifts_no_path():
-    env = [{"name": "GROUP_SIZE", "valueFrom": {"fieldRef": {"fieldPath": "bad"}}}, {"name": "B", "value": "1"},
-           {"name": "1C", "value": "2"}]
+    env = [{"name": "GROUP_SIZE", "valueFrom": {"fieldRef": {"fieldPath": "bad"}}}, {"name": "B", "value": "1"}, {"name": "1C", "value": "2"}]
     assert _errors(_ms(_role(env=env))) == [
-        "spec.template.roles[0].entryTemplate.spec.containers[0].env[2].name: Invalid value: \"1C\": a valid environment "
+        'spec.template.roles[0].entryTemplate.spec.containers[0].env[2].name: Invalid value: "1C": a valid environment '
         "variable name must consist of alphabetic characters, digits, '_', '-', or '.', and must not start with a digit "
-        "(e.g. 'my.env-name',  or 'MY_ENV.NAME',  or 'MyEnvName1', regex used for validation is '[-._a-zA-Z][-._a-zA-Z0-9]*')"]
+        "(e.g. 'my.env-name',  or 'MY_ENV.NAME',  or 'MyEnvName1', regex used for validation is '[-._a-zA-Z][-._a-zA-Z0-9]*')"
+    ]
 
 
 def test_equal_templates_are_judged_once_and_reported_at_each_path():
@@ -127,7 +142,7 @@ def test_equal_templates_are_judged_once_and_reported_at_each_path():
     assert len(alone) == 4  # the entry's two causes, then the worker's
     twice = _errors(_ms(_role(workers=1, **copy.deepcopy(bad)), _role("prefill", workers=1, **copy.deepcopy(bad))))
     assert twice == alone + [e.replace("roles[0]", "roles[1]") for e in alone]
-    assert "spec.template.roles[1].workerTemplate.spec.containers[0].env[1].name: Invalid value: \"1x\"" in twice[-1]
+    assert 'spec.template.roles[1].workerTemplate.spec.containers[0].env[1].name: Invalid value: "1x"' in twice[-1]
 
 
 def test_templates_equal_only_to_python_are_judged_apart():
@@ -159,8 +174,8 @@ def test_errors_are_at_the_templates_paths_entry_and_worker():
     role["workerTemplate"]["metadata"] = {"labels": {"app": "bad value"}}
     errs = _errors(_ms(role))
     assert errs[0] == "spec.template.roles[0].entryTemplate.spec.containers[0].ports[0].containerPort: Required value"
-    assert any(e.startswith("spec.template.roles[0].workerTemplate.metadata.labels: Invalid value: \"bad value\"") for e in errs)
-    assert any(e.startswith("spec.template.roles[0].workerTemplate.spec.containers[0].name: Invalid value: \"Main\"") for e in errs)
+    assert any(e.startswith('spec.template.roles[0].workerTemplate.metadata.labels: Invalid value: "bad value"') for e in errs)
+    assert any(e.startswith('spec.template.roles[0].workerTemplate.spec.containers[0].name: Invalid value: "Main"') for e in errs)
     assert any(e.startswith("spec.template.roles[0].workerTemplate.spec.containers[0].ports[0].containerPort: Required value") for e in errs)
 
 
@@ -173,8 +188,9 @@ def test_a_worker_template_without_workers_is_not_judged():
 
 def test_an_npu_request_without_a_limit_is_refused():
     errs = _errors(_ms(_role(resources={"requests": {"huawei.com/Ascend910": "1"}})))
-    assert errs == ["spec.template.roles[0].entryTemplate.spec.containers[0].resources.limits: Required value: "
-                    "Limit must be set for non overcommitable resources"]
+    assert errs == [
+        "spec.template.roles[0].entryTemplate.spec.containers[0].resources.limits: Required value: Limit must be set for non overcommitable resources"
+    ]
 
 
 def test_a_name_too_long_for_the_controller_labels_is_reported_once_at_metadata_name():
@@ -195,8 +211,9 @@ def test_an_image_of_spaces_is_reported_once_by_the_kthena_rule():
     ms = _ms(_role(image=" vllm:1"))
     assert _errors(ms) == []
     warn = Context(settings=PolicySettings(rule_actions={"modelservings.kthena.images": "warn"}))
-    assert _errors(ms, ctx=warn) == ['spec.template.roles[0].entryTemplate.spec.containers[0].image: Invalid value: " vllm:1": '
-                                     "must not have leading or trailing whitespace"]
+    assert _errors(ms, ctx=warn) == [
+        'spec.template.roles[0].entryTemplate.spec.containers[0].image: Invalid value: " vllm:1": must not have leading or trailing whitespace'
+    ]
 
 
 # ---- UPDATE: only what changed --------------------------------------------------------------------
@@ -234,10 +251,39 @@ def test_the_rule_denies_by_default_and_follows_its_action(kit):
 # ---- bad input: field errors, never a crash -------------------------------------------------------
 
 _scalars = st.none() | st.booleans() | st.integers(-3, 70000) | st.text(max_size=6) | st.sampled_from(["1Gi", "x y", "GROUP_SIZE", "0.5"])
-_json = st.recursive(_scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
-    st.sampled_from(["name", "image", "env", "ports", "containerPort", "value", "valueFrom", "resources", "limits", "requests",
-                     "labels", "annotations", "containers", "initContainers", "spec", "metadata", "volumeMounts", "volumes"]),
-    inner, max_size=4), max_leaves=16)
+_json = st.recursive(
+    _scalars,
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "name",
+                    "image",
+                    "env",
+                    "ports",
+                    "containerPort",
+                    "value",
+                    "valueFrom",
+                    "resources",
+                    "limits",
+                    "requests",
+                    "labels",
+                    "annotations",
+                    "containers",
+                    "initContainers",
+                    "spec",
+                    "metadata",
+                    "volumeMounts",
+                    "volumes",
+                ]
+            ),
+            inner,
+            max_size=4,
+        )
+    ),
+    max_leaves=16,
+)
 
 
 @settings(max_examples=300, deadline=None)
@@ -258,19 +304,37 @@ def test_any_container_list_or_env_gives_field_errors(containers, env):
 
 # ---- the metadata fast path: each pod's metadata judged whole only when not surely valid ----------
 
-_META_KEYS = st.sampled_from(["app", "a/b", "Bad Key", "x" * 64, "kubernetes.io/config.mirror", "modelserving.volcano.sh/role",
-                              "controller.kubernetes.io/pod-deletion-cost", "volcano.sh/task-spec",
-                              "container.apparmor.security.beta.kubernetes.io/main"])
+_META_KEYS = st.sampled_from(
+    [
+        "app",
+        "a/b",
+        "Bad Key",
+        "x" * 64,
+        "kubernetes.io/config.mirror",
+        "modelserving.volcano.sh/role",
+        "controller.kubernetes.io/pod-deletion-cost",
+        "volcano.sh/task-spec",
+        "container.apparmor.security.beta.kubernetes.io/main",
+    ]
+)
 _META_VALUES = st.sampled_from(["v", "-v", "", "12", "runtime/default", "y" * 70, 3, None])
-_meta = st.fixed_dictionaries({}, optional={
-    "labels": st.dictionaries(_META_KEYS, _META_VALUES, max_size=3) | st.sampled_from(["x", None, []]),
-    "annotations": st.dictionaries(_META_KEYS, _META_VALUES, max_size=3) | st.sampled_from(["x", None]),
-}) | st.sampled_from([None, "x", []])
+_meta = st.fixed_dictionaries(
+    {},
+    optional={
+        "labels": st.dictionaries(_META_KEYS, _META_VALUES, max_size=3) | st.sampled_from(["x", None, []]),
+        "annotations": st.dictionaries(_META_KEYS, _META_VALUES, max_size=3) | st.sampled_from(["x", None]),
+    },
+) | st.sampled_from([None, "x", []])
 
 
 @settings(max_examples=300, deadline=None)
-@given(entry=_meta, worker=_meta, ms_name=st.sampled_from(["llm", "Bad", "x" * 60, "a" * 64]),
-       role_name=st.sampled_from(["decode", "Dec", "", "-x"]), scheduler=st.sampled_from(["volcano", "default-scheduler"]))
+@given(
+    entry=_meta,
+    worker=_meta,
+    ms_name=st.sampled_from(["llm", "Bad", "x" * 60, "a" * 64]),
+    role_name=st.sampled_from(["decode", "Dec", "", "-x"]),
+    scheduler=st.sampled_from(["volcano", "default-scheduler"]),
+)
 def test_the_metadata_fast_path_gives_the_verdict_of_each_pod_judged_whole(entry, worker, ms_name, role_name, scheduler):
     """`_Review.metadata_fine` skips building and judging a pod's metadata: what it skips changes no error."""
     from webhook.policies import modelserving_pods
@@ -286,12 +350,14 @@ def test_the_metadata_fast_path_gives_the_verdict_of_each_pod_judged_whole(entry
 
 # ---- by Kubernetes minor ----------------------------------------------------------------------------
 
+
 def _drain_and_sidecar() -> dict[str, Any]:
     """An LLM server that drains with a preStop sleep, and a native model-sync sidecar."""
     role = _role(lifecycle={"preStop": {"sleep": {"seconds": 10}}})
     spec = role["entryTemplate"]["spec"]
-    spec["initContainers"] = [{"name": "model-sync", "image": "sync:1", "restartPolicy": "Always",
-                               "readinessProbe": {"exec": {"command": ["test", "-f", "/ready"]}}}]
+    spec["initContainers"] = [
+        {"name": "model-sync", "image": "sync:1", "restartPolicy": "Always", "readinessProbe": {"exec": {"command": ["test", "-f", "/ready"]}}}
+    ]
     return _ms(role)
 
 
@@ -307,8 +373,7 @@ def test_at_1_28_they_get_the_1_28_answers_and_the_dropped_fields_are_warned_of(
         f"{at}containers[0].lifecycle.preStop: Required value: must specify a handler type",
         f"{at}initContainers[0].readinessProbe: Forbidden: may not be set for init containers without restartPolicy=Always",
     ]
-    assert sorted(w.split(": dropped: ")[0] for w in found.warnings) == [
-        f"{at}containers[0].lifecycle.preStop.sleep", f"{at}initContainers[0].restartPolicy"]
+    assert sorted(w.split(": dropped: ")[0] for w in found.warnings) == [f"{at}containers[0].lifecycle.preStop.sleep", f"{at}initContainers[0].restartPolicy"]
     assert any("Kubernetes 1.28 has no such Pod field (added in 1.29)" in w for w in found.warnings)
     assert any("the feature gate SidecarContainers is off by default in Kubernetes 1.28" in w for w in found.warnings)
 
@@ -320,7 +385,8 @@ def test_a_cluster_newer_than_we_know_is_judged_as_the_newest_and_told_so():
     assert found.warnings == [
         "spec.template.roles[0].entryTemplate.spec.containers[0].readinessProbe.httpGet.protocol: dropped: Kubernetes 1.34 has"
         " no such Pod field (added in 1.37) (the cluster runs Kubernetes 1.37, newer than 1.34, the newest whose Pod"
-        " validation we mirror: judged as 1.34)"]
+        " validation we mirror: judged as 1.34)"
+    ]
 
 
 def test_a_controller_env_var_shifts_no_dropped_path():
@@ -328,15 +394,44 @@ def test_a_controller_env_var_shifts_no_dropped_path():
     its variables to the pod's env)."""
     env = [{"name": "A", "value": "1"}, {"name": "T", "valueFrom": {"fileKeyRef": {"volumeName": "v", "path": "p", "key": "k"}}}]
     found = _verdict(make_request(_ms(_role(env=env)), operation="CREATE"), Context(kubernetes_version=KubeVersion(1, 34)))
-    assert [w.split(": dropped: ")[0] for w in found.warnings] == [
-        "spec.template.roles[0].entryTemplate.spec.containers[0].env[1].valueFrom.fileKeyRef"]
+    assert [w.split(": dropped: ")[0] for w in found.warnings] == ["spec.template.roles[0].entryTemplate.spec.containers[0].env[1].valueFrom.fileKeyRef"]
 
 
-_newer_json = st.recursive(_scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
-    st.sampled_from(["name", "image", "lifecycle", "preStop", "postStart", "sleep", "seconds", "exec", "stopSignal",
-                     "restartPolicy", "restartPolicyRules", "readinessProbe", "startupProbe", "env", "valueFrom",
-                     "fileKeyRef", "volumes", "image", "volumeMounts", "recursiveReadOnly"]),
-    inner, max_size=4), max_leaves=16)
+_newer_json = st.recursive(
+    _scalars,
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "name",
+                    "image",
+                    "lifecycle",
+                    "preStop",
+                    "postStart",
+                    "sleep",
+                    "seconds",
+                    "exec",
+                    "stopSignal",
+                    "restartPolicy",
+                    "restartPolicyRules",
+                    "readinessProbe",
+                    "startupProbe",
+                    "env",
+                    "valueFrom",
+                    "fileKeyRef",
+                    "volumes",
+                    "image",
+                    "volumeMounts",
+                    "recursiveReadOnly",
+                ]
+            ),
+            inner,
+            max_size=4,
+        )
+    ),
+    max_leaves=16,
+)
 
 
 @settings(max_examples=200, deadline=None)

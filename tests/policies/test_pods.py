@@ -29,10 +29,7 @@ def test_complete_kthena_pod_is_left_alone(kit):
     assert "patch" not in answer and "patchType" not in answer
 
 
-@pytest.mark.parametrize(
-    "name",
-    ["pods-create-dry-run-mutating", "pods-create-by-replicaset-npu-mutating", "pods-create-by-replicaset-sa-token-mutating"],
-)
+@pytest.mark.parametrize("name", ["pods-create-dry-run-mutating", "pods-create-by-replicaset-npu-mutating", "pods-create-by-replicaset-sa-token-mutating"])
 def test_recorded_pods_needing_nothing(kit, name):
     out = engine.mutate(kit.request(name), kit.ctx())
     assert out.patch == [] and out.warning_texts == [] and out.changes == []
@@ -134,7 +131,11 @@ def test_configured_scheduler_name(kit):
 
 
 def test_odd_metadata_shapes_do_not_crash(kit):
-    for meta in ({"labels": ["x"]}, {"name": 3, "labels": {"modelserving.volcano.sh/name": 5}}, {"labels": {"modelserving.volcano.sh/name": "s"}, "annotations": "x"}):
+    for meta in (
+        {"labels": ["x"]},
+        {"name": 3, "labels": {"modelserving.volcano.sh/name": 5}},
+        {"labels": {"modelserving.volcano.sh/name": "s"}, "annotations": "x"},
+    ):
         pod = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": []}
         assert kit.mutate(pod).code == 200
 
@@ -146,8 +147,14 @@ ordinals = st.integers(0, 12).map(str)
 label_values = st.one_of(st.sampled_from(["true", "false", "x", ""]), names)
 keys = st.sampled_from(
     [
-        "modelserving.volcano.sh/group-name", "modelserving.volcano.sh/role", "modelserving.volcano.sh/role-id",
-        "modelserving.volcano.sh/entry", "servinggate.io/gang", "servinggate.io/subgroup", "servinggate.io/skip", "app",
+        "modelserving.volcano.sh/group-name",
+        "modelserving.volcano.sh/role",
+        "modelserving.volcano.sh/role-id",
+        "modelserving.volcano.sh/entry",
+        "servinggate.io/gang",
+        "servinggate.io/subgroup",
+        "servinggate.io/skip",
+        "app",
     ]
 )
 
@@ -191,8 +198,12 @@ def test_mutation_is_idempotent(kit, pod):
 def test_surge_ordinals_beyond_replicas_and_with_gaps(kit):
     """kthena#1780: after a maxSurge rollout a pod of ServingGroup 3 and Role replica 12 of a
     2-replica ModelServing is normal; its labels and PodGroup annotations come from its name."""
-    ms = {"apiVersion": "workload.serving.volcano.sh/v1alpha1", "kind": "ModelServing",
-          "metadata": {"name": "sample", "namespace": "default"}, "spec": {"replicas": 2, "schedulerName": "volcano"}}
+    ms = {
+        "apiVersion": "workload.serving.volcano.sh/v1alpha1",
+        "kind": "ModelServing",
+        "metadata": {"name": "sample", "namespace": "default"},
+        "spec": {"replicas": 2, "schedulerName": "volcano"},
+    }
     pod = kit.obj(COMPLETE)  # sample-0-prefill-0-0
     pod["metadata"]["name"] = "sample-3-prefill-12-1"
     out = kit.mutate(pod, ctx=kit.ctx(ms))

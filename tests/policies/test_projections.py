@@ -11,8 +11,8 @@ import sys
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from support import REPO  # tests/ is on sys.path via the root conftest
+
 from webhook.admission.review import make_request
 from webhook.kthena import AUTOSCALINGPOLICY_API_VERSION, AUTOSCALINGPOLICY_KIND, MODELSERVING_API_VERSION, MODELSERVING_KIND
 from webhook.policies import Context, DictLookups, LookupFailed, engine
@@ -30,27 +30,45 @@ def _with(ms: dict, **spec) -> dict:
 
 
 def _pod(ms_name: str) -> dict:
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"{ms_name}-0-prefill-0-0", "namespace": "default",
-            "labels": {"modelserving.volcano.sh/name": ms_name}}, "spec": {"containers": [{"name": "c", "image": "x"}]}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": f"{ms_name}-0-prefill-0-0", "namespace": "default", "labels": {"modelserving.volcano.sh/name": ms_name}},
+        "spec": {"containers": [{"name": "c", "image": "x"}]},
+    }
 
 
 def _binding(ms_name: str, role: str, minimum: int, policy: str = "p") -> dict:
-    return {"apiVersion": AUTOSCALINGPOLICY_API_VERSION, "kind": "AutoscalingPolicyBinding",
-            "metadata": {"name": "b", "namespace": "default"},
-            "spec": {"policyRef": {"name": policy}, "homogeneousTarget": {
+    return {
+        "apiVersion": AUTOSCALINGPOLICY_API_VERSION,
+        "kind": "AutoscalingPolicyBinding",
+        "metadata": {"name": "b", "namespace": "default"},
+        "spec": {
+            "policyRef": {"name": policy},
+            "homogeneousTarget": {
                 "target": {"targetRef": {"kind": "ModelServing", "name": ms_name}, "subTargets": {"kind": "Role", "name": role}},
-                "minReplicas": minimum, "maxReplicas": 9}}}
+                "minReplicas": minimum,
+                "maxReplicas": 9,
+            },
+        },
+    }
 
 
 def _answers(ms: dict) -> list:
     """What every rule that reads a looked-up ModelServing says about `ms`."""
     name = ms["metadata"]["name"]
-    ctx = Context(lookups=DictLookups([ms, {"apiVersion": AUTOSCALINGPOLICY_API_VERSION, "kind": AUTOSCALINGPOLICY_KIND,
-                                            "metadata": {"name": "p", "namespace": "default"}}]))
+    ctx = Context(
+        lookups=DictLookups(
+            [ms, {"apiVersion": AUTOSCALINGPOLICY_API_VERSION, "kind": AUTOSCALINGPOLICY_KIND, "metadata": {"name": "p", "namespace": "default"}}]
+        )
+    )
     out = []
     for n in (0, 1, 3, 40):
-        scale = make_request({"apiVersion": "autoscaling/v1", "kind": "Scale", "metadata": {"name": name, "namespace": "default"},
-                              "spec": {"replicas": n}}, operation="UPDATE", sub_resource="scale")
+        scale = make_request(
+            {"apiVersion": "autoscaling/v1", "kind": "Scale", "metadata": {"name": name, "namespace": "default"}, "spec": {"replicas": n}},
+            operation="UPDATE",
+            sub_resource="scale",
+        )
         out.append(check_scale(scale, ms, n, ctx))
     out.append(engine.mutate(make_request(_pod(name)), ctx).patch)
     listed = ms["spec"]["template"].get("roles")
@@ -75,13 +93,18 @@ def test_every_looked_up_kind_has_a_projection():
 def test_rules_answer_the_same_from_the_projection(kit):
     ms = kit.gang_ms()
     ms["metadata"]["namespace"] = "default"
-    cases = [ms, _with(ms, schedulerName="other"), _with(ms, replicas=7),
-             _with(ms, rolloutStrategy={"type": "ServingGroupRollingUpdate", "rollingUpdateConfiguration": {"maxUnavailable": "50%", "partition": 1}}),
-             _with(ms, rolloutStrategy={"type": "RoleRollingUpdate", "rollingUpdateConfiguration": {"maxUnavailable": 0}}),
-             # Kthena's rollingupdate example after kthena#1626: a scale must not lose the surge budget.
-             _with(ms, rolloutStrategy={"type": "ServingGroupRollingUpdate", "rollingUpdateConfiguration": {"maxUnavailable": 0, "maxSurge": 1}}),
-             _with(ms, rolloutStrategy={"type": "ServingGroupRollingUpdate",
-                                        "rollingUpdateConfiguration": {"maxUnavailable": 0, "maxSurge": "10%", "partition": 2}})]
+    cases = [
+        ms,
+        _with(ms, schedulerName="other"),
+        _with(ms, replicas=7),
+        _with(ms, rolloutStrategy={"type": "ServingGroupRollingUpdate", "rollingUpdateConfiguration": {"maxUnavailable": "50%", "partition": 1}}),
+        _with(ms, rolloutStrategy={"type": "RoleRollingUpdate", "rollingUpdateConfiguration": {"maxUnavailable": 0}}),
+        # Kthena's rollingupdate example after kthena#1626: a scale must not lose the surge budget.
+        _with(ms, rolloutStrategy={"type": "ServingGroupRollingUpdate", "rollingUpdateConfiguration": {"maxUnavailable": 0, "maxSurge": 1}}),
+        _with(
+            ms, rolloutStrategy={"type": "ServingGroupRollingUpdate", "rollingUpdateConfiguration": {"maxUnavailable": 0, "maxSurge": "10%", "partition": 2}}
+        ),
+    ]
     for case in cases:
         assert _answers(_projected(case)) == _answers(case)
 
@@ -94,20 +117,33 @@ def test_the_projection_drops_the_pod_templates(kit):
     assert [r["name"] for r in projected["spec"]["template"]["roles"]] == [r["name"] for r in ms["spec"]["template"]["roles"]]
 
 
-_values = st.recursive(st.none() | st.booleans() | st.integers(-3, 70) | st.text("ab%0-", max_size=4),
-                       lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["name", "replicas", "x"]), inner, max_size=3),
-                       max_leaves=8)
+_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 70) | st.text("ab%0-", max_size=4),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["name", "replicas", "x"]), inner, max_size=3),
+    max_leaves=8,
+)
 
 
 @settings(max_examples=300, deadline=None)
-@given(replicas=_values, roles=st.lists(st.fixed_dictionaries({"name": st.sampled_from(["prefill", "decode", "Bad"]), "replicas": _values,
-                                                               "workerReplicas": _values, "entryTemplate": _values})) | _values,
-       mins=_values, strategy=_values, scheduler=_values)
+@given(
+    replicas=_values,
+    roles=st.lists(
+        st.fixed_dictionaries({"name": st.sampled_from(["prefill", "decode", "Bad"]), "replicas": _values, "workerReplicas": _values, "entryTemplate": _values})
+    )
+    | _values,
+    mins=_values,
+    strategy=_values,
+    scheduler=_values,
+)
 def test_rules_answer_the_same_for_odd_shapes(kit, replicas, roles, mins, strategy, scheduler):
     ms = kit.gang_ms()
     ms["metadata"]["namespace"] = "default"
-    ms["spec"] = {"replicas": replicas, "schedulerName": scheduler, "rolloutStrategy": strategy,
-                  "template": {"roles": roles, "gangPolicy": {"minRoleReplicas": mins}}}
+    ms["spec"] = {
+        "replicas": replicas,
+        "schedulerName": scheduler,
+        "rolloutStrategy": strategy,
+        "template": {"roles": roles, "gangPolicy": {"minRoleReplicas": mins}},
+    }
     assert _answers(_projected(ms)) == _answers(ms)
 
 
@@ -157,8 +193,7 @@ def test_a_thousand_modelservings_stay_small(kit):
     """The figure the design notes quote: the store's memory for 1,000 Kthena ModelServings.
     Measured in a fresh interpreter: what earlier tests leave behind (hypothesis's state among
     it) changes what an allocation costs in this one."""
-    done = subprocess.run([sys.executable, "-c", _MEASURE], input=json.dumps(kit.gang_ms()), capture_output=True,
-                          text=True, cwd=REPO, timeout=120)
+    done = subprocess.run([sys.executable, "-c", _MEASURE], input=json.dumps(kit.gang_ms()), capture_output=True, text=True, cwd=REPO, timeout=120)
     assert done.returncode == 0, done.stderr
     size = int(done.stdout.split()[-1])
     print(f"store of 1,000 ModelServings: {size / 1024:.0f} KiB")

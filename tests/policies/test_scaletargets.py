@@ -4,23 +4,24 @@ a CronHPA on an HPA, other roles, the object itself and the opt-out are not conf
 from __future__ import annotations
 
 import pytest
+from support.willrun import cron_hpa, ctx_of, found, hpa, judge, policy, scaled_object, texts
 
 from webhook.policies.clusterfacts import NoFacts
-from webhook.policies.scalers import scale_targets
 from webhook.policies.context import Context
-
-from support.willrun import cron_hpa, ctx_of, found, hpa, judge, policy, scaled_object, texts
+from webhook.policies.scalers import scale_targets
 
 
 def _rule(obj: dict) -> str:
-    return {"HorizontalPodAutoscaler": "horizontalpodautoscalers", "ScaledObject": "scaledobjects",
-            "CronHorizontalPodAutoscaler": "cronhorizontalpodautoscalers", "AutoscalingPolicy": "autoscalingpolicies"}[obj["kind"]] + ".one-owner"
+    return {
+        "HorizontalPodAutoscaler": "horizontalpodautoscalers",
+        "ScaledObject": "scaledobjects",
+        "CronHorizontalPodAutoscaler": "cronhorizontalpodautoscalers",
+        "AutoscalingPolicy": "autoscalingpolicies",
+    }[obj["kind"]] + ".one-owner"
 
 
-@pytest.mark.parametrize("first", [policy("p1", "llm"), hpa("h1", "llm"), scaled_object("so1", "llm"), cron_hpa("c1", "llm")],
-                         ids=lambda o: o["kind"])
-@pytest.mark.parametrize("second", [policy("p2", "llm"), hpa("h2", "llm"), scaled_object("so2", "llm"), cron_hpa("c2", "llm")],
-                         ids=lambda o: o["kind"])
+@pytest.mark.parametrize("first", [policy("p1", "llm"), hpa("h1", "llm"), scaled_object("so1", "llm"), cron_hpa("c1", "llm")], ids=lambda o: o["kind"])
+@pytest.mark.parametrize("second", [policy("p2", "llm"), hpa("h2", "llm"), scaled_object("so2", "llm"), cron_hpa("c2", "llm")], ids=lambda o: o["kind"])
 def test_a_second_autoscaler_on_a_modelserving_is_refused_naming_the_first(first, second):
     decision = judge(second, ctx_of(first))
     assert not decision.allowed
@@ -80,8 +81,12 @@ def test_a_kind_not_installed_is_skipped_and_unlisted_ones_warn():
 
 
 def test_odd_shapes_give_no_targets_and_no_crash():
-    for odd in ({"spec": []}, {"spec": {"scaleTargetRef": "x"}}, {"metadata": [], "spec": {"homogeneousTarget": {"target": 5}}},
-                {"spec": {"disaggregatedTarget": {"targetRef": {"name": "x"}, "roles": ["a"]}}},
-                {"spec": {"heterogeneousTarget": {"params": {"a": 1}}}}):
+    for odd in (
+        {"spec": []},
+        {"spec": {"scaleTargetRef": "x"}},
+        {"metadata": [], "spec": {"homogeneousTarget": {"target": 5}}},
+        {"spec": {"disaggregatedTarget": {"targetRef": {"name": "x"}, "roles": ["a"]}}},
+        {"spec": {"heterogeneousTarget": {"params": {"a": 1}}}},
+    ):
         for kind in ("HorizontalPodAutoscaler", "AutoscalingPolicy"):
             assert scale_targets(kind, odd) == []

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import copy
 
-from webhook.policies.topology import BOTH_TIERS
-
 from support.willrun import ctx_of, found, hypernode, judge, podgroup_crd, queue, texts
+
+from webhook.policies.topology import BOTH_TIERS
 
 
 def _ms(kit, *, topology: dict | None = None, queue_name: str | None = None, gang: bool = True) -> dict:
@@ -22,13 +22,15 @@ def _ms(kit, *, topology: dict | None = None, queue_name: str | None = None, gan
 
 
 def test_both_tier_fields_are_refused_in_volcanos_words(kit):
-    ms = _ms(kit, topology={"groupPolicy": {"highestTierAllowed": 2, "highestTierName": "spine"},
-                            "rolePolicy": {"highestTierAllowed": 1, "highestTierName": "leaf"}})
+    ms = _ms(
+        kit, topology={"groupPolicy": {"highestTierAllowed": 2, "highestTierName": "spine"}, "rolePolicy": {"highestTierAllowed": 1, "highestTierName": "leaf"}}
+    )
     decision = judge(ms, ctx_of())
     assert not decision.allowed
     assert found(decision, "modelservings.network-topology") == [
         ("spec.template.networkTopology.groupPolicy.highestTierName", BOTH_TIERS),
-        ("spec.template.networkTopology.rolePolicy.highestTierName", BOTH_TIERS)]
+        ("spec.template.networkTopology.rolePolicy.highestTierName", BOTH_TIERS),
+    ]
     one = _ms(kit, topology={"groupPolicy": {"highestTierAllowed": 2}, "rolePolicy": {"highestTierName": "leaf"}})
     assert not found(judge(one, ctx_of()), "modelservings.network-topology")
 
@@ -39,10 +41,11 @@ def test_a_tier_no_hypernode_has_warns(kit):
     decision = judge(ms, ctx_of(*facts))
     assert decision.allowed  # warn by default
     got = found(decision, "modelservings.topology-facts")
-    assert ("spec.template.networkTopology.groupPolicy.highestTierAllowed",
-            "no HyperNode has tier 3 (tiers: 1, 2): the gang could never be placed") in got
-    assert ("spec.template.networkTopology.rolePolicy.highestTierName",
-            "no HyperNode has tierName rack (tier names: leaf, spine): the gang could never be placed") in got
+    assert ("spec.template.networkTopology.groupPolicy.highestTierAllowed", "no HyperNode has tier 3 (tiers: 1, 2): the gang could never be placed") in got
+    assert (
+        "spec.template.networkTopology.rolePolicy.highestTierName",
+        "no HyperNode has tierName rack (tier names: leaf, spine): the gang could never be placed",
+    ) in got
     fine = _ms(kit, topology={"groupPolicy": {"highestTierAllowed": 2}, "rolePolicy": {"highestTierName": "leaf"}})
     assert not found(judge(fine, ctx_of(*facts)), "modelservings.topology-facts")
     # no HyperNode CRD: network topology is not in use, nothing to say

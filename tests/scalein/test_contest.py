@@ -38,8 +38,15 @@ class World:
         self.writes = WriteQueue(clock=self.clock)
         self.metrics = Metrics()
         self.told: list[tuple[str, int, str | None]] = []
-        self.worker = Worker(self.settings, Cluster(self.settings, WorkloadTypes()), self.events, self.writes, self.metrics,
-                             notify=lambda pod, want, current: self.told.append((pod.key, want, current)), clock=self.clock)
+        self.worker = Worker(
+            self.settings,
+            Cluster(self.settings, WorkloadTypes()),
+            self.events,
+            self.writes,
+            self.metrics,
+            notify=lambda pod, want, current: self.told.append((pod.key, want, current)),
+            clock=self.clock,
+        )
         self.pods = {f"{p['metadata']['namespace']}/{p['metadata']['name']}": p for p in copy.deepcopy(s1["pods"]["items"])}
         self.rv = 100
         self.sent: dict[str, int] = {}
@@ -187,6 +194,7 @@ class RefusingCore:
 
     def create_namespaced_event(self, namespace, body, **kw):
         from kubernetes.client.exceptions import ApiException
+
         self.bodies.append((namespace, body))
         if self.status:
             raise ApiException(status=self.status, reason="Forbidden")
@@ -206,8 +214,14 @@ def test_the_event_names_the_value_we_wanted_and_a_refusal_is_logged_once(s1, ca
     assert poster.send(poster.queue.get_nowait())
     ns, body = ok.bodies[0]
     assert ns == pod.namespace and body["reason"] == REASON and body["type"] == "Warning"
-    assert body["involvedObject"] == {"apiVersion": "v1", "kind": "Pod", "namespace": pod.namespace, "name": pod.name,
-                                      "uid": pod.uid, "resourceVersion": pod.resource_version}
+    assert body["involvedObject"] == {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "namespace": pod.namespace,
+        "name": pod.name,
+        "uid": pod.uid,
+        "resourceVersion": pod.resource_version,
+    }
     assert "wanted -500005" in body["message"] and "'-7'" in body["message"] and body["reportingInstance"] == "me"
 
     refusing = RefusingCore(403)

@@ -9,14 +9,13 @@ import subprocess
 import sys
 
 import pytest
-
 from support import REPO
+from support.topology import HYPERNODES, NODES, PODS, exact, hypernode, node, pod
+
 from webhook.scalein import planning, scoring, topology
-from webhook.scalein.cluster import Cluster, WorkloadTypes
+from webhook.scalein.cluster import Cluster
 from webhook.scalein.ranking import contested_pods, hypernode_usage, node_usage
 from webhook.scalein.settings import COST_KEY, RECORD_KEY, ScoringSettings
-
-from support.topology import HYPERNODES, NODES, PODS, exact, hypernode, node, pod
 
 
 def build(hypernodes=HYPERNODES, nodes=NODES, pods=PODS, **kw) -> Cluster:
@@ -33,11 +32,17 @@ def order(c: Cluster) -> list[str]:
 
 def test_members_by_exact_name_regex_and_labels():
     nodes = {"gpu-1": {"rack": "r1"}, "gpu-2": {"rack": "r1"}, "gpu-10": {"rack": "r2"}, "cpu-1": {}}
-    hns = {h.name: h for h in map(topology.hypernode_view, [
-        hypernode("r1", 1, {"labelMatch": {"matchLabels": {"rack": "r1"}}}),
-        hypernode("r2", 1, {"regexMatch": {"pattern": "1[0-9]$"}}),  # unanchored, as Go's MatchString
-        hypernode("none", 1, {"labelMatch": {}}),  # an empty label selector selects nothing
-    ])}
+    hns = {
+        h.name: h
+        for h in map(
+            topology.hypernode_view,
+            [
+                hypernode("r1", 1, {"labelMatch": {"matchLabels": {"rack": "r1"}}}),
+                hypernode("r2", 1, {"regexMatch": {"pattern": "1[0-9]$"}}),  # unanchored, as Go's MatchString
+                hypernode("none", 1, {"labelMatch": {}}),  # an empty label selector selects nothing
+            ],
+        )
+    }
     top = topology.resolve(hns, nodes)
     assert top.leaf_of == {"gpu-1": "r1", "gpu-2": "r1", "gpu-10": "r2"}
     assert top.members == {"r1": ("gpu-1", "gpu-2"), "r2": ("gpu-10",)}
@@ -46,19 +51,34 @@ def test_members_by_exact_name_regex_and_labels():
 
 def test_the_smallest_hypernode_holds_the_node():
     nodes = {"a": {}, "b": {}}
-    hns = {h.name: h for h in map(topology.hypernode_view, [
-        hypernode("big", 3, {"regexMatch": {"pattern": "."}}), hypernode("small", 1, exact("a"))])}
+    hns = {h.name: h for h in map(topology.hypernode_view, [hypernode("big", 3, {"regexMatch": {"pattern": "."}}), hypernode("small", 1, exact("a"))])}
     assert topology.resolve(hns, nodes).leaf_of == {"a": "small", "b": "big"}
 
 
-@pytest.mark.parametrize("hypernodes, note, alone", [
-    ([hypernode("x", 1, exact("n1"), exact("ghost"))], "HyperNode x names node ghost, which does not exist", set()),
-    ([hypernode("x", 1, {"regexMatch": {"pattern": "nomatch"}})], "HyperNode x: its members select no node", set()),
-    ([hypernode("x", 1, {"regexMatch": {"pattern": "(unclosed"}})], "HyperNode x: its members select no node", set()),
-    ([hypernode("x", 1, exact("n1")), hypernode("y", 1, exact("n1"), exact("n2"))], "node n1 is in HyperNodes x, y of tier 1: it ranks by node alone", {"n1"}),
-    ([{**hypernode("x", 1, exact("n1")), "spec": {"tier": 1, "members": [{"type": "Node", "selector": exact("n1")}, {"type": "HyperNode", "selector": exact("y")}]}},
-      hypernode("y", 2, exact("x"), kind="HyperNode")], "HyperNode x is in a cycle of HyperNode members: its nodes rank by node alone", {"n1"}),
-])
+@pytest.mark.parametrize(
+    "hypernodes, note, alone",
+    [
+        ([hypernode("x", 1, exact("n1"), exact("ghost"))], "HyperNode x names node ghost, which does not exist", set()),
+        ([hypernode("x", 1, {"regexMatch": {"pattern": "nomatch"}})], "HyperNode x: its members select no node", set()),
+        ([hypernode("x", 1, {"regexMatch": {"pattern": "(unclosed"}})], "HyperNode x: its members select no node", set()),
+        (
+            [hypernode("x", 1, exact("n1")), hypernode("y", 1, exact("n1"), exact("n2"))],
+            "node n1 is in HyperNodes x, y of tier 1: it ranks by node alone",
+            {"n1"},
+        ),
+        (
+            [
+                {
+                    **hypernode("x", 1, exact("n1")),
+                    "spec": {"tier": 1, "members": [{"type": "Node", "selector": exact("n1")}, {"type": "HyperNode", "selector": exact("y")}]},
+                },
+                hypernode("y", 2, exact("x"), kind="HyperNode"),
+            ],
+            "HyperNode x is in a cycle of HyperNode members: its nodes rank by node alone",
+            {"n1"},
+        ),
+    ],
+)
 def test_bad_topology_ranks_the_pod_by_node_alone_and_is_noted_once(hypernodes, note, alone, caplog):
     caplog.set_level(logging.WARNING, "servinggate.scalein")
     c = build(hypernodes)
@@ -74,7 +94,9 @@ def test_bad_topology_ranks_the_pod_by_node_alone_and_is_noted_once(hypernodes, 
 
 
 def test_malformed_hypernode_objects_are_skipped_never_fatal():
-    c = build([{"metadata": {}}, {"metadata": {"name": "z"}, "spec": "nope"}, {"metadata": {"name": "t"}, "spec": {"tier": "x", "members": [1, {"type": "Node"}]}}])
+    c = build(
+        [{"metadata": {}}, {"metadata": {"name": "z"}, "spec": "nope"}, {"metadata": {"name": "t"}, "spec": {"tier": "x", "members": [1, {"type": "Node"}]}}]
+    )
     assert c.topology.leaf_of == {}
     assert c.desired_all() == {k: scoring.in_hypernode(v, 0) for k, v in build([], compaction_scope="node").desired_all().items()}
 
@@ -159,20 +181,38 @@ def test_plan_shows_each_hypernode_before_and_after():
     workloads = planning.build_plan(c)
     rows = node_usage(c, workloads, 8)
     per_hn = {h["hypernode"]: h for h in hypernode_usage(c, rows)}
-    assert per_hn["hn-b"] == {"hypernode": "hn-b", "tier": 1, "nodes": 2, "allocatable": 16, "before": 6, "after": 0,
-                              "idle_nodes_before": 0, "idle_nodes_after": 2}
+    assert per_hn["hn-b"] == {
+        "hypernode": "hn-b",
+        "tier": 1,
+        "nodes": 2,
+        "allocatable": 16,
+        "before": 6,
+        "after": 0,
+        "idle_nodes_before": 0,
+        "idle_nodes_after": 2,
+    }
     assert (per_hn["hn-a"]["before"], per_hn["hn-a"]["after"]) == (12, 10)
     assert hypernode_usage(build(compaction_scope="node"), rows) == []
 
 
 def test_plan_cli_reads_hypernodes_and_contested_events_from_a_snapshot(tmp_path):
-    contested = {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "e1", "namespace": "default"}, "reason": "DeletionCostContested",
-                 "involvedObject": {"kind": "Pod", "namespace": "default", "name": "b3-0"}, "lastTimestamp": "2026-01-01T00:00:00Z"}
+    contested = {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": "e1", "namespace": "default"},
+        "reason": "DeletionCostContested",
+        "involvedObject": {"kind": "Pod", "namespace": "default", "name": "b3-0"},
+        "lastTimestamp": "2026-01-01T00:00:00Z",
+    }
     pods = [pod("b3-0", "n3", annotations={COST_KEY: "-3", RECORD_KEY: "-1"}) if p["metadata"]["name"] == "b3-0" else p for p in PODS]
     snap = tmp_path / "snap.json"
     snap.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": NODES + pods + HYPERNODES + [contested]}))
-    run = lambda *a: subprocess.run([sys.executable, "-m", "webhook", "plan", "--snapshot", str(snap), "--remove", "8", *a],  # noqa: E731
-                                    cwd=REPO, capture_output=True, text=True, timeout=120)
+
+    def run(*a):
+        return subprocess.run(
+            [sys.executable, "-m", "webhook", "plan", "--snapshot", str(snap), "--remove", "8", *a], cwd=REPO, capture_output=True, text=True, timeout=120
+        )
+
     text = run()
     assert text.returncode == 0, text.stderr
     assert "compaction scope: hypernode (--compaction-scope auto)" in text.stdout

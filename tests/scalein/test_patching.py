@@ -15,8 +15,10 @@ from webhook.scalein.settings import COST_KEY, RECORD_KEY
 
 KEY = "default/p"
 POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default", "annotations": {COST_KEY: "-5"}}}
-SET = [{"op": "test", "path": "/metadata/annotations/" + COST_KEY.replace("/", "~1"), "value": "-5"},
-       {"op": "replace", "path": "/metadata/annotations/" + COST_KEY.replace("/", "~1"), "value": "-7"}]
+SET = [
+    {"op": "test", "path": "/metadata/annotations/" + COST_KEY.replace("/", "~1"), "value": "-5"},
+    {"op": "replace", "path": "/metadata/annotations/" + COST_KEY.replace("/", "~1"), "value": "-7"},
+]
 
 
 def patcher(api_client: client.ApiClient, stop: threading.Event | None = None) -> tuple[Patcher, Metrics]:

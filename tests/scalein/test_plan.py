@@ -6,10 +6,10 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from webhook.config import ConfigError, load
 from webhook.scalein.settings import ReconcileSettings, ScoringSettings
-
-import pytest
 
 REPO_ENV = None
 
@@ -104,8 +104,9 @@ def test_settings_from_env_and_config_file(tmp_path):
 def test_plan_reads_the_reconcilers_configmap_file(s1_path, tmp_path):
     """Operators point `plan` at the same file the reconciler mounts: the scoring keys apply,
     the reconciler-only keys (leader-elect, scoring-qps, ...) are ignored, a typo is refused."""
-    import yaml
     from pathlib import Path
+
+    import yaml
 
     cm = yaml.safe_load((Path(__file__).resolve().parents[2] / "manifests/base/reconciler-configmap.yaml").read_text())
     data = yaml.safe_load(cm["data"]["reconcile.yaml"])

@@ -10,7 +10,6 @@ import sys
 from xml.etree import ElementTree as ET
 
 import yaml
-
 from support import REPO
 
 SVG = "{http://www.w3.org/2000/svg}"

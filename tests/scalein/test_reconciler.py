@@ -10,14 +10,12 @@ import urllib.error
 import urllib.request
 
 import pytest
-
 from kubernetes import client
-
-from webhook.scalein import reconciling
-from webhook.kube.leases import LeaderElector
-from webhook.scalein.settings import COST_KEY, RECORD_KEY, ReconcileSettings
-
 from support import free_port
+
+from webhook.kube.leases import LeaderElector
+from webhook.scalein import reconciling
+from webhook.scalein.settings import COST_KEY, RECORD_KEY, ReconcileSettings
 
 NODE_B = "-500005"  # S1: node-b 4/8 used, one NPU per pod -> 5 idle after removal
 NODE_A = "-1"  # S1: node-a full
@@ -126,8 +124,9 @@ def test_410_gone_on_watch_lists_again(s1, fake_api, running, waiter):
 def test_dry_run_writes_nothing(s1, fake_api, running, waiter):
     api, api_client = fake_api(s1["nodes"]["items"], s1["pods"]["items"])
     r = running(settings(dry_run=True), api_client)
-    waiter(lambda: (r.metrics.registry.get_sample_value("servinggate_scalein_skips_total", {"reason": "dry-run"}) or 0) >= len(api.pods),
-           what="dry-run decisions")
+    waiter(
+        lambda: (r.metrics.registry.get_sample_value("servinggate_scalein_skips_total", {"reason": "dry-run"}) or 0) >= len(api.pods), what="dry-run decisions"
+    )
     assert api.count("PATCH", "/") == 0
 
 
@@ -191,7 +190,7 @@ def test_scoring_disabled_writes_nothing_through_the_command(s1, fake_api, fake_
         assert_no_patch_until(disabled, started + 2 * took + MARGIN_SECONDS)
         assert thread.is_alive() and healthz(port) == b"ok\n"  # still running: it chose not to write
     finally:
-        for stop, t, _ in threads:
+        for stop, _, _ in threads:
             stop.set()
         for _, t, _ in threads:
             t.join(10)
@@ -238,8 +237,7 @@ def test_scoring_disabled_decides_every_pod_and_patches_none(s1, fake_api, fake_
 def test_not_leader_writes_nothing(s1, fake_api, running, waiter):
     api, api_client = fake_api(s1["nodes"]["items"], s1["pods"]["items"])
     r = running(settings(), api_client, may_write=lambda: False)
-    waiter(lambda: (r.metrics.registry.get_sample_value("servinggate_scalein_skips_total", {"reason": "not-leader"}) or 0) >= len(api.pods),
-           what="skips")
+    waiter(lambda: (r.metrics.registry.get_sample_value("servinggate_scalein_skips_total", {"reason": "not-leader"}) or 0) >= len(api.pods), what="skips")
     assert api.count("PATCH", "/") == 0
 
 
@@ -262,11 +260,13 @@ def test_third_party_types_through_discovery(s1, fake_api, running, waiter):
     pods = copy.deepcopy(s1["pods"]["items"])
     for p in pods:
         if p["metadata"]["name"].startswith("filler"):
-            p["metadata"]["ownerReferences"] = [{"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet", "name": "filler",
-                                                 "uid": "x", "controller": True}]
+            p["metadata"]["ownerReferences"] = [{"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet", "name": "filler", "uid": "x", "controller": True}]
     api, api_client = fake_api(s1["nodes"]["items"], pods)
-    api.discovery["apps.kruise.io/v1alpha1"] = {"kind": "APIResourceList", "groupVersion": "apps.kruise.io/v1alpha1",
-                                                "resources": [{"name": "clonesets", "kind": "CloneSet", "namespaced": True}]}
+    api.discovery["apps.kruise.io/v1alpha1"] = {
+        "kind": "APIResourceList",
+        "groupVersion": "apps.kruise.io/v1alpha1",
+        "resources": [{"name": "clonesets", "kind": "CloneSet", "namespaced": True}],
+    }
     s = settings(third_party_types=("apps.kruise.io/v1alpha1/clonesets", "example.com/v1/widgets"))
     running(s, api_client)
     waiter(lambda: converged(api, expected_s1(api)), what="CloneSet pods scored too")
@@ -289,8 +289,14 @@ def test_health_and_metrics_endpoint():
             urllib.request.urlopen(f"http://127.0.0.1:{port}/nothing")
         assert missing.value.code == 404
         body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics").read().decode()
-        for name in ("servinggate_scalein_writes_total", "servinggate_scalein_skips", "servinggate_scalein_conflicts",
-                     "servinggate_scalein_errors", "servinggate_scalein_pods_scored", "servinggate_scalein_pass_duration_seconds"):
+        for name in (
+            "servinggate_scalein_writes_total",
+            "servinggate_scalein_skips",
+            "servinggate_scalein_conflicts",
+            "servinggate_scalein_errors",
+            "servinggate_scalein_pods_scored",
+            "servinggate_scalein_pass_duration_seconds",
+        ):
             assert name in body
     finally:
         server.shutdown()
@@ -309,8 +315,9 @@ class Clock:
 
 
 def elector(api_client, identity, clock):
-    return LeaderElector(client.CoordinationV1Api(api_client), name="sg", namespace="ns", identity=identity,
-                         lease_duration=15, renew_deadline=10, retry_period=2, clock=clock)
+    return LeaderElector(
+        client.CoordinationV1Api(api_client), name="sg", namespace="ns", identity=identity, lease_duration=15, renew_deadline=10, retry_period=2, clock=clock
+    )
 
 
 def test_lease_acquire_renew_expire_takeover(fake_api):

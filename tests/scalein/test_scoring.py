@@ -8,9 +8,11 @@ import itertools
 import jsonpatch
 import pytest
 
+from webhook.kthena import LABEL_GROUP as MS_GROUP
+from webhook.kthena import LABEL_ROLE as MS_ROLE
+from webhook.kthena import LABEL_ROLE_ID as MS_ROLE_ID
 from webhook.scalein import planning, scoring
 from webhook.scalein.cluster import Cluster, WorkloadTypes
-from webhook.kthena import LABEL_GROUP as MS_GROUP, LABEL_ROLE as MS_ROLE, LABEL_ROLE_ID as MS_ROLE_ID
 from webhook.scalein.settings import COST_KEY, RECORD_KEY, REMOVE_LAST_KEY, ScoringSettings
 
 ASCEND = "huawei.com/Ascend910"
@@ -158,8 +160,14 @@ def test_effective_requests_follow_the_scheduler():
 
 def test_accelerator_patterns_and_companions():
     m = scoring.AcceleratorMatcher(ScoringSettings().accelerator_resources)
-    for name in ("huawei.com/Ascend910", "huawei.com/Ascend910B3", "huawei.com/Ascend310P", "huawei.com/ascend-310",
-                 "huawei.com/ascend-1980", "nvidia.com/gpu"):
+    for name in (
+        "huawei.com/Ascend910",
+        "huawei.com/Ascend910B3",
+        "huawei.com/Ascend310P",
+        "huawei.com/ascend-310",
+        "huawei.com/ascend-1980",
+        "nvidia.com/gpu",
+    ):
         assert m(name), name
     for name in ("huawei.com/Ascend910B3-memory", "huawei.com/Ascend910B3-core", "cpu", "nvidia.com/gpumem"):
         assert not m(name), name
@@ -168,23 +176,25 @@ def test_accelerator_patterns_and_companions():
 
 def test_quantity_and_cost_parsing():
     assert [scoring.quantity_units(q) for q in ("8", "1k", "500m", "2Ki", "bad", "-1")] == [8, 1000, 1, 2048, 0, 0]
-    assert [scoring.parse_cost(v) for v in ("0", "-5", "+5", "007", "", "x", "2147483648", "-2147483648")] == \
-        [0, -5, None, None, None, None, None, -2147483648]
+    assert [scoring.parse_cost(v) for v in ("0", "-5", "+5", "007", "", "x", "2147483648", "-2147483648")] == [0, -5, None, None, None, None, None, -2147483648]
 
 
 # ---- ownership and patches --------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("current, record, priority, action", [
-    (None, None, "binpack", "write"),
-    ("-1", "-1", "binpack", "write"),  # ours, stale
-    ("-500005", None, "binpack", "none"),  # already right
-    ("100", None, "binpack", "overwrite"),
-    ("100", "-1", "binpack", "overwrite"),
-    ("100", None, "wl", "foreign"),
-    ("100", "-1", "wl", "foreign"),
-    ("-1", "-1", "wl", "write"),
-])
+@pytest.mark.parametrize(
+    "current, record, priority, action",
+    [
+        (None, None, "binpack", "write"),
+        ("-1", "-1", "binpack", "write"),  # ours, stale
+        ("-500005", None, "binpack", "none"),  # already right
+        ("100", None, "binpack", "overwrite"),
+        ("100", "-1", "binpack", "overwrite"),
+        ("100", None, "wl", "foreign"),
+        ("100", "-1", "wl", "foreign"),
+        ("-1", "-1", "wl", "write"),
+    ],
+)
 def test_decide(current, record, priority, action):
     assert scoring.decide(current, record, -500005, priority).action == action
 
@@ -210,11 +220,14 @@ def test_write_patch_applies_and_keeps_other_annotations(annotations):
     assert all("~1" in o["path"] for o in ops if o["path"].startswith("/metadata/annotations/"))
 
 
-@pytest.mark.parametrize("seen, concurrent", [
-    (None, lambda m: m.update(resourceVersion="8", annotations={"team": "x"})),  # map appeared
-    ({"x": "y"}, lambda m: m.update(resourceVersion="8", annotations={"x": "y", COST_KEY: "9"})),  # cost appeared
-    ({COST_KEY: "-1", RECORD_KEY: "-1"}, lambda m: m["annotations"].update({COST_KEY: "9"})),  # cost changed
-])
+@pytest.mark.parametrize(
+    "seen, concurrent",
+    [
+        (None, lambda m: m.update(resourceVersion="8", annotations={"team": "x"})),  # map appeared
+        ({"x": "y"}, lambda m: m.update(resourceVersion="8", annotations={"x": "y", COST_KEY: "9"})),  # cost appeared
+        ({COST_KEY: "-1", RECORD_KEY: "-1"}, lambda m: m["annotations"].update({COST_KEY: "9"})),  # cost changed
+    ],
+)
 def test_write_patch_fails_on_a_concurrent_edit(seen, concurrent):
     d = doc(copy.deepcopy(seen))
     ops = scoring.write_patch(seen, "7", COST_KEY, RECORD_KEY, "-42")
@@ -249,8 +262,13 @@ def protect(p: dict, value: str = "true") -> dict:
 
 def test_remove_last_pod_gets_the_top_cost_and_still_counts_toward_its_node():
     nodes = [node("empty", 8), node("full", 8)]
-    pods = [ready(protect(pod("keep", "empty", 1))), ready(pod("next-to-it", "empty", 1)),
-            ready(pod("b", "full", 4)), ready(pod("c", "full", 4)), ready(protect(pod("typo", "full", 0), "yes"))]
+    pods = [
+        ready(protect(pod("keep", "empty", 1))),
+        ready(pod("next-to-it", "empty", 1)),
+        ready(pod("b", "full", 4)),
+        ready(pod("c", "full", 4)),
+        ready(protect(pod("typo", "full", 0), "yes")),
+    ]
     desired = build(nodes, pods).desired_all()
     assert desired["default/keep"] == scoring.REMOVE_LAST_COST == scoring.INT32_MAX
     assert desired["default/next-to-it"] == scoring.cost(2, 8, 1)  # the protected pod's device still counts
@@ -260,8 +278,7 @@ def test_remove_last_pod_gets_the_top_cost_and_still_counts_toward_its_node():
 
 def test_remove_last_goes_last_among_ready_pods_but_an_unready_one_still_goes_first():
     nodes = [node("empty", 8), node("full", 8)]
-    pods = [ready(protect(pod("keep", "empty", 1))), ready(pod("b", "full", 4)), ready(pod("c", "full", 3)),
-            ready(pod("d", "empty", 1))]
+    pods = [ready(protect(pod("keep", "empty", 1))), ready(pod("b", "full", 4)), ready(pod("c", "full", 3)), ready(pod("d", "empty", 1))]
     order = [u.entries[0].pod.name for u in planning.build_plan(build(nodes, pods))[0].units]
     assert order[-1] == "keep" and order[0] == "d"  # without the annotation "keep" would tie with "d" for first
     ready(pods[0], False)
@@ -280,9 +297,14 @@ def test_remove_last_in_a_modelserving_keeps_its_whole_servinggroup():
         return p
 
     nodes = [node("empty", 8), node("full", 8)]
-    pods = [member("llm-0-a", "empty", "llm-0"), member("llm-0-b", "empty", "llm-0"),
-            member("llm-1-a", "full", "llm-1"), member("llm-1-b", "full", "llm-1"),
-            member("llm-1-c", "full", "llm-1"), member("llm-1-d", "full", "llm-1")]
+    pods = [
+        member("llm-0-a", "empty", "llm-0"),
+        member("llm-0-b", "empty", "llm-0"),
+        member("llm-1-a", "full", "llm-1"),
+        member("llm-1-b", "full", "llm-1"),
+        member("llm-1-c", "full", "llm-1"),
+        member("llm-1-d", "full", "llm-1"),
+    ]
     groups = lambda c: [u.name for u in planning.build_plan(c)[0].units]  # noqa: E731
     assert groups(build(nodes, pods)) == ["llm-0", "llm-1"]  # the emptier group goes first
     protect(pods[1])

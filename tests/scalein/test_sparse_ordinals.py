@@ -62,10 +62,7 @@ def test_role_replicas_with_gaps_rank_and_list_by_value():
     assert [e.pod.name for e in group.entries] == [f"llm-5-decode-{r}-0" for r in (0, 2, 4, 10, 11)]
 
 
-@pytest.mark.parametrize(
-    "name, ordinal",
-    [("llm-0", 0), ("llm-10", 10), ("decode-2147483647", 2**31 - 1), ("llm-2147483648", -1), ("llm", -1), ("llm-", -1)],
-)
+@pytest.mark.parametrize("name, ordinal", [("llm-0", 0), ("llm-10", 10), ("decode-2147483647", 2**31 - 1), ("llm-2147483648", -1), ("llm", -1), ("llm-", -1)])
 def test_ordinal_is_kthenas_int32_parse(name, ordinal):
     assert _ordinal(name) == ordinal
 

@@ -30,8 +30,7 @@ class Harness:
         self.writes = WriteQueue()
         self.metrics = Metrics()
         self.stop = threading.Event()
-        self.worker = Worker(self.settings, Cluster(self.settings, WorkloadTypes()), self.events, self.writes, self.metrics,
-                             stop=self.stop)
+        self.worker = Worker(self.settings, Cluster(self.settings, WorkloadTypes()), self.events, self.writes, self.metrics, stop=self.stop)
         self.thread = threading.Thread(target=self.worker.run, daemon=True)
         self.events.put(Listed("hypernodes", []))  # a cluster without HyperNodes
 
@@ -68,8 +67,7 @@ def harness():
 
 
 def by_node(s1) -> dict[str, int]:
-    return {f"{p['metadata']['namespace']}/{p['metadata']['name']}": NODE_B if p["spec"]["nodeName"] == "node-b" else NODE_A
-            for p in s1["pods"]["items"]}
+    return {f"{p['metadata']['namespace']}/{p['metadata']['name']}": NODE_B if p["spec"]["nodeName"] == "node-b" else NODE_A for p in s1["pods"]["items"]}
 
 
 def test_listed_nodes_and_pods_queue_one_write_per_scored_pod(s1, harness, waiter):
@@ -105,8 +103,10 @@ def test_a_resync_offers_again_what_was_skipped(s1, harness, waiter):
     h.worker.may_write = leading.is_set
     h.events.put(Listed("nodes", s1["nodes"]["items"]))
     h.events.put(Listed("pods", s1["pods"]["items"]))
-    waiter(lambda: (h.metrics.registry.get_sample_value("servinggate_scalein_skips_total", {"reason": "not-leader"}) or 0)
-           >= len(s1["pods"]["items"]), what="skipped while not leading")
+    waiter(
+        lambda: (h.metrics.registry.get_sample_value("servinggate_scalein_skips_total", {"reason": "not-leader"}) or 0) >= len(s1["pods"]["items"]),
+        what="skipped while not leading",
+    )
     assert not h.queued()
     leading.set()
     h.events.put(Resync())

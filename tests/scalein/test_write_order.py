@@ -9,10 +9,10 @@ import re
 import threading
 import urllib.request
 
+from support import free_port
+
 from webhook.scalein import reconciling, scoring
 from webhook.scalein.settings import COST_KEY, RECORD_KEY, REMOVE_LAST_KEY, ReconcileSettings
-
-from support import free_port
 
 NPU = "huawei.com/Ascend910"
 ALONE = str(scoring.cost(1, 8, 1))  # one 1-NPU pod on an 8-NPU node: -875008
@@ -31,13 +31,21 @@ def node(name: str, npus: int = 8) -> dict:
 
 
 def pod(name: str, node_name: str, npus: int = 1, annotations: dict | None = None) -> dict:
-    meta = {"name": name, "namespace": "default", "uid": f"uid-{name}",
-            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs", "uid": "rs", "controller": True}]}
+    meta = {
+        "name": name,
+        "namespace": "default",
+        "uid": f"uid-{name}",
+        "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs", "uid": "rs", "controller": True}],
+    }
     if annotations:
         meta["annotations"] = dict(annotations)
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta,
-            "spec": {"nodeName": node_name, "containers": [{"name": "c", "resources": {"requests": {NPU: str(npus)}, "limits": {NPU: str(npus)}}}]},
-            "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": meta,
+        "spec": {"nodeName": node_name, "containers": [{"name": "c", "resources": {"requests": {NPU: str(npus)}, "limits": {NPU: str(npus)}}}]},
+        "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]},
+    }
 
 
 def cost_in(ops: list[dict]) -> str:
@@ -97,8 +105,11 @@ def test_a_queued_write_keeps_the_latest_value_and_is_dropped_once_it_no_longer_
         def queued() -> dict[str, int]:
             with r.rec.writes.cond:
                 return {k: e.value for k, e in r.rec.writes.entries.items()}
-        waiter(lambda: queued() == {"default/cheap-4": int(ALONE), "default/cheap-5": int(ALONE),
-                                    **{f"default/t-{i}": int(after) for i in range(2, 8)}}, what="the queue follows the cluster")
+
+        waiter(
+            lambda: queued() == {"default/cheap-4": int(ALONE), "default/cheap-5": int(ALONE), **{f"default/t-{i}": int(after) for i in range(2, 8)}},
+            what="the queue follows the cluster",
+        )
     finally:
         api.release_writes()
     want = {f"default/cheap-{i}": ALONE for i in range(6)} | {f"default/t-{i}": after for i in range(1, 8)}
@@ -120,8 +131,9 @@ def test_an_event_is_written_while_a_long_backlog_drains(fake_api, waiter):
     api, api_client = fake_api(nodes, pods)
     port, stop = free_port(), threading.Event()
     result: list[int] = []
-    thread = threading.Thread(target=lambda: result.append(reconciling.run(
-        settings(scoring_qps=2, health_host="127.0.0.1", health_port=port), api_client, stop)), daemon=True)
+    thread = threading.Thread(
+        target=lambda: result.append(reconciling.run(settings(scoring_qps=2, health_host="127.0.0.1", health_port=port), api_client, stop)), daemon=True
+    )
     thread.start()
     try:
         waiter(lambda: len(api.patches) >= 1, what="the drain began")
@@ -162,6 +174,7 @@ def test_one_log_line_when_a_full_pass_has_converged(s1, fake_api, running, wait
 
     def converged_lines() -> list[dict]:
         return [rec.msg for rec in caplog.records if isinstance(rec.msg, dict) and str(rec.msg.get("msg", "")).startswith("full pass converged")]
+
     waiter(lambda: converged_lines(), what="the convergence line")
     line = converged_lines()[0]
     assert line["writes"] == len(api.pods) and line["seconds"] >= 0

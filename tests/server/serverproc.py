@@ -16,17 +16,34 @@ from support.procfs import connections_per_worker, established, socket_inodes, w
 
 
 class Server:
-    def __init__(self, tmp: Path, *extra: str, workers: int = 2, env: dict[str, str] | None = None,
-                 client_cert: tuple[Path, Path] | None = None):
+    def __init__(self, tmp: Path, *extra: str, workers: int = 2, env: dict[str, str] | None = None, client_cert: tuple[Path, Path] | None = None):
         self.client_cert = client_cert  # (certificate, key) presented by ssl_context(), for --client-ca-file
         self.port = free_port()
         self.metrics_port = free_port()
         self.certs = tmp / "certs"
         self.log_path = tmp / "server.log"
         self.args = [
-            sys.executable, "-m", "webhook", "serve", "--host", "127.0.0.1", "--port", str(self.port),
-            "--certs-dir", str(self.certs), "--workers", str(workers), "--metrics-dir", str(tmp / "metrics"),
-            "--kube-lookups", "off", "--cert-reload-seconds", "1", "--metrics-port", str(self.metrics_port), *extra,
+            sys.executable,
+            "-m",
+            "webhook",
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--certs-dir",
+            str(self.certs),
+            "--workers",
+            str(workers),
+            "--metrics-dir",
+            str(tmp / "metrics"),
+            "--kube-lookups",
+            "off",
+            "--cert-reload-seconds",
+            "1",
+            "--metrics-port",
+            str(self.metrics_port),
+            *extra,
         ]
         self.env = {**os.environ, **(env or {})}
         self.proc: subprocess.Popen[bytes] | None = None
@@ -45,7 +62,7 @@ class Server:
             context.load_cert_chain(*map(str, self.client_cert))
         return context
 
-    def start(self, timeout: float = 20.0) -> "Server":
+    def start(self, timeout: float = 20.0) -> Server:
         self._log = open(self.log_path, "wb")
         self.proc = subprocess.Popen(self.args, cwd=REPO, stdout=self._log, stderr=subprocess.STDOUT, env=self.env)
         deadline = time.monotonic() + timeout

@@ -9,7 +9,10 @@ import logging
 
 import orjson
 import pytest
-from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
+from support import ADMISSION_FIXTURES, FIXTURES
 
 from webhook.admission.review import MAX_NESTING
 from webhook.logs import JsonFormatter
@@ -17,8 +20,6 @@ from webhook.policies import NoLookups
 from webhook.server import metrics
 from webhook.server.app import create_app
 from webhook.server.settings import ServeSettings
-
-from support import ADMISSION_FIXTURES, FIXTURES
 
 FINDINGS = FIXTURES / "fuzz-findings"
 
@@ -154,8 +155,11 @@ def test_a_huge_username_is_clipped_in_the_log_line(client, caplog):
 REVIEWS = [(p.stem, json.loads(p.read_text())) for p in sorted(ADMISSION_FIXTURES.glob("*.json"))]
 
 _scalars = st.one_of(
-    st.none(), st.booleans(), st.integers(min_value=-(2**63), max_value=2**63 - 1),
-    st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=20),
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**63), max_value=2**63 - 1),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=20),
     st.sampled_from(["", "1E", "1Ei", "1i", "9" * 5000 + "%", "1e" + "9" * 5000, "-1", "0", "*/²", "١", "a" * 300]),
 )
 _values = st.recursive(_scalars, lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=5), inner, max_size=3)), max_leaves=8)

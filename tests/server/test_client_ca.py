@@ -14,12 +14,11 @@ import subprocess
 import sys
 
 import pytest
-
 from serverproc import Server  # noqa: E402  (tests/server is on sys.path via conftest)
+from support import REPO  # noqa: E402  (tests/ is on sys.path via the root conftest)
+
 from webhook.certs.files import write_file
 from webhook.certs.issuing import generate_ca, generate_client
-
-from support import REPO  # noqa: E402  (tests/ is on sys.path via the root conftest)
 
 
 def _write_client(tmp, name, ca):
@@ -35,8 +34,7 @@ def clients(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("clients")
     trusted, stranger = generate_ca("apiserver-clients"), generate_ca("someone-else")
     write_file(tmp / "clients-ca.crt", trusted.cert_pem, 0o644)
-    return {"ca": tmp / "clients-ca.crt", "apiserver": _write_client(tmp, "kube-apiserver", trusted),
-            "stranger": _write_client(tmp, "stranger", stranger)}
+    return {"ca": tmp / "clients-ca.crt", "apiserver": _write_client(tmp, "kube-apiserver", trusted), "stranger": _write_client(tmp, "stranger", stranger)}
 
 
 @pytest.fixture(scope="module")
@@ -93,9 +91,28 @@ def test_an_unusable_client_ca_file_stops_the_start_with_one_line(tmp_path):
     bad = tmp_path / "not-a-ca.pem"
     bad.write_text("this is no certificate\n")
     for path in (bad, tmp_path / "missing.pem"):
-        done = subprocess.run([sys.executable, "-m", "webhook", "serve", "--certs-dir", str(tmp_path / "certs"),
-                               "--client-ca-file", str(path), "--kube-lookups", "off", "--metrics-port", "0", "--port", "1"],
-                              cwd=REPO, capture_output=True, text=True, timeout=60)
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "webhook",
+                "serve",
+                "--certs-dir",
+                str(tmp_path / "certs"),
+                "--client-ca-file",
+                str(path),
+                "--kube-lookups",
+                "off",
+                "--metrics-port",
+                "0",
+                "--port",
+                "1",
+            ],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert done.returncode == 2, done.stderr
         lines = [line for line in done.stderr.splitlines() if "--client-ca-file" in line]
         assert len(lines) == 1 and str(path) in lines[0] and "Traceback" not in done.stderr, done.stderr

@@ -29,8 +29,8 @@ from dataclasses import dataclass
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-
 from support import FUZZ_FINDINGS
+
 from webhook.server import gunicorn_adapter as adapter
 from webhook.server.framing import COMPLETE, DISPATCH, MORE, REFUSE, RequestScanner
 from webhook.server.plainreview import HeadLimits, plain_review
@@ -169,15 +169,47 @@ _length_value = st.one_of(
     st.integers(4290, 4320).map(lambda n: "0" * (n - 2) + "29"),
     st.integers(1, 6000).map(lambda n: "9" * n),
 )
-_codings = st.lists(st.sampled_from(["chunked", "identity", "gzip", "deflate", "compress", "br", "Chunked", " chunked", "chunked "]),
-                    min_size=1, max_size=3).map(", ".join)
-_names = st.sampled_from(["Content-Length", "content-length", "CONTENT-LENGTH", "Content-Length ", " Content-Length", "Content_Length",
-                          "Transfer-Encoding", "transfer-encoding", "Transfer-Encoding ", "Expect", "Connection"])
-_other_fields = st.sampled_from([
-    "Host: example", "Content-Type: application/json", "Connection: close", "Connection: keep-alive", "Connection: upgrade",
-    "Expect: 100-continue", "Expect: nothing", "Accept-Encoding: gzip", "X_Odd: 1", "X-Forwarded-For: 1.2.3.4",
-    " folded", "\tfolded", "Bad Name: 1", "NoColon", "X-Bin: \x7f", "X-Latin: caf\u00e9", "X-Empty:", "Te: trailers", "Upgrade: h2c",
-])
+_codings = st.lists(
+    st.sampled_from(["chunked", "identity", "gzip", "deflate", "compress", "br", "Chunked", " chunked", "chunked "]), min_size=1, max_size=3
+).map(", ".join)
+_names = st.sampled_from(
+    [
+        "Content-Length",
+        "content-length",
+        "CONTENT-LENGTH",
+        "Content-Length ",
+        " Content-Length",
+        "Content_Length",
+        "Transfer-Encoding",
+        "transfer-encoding",
+        "Transfer-Encoding ",
+        "Expect",
+        "Connection",
+    ]
+)
+_other_fields = st.sampled_from(
+    [
+        "Host: example",
+        "Content-Type: application/json",
+        "Connection: close",
+        "Connection: keep-alive",
+        "Connection: upgrade",
+        "Expect: 100-continue",
+        "Expect: nothing",
+        "Accept-Encoding: gzip",
+        "X_Odd: 1",
+        "X-Forwarded-For: 1.2.3.4",
+        " folded",
+        "\tfolded",
+        "Bad Name: 1",
+        "NoColon",
+        "X-Bin: \x7f",
+        "X-Latin: caf\u00e9",
+        "X-Empty:",
+        "Te: trailers",
+        "Upgrade: h2c",
+    ]
+)
 _methods = st.sampled_from(["POST", "POST", "POST", "GET", "PUT", "post", "OPTIONS"])
 _targets = st.one_of(
     st.sampled_from(["/validate", "/mutate?timeout=10s", "/validate/../x", "/a%20b", "*", "http://h/validate", "/v#frag", "/ x"]),
@@ -193,7 +225,7 @@ def chunked_body(draw, data: bytes) -> bytes:
     while rest:
         n = draw(st.integers(1, max(1, len(rest))))
         piece, rest = rest[:n], rest[n:]
-        size = draw(st.sampled_from(["%x", "%X", "0%x", "%x ", "%x;", "%x;ext", "%x;a=b", "%x ;a=\"q\"", "%x\t;e"])) % n
+        size = draw(st.sampled_from(["%x", "%X", "0%x", "%x ", "%x;", "%x;ext", "%x;a=b", '%x ;a="q"', "%x\t;e"])) % n
         out += size.encode() + b"\r\n" + piece + b"\r\n"
     out += draw(st.sampled_from([b"0\r\n\r\n", b"0\r\n\r\n", b"0;e=1\r\n\r\n", b"0\r\nX-T: 1\r\n\r\n", b"00\r\n\r\n", b"0\r\n", b"0\r\nX-T: 1\r\n"]))
     return bytes(out)
@@ -230,22 +262,36 @@ def requests(draw) -> bytes:
         how = draw(st.sampled_from(["set", "drop", "add"]))
         byte = bytes([draw(st.sampled_from([0, 9, 10, 13, 32, 48, 57, 58, 59, 127, 255]))])
         if how == "set" and where < len(raw):
-            raw = raw[:where] + byte + raw[where + 1:]
+            raw = raw[:where] + byte + raw[where + 1 :]
         elif how == "drop":
-            raw = raw[:where] + raw[where + 1:]
+            raw = raw[:where] + raw[where + 1 :]
         else:
             raw = raw[:where] + byte + raw[where:]
     if draw(st.integers(0, 3)) == 0:  # a client that has not sent it all yet
-        raw = raw[:draw(st.integers(0, len(raw)))]
+        raw = raw[: draw(st.integers(0, len(raw)))]
     return raw
 
 
-_plain_fields = st.sampled_from([
-    "Host: 10.96.0.1:443", "User-Agent: kube-apiserver-admission", "Accept: application/json, */*", "Accept-Encoding: gzip",
-    "Content-Type: application/json", "content-type: application/json; charset=utf-8", "Content-Type:application/json",
-    "Content-Type: application/json ", "Connection: close", "Connection: Keep-Alive", "Connection: keep-alive, close",
-    "Connection: upgrade", "X-Request-Id: a_b", "Host: other", "Expect: 100-continue", "X-Forwarded-Proto: https",
-])
+_plain_fields = st.sampled_from(
+    [
+        "Host: 10.96.0.1:443",
+        "User-Agent: kube-apiserver-admission",
+        "Accept: application/json, */*",
+        "Accept-Encoding: gzip",
+        "Content-Type: application/json",
+        "content-type: application/json; charset=utf-8",
+        "Content-Type:application/json",
+        "Content-Type: application/json ",
+        "Connection: close",
+        "Connection: Keep-Alive",
+        "Connection: keep-alive, close",
+        "Connection: upgrade",
+        "X-Request-Id: a_b",
+        "Host: other",
+        "Expect: 100-continue",
+        "X-Forwarded-Proto: https",
+    ]
+)
 
 
 @st.composite
@@ -259,7 +305,7 @@ def plain_requests(draw) -> bytes:
     raw = (f"POST {target} HTTP/1.1\r\n" + "".join(f + "\r\n" for f in fields) + "\r\n").encode("latin-1") + body
     if draw(st.integers(0, 3)) == 0:
         where = draw(st.integers(0, len(raw) - 1))
-        raw = raw[:where] + bytes([draw(st.sampled_from([9, 32, 95, 127, 200]))]) + raw[where + 1:]
+        raw = raw[:where] + bytes([draw(st.sampled_from([9, 32, 95, 127, 200]))]) + raw[where + 1 :]
     return raw
 
 
@@ -268,6 +314,7 @@ PROPERTY = settings(max_examples=400, deadline=None, suppress_health_check=[Heal
 
 
 # ---- the tests ---------------------------------------------------------------------------------
+
 
 def test_the_c_parser_is_the_one_gunicorn_uses():
     """Not a skip: the image ships gunicorn_h1c and the worker is measured with it."""
@@ -319,8 +366,7 @@ def test_recorded_findings_split_at_every_byte(name):
 
 
 def test_a_small_request_split_at_every_byte():
-    raw = (b"POST /validate HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
-           b"3;x=1\r\nabc\r\n0\r\nX-T: 1\r\n\r\nGET / HTTP/1.1\r\n\r\n")
+    raw = b"POST /validate HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3;x=1\r\nabc\r\n0\r\nX-T: 1\r\n\r\nGET / HTTP/1.1\r\n\r\n"
     for cut in range(1, len(raw)):
         for second in (cut + 1, cut + 7):
             check_scanner(raw, [cut, second])

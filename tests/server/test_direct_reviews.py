@@ -8,6 +8,7 @@ import logging
 
 import pytest
 from flask import Flask
+from support import ADMISSION_FIXTURES as FIXTURES
 from werkzeug.test import EnvironBuilder
 
 from webhook.policies import NoLookups
@@ -18,12 +19,9 @@ from webhook.server.app import create_app
 from webhook.server.replies import DEFERRED
 from webhook.server.settings import ServeSettings
 
-from support import ADMISSION_FIXTURES as FIXTURES
-
 POD_MUTATE = (FIXTURES / "pods-create-kthena-entry-missing-scheduler-annotations-roleid-mutating.json").read_bytes()
 MS_VALIDATE = (FIXTURES / "modelservings-create-gang-example-validating.json").read_bytes()
-REFUSED = json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-                      "request": {"uid": "u-1", "operation": "EXPLODE"}}).encode()
+REFUSED = json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {"uid": "u-1", "operation": "EXPLODE"}}).encode()
 
 CASES = [
     ("/mutate", POD_MUTATE, "application/json"),  # patched, with a warning and audit annotations
@@ -68,7 +66,7 @@ def test_other_methods_and_paths_stay_flasks(app):
     for method, path, code in (("GET", "/mutate", "405"), ("POST", "/mutate/", "404"), ("POST", "/healthz", "405")):
         environ = EnvironBuilder(path=path, method=method, data=b"{}", content_type="application/json").get_environ()
         started: list = []
-        body = b"".join(app(environ, lambda status, headers, exc_info=None: started.append(status)))
+        body = b"".join(app(environ, lambda status, headers, exc_info=None, started=started: started.append(status)))
         assert started[0].startswith(code) and json.loads(body)["kind"] == "Status"
 
 
@@ -80,8 +78,15 @@ def test_a_bug_outside_the_review_is_a_json_500(app, monkeypatch, caplog):
     with caplog.at_level(logging.ERROR, logger="servinggate.server"):
         status, _, body = call(app, "/mutate", POD_MUTATE, "application/json")
     assert status == "500 Internal Server Error"
-    assert json.loads(body) == {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-                                "message": "internal error in the webhook; see its log", "reason": "InternalError", "code": 500}
+    assert json.loads(body) == {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": "internal error in the webhook; see its log",
+        "reason": "InternalError",
+        "code": 500,
+    }
     assert any("unhandled error on POST /mutate" in r.getMessage() and "boom" in r.getMessage() for r in caplog.records)
 
 
@@ -113,6 +118,7 @@ def test_a_review_that_may_not_wait_is_deferred_before_anything_is_recorded(tmp_
     with DEFERRED, nothing counted or logged; the thread's call then waits and answers."""
     lookups = StoreOnly(None)
     app = create_app(ServeSettings(certs_dir=tmp_path), lookups=lookups)
+
     def environ():
         return EnvironBuilder(path="/mutate", method="POST", data=POD_MUTATE, content_type="application/json").get_environ()
 

@@ -16,7 +16,7 @@ def scan_growing(raw: bytes, max_body: int = 1000, step: int = 7):
     """Feed the bytes a few at a time, as a slow client would; return every verdict."""
     scanner, buf, verdicts = RequestScanner(4096, max_body), bytearray(), []
     for i in range(0, len(raw), step):
-        buf += raw[i:i + step]
+        buf += raw[i : i + step]
         verdicts.append(scanner.scan(buf))
         if verdicts[-1].kind != MORE:
             break
@@ -38,15 +38,18 @@ def test_chunked_bodies_end_after_the_last_chunk_and_trailers():
     assert scan_growing(plain)[-1].end == len(plain)
 
 
-@pytest.mark.parametrize("tail, code, needle", [
-    (b"zz\r\nab\r\n0\r\n\r\n", 400, "invalid chunk size"),
-    (b"ffffffffffffffffffff\r\nab\r\n0\r\n\r\n", 413, "exceeds the limit of 1000 bytes"),
-    (b"3e9\r\n", 413, "exceeds the limit"),  # 1001 bytes announced: refused before they arrive
-    (b"2\r\nabcd\r\n", 400, "not followed by CRLF"),
-    (b"1" * 5000, 400, "chunk-size line too long"),
-    (b"1\r\na\r\n" * 1001, 413, "exceeds the limit"),
-    ((b"1;a=" + b"b" * 4000 + b"\r\na\r\n") * 20, 413, "exceeds the limit"),  # 20 bytes, 80 KB of framing
-])
+@pytest.mark.parametrize(
+    "tail, code, needle",
+    [
+        (b"zz\r\nab\r\n0\r\n\r\n", 400, "invalid chunk size"),
+        (b"ffffffffffffffffffff\r\nab\r\n0\r\n\r\n", 413, "exceeds the limit of 1000 bytes"),
+        (b"3e9\r\n", 413, "exceeds the limit"),  # 1001 bytes announced: refused before they arrive
+        (b"2\r\nabcd\r\n", 400, "not followed by CRLF"),
+        (b"1" * 5000, 400, "chunk-size line too long"),
+        (b"1\r\na\r\n" * 1001, 413, "exceeds the limit"),
+        ((b"1;a=" + b"b" * 4000 + b"\r\na\r\n") * 20, 413, "exceeds the limit"),  # 20 bytes, 80 KB of framing
+    ],
+)
 def test_chunked_framing_refused(tail, code, needle):
     last = scan_growing(HEAD + b"Transfer-Encoding: chunked\r\n\r\n" + tail, max_body=1000, step=64)[-1]
     assert (last.kind, last.code) == (REFUSE, code) and needle in last.message
@@ -59,13 +62,16 @@ def test_a_length_over_the_limit_is_refused_from_the_head():
     assert (huge.kind, huge.code) == (REFUSE, 413)
 
 
-@pytest.mark.parametrize("headers", [
-    b"Content-Length: 2\r\nTransfer-Encoding: chunked\r\n",
-    b"Content-Length: 2\r\nContent-Length: 2\r\n",
-    b"Content-Length: -2\r\n",
-    b"Transfer-Encoding: gzip\r\n",
-    b"Transfer-Encoding: chunked, chunked\r\n",
-])
+@pytest.mark.parametrize(
+    "headers",
+    [
+        b"Content-Length: 2\r\nTransfer-Encoding: chunked\r\n",
+        b"Content-Length: 2\r\nContent-Length: 2\r\n",
+        b"Content-Length: -2\r\n",
+        b"Transfer-Encoding: gzip\r\n",
+        b"Transfer-Encoding: chunked, chunked\r\n",
+    ],
+)
 def test_ambiguous_framing_is_dispatched_at_once_for_the_parser_to_refuse(headers):
     assert scan_growing(HEAD + headers + b"\r\n{}")[-1].kind == DISPATCH
 
@@ -86,11 +92,18 @@ def test_expect_continue_is_reported_while_the_body_is_awaited():
 
 def test_the_event_loop_answer_has_the_head_every_answer_has_and_a_json_status(monkeypatch):
     monkeypatch.setattr(answering, "http_date", lambda: "Thu, 26 Nov 2026 20:00:00 GMT")
-    body = (b'{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",'
-            b'"message":"request not received within 10 s","reason":"RequestTimeout","code":408}')
-    assert status_answer(408, "request not received within 10 s") == (
-        b"HTTP/1.1 408 Request Timeout\r\nServer: %s\r\nDate: Thu, 26 Nov 2026 20:00:00 GMT\r\nConnection: close\r\n"
-        b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % (SERVER.encode(), len(body))) + body
+    body = (
+        b'{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",'
+        b'"message":"request not received within 10 s","reason":"RequestTimeout","code":408}'
+    )
+    assert (
+        status_answer(408, "request not received within 10 s")
+        == (
+            b"HTTP/1.1 408 Request Timeout\r\nServer: %s\r\nDate: Thu, 26 Nov 2026 20:00:00 GMT\r\nConnection: close\r\n"
+            b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % (SERVER.encode(), len(body))
+        )
+        + body
+    )
     assert status_answer(499, "x").startswith(b"HTTP/1.1 499 Unknown\r\n")  # a code without a reason phrase
     assert status_answer(413, "x").startswith(b"HTTP/1.1 413 Request Entity Too Large\r\n")
 

@@ -8,10 +8,9 @@ import inspect
 import re
 
 import pytest
+from support import REPO
 
 from webhook.server import gunicorn_adapter as adapter
-
-from support import REPO
 
 
 def assigned_on_self(cls: type) -> set[str]:
@@ -28,13 +27,17 @@ def assigned_on_self(cls: type) -> set[str]:
     return names
 
 
-@pytest.mark.parametrize(("cls", "methods", "attributes"), [
-    (adapter.ThreadWorker, adapter.WORKER_METHODS, adapter.WORKER_ATTRIBUTES),
-    (adapter.TConn, adapter.CONNECTION_METHODS, adapter.CONNECTION_ATTRIBUTES),
-    (adapter.RequestParser, adapter.PARSER_METHODS, ()),
-    (adapter.wsgi.Response, adapter.RESPONSE_METHODS, adapter.RESPONSE_ATTRIBUTES),
-    (adapter.Logger, (), adapter.LOGGER_ATTRIBUTES),
-], ids=["worker", "connection", "parser", "response", "logger"])
+@pytest.mark.parametrize(
+    ("cls", "methods", "attributes"),
+    [
+        (adapter.ThreadWorker, adapter.WORKER_METHODS, adapter.WORKER_ATTRIBUTES),
+        (adapter.TConn, adapter.CONNECTION_METHODS, adapter.CONNECTION_ATTRIBUTES),
+        (adapter.RequestParser, adapter.PARSER_METHODS, ()),
+        (adapter.wsgi.Response, adapter.RESPONSE_METHODS, adapter.RESPONSE_ATTRIBUTES),
+        (adapter.Logger, (), adapter.LOGGER_ATTRIBUTES),
+    ],
+    ids=["worker", "connection", "parser", "response", "logger"],
+)
 def test_every_method_and_attribute_the_worker_uses_exists(cls, methods, attributes):
     assert [m for m in methods if not callable(getattr(cls, m, None))] == []
     assert sorted(set(attributes) - assigned_on_self(cls)) == []

@@ -6,6 +6,7 @@ import json
 import logging
 
 import pytest
+from support import ADMISSION_FIXTURES as FIXTURES
 
 from webhook.admission import allowed
 from webhook.policies import DictLookups, NoLookups, Registry
@@ -13,8 +14,6 @@ from webhook.policies.registry import Target
 from webhook.server import metrics
 from webhook.server.app import create_app
 from webhook.server.settings import ServeSettings
-
-from support import ADMISSION_FIXTURES as FIXTURES
 
 POD_MUTATE = (FIXTURES / "pods-create-kthena-entry-missing-scheduler-annotations-roleid-mutating.json").read_bytes()
 
@@ -51,8 +50,10 @@ def test_wrong_content_type_is_415(client):
     resp = client.post("/validate", data=POD_MUTATE, content_type="text/plain")
     assert resp.status_code == 415
     assert "Content-Type must be application/json, got 'text/plain'" in status_of(resp)["message"]
-    assert resp.get_data() == (b'{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":'
-                               b'"Content-Type must be application/json, got \'text/plain\'","reason":"UnsupportedMediaType","code":415}')
+    assert resp.get_data() == (
+        b'{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":'
+        b'"Content-Type must be application/json, got \'text/plain\'","reason":"UnsupportedMediaType","code":415}'
+    )
 
 
 def test_json_with_charset_is_accepted(client):
@@ -167,7 +168,7 @@ def test_readyz_fails_for_an_expired_certificate(settings):
     from webhook.certs.files import write_file
     from webhook.certs.issuing import generate_ca, generate_serving
 
-    long_ago = dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=400)
+    long_ago = dt.datetime.now(dt.UTC) - dt.timedelta(days=400)
     ca = generate_ca(now=long_ago)
     pair = generate_serving(ca, ["localhost"], days=30, now=long_ago)
     write_file(settings.certs_dir / "tls.crt", pair.cert_pem, 0o644)
@@ -196,5 +197,5 @@ def test_metrics_name_each_rule_verdict_and_the_build(settings):
     client.post("/mutate", data=POD_MUTATE, content_type="application/json")
     text = metrics.render()[0].decode()
     assert 'servinggate_rule_verdicts_total{action="on",rule="pods.gang-labels",verdict="pass"}' in text
-    line = next(l for l in text.splitlines() if l.startswith('servinggate_rule_verdicts_total{action="on",rule="pods.gang-labels",verdict="pass"}'))
+    line = next(row for row in text.splitlines() if row.startswith('servinggate_rule_verdicts_total{action="on",rule="pods.gang-labels",verdict="pass"}'))
     assert float(line.split()[-1]) >= 1

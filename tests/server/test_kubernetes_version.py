@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 
 import pytest
+from support import ADMISSION_FIXTURES as FIXTURES
 
 from webhook.admission import allowed
 from webhook.kube.serverversion import FollowedVersion
@@ -14,8 +15,6 @@ from webhook.policies import NoLookups, Registry
 from webhook.policies.registry import Target
 from webhook.server.app import create_app
 from webhook.server.settings import ServeSettings
-
-from support import ADMISSION_FIXTURES as FIXTURES
 
 POD_REVIEW = (FIXTURES / "pods-create-kthena-entry-missing-scheduler-annotations-roleid-mutating.json").read_bytes()
 
@@ -53,8 +52,7 @@ def test_auto_is_read_from_the_api_server_and_followed_after_a_reconnect(fake_ap
     with caplog.at_level(logging.INFO, "servinggate.server"):
         app = create_app(settings, registry=registry, lookups=NoLookups())
     started = [r.msg for r in caplog.records if isinstance(r.msg, dict) and r.msg.get("msg", "").startswith("judging by")]
-    assert started == [{"msg": "judging by Kubernetes 1.29", "kubernetesVersion": "1.29", "judgedAs": "1.29",
-                        "source": "the API server's /version (v1.29.6)"}]
+    assert started == [{"msg": "judging by Kubernetes 1.29", "kubernetesVersion": "1.29", "judgedAs": "1.29", "source": "the API server's /version (v1.29.6)"}]
     review(app)
     fake_api.version = {"major": "1", "minor": "36", "gitVersion": "v1.36.0"}  # the control plane was upgraded
     app.extensions["servinggate"]["kubernetes"].refresh()  # what the watcher calls when it reconnects

@@ -8,12 +8,12 @@ import http.client
 import json
 import time
 
-from serverproc import Server  # noqa: E402  (tests/server is on sys.path via conftest)
-from webhook.kthena import MODELSERVING_API_VERSION, MODELSERVING_KIND
-
 from fakes.apiserver import FakeAPI
 from fakes.silent import Silent, kubeconfig_for
+from serverproc import Server  # noqa: E402  (tests/server is on sys.path via conftest)
 from support import admission_path, wait_for
+
+from webhook.kthena import MODELSERVING_API_VERSION, MODELSERVING_KIND
 
 POD_REVIEW = admission_path("pods-create-kthena-entry-missing-scheduler-annotations-roleid-mutating").read_bytes()
 OWNER = json.loads(POD_REVIEW)["request"]["object"]["metadata"]["labels"]["modelserving.volcano.sh/name"]
@@ -55,8 +55,14 @@ def test_the_workers_read_the_owner_from_their_watch(tmp_path):
     with FakeAPI() as api:
         group = MODELSERVING_API_VERSION.rpartition("/")[0]
         api.install_custom(group, "autoscalingpolicies")
-        api.add_custom({"apiVersion": MODELSERVING_API_VERSION, "kind": MODELSERVING_KIND,
-                        "metadata": {"name": OWNER, "namespace": NAMESPACE}, "spec": {"schedulerName": "other-scheduler"}})
+        api.add_custom(
+            {
+                "apiVersion": MODELSERVING_API_VERSION,
+                "kind": MODELSERVING_KIND,
+                "metadata": {"name": OWNER, "namespace": NAMESPACE},
+                "spec": {"schedulerName": "other-scheduler"},
+            }
+        )
         srv = served(tmp_path, api.write_kubeconfig(tmp_path / "kubeconfig"))
         try:
             wait_for(lambda: len([c for c in api.calls("GET", "/modelservings$") if c.query.get("watch") == "true"]) >= 2, timeout=15)

@@ -11,10 +11,9 @@ import ssl
 import time
 
 import pytest
-
 from serverproc import Server  # noqa: E402  (tests/server is on sys.path via conftest)
-
 from support.procfs import status_kib  # noqa: E402
+
 from webhook.server import memory
 
 
@@ -58,8 +57,7 @@ def test_refused_and_abandoned_bodies_are_not_kept_after_their_connection_closes
         for n in range(16):
             with _tls(srv) as c:
                 if n % 2:
-                    c.sendall(f"POST /validate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
-                              f"Transfer-Encoding: chunked\r\n\r\n".encode())
+                    c.sendall(b"POST /validate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
                     piece = b"%x\r\n%s\r\n" % (65536, b" " * 65536)
                     try:
                         for _ in range(size // 65536 + 1):
@@ -68,8 +66,10 @@ def test_refused_and_abandoned_bodies_are_not_kept_after_their_connection_closes
                         pass  # refused while sending: the answer is read below
                     assert b" 413 " in _answer(c)
                 else:
-                    c.sendall(f"POST /validate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
-                              f"Content-Length: {size}\r\n\r\n".encode() + b" " * (size - 65536))
+                    c.sendall(
+                        f"POST /validate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {size}\r\n\r\n".encode()
+                        + b" " * (size - 65536)
+                    )
         time.sleep(1)  # the hung-up connections are seen closed
         grown_mib = (status_kib(pid, "VmRSS") - before) / 1024
         assert grown_mib < 8, f"the worker still holds {grown_mib:.0f} MiB of closed connections' bodies"

@@ -7,6 +7,7 @@ import os
 import tempfile
 
 from serverproc import Server  # noqa: E402  (tests/server is on sys.path via conftest)
+
 from webhook.server import serving
 from webhook.server.settings import ServeSettings
 
@@ -29,7 +30,7 @@ def test_the_server_removes_the_folder_it_made_when_it_stops(tmp_path):
     before = ours(parent)
     srv = Server(tmp_path)
     at = srv.args.index("--metrics-dir")
-    del srv.args[at:at + 2]  # no folder given: the server makes one
+    del srv.args[at : at + 2]  # no folder given: the server makes one
     srv.start()
     try:
         made = ours(parent) - before

@@ -10,23 +10,30 @@ import time
 from types import SimpleNamespace
 
 import pytest
-
 from serverproc import Server  # noqa: E402  (tests/server is on sys.path via conftest)
-from webhook.server.plainreview import HeadLimits, plain_review
-
 from support import ADMISSION_FIXTURES as FIXTURES
+
+from webhook.server.plainreview import HeadLimits, plain_review
 
 POD_MUTATE = (FIXTURES / "pods-create-kthena-entry-missing-scheduler-annotations-roleid-mutating.json").read_bytes()
 MS_VALIDATE = (FIXTURES / "modelservings-create-gang-example-validating.json").read_bytes()
 LIMITS = HeadLimits(line=4094, fields=100, field_size=8190)
 
 
-def api_server_request(body: bytes = b'{"kind":"AdmissionReview"}', path: str = "/mutate?timeout=10s",
-                       fields: tuple[str, ...] = (), content_type: str = "application/json") -> bytes:
+def api_server_request(
+    body: bytes = b'{"kind":"AdmissionReview"}', path: str = "/mutate?timeout=10s", fields: tuple[str, ...] = (), content_type: str = "application/json"
+) -> bytes:
     """A review request as kube-apiserver 1.28 sends one (its header set), plus `fields`."""
-    head = [f"POST {path} HTTP/1.1", "Host: 127.0.0.1:8443", "User-Agent: kube-apiserver-admission",
-            f"Content-Length: {len(body)}", "Accept: application/json, */*", f"Content-Type: {content_type}",
-            "Accept-Encoding: gzip", *fields]
+    head = [
+        f"POST {path} HTTP/1.1",
+        "Host: 127.0.0.1:8443",
+        "User-Agent: kube-apiserver-admission",
+        f"Content-Length: {len(body)}",
+        "Accept: application/json, */*",
+        f"Content-Type: {content_type}",
+        "Accept-Encoding: gzip",
+        *fields,
+    ]
     return ("\r\n".join(head) + "\r\n\r\n").encode() + body
 
 
@@ -36,7 +43,11 @@ def test_the_api_servers_review_request_is_plain():
     assert plain is not None and not plain.closes
     environ = plain.environ
     assert (environ["REQUEST_METHOD"], environ["PATH_INFO"], environ["CONTENT_TYPE"], environ["CONTENT_LENGTH"]) == (
-        "POST", "/mutate", "application/json", str(len(body)))
+        "POST",
+        "/mutate",
+        "application/json",
+        str(len(body)),
+    )
     assert environ["wsgi.input"].read(len(body)) == body and environ["wsgi.input"].read() == b""
     assert plain_review(api_server_request(body, fields=("Connection: Close",)), LIMITS).closes
     assert "CONTENT_TYPE" not in plain_review(b"POST /validate HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}", LIMITS).environ
@@ -90,12 +101,10 @@ def test_the_head_limits_are_gunicorns_reading_of_its_settings():
 
 def exchange(srv: Server, raw: bytes) -> bytes:
     """Send one request, read until the server has answered (Content-Length), mask the Date."""
-    with srv.ssl_context().wrap_socket(socket.create_connection(("127.0.0.1", srv.port), timeout=10),
-                                       server_hostname="localhost") as conn:
+    with srv.ssl_context().wrap_socket(socket.create_connection(("127.0.0.1", srv.port), timeout=10), server_hostname="localhost") as conn:
         conn.sendall(raw)
         data = b""
-        while b"\r\n\r\n" not in data or len(data.partition(b"\r\n\r\n")[2]) < int(
-                re.search(rb"Content-Length: (\d+)", data).group(1)):
+        while b"\r\n\r\n" not in data or len(data.partition(b"\r\n\r\n")[2]) < int(re.search(rb"Content-Length: (\d+)", data).group(1)):
             chunk = conn.recv(65536)
             assert chunk, data
             data += chunk
@@ -132,8 +141,7 @@ def test_a_plain_request_is_answered_with_the_bytes_gunicorns_path_writes(server
 
 def test_keep_alive_holds_across_plain_and_parsed_requests(server):
     """One connection alternating the two paths: each answer complete, in order, kept alive."""
-    with server.ssl_context().wrap_socket(socket.create_connection(("127.0.0.1", server.port), timeout=10),
-                                          server_hostname="localhost") as conn:
+    with server.ssl_context().wrap_socket(socket.create_connection(("127.0.0.1", server.port), timeout=10), server_hostname="localhost") as conn:
         for i in range(6):
             fields = ("X_Via: 1",) if i % 2 else ()
             conn.sendall(api_server_request(POD_MUTATE, fields=fields))

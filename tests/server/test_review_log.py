@@ -7,13 +7,12 @@ import io
 import logging
 
 import pytest
+from support import ADMISSION_FIXTURES
 
 from webhook.logs import JsonFormatter
 from webhook.policies import NoLookups
 from webhook.server.app import create_app
 from webhook.server.settings import ServeSettings
-
-from support import ADMISSION_FIXTURES
 
 ALLOWED = (ADMISSION_FIXTURES / "pods-create-kthena-entry-missing-scheduler-annotations-roleid-mutating.json").read_bytes()
 DENIED = (ADMISSION_FIXTURES / "autoscalingpolicies-create-min-greater-than-max-validating.json").read_bytes()

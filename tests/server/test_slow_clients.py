@@ -12,9 +12,7 @@ from http import HTTPStatus
 
 import pytest
 import yaml
-
 from serverproc import Server  # noqa: E402  (tests/server is on sys.path via conftest)
-
 from support import REPO, admission_fixture_paths, admission_path  # noqa: E402
 from support.procfs import status_kib  # noqa: E402
 
@@ -66,8 +64,7 @@ def json_status(headers: dict[str, str], body: bytes, code: int) -> dict:
 
 
 def request(path: str, body: bytes = b"", method: str = "POST", ctype: str = "application/json", extra: str = "") -> bytes:
-    return (f"{method} {path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: {ctype}\r\n"
-            f"Content-Length: {len(body)}\r\n{extra}\r\n").encode() + body
+    return (f"{method} {path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: {ctype}\r\nContent-Length: {len(body)}\r\n{extra}\r\n").encode() + body
 
 
 def stall(srv: Server, kind: str) -> socket.socket:
@@ -81,7 +78,7 @@ def stall(srv: Server, kind: str) -> socket.socket:
     if kind == "slow-headers":
         conn.sendall(b"POST /validate HTTP/1.1\r\nHost: localhost\r\nContent-")
     elif kind == "slow-body":
-        conn.sendall(request("/validate", REVIEW)[:-len(REVIEW) // 2])
+        conn.sendall(request("/validate", REVIEW)[: -len(REVIEW) // 2])
     return conn
 
 
@@ -131,10 +128,13 @@ def test_a_client_that_does_not_finish_its_request_in_time_gets_a_408_and_is_clo
         srv.stop()
 
 
-@pytest.mark.parametrize("name, code, needle", [
-    ("http-TE-chunked-with-invalid-chunk-size", 400, "invalid chunk size"),
-    ("http-TE-chunked-with-chunk-size-overflow", 413, "exceeds the limit of 1048576 bytes"),
-])
+@pytest.mark.parametrize(
+    "name, code, needle",
+    [
+        ("http-TE-chunked-with-invalid-chunk-size", 400, "invalid chunk size"),
+        ("http-TE-chunked-with-chunk-size-overflow", 413, "exceeds the limit of 1048576 bytes"),
+    ],
+)
 def test_fuzzed_chunked_framing_is_refused_at_once_with_json(server, name, code, needle):
     with tls(server) as conn:
         conn.sendall((FUZZ / f"{name}.raw").read_bytes())
@@ -146,24 +146,26 @@ def test_fuzzed_chunked_framing_is_refused_at_once_with_json(server, name, code,
 
 def test_a_bad_chunk_extension_is_a_json_400_not_a_500(server):
     with tls(server) as conn:
-        conn.sendall(b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
-                     b"2;a=\x01\r\n{}\r\n0\r\n\r\n")
+        conn.sendall(b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n2;a=\x01\r\n{}\r\n0\r\n\r\n")
         status, headers, body = read_answer(conn)
         assert status == 400 and headers["connection"] == "close"
         json_status(headers, body, 400)
 
 
-@pytest.mark.parametrize("raw, code", [
-    (b"GET /healthz HTTP/1.1 extra\r\nHost: x\r\n\r\n", 400),
-    (b"GET /" + b"a" * 5000 + b" HTTP/1.1\r\nHost: x\r\n\r\n", 414),
-    (b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + b"b" * 9000 + b"\r\n\r\n", 431),
-    (b"GET /healthz HTTP/1.1\r\nHost: x\r\n" + b"X: y\r\n" * 20000 + b"\r\n", 431),
-    (b"POST /validate HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: snappy\r\n\r\n", 400),  # gunicorn_h1c 0.6.10's answer (Python parser: 501)
-    (b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n{}", 400),
-    (b"OPTIONS /validate HTTP/1.1\r\nHost: x\r\n\r\n", 405),
-    (b"OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n", 404),
-    (b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Length: " + b"9" * 5000 + b"\r\n\r\n", 400),  # more digits than int() reads
-])
+@pytest.mark.parametrize(
+    "raw, code",
+    [
+        (b"GET /healthz HTTP/1.1 extra\r\nHost: x\r\n\r\n", 400),
+        (b"GET /" + b"a" * 5000 + b" HTTP/1.1\r\nHost: x\r\n\r\n", 414),
+        (b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + b"b" * 9000 + b"\r\n\r\n", 431),
+        (b"GET /healthz HTTP/1.1\r\nHost: x\r\n" + b"X: y\r\n" * 20000 + b"\r\n", 431),
+        (b"POST /validate HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: snappy\r\n\r\n", 400),  # gunicorn_h1c 0.6.10's answer (Python parser: 501)
+        (b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n{}", 400),
+        (b"OPTIONS /validate HTTP/1.1\r\nHost: x\r\n\r\n", 405),
+        (b"OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n", 404),
+        (b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Length: " + b"9" * 5000 + b"\r\n\r\n", 400),  # more digits than int() reads
+    ],
+)
 def test_every_error_answer_is_json(server, raw, code):
     with tls(server) as conn:
         conn.sendall(raw)
@@ -172,14 +174,17 @@ def test_every_error_answer_is_json(server, raw, code):
     json_status(headers, body, code)
 
 
-@pytest.mark.parametrize("raw, code", [
-    (request("/validate", REVIEW), 200),  # answered on the event loop (plain review)
-    (request("/validate", REVIEW, extra="X-Forwarded-For: 1.2.3.4\r\n"), 200),  # through gunicorn's parser and response
-    (request("/nope", b"{}"), 404),  # Flask's own path
-    (b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999\r\n\r\n", 413),  # the scanner's refusal
-    (b"POST /validate HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", 400),  # the scanner's refusal
-    (b"GET /healthz HTTP/1.1 extra\r\nHost: x\r\n\r\n", 400),  # gunicorn's parser refuses it
-])
+@pytest.mark.parametrize(
+    "raw, code",
+    [
+        (request("/validate", REVIEW), 200),  # answered on the event loop (plain review)
+        (request("/validate", REVIEW, extra="X-Forwarded-For: 1.2.3.4\r\n"), 200),  # through gunicorn's parser and response
+        (request("/nope", b"{}"), 404),  # Flask's own path
+        (b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999\r\n\r\n", 413),  # the scanner's refusal
+        (b"POST /validate HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", 400),  # the scanner's refusal
+        (b"GET /healthz HTTP/1.1 extra\r\nHost: x\r\n\r\n", 400),  # gunicorn's parser refuses it
+    ],
+)
 def test_every_answer_has_the_same_head_fields_and_the_standard_reason_phrase(server, raw, code):
     with tls(server) as conn:
         conn.sendall(raw)
@@ -205,8 +210,12 @@ def test_a_length_with_leading_zeros_is_read_as_gunicorn_reads_it(server):
 def test_a_connection_stays_usable_after_errors_that_leave_a_body_unread(server):
     big = b"x" * (300 * 1024)  # far more than gunicorn would drain before reusing a connection
     with tls(server) as conn:
-        for raw, code in [(request("/nope", big), 404), (request("/validate", big, ctype="text/plain"), 415),
-                          (request("/validate", big, method="PUT"), 405), (request("/validate", REVIEW), 200)]:
+        for raw, code in [
+            (request("/nope", big), 404),
+            (request("/validate", big, ctype="text/plain"), 415),
+            (request("/validate", big, method="PUT"), 405),
+            (request("/validate", REVIEW), 200),
+        ]:
             conn.sendall(raw)
             status, headers, _ = read_answer(conn)
             assert status == code and headers["connection"] == "keep-alive"
@@ -225,8 +234,11 @@ def test_a_client_still_sending_a_refused_body_reads_the_413_and_a_clean_close(s
 def test_an_app_answer_with_connection_close_is_announced_and_kept(server):
     # Chunked and over the limit: refused before the application; the close is on the wire.
     with tls(server) as conn:
-        conn.sendall(b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
-                     + (b"10000\r\n" + b" " * 0x10000 + b"\r\n") * 17 + b"0\r\n\r\n")
+        conn.sendall(
+            b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+            + (b"10000\r\n" + b" " * 0x10000 + b"\r\n") * 17
+            + b"0\r\n\r\n"
+        )
         status, headers, _ = read_answer(conn)
         assert status == 413 and headers["connection"] == "close"
         assert conn.recv(100) == b""
@@ -234,7 +246,7 @@ def test_an_app_answer_with_connection_close_is_announced_and_kept(server):
 
 def test_expect_100_continue_is_answered_before_the_body(server):
     with tls(server) as conn:
-        conn.sendall(request("/validate", REVIEW, extra="Expect: 100-continue\r\n")[:-len(REVIEW)])
+        conn.sendall(request("/validate", REVIEW, extra="Expect: 100-continue\r\n")[: -len(REVIEW)])
         assert conn.recv(100).startswith(b"HTTP/1.1 100 Continue\r\n\r\n")
         conn.sendall(REVIEW)
         status, _, _ = read_answer(conn)
@@ -261,8 +273,7 @@ def test_many_unfinished_large_bodies_do_not_grow_a_worker_past_its_read_budget(
         before = status_kib(pid, "VmRSS")
         size, sent = 2 * 1024 * 1024, 1900 * 1024
         clients = [tls(srv, timeout=60) for _ in range(24)]
-        head = (f"POST /validate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
-                f"Content-Length: {size}\r\n\r\n").encode()
+        head = (f"POST /validate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {size}\r\n\r\n").encode()
         left = {}
         for c in clients:
             c.sendall(head)
@@ -300,8 +311,10 @@ def many_errors_review(roles: int = 120) -> bytes:
     review = json.loads(admission_path("modelservings-create-gang-example-validating").read_bytes())
     template = review["request"]["object"]["spec"]["template"]
     template.pop("gangPolicy", None)
-    template["roles"] = [{"name": f"Role_{i}_" + "X" * 40, "replicas": -1, "workerReplicas": -1,
-                          "entryTemplate": {"spec": {"containers": [{"name": f"BAD_{i}", "image": ""}]}}} for i in range(roles)]
+    template["roles"] = [
+        {"name": f"Role_{i}_" + "X" * 40, "replicas": -1, "workerReplicas": -1, "entryTemplate": {"spec": {"containers": [{"name": f"BAD_{i}", "image": ""}]}}}
+        for i in range(roles)
+    ]
     return json.dumps(review).encode()
 
 

@@ -15,12 +15,11 @@ import time
 import jsonpatch
 import pytest
 from cryptography import x509
-
 from serverproc import Server  # noqa: E402  (tests/server is on sys.path via conftest)
+from support import admission_fixture_paths, admission_path  # noqa: E402  (tests/ is on sys.path via the root conftest)
+
 from webhook.certs.files import write_file
 from webhook.certs.issuing import generate_ca, generate_serving
-
-from support import admission_fixture_paths, admission_path  # noqa: E402  (tests/ is on sys.path via the root conftest)
 
 FIXTURES = admission_fixture_paths()
 
@@ -47,8 +46,13 @@ def test_generated_certificates_cover_the_service_names_and_keys_are_private(ser
     cert = x509.load_pem_x509_certificate((server.certs / "tls.crt").read_bytes())
     sans = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
     names = set(sans.get_values_for_type(x509.DNSName))
-    assert {"localhost", "servinggate-webhook", "servinggate-webhook.servinggate-system",
-            "servinggate-webhook.servinggate-system.svc", "servinggate-webhook.servinggate-system.svc.cluster.local"} <= names
+    assert {
+        "localhost",
+        "servinggate-webhook",
+        "servinggate-webhook.servinggate-system",
+        "servinggate-webhook.servinggate-system.svc",
+        "servinggate-webhook.servinggate-system.svc.cluster.local",
+    } <= names
     assert "127.0.0.1" in {str(ip) for ip in sans.get_values_for_type(x509.IPAddress)}
     ca = x509.load_pem_x509_certificate((server.certs / "ca.crt").read_bytes())
     assert ca.extensions.get_extension_for_class(x509.BasicConstraints).value.ca is True
@@ -253,8 +257,7 @@ def test_sigterm_lets_an_in_flight_review_finish(tmp_path):
     body = admission_path("pods-create-kthena-entry-missing-scheduler-annotations-roleid-mutating").read_bytes()
     raw = socket.create_connection(("127.0.0.1", srv.port), timeout=10)
     tls = srv.ssl_context().wrap_socket(raw, server_hostname="localhost")
-    head = (f"POST /mutate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
-            f"Content-Length: {len(body)}\r\n\r\n").encode()
+    head = (f"POST /mutate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n").encode()
     tls.sendall(head + body[:100])
     time.sleep(0.5)  # the worker is now reading this request
     srv.proc.send_signal(signal.SIGTERM)

@@ -99,12 +99,19 @@ def test_says_when_kthenas_webhook_answers_first(fake_api, smoke):
     assert "PASS      ModelServing pod" in out
 
 
-@pytest.mark.parametrize("trouble, expected", [
-    (lambda api: setattr(api, "modelservings_served", False), "are Kthena's CRDs installed?"),
-    (lambda api: api.fail("POST", r"/modelservings$", 403, "Forbidden",
-                          'modelservings.workload.serving.volcano.sh is forbidden: User "x" cannot create resource'), "forbidden: cannot create"),
-    (lambda api: api.fail("POST", r"/pods$", 404, "NotFound", 'namespaces "team-a" not found'), "the smoke namespace does not exist"),
-])
+@pytest.mark.parametrize(
+    "trouble, expected",
+    [
+        (lambda api: setattr(api, "modelservings_served", False), "are Kthena's CRDs installed?"),
+        (
+            lambda api: api.fail(
+                "POST", r"/modelservings$", 403, "Forbidden", 'modelservings.workload.serving.volcano.sh is forbidden: User "x" cannot create resource'
+            ),
+            "forbidden: cannot create",
+        ),
+        (lambda api: api.fail("POST", r"/pods$", 404, "NotFound", 'namespaces "team-a" not found'), "the smoke namespace does not exist"),
+    ],
+)
 def test_exits_2_when_the_check_cannot_run(fake_api, smoke, trouble, expected):
     _install_ours(fake_api)
     trouble(fake_api)
@@ -115,11 +122,18 @@ def test_exits_2_when_the_check_cannot_run(fake_api, smoke, trouble, expected):
 
 def test_exits_2_without_a_cluster(tmp_path, capsys):
     dead = tmp_path / "kubeconfig"
-    dead.write_text(yaml.safe_dump({
-        "apiVersion": "v1", "kind": "Config", "current-context": "x",
-        "clusters": [{"name": "x", "cluster": {"server": "http://127.0.0.1:9"}}],
-        "users": [{"name": "x", "user": {}}], "contexts": [{"name": "x", "context": {"cluster": "x", "user": "x"}}],
-    }))
+    dead.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "current-context": "x",
+                "clusters": [{"name": "x", "cluster": {"server": "http://127.0.0.1:9"}}],
+                "users": [{"name": "x", "user": {}}],
+                "contexts": [{"name": "x", "context": {"cluster": "x", "user": "x"}}],
+            }
+        )
+    )
     assert webhook_main(["smoke", "--kubeconfig", str(dead)]) == 2
     assert "unreachable" in capsys.readouterr().err
     assert webhook_main(["smoke", "--kubeconfig", str(tmp_path / "missing")]) == 2
@@ -161,8 +175,9 @@ def test_says_which_version_the_webhook_judges_by(fake_api, smoke, tmp_path):
     fake_api.version = {"major": "1", "minor": "36", "gitVersion": "v1.36.1"}
     code, out = smoke()
     assert code == 0, out
-    assert out.splitlines()[0] == (f"INFO      the webhook (--kubernetes-version auto) judges by Kubernetes 1.36, judged as {NEWEST}, "
-                                   "from the API server's /version (v1.36.1)")
+    assert out.splitlines()[0] == (
+        f"INFO      the webhook (--kubernetes-version auto) judges by Kubernetes 1.36, judged as {NEWEST}, from the API server's /version (v1.36.1)"
+    )
     served = tmp_path / "serve.yaml"  # the webhook's own settings file: its other keys are ignored
     served.write_text("kubernetes-version: '1.29'\nport: 8443\nrule-actions: ''\n")
     calls = len(fake_api.calls("GET", "^/version/?$"))

@@ -8,7 +8,7 @@ import datetime as dt
 from webhook.certs.issuing import service_sans
 
 NS, SECRET = "servinggate-system", "servinggate-webhook-tls"
-T0 = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 HOSTS = service_sans("servinggate-webhook", NS)
 FOREIGN = {
     "name": "other.example.com",

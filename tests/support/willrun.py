@@ -25,8 +25,7 @@ def store_of(*objects: dict[str, Any], missing: tuple[str, ...] = (), unlisted: 
             store.mark_missing(entry)
             continue
         group = entry.group
-        store.replace(entry, [o for o in objects if o.get("kind") == entry.kind
-                              and str(o.get("apiVersion") or "").rpartition("/")[0] == group])
+        store.replace(entry, [o for o in objects if o.get("kind") == entry.kind and str(o.get("apiVersion") or "").rpartition("/")[0] == group])
     return store
 
 
@@ -51,16 +50,24 @@ def texts(decision, rule: str) -> list[str]:
     return [n.text for n in decision.warnings if n.rule == rule]
 
 
-def node(name: str, allocatable: dict[str, str], labels: dict[str, str] | None = None,
-         taints: list[dict[str, str]] | None = None) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Node",
-            "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, **(labels or {})}},
-            "spec": {"taints": taints or []}, "status": {"allocatable": allocatable}}
+def node(name: str, allocatable: dict[str, str], labels: dict[str, str] | None = None, taints: list[dict[str, str]] | None = None) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, **(labels or {})}},
+        "spec": {"taints": taints or []},
+        "status": {"allocatable": allocatable},
+    }
 
 
 def queue(name: str, state: str = "Open", parent: str = "") -> dict[str, Any]:
-    return {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": name},
-            "spec": {"parent": parent} if parent else {}, "status": {"state": state}}
+    return {
+        "apiVersion": "scheduling.volcano.sh/v1beta1",
+        "kind": "Queue",
+        "metadata": {"name": name},
+        "spec": {"parent": parent} if parent else {},
+        "status": {"state": state},
+    }
 
 
 def hypernode(name: str, tier: int, tier_name: str = "", members: list[dict] | None = None) -> dict[str, Any]:
@@ -74,9 +81,12 @@ def podgroup_crd(sub_group_policy: bool) -> dict[str, Any]:
     props: dict[str, Any] = {"queue": {"type": "string"}}
     if sub_group_policy:
         props["subGroupPolicy"] = {"type": "array"}
-    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-            "metadata": {"name": "podgroups.scheduling.volcano.sh"},
-            "spec": {"versions": [{"name": "v1beta1", "schema": {"openAPIV3Schema": {"properties": {"spec": {"properties": props}}}}}]}}
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "podgroups.scheduling.volcano.sh"},
+        "spec": {"versions": [{"name": "v1beta1", "schema": {"openAPIV3Schema": {"properties": {"spec": {"properties": props}}}}}]},
+    }
 
 
 def hpa(name: str, target: str, *, namespace: str = "default", kind: str = "ModelServing", owner: str = "") -> dict[str, Any]:
@@ -84,23 +94,39 @@ def hpa(name: str, target: str, *, namespace: str = "default", kind: str = "Mode
     if owner:
         meta["ownerReferences"] = [{"apiVersion": "keda.sh/v1alpha1", "kind": "ScaledObject", "name": owner, "uid": "u"}]
     api = "workload.serving.volcano.sh/v1alpha1" if kind == "ModelServing" else "autoscaling/v2"
-    return {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": meta,
-            "spec": {"scaleTargetRef": {"apiVersion": api, "kind": kind, "name": target}, "minReplicas": 1, "maxReplicas": 4,
-                     "metrics": [{"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 50}}}]}}
+    return {
+        "apiVersion": "autoscaling/v2",
+        "kind": "HorizontalPodAutoscaler",
+        "metadata": meta,
+        "spec": {
+            "scaleTargetRef": {"apiVersion": api, "kind": kind, "name": target},
+            "minReplicas": 1,
+            "maxReplicas": 4,
+            "metrics": [{"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 50}}}],
+        },
+    }
 
 
 def scaled_object(name: str, target: str, *, namespace: str = "default") -> dict[str, Any]:
-    return {"apiVersion": "keda.sh/v1alpha1", "kind": "ScaledObject", "metadata": {"name": name, "namespace": namespace},
-            "spec": {"scaleTargetRef": {"apiVersion": "workload.serving.volcano.sh/v1alpha1", "kind": "ModelServing", "name": target},
-                     "triggers": [{"type": "cpu", "metadata": {"value": "50"}}]}}
+    return {
+        "apiVersion": "keda.sh/v1alpha1",
+        "kind": "ScaledObject",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "scaleTargetRef": {"apiVersion": "workload.serving.volcano.sh/v1alpha1", "kind": "ModelServing", "name": target},
+            "triggers": [{"type": "cpu", "metadata": {"value": "50"}}],
+        },
+    }
 
 
 def cron_hpa(name: str, target: str, kind: str = "ModelServing", *, namespace: str = "default") -> dict[str, Any]:
     api = "workload.serving.volcano.sh/v1alpha1" if kind == "ModelServing" else "autoscaling/v2"
-    return {"apiVersion": "autoscaling.alibabacloud.com/v1beta1", "kind": "CronHorizontalPodAutoscaler",
-            "metadata": {"name": name, "namespace": namespace},
-            "spec": {"scaleTargetRef": {"apiVersion": api, "kind": kind, "name": target},
-                     "jobs": [{"name": "up", "schedule": "0 0 8 * * *", "targetSize": 3}]}}
+    return {
+        "apiVersion": "autoscaling.alibabacloud.com/v1beta1",
+        "kind": "CronHorizontalPodAutoscaler",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"scaleTargetRef": {"apiVersion": api, "kind": kind, "name": target}, "jobs": [{"name": "up", "schedule": "0 0 8 * * *", "targetSize": 3}]},
+    }
 
 
 def policy(name: str, target: str, *, roles: tuple[str, ...] = (), namespace: str = "default") -> dict[str, Any]:
@@ -110,5 +136,4 @@ def policy(name: str, target: str, *, roles: tuple[str, ...] = (), namespace: st
         spec["disaggregatedTarget"] = {"targetRef": ref, "roles": {r: {"minReplicas": 1, "maxReplicas": 3, "metricSources": {"load": {}}} for r in roles}}
     else:
         spec["homogeneousTarget"] = {"target": {"targetRef": ref}, "minReplicas": 1, "maxReplicas": 3}
-    return {"apiVersion": "workload.serving.volcano.sh/v1alpha1", "kind": "AutoscalingPolicy",
-            "metadata": {"name": name, "namespace": namespace}, "spec": spec}
+    return {"apiVersion": "workload.serving.volcano.sh/v1alpha1", "kind": "AutoscalingPolicy", "metadata": {"name": name, "namespace": namespace}, "spec": spec}

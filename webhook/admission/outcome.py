@@ -23,8 +23,7 @@ def status_of(req: Request, decision: Decision) -> Status | None:
         gvk = req.request_kind or req.kind
         errors = [e.error for e in decision.errors]
         causes = tuple(Cause(e.kind, e.body(), e.field) for e in errors)
-        return Status(422, invalid_message(gvk.kind, gvk.group, req.name or "", errors), "Invalid",
-                      Details(req.name, gvk.group, gvk.kind, causes))
+        return Status(422, invalid_message(gvk.kind, gvk.group, req.name or "", errors), "Invalid", Details(req.name, gvk.group, gvk.kind, causes))
     if decision.refusal is not None:
         return Status(403, decision.refusal.text, "Forbidden")
     return None

@@ -12,6 +12,7 @@ from typing import Any
 import jsonpatch
 from jsonpointer import escape
 
+
 def _diff(src: Any, dst: Any, path: str, ops: list[dict[str, Any]]) -> None:
     if isinstance(src, dict) and isinstance(dst, dict):
         for key, value in src.items():

@@ -35,7 +35,7 @@ def clip_warning(text: str) -> str:
     text = " ".join(text.split())
     if len(text) <= MAX_WARNING_LENGTH:
         return text
-    return text[:WARNING_HEAD] + "…" + text[len(text) - (MAX_WARNING_LENGTH - WARNING_HEAD - 1):]
+    return text[:WARNING_HEAD] + "…" + text[len(text) - (MAX_WARNING_LENGTH - WARNING_HEAD - 1) :]
 
 
 def _dedupe(warnings: list[str]) -> list[str]:

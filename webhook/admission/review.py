@@ -189,13 +189,9 @@ def parse_review(body: bytes | dict[str, Any]) -> Request:
             raise ReviewError(400, message, uid=uid, api_version=api_version)
         raise ReviewError(400, message)
     if not isinstance(api_version, str) or api_version not in SUPPORTED_API_VERSIONS:
-        raise ReviewError(
-            400,
-            f"apiVersion: unsupported value {orjson.dumps(api_version).decode()[:100]}; "
-            f"supported: {', '.join(SUPPORTED_API_VERSIONS)}",
-        )
+        raise ReviewError(400, f"apiVersion: unsupported value {orjson.dumps(api_version).decode()[:100]}; supported: {', '.join(SUPPORTED_API_VERSIONS)}")
     if doc.get("kind") != "AdmissionReview":
-        raise ReviewError(400, f"kind: must be \"AdmissionReview\", got {orjson.dumps(doc.get('kind')).decode()[:100]}")
+        raise ReviewError(400, f'kind: must be "AdmissionReview", got {orjson.dumps(doc.get("kind")).decode()[:100]}')
     if not isinstance(req, dict):
         raise ReviewError(400, "request: required (an AdmissionReview must carry a request object)")
     if not isinstance(uid, str) or not uid:

@@ -84,16 +84,24 @@ class _InNamespace:
         return self._store.get(api_version, kind, namespace, name)
 
 
-def audit(source: Source, settings: PolicySettings, kinds: Iterable[AuditedKind] | None = None, *, namespace: str = "",
-          kubernetes_version: KubeVersion = NEWEST, clock: Callable[[], float] = time.monotonic) -> AuditRun:
+def audit(
+    source: Source,
+    settings: PolicySettings,
+    kinds: Iterable[AuditedKind] | None = None,
+    *,
+    namespace: str = "",
+    kubernetes_version: KubeVersion = NEWEST,
+    clock: Callable[[], float] = time.monotonic,
+) -> AuditRun:
     """Judge every object `source` lists (of `namespace` only, when given: the source lists that
     namespace alone) with `settings`' rule actions, as the API server of `kubernetes_version` would."""
     start = clock()
     run = AuditRun(kubernetes_version=kubernetes_version)
     store = ProjectionStore()
     fill(store, source)
-    ctx = Context(settings=settings, lookups=_InNamespace(store, namespace) if namespace else store,
-                  kubernetes_version=kubernetes_version, facts=ClusterFacts(store))
+    ctx = Context(
+        settings=settings, lookups=_InNamespace(store, namespace) if namespace else store, kubernetes_version=kubernetes_version, facts=ClusterFacts(store)
+    )
     for kind in audited_kinds() if kinds is None else kinds:
         try:
             for page in source.pages(kind.group, kind.version, kind.resource):

@@ -58,8 +58,7 @@ class Auditor:
         if self.recovering:
             self.kubernetes.refresh()
         try:
-            run = audit(self.lister, self.settings, namespace=self.settings.namespace,
-                        kubernetes_version=self.kubernetes.current.version)
+            run = audit(self.lister, self.settings, namespace=self.settings.namespace, kubernetes_version=self.kubernetes.current.version)
             written = self._write(run)
         except Exception:
             self.recovering = True
@@ -72,8 +71,12 @@ class Auditor:
             return None
         if not self.writer.installed():
             if not self._noted_no_crd:
-                log.warning({"msg": "the PolicyReport CRD (wgpolicyk8s.io) is not installed: no reports are written "
-                                    "(install manifests/components/policyreport-crd, or Kyverno's)"})
+                log.warning(
+                    {
+                        "msg": "the PolicyReport CRD (wgpolicyk8s.io) is not installed: no reports are written "
+                        "(install manifests/components/policyreport-crd, or Kyverno's)"
+                    }
+                )
                 self._noted_no_crd = True
             return None
         self._noted_no_crd = False
@@ -81,8 +84,13 @@ class Auditor:
 
 
 def log_run(run: AuditRun, written: Written | None) -> None:
-    line: dict[str, object] = {"msg": "audit run", **summary(run), "findings": sum(len(j.findings) for j in run.judged),
-                               "kubernetesVersion": str(run.kubernetes_version), "seconds": round(run.seconds, 3)}
+    line: dict[str, object] = {
+        "msg": "audit run",
+        **summary(run),
+        "findings": sum(len(j.findings) for j in run.judged),
+        "kubernetesVersion": str(run.kubernetes_version),
+        "seconds": round(run.seconds, 3),
+    }
     if written is not None:
         line.update(reports_created=written.created, reports_updated=written.updated, reports_deleted=written.deleted)
     for note in run.skipped:
@@ -97,12 +105,12 @@ def once(auditor: Auditor, fmt: str, out: TextIO) -> int:
     return EXIT_DENIED if run.failed else EXIT_OK
 
 
-def keep_auditing(auditor: Auditor, stop: threading.Event, metrics: AuditMetrics, *,
-                  elector: LeaderElector | None = None, clock: Callable[[], float] = time.monotonic) -> int:
+def keep_auditing(
+    auditor: Auditor, stop: threading.Event, metrics: AuditMetrics, *, elector: LeaderElector | None = None, clock: Callable[[], float] = time.monotonic
+) -> int:
     """Audit every `--every` seconds until `stop`; never exits on a failed run."""
     if elector is not None:
-        threading.Thread(target=elector.run, args=(stop, lambda leading: metrics.leader.set(1 if leading else 0)),
-                         name="lease", daemon=True).start()
+        threading.Thread(target=elector.run, args=(stop, lambda leading: metrics.leader.set(1 if leading else 0)), name="lease", daemon=True).start()
     else:
         metrics.leader.set(1)
     due = clock()
@@ -125,16 +133,24 @@ def keep_auditing(auditor: Auditor, stop: threading.Event, metrics: AuditMetrics
 
 
 def _arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--output", "-o", choices=FORMATS + tuple(REFUSED), default="text",
-                   help="report format of a single run (default text; github is refused: there is no file to annotate)")
+    p.add_argument(
+        "--output",
+        "-o",
+        choices=FORMATS + tuple(REFUSED),
+        default="text",
+        help="report format of a single run (default text; github is refused: there is no file to annotate)",
+    )
 
 
 def main(argv: list[str]) -> int:
     try:
         settings, args = config.parse_command(
-            AuditSettings, argv, "python -m webhook audit",
+            AuditSettings,
+            argv,
+            "python -m webhook audit",
             "Judge the objects already in the cluster as the webhook would judge their creation today.",
-            extra=_arguments, shared_with=SHARES_FILE_WITH,
+            extra=_arguments,
+            shared_with=SHARES_FILE_WITH,
         )
     except SystemExit as exc:  # argparse: 0 for --help, 2 for a usage error
         return int(exc.code or 0)
@@ -154,8 +170,9 @@ def main(argv: list[str]) -> int:
     server = plainhttp.serve_health(settings.health_host, settings.health_port, lambda: True, metrics.registry) if settings.health_port else None
     elector = None
     if settings.leader_elect:
-        elector = elector_for(api_client, name=settings.lease_name, namespace=settings.lease_namespace,
-                              identity=settings.holder_identity(), logger="servinggate.audit.lease")
+        elector = elector_for(
+            api_client, name=settings.lease_name, namespace=settings.lease_namespace, identity=settings.holder_identity(), logger="servinggate.audit.lease"
+        )
     try:
         return keep_auditing(auditor, stop, metrics, elector=elector)
     finally:

@@ -13,8 +13,7 @@ from typing import Any, Literal
 
 from ..admission.decision import Decision
 from ..admission.review import make_request
-from ..policies import REGISTRY, Context
-from ..policies import engine
+from ..policies import REGISTRY, Context, engine
 from .kinds import AuditedKind
 
 Result = Literal["fail", "warn"]  # a PolicyReport result: fail for deny-action findings, else warn
@@ -77,5 +76,12 @@ def judge(obj: dict[str, Any], kind: AuditedKind, ctx: Context) -> Judged | None
         return None
     meta = obj.get("metadata")
     meta = meta if isinstance(meta, dict) else {}
-    return Judged(kind.resource, str(obj.get("apiVersion") or f"{kind.group}/{kind.version}"), str(obj.get("kind") or ""), str(meta.get("namespace") or ""),
-                  str(meta.get("name") or ""), str(meta.get("uid") or ""), findings_of(decision, ctx.actions))
+    return Judged(
+        kind.resource,
+        str(obj.get("apiVersion") or f"{kind.group}/{kind.version}"),
+        str(obj.get("kind") or ""),
+        str(meta.get("namespace") or ""),
+        str(meta.get("name") or ""),
+        str(meta.get("uid") or ""),
+        findings_of(decision, ctx.actions),
+    )

@@ -63,12 +63,19 @@ def _finding(f: Finding) -> dict[str, Any]:
 
 def json_report(run: AuditRun, out: TextIO) -> None:
     report = {
-        "results": [{
-            "apiVersion": j.api_version, "kind": j.kind, "namespace": j.namespace, "name": j.name, "uid": j.uid,
-            "allowed": j.allowed,
-            "errors": [_finding(f) for f in j.findings if f.result == "fail"],
-            "warnings": [_finding(f) for f in j.findings if f.result == "warn"],
-        } for j in run.judged],
+        "results": [
+            {
+                "apiVersion": j.api_version,
+                "kind": j.kind,
+                "namespace": j.namespace,
+                "name": j.name,
+                "uid": j.uid,
+                "allowed": j.allowed,
+                "errors": [_finding(f) for f in j.findings if f.result == "fail"],
+                "warnings": [_finding(f) for f in j.findings if f.result == "warn"],
+            }
+            for j in run.judged
+        ],
         "notes": run.skipped,
         "summary": summary(run),
     }
@@ -104,14 +111,16 @@ def sarif(run: AuditRun, out: TextIO) -> None:
     for j in run.judged:
         for f in j.findings:
             logical = f"{j.kind}/{j.namespace}/{j.name}" + (f".{f.field}" if f.field else "")
-            entries.append({
-                "ruleId": f.rule,
-                "ruleIndex": rule_index(rule_ids, f.rule),
-                "level": "error" if f.result == "fail" else "warning",
-                "message": {"text": f"{j.display()}: {f.field + ': ' if f.field else ''}{f.message}"},
-                "locations": [{"logicalLocations": [{"fullyQualifiedName": logical, "name": j.name, "kind": "object"}]}],
-                "properties": {"action": f.action},
-            })
+            entries.append(
+                {
+                    "ruleId": f.rule,
+                    "ruleIndex": rule_index(rule_ids, f.rule),
+                    "level": "error" if f.result == "fail" else "warning",
+                    "message": {"text": f"{j.display()}: {f.field + ': ' if f.field else ''}{f.message}"},
+                    "locations": [{"logicalLocations": [{"fullyQualifiedName": logical, "name": j.name, "kind": "object"}]}],
+                    "properties": {"action": f.action},
+                }
+            )
     write_sarif(out, TOOL, __version__, rule_ids, _describe, entries)
 
 

@@ -42,7 +42,9 @@ class AuditorSettings:
 
     namespace: str = setting("", str, "audit this namespace only (default: every namespace)")
     page_size: int = setting(500, int_range(1, 10000), "objects per list request (the `limit` of each page)")
-    write_reports: bool = setting(False, parse_bool, "write one wgpolicyk8s.io PolicyReport `servinggate` per namespace with findings, and delete ours where none is left")
+    write_reports: bool = setting(
+        False, parse_bool, "write one wgpolicyk8s.io PolicyReport `servinggate` per namespace with findings, and delete ours where none is left"
+    )
     every: int = setting(0, duration, "audit again after this long, forever (e.g. 10m; 0: audit once and exit with the verdict)", metavar="DURATION")
     leader_elect: bool = setting(False, parse_bool, "with --every: audit only while holding a coordination.k8s.io/v1 Lease")
     lease_name: str = setting("servinggate-audit", non_empty, "name of the auditor's Lease")

@@ -62,8 +62,7 @@ class ReportWriter:
     def installed(self) -> bool:
         """Whether the API server serves PolicyReports; raises KubeAccessError for other failures."""
         try:
-            resp = self._custom.list_cluster_custom_object(GROUP, VERSION, PLURAL, limit=1, _preload_content=False,
-                                                           _request_timeout=self.timeout)
+            resp = self._custom.list_cluster_custom_object(GROUP, VERSION, PLURAL, limit=1, _preload_content=False, _request_timeout=self.timeout)
             json_body(resp)
         except ApiException as exc:
             if exc.status == 404:
@@ -113,8 +112,9 @@ class ReportWriter:
 
     def _read_version(self, namespace: str) -> str:
         try:
-            current = json_body(self._custom.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, REPORT_NAME,
-                                                                          _preload_content=False, _request_timeout=self.timeout))
+            current = json_body(
+                self._custom.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, REPORT_NAME, _preload_content=False, _request_timeout=self.timeout)
+            )
         except (ApiException, HTTPError, OSError) as exc:
             raise self._failed(exc, "get", namespace, REPORT_NAME) from None
         return str((current.get("metadata") or {}).get("resourceVersion") or "")

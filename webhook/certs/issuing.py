@@ -29,16 +29,11 @@ class Pair:
 
 
 def service_sans(service: str, namespace: str) -> list[str]:
-    return [
-        service,
-        f"{service}.{namespace}",
-        f"{service}.{namespace}.svc",
-        f"{service}.{namespace}.svc.cluster.local",
-    ]
+    return [service, f"{service}.{namespace}", f"{service}.{namespace}.svc", f"{service}.{namespace}.svc.cluster.local"]
 
 
 def _now() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc)
+    return dt.datetime.now(dt.UTC)
 
 
 def _key_pem(key: ec.EllipticCurvePrivateKey) -> bytes:
@@ -60,8 +55,15 @@ def generate_ca(common_name: str = "servinggate-ca", days: int = CA_DAYS, now: d
         .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
         .add_extension(
             x509.KeyUsage(
-                digital_signature=True, key_cert_sign=True, crl_sign=True, content_commitment=False,
-                key_encipherment=False, data_encipherment=False, key_agreement=False, encipher_only=False, decipher_only=False,
+                digital_signature=True,
+                key_cert_sign=True,
+                crl_sign=True,
+                content_commitment=False,
+                key_encipherment=False,
+                data_encipherment=False,
+                key_agreement=False,
+                encipher_only=False,
+                decipher_only=False,
             ),
             critical=True,
         )
@@ -88,8 +90,7 @@ def generate_client(ca: Pair, common_name: str, days: int = SERVING_DAYS, now: d
     return _leaf(ca, common_name, [], ExtendedKeyUsageOID.CLIENT_AUTH, days, now)
 
 
-def _leaf(ca: Pair, common_name: str, sans: list[x509.GeneralName], usage: x509.ObjectIdentifier, days: int,
-          now: dt.datetime | None) -> Pair:
+def _leaf(ca: Pair, common_name: str, sans: list[x509.GeneralName], usage: x509.ObjectIdentifier, days: int, now: dt.datetime | None) -> Pair:
     now = now or _now()
     ca_cert = x509.load_pem_x509_certificate(ca.cert_pem)
     ca_key = serialization.load_pem_private_key(ca.key_pem, password=None)
@@ -108,12 +109,18 @@ def _leaf(ca: Pair, common_name: str, sans: list[x509.GeneralName], usage: x509.
     if sans:
         builder = builder.add_extension(x509.SubjectAlternativeName(sans), critical=False)
     cert = (
-        builder
-        .add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
+        builder.add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
         .add_extension(
             x509.KeyUsage(
-                digital_signature=True, key_encipherment=False, key_cert_sign=False, crl_sign=False, content_commitment=False,
-                data_encipherment=False, key_agreement=False, encipher_only=False, decipher_only=False,
+                digital_signature=True,
+                key_encipherment=False,
+                key_cert_sign=False,
+                crl_sign=False,
+                content_commitment=False,
+                data_encipherment=False,
+                key_agreement=False,
+                encipher_only=False,
+                decipher_only=False,
             ),
             critical=True,
         )

@@ -76,7 +76,7 @@ class SelfCertsError(OperatorError):
 
 
 def _now() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc)
+    return dt.datetime.now(dt.UTC)
 
 
 def api_client_for(settings: KeeperSettings) -> client.ApiClient:
@@ -181,7 +181,9 @@ class CertKeeper:
                 return secret
             try:
                 updated = self._update_secret(secret, issue(decode(secret), action, self.hosts, now))
-                what = {"ca": "renewed the CA and serving certificate", "leaf": "renewed the serving certificate", "prune": "dropped the expired previous CA"}[action]
+                what = {"ca": "renewed the CA and serving certificate", "leaf": "renewed the serving certificate", "prune": "dropped the expired previous CA"}[
+                    action
+                ]
                 log.info("%s in Secret %s/%s", what, self.namespace, self.name)
                 return updated
             except ApiException:  # 409: another replica renewed first: use theirs

@@ -37,9 +37,12 @@ class CertSettings:
     service_namespace: str = setting("servinggate-system", non_empty, "Service namespace, for the generated certificate's SANs")
     cert_management: str = setting("files", choice("files", "self"), "files: serve the files in certs-dir; self: keep them in a Secret, inject caBundle, renew")
     cert_secret_name: str = setting("servinggate-webhook-tls", non_empty, "Secret that holds the serving certificate (cert-management=self)")
-    webhook_config_names: tuple[str, ...] = setting(("validating/servinggate-validating", "mutating/servinggate-mutating"), webhook_configurations,
-                                                    "webhook configurations whose caBundle we keep current, as validating/NAME or mutating/NAME, comma-separated (cert-management=self)",
-                                                    metavar="KIND/NAME,...")
+    webhook_config_names: tuple[str, ...] = setting(
+        ("validating/servinggate-validating", "mutating/servinggate-mutating"),
+        webhook_configurations,
+        "webhook configurations whose caBundle we keep current, as validating/NAME or mutating/NAME, comma-separated (cert-management=self)",
+        metavar="KIND/NAME,...",
+    )
     renew_before_days: int = setting(30, int_range(1, 3650), "renew the serving certificate this many days before it expires")
 
 

@@ -12,15 +12,15 @@ docs/policies.md.
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from dataclasses import dataclass, field
-import importlib.util
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from ..admission.fields import BUILTIN, SCHEMA, FieldError, FieldPath, forbidden, invalid, required
+from ..admission.fields import BUILTIN, SCHEMA, FieldError, FieldPath, invalid, required
 
 _LEGACY_GROUPS = frozenset({"", "apps", "autoscaling", "batch", "policy", "extensions"})
 _GO_JSON_TYPES = {dict: "object", list: "array", str: "string", bool: "bool", int: "number", float: "number"}

@@ -27,9 +27,7 @@ from .structural import RuleSite, field_path
 
 BLOCKING = frozenset({"FieldValueRequired", "FieldValueTooLong", "FieldValueTooMany", "FieldValueTypeInvalid"})
 SKIPPED = invalid(
-    FieldPath(), None,
-    "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation",
-    origin=CEL,
+    FieldPath(), None, "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation", origin=CEL
 )
 
 # x-kubernetes-validations `reason` -> error type (CRDValidationRules, 1.28); anything else is Invalid.
@@ -98,7 +96,7 @@ def projection(rule: str) -> frozenset[str] | None:
     variables = {"self", "oldSelf"} | {m.group(2) for m in _MACRO.finditer(text)}
     for m in _IDENT.finditer(text):
         if m.group(1) in variables and m.start() not in bindings:
-            rest = text[m.end():].lstrip()
+            rest = text[m.end() :].lstrip()
             if not rest.startswith("."):
                 return None
             if _MACRO.match(rest) and m.group(1) not in ("self", "oldSelf"):

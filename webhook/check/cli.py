@@ -27,13 +27,13 @@ import sys
 from typing import Any, TextIO, cast
 
 from .. import config
-from ..kubeversion import NEWEST, NEWEST_SCHEMAS, Chosen, KubeVersion, named, parse_kubernetes_version
 from ..errors import OperatorError
+from ..kubeversion import NEWEST, NEWEST_SCHEMAS, Chosen, KubeVersion, named, parse_kubernetes_version
 from ..policies import Context, DictLookups, PolicySettings
 from ..policies.clusterfacts import ClusterFacts
 from . import catalog, reporting, templates
-from .cluster import cluster_facts
 from .builtin import Builtins
+from .cluster import cluster_facts
 from .loading import Loaded, Problem, load
 from .pipeline import DocumentResult, FieldValidation, Finding, Pipeline
 from .settings import SHARES_FILE_WITH, CheckSettings
@@ -67,9 +67,18 @@ def version_notes(chosen: Chosen) -> list[str]:
     return notes
 
 
-def run(paths: list[str], old_paths: list[str], settings: PolicySettings, *, crd_paths: list[str] | None = None,
-        field_validation: str = "Strict", kubernetes_version: KubeVersion | str = "auto", previews: bool = True,
-        stdin: TextIO = sys.stdin, facts: ClusterFacts | None = None) -> tuple[list[DocumentResult], list[Problem]]:
+def run(
+    paths: list[str],
+    old_paths: list[str],
+    settings: PolicySettings,
+    *,
+    crd_paths: list[str] | None = None,
+    field_validation: str = "Strict",
+    kubernetes_version: KubeVersion | str = "auto",
+    previews: bool = True,
+    stdin: TextIO = sys.stdin,
+    facts: ClusterFacts | None = None,
+) -> tuple[list[DocumentResult], list[Problem]]:
     # The loaded documents are hundreds of thousands of small objects (values and YAML nodes, kept
     # for line numbers) and hold no reference cycles; with the cyclic collector on, each new
     # generation sweeps them again, which cost more than parsing (1.2 s against 0.3 s for 1 MB).
@@ -82,16 +91,24 @@ def run(paths: list[str], old_paths: list[str], settings: PolicySettings, *, crd
             gc.enable()
 
 
-def _run(paths: list[str], old_paths: list[str], settings: PolicySettings, crd_paths: list[str] | None,
-         field_validation: str, kubernetes_version: KubeVersion | str, previews: bool, stdin: TextIO,
-         facts: ClusterFacts | None) -> tuple[list[DocumentResult], list[Problem]]:
-    version = chosen_version(parse_kubernetes_version(kubernetes_version) if isinstance(kubernetes_version, str)
-                             else kubernetes_version).version
+def _run(
+    paths: list[str],
+    old_paths: list[str],
+    settings: PolicySettings,
+    crd_paths: list[str] | None,
+    field_validation: str,
+    kubernetes_version: KubeVersion | str,
+    previews: bool,
+    stdin: TextIO,
+    facts: ClusterFacts | None,
+) -> tuple[list[DocumentResult], list[Problem]]:
+    version = chosen_version(parse_kubernetes_version(kubernetes_version) if isinstance(kubernetes_version, str) else kubernetes_version).version
     new = load(paths, stdin)
     old = load(old_paths, stdin) if old_paths else Loaded()
     olds = {_identity(d.obj): d.obj for d in old.documents}
-    ctx = Context(settings=settings, lookups=DictLookups([d.obj for d in old.documents] + [d.obj for d in new.documents]),
-                  kubernetes_version=version, facts=facts)
+    ctx = Context(
+        settings=settings, lookups=DictLookups([d.obj for d in old.documents] + [d.obj for d in new.documents]), kubernetes_version=version, facts=facts
+    )
     pipeline = Pipeline(catalog.build(crd_paths or []), Builtins(str(schema_version(version))), ctx, cast(FieldValidation, field_validation))
     results = [pipeline.run(d, olds.get(_identity(d.obj))) for d in new.documents]
     if previews:
@@ -127,18 +144,28 @@ def exit_code(results: list[DocumentResult], problems: list[Problem], fail_on_wa
 def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("files", nargs="*", metavar="PATH", help="YAML/JSON files, directories (recursive) or - for stdin")
     p.add_argument("--output", "-o", choices=reporting.FORMATS, default="text", help="report format (default text)")
-    p.add_argument("--old", action="append", default=[], metavar="PATH",
-                   help="the objects as they are now: matching objects are checked as UPDATEs (repeatable)")
-    p.add_argument("--crd", action="append", default=[], metavar="FILE|DIR",
-                   help="CRDs to validate against instead of the bundled ones of the same name (repeatable)")
-    p.add_argument("--field-validation", choices=("Strict", "Warn", "Ignore"), default="Strict",
-                   help="unknown fields: Strict refuses them (kubectl's default), Warn warns and drops them, Ignore drops them")
+    p.add_argument(
+        "--old", action="append", default=[], metavar="PATH", help="the objects as they are now: matching objects are checked as UPDATEs (repeatable)"
+    )
+    p.add_argument(
+        "--crd", action="append", default=[], metavar="FILE|DIR", help="CRDs to validate against instead of the bundled ones of the same name (repeatable)"
+    )
+    p.add_argument(
+        "--field-validation",
+        choices=("Strict", "Warn", "Ignore"),
+        default="Strict",
+        help="unknown fields: Strict refuses them (kubectl's default), Warn warns and drops them, Ignore drops them",
+    )
     p.add_argument("--fail-on-warn", action="store_true", help="exit 1 when there are warnings, even if every object passes")
     p.add_argument("--verbose", "-v", action="store_true", help="text: show every object's verdict and patches, not only findings")
     p.add_argument("--no-pods", action="store_true", help="do not preview the pods of workloads")
     cluster = p.add_mutually_exclusive_group()
-    cluster.add_argument("--cluster", default="", metavar="FILE",
-                         help="judge will-it-run rules against this recorded cluster (plan --snapshot's format, with Queues, HyperNodes, autoscalers, ...)")
+    cluster.add_argument(
+        "--cluster",
+        default="",
+        metavar="FILE",
+        help="judge will-it-run rules against this recorded cluster (plan --snapshot's format, with Queues, HyperNodes, autoscalers, ...)",
+    )
     cluster.add_argument("--kubeconfig", default="", metavar="PATH", help="judge will-it-run rules against the cluster this kubeconfig reaches (read once)")
 
 
@@ -155,8 +182,12 @@ def main(argv: list[str]) -> int:
 def _main(argv: list[str]) -> int:
     try:
         settings, args = config.parse_command(
-            CheckSettings, argv, "python -m webhook check", "Check manifests offline: decoding, CRD defaults, schema, CEL, then the webhook's rules.",
-            extra=_arguments, shared_with=SHARES_FILE_WITH,
+            CheckSettings,
+            argv,
+            "python -m webhook check",
+            "Check manifests offline: decoding, CRD defaults, schema, CEL, then the webhook's rules.",
+            extra=_arguments,
+            shared_with=SHARES_FILE_WITH,
         )
     except SystemExit as exc:  # argparse: 0 for --help, 2 for a usage error
         return int(exc.code or 0)
@@ -174,8 +205,16 @@ def _main(argv: list[str]) -> int:
         print(f"check: {exc}", file=sys.stderr)
         return EXIT_UNUSABLE
     try:
-        results, problems = run(args.files, args.old, settings, crd_paths=args.crd, field_validation=args.field_validation,
-                                kubernetes_version=settings.kubernetes_version, previews=not args.no_pods, facts=facts)
+        results, problems = run(
+            args.files,
+            args.old,
+            settings,
+            crd_paths=args.crd,
+            field_validation=args.field_validation,
+            kubernetes_version=settings.kubernetes_version,
+            previews=not args.no_pods,
+            facts=facts,
+        )
     except ValueError as exc:  # a Kubernetes release without schemas, an unreadable --crd
         print(f"check: {exc}", file=sys.stderr)
         return EXIT_UNUSABLE

@@ -18,7 +18,7 @@ from ..config import DataFileError, read_data_file
 from ..policies.clusterfacts import QUIET, ClusterFacts, store_of_objects
 from ..policies.store import ProjectionStore
 
-SNAPSHOT_FORMS = ('{"nodes": NodeList, "pods": PodList, ...: List} or one List (kubectl get nodes,queues,hypernodes,... -A -o yaml)')
+SNAPSHOT_FORMS = '{"nodes": NodeList, "pods": PodList, ...: List} or one List (kubectl get nodes,queues,hypernodes,... -A -o yaml)'
 
 
 class ClusterSnapshotError(ValueError):

@@ -14,14 +14,13 @@ from __future__ import annotations
 from typing import Any
 
 from ..admission.fields import BUILTIN, FieldError, FieldPath, forbidden, invalid, not_supported, required
-from ..quantity import parse_quantity
 from ..podvalidation.names import is_dns1123_label
 from ..podvalidation.resources import quantity_struct, resource_name_errors
+from ..quantity import parse_quantity
 
 SPEC = FieldPath.of("spec")
 METRIC_SOURCE_TYPES = sorted(["Object", "Pods", "Resource", "External", "ContainerResource"])
-_SOURCE_FIELDS = {"Object": "object", "Pods": "pods", "Resource": "resource", "External": "external",
-                  "ContainerResource": "containerResource"}
+_SOURCE_FIELDS = {"Object": "object", "Pods": "pods", "Resource": "resource", "External": "external", "ContainerResource": "containerResource"}
 TARGET_TYPES = ("Utilization", "Value", "AverageValue")
 SELECT_POLICIES = sorted(["Max", "Min", "Disabled"])
 POLICY_TYPES = sorted(["Pods", "Percent"])
@@ -199,8 +198,13 @@ def _resource(src: dict[str, Any], path: FieldPath, container: bool = False) -> 
     return errs
 
 
-_SOURCES = {"object": _object, "external": _external, "pods": _pods, "resource": _resource,
-            "containerResource": lambda src, path: _resource(src, path, container=True)}
+_SOURCES = {
+    "object": _object,
+    "external": _external,
+    "pods": _pods,
+    "resource": _resource,
+    "containerResource": lambda src, path: _resource(src, path, container=True),
+}
 
 
 def _scaling_rules(rules: dict[str, Any], path: FieldPath) -> list[FieldError]:

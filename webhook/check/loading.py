@@ -43,9 +43,20 @@ _LOADER: Any = _Loader
 _TRUE = frozenset({"y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"})
 _FALSE = frozenset({"n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF"})
 _NULL = frozenset({"", "~", "null", "Null", "NULL"})
-_SPECIAL_FLOATS = {".nan": math.nan, ".NaN": math.nan, ".NAN": math.nan, ".inf": math.inf, ".Inf": math.inf,
-                   ".INF": math.inf, "+.inf": math.inf, "+.Inf": math.inf, "+.INF": math.inf,
-                   "-.inf": -math.inf, "-.Inf": -math.inf, "-.INF": -math.inf}
+_SPECIAL_FLOATS = {
+    ".nan": math.nan,
+    ".NaN": math.nan,
+    ".NAN": math.nan,
+    ".inf": math.inf,
+    ".Inf": math.inf,
+    ".INF": math.inf,
+    "+.inf": math.inf,
+    "+.Inf": math.inf,
+    "+.INF": math.inf,
+    "-.inf": -math.inf,
+    "-.Inf": -math.inf,
+    "-.INF": -math.inf,
+}
 _GO_INT = re.compile(r"[-+]?(0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)")
 _YAML_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?")
 _NUMERIC_START = frozenset("0123456789+-.")
@@ -259,8 +270,12 @@ def parse(text: str, source: str, loaded: Loaded) -> None:
                     at = item_node.start_mark if item_node is not None else mark
                     if isinstance(item, dict) and item_kind and "kind" not in item:
                         item = {"apiVersion": obj.get("apiVersion"), "kind": item_kind, **item}
-                    _add(loaded, Document(source, number, at.line + 1, at.column + 1, item, item_node, i,
-                                          [(p[2:], n) for p, n in builder.notes if p[:2] == ("items", i)]))
+                    _add(
+                        loaded,
+                        Document(
+                            source, number, at.line + 1, at.column + 1, item, item_node, i, [(p[2:], n) for p, n in builder.notes if p[:2] == ("items", i)]
+                        ),
+                    )
                 continue
             _add(loaded, Document(source, number, mark.line + 1, mark.column + 1, obj, node, None, builder.notes))
     except yaml.YAMLError as exc:

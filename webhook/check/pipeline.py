@@ -27,8 +27,7 @@ from ..admission.gofmt import go_text, go_type
 from ..admission.outcome import status_of
 from ..admission.review import Request, make_request
 from ..podvalidation.options import PodOptions, options_for
-from ..policies import REGISTRY, Context
-from ..policies import engine
+from ..policies import REGISTRY, Context, engine
 from . import builtin, celrules, hpa, structural, workloads
 from .apierrors import no_match_message, strict_decoding_message
 from .catalog import Catalog, CrdVersion

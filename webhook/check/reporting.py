@@ -37,8 +37,7 @@ class Summary:
     unusable: int
 
     def line(self) -> str:
-        return (f"{self.checked} checked, {self.denied} denied, {self.warned} warned, "
-                f"{self.skipped} skipped, {self.unusable} unusable")
+        return f"{self.checked} checked, {self.denied} denied, {self.warned} warned, {self.skipped} skipped, {self.unusable} unusable"
 
     def as_dict(self) -> dict[str, int]:
         return {"checked": self.checked, "denied": self.denied, "warned": self.warned, "skipped": self.skipped, "unusable": self.unusable}
@@ -120,8 +119,11 @@ def text(results: list[DocumentResult], problems: list[Problem], out: TextIO, ve
         print(f"{p.source}:{p.line}:1: error [unusable] {p.message}" if p.number == 0 else f"{p}  [unusable]", file=out)
     for r in results:
         if verbose:
-            verdict = {"allowed": "allowed" + (" with changes" if r.patch else ""), "skipped": "skipped (no schema or rule applies)",
-                       "denied": f"DENIED ({r.code})"}[r.status]
+            verdict = {
+                "allowed": "allowed" + (" with changes" if r.patch else ""),
+                "skipped": "skipped (no schema or rule applies)",
+                "denied": f"DENIED ({r.code})",
+            }[r.status]
             print(f"{r.doc.source}:{r.doc.line}:{r.doc.column}: {display(r)} ({r.operation}): {verdict}", file=out)
             if r.message and r.status == "denied":
                 print(f"  {r.message}", file=out)
@@ -140,11 +142,7 @@ def text(results: list[DocumentResult], problems: list[Problem], out: TextIO, ve
 
 
 def json_report(results: list[DocumentResult], problems: list[Problem], out: TextIO) -> None:
-    report = {
-        "results": [result_dict(r) for r in results],
-        "problems": [problem_dict(p) for p in problems],
-        "summary": summarize(results, problems).as_dict(),
-    }
+    report = {"results": [result_dict(r) for r in results], "problems": [problem_dict(p) for p in problems], "summary": summarize(results, problems).as_dict()}
     out.write(orjson.dumps(report, option=orjson.OPT_INDENT_2).decode() + "\n")
 
 
@@ -155,8 +153,9 @@ def junit(results: list[DocumentResult], problems: list[Problem], out: TextIO) -
     suites: dict[str, list[ET.Element]] = {}
     counts: dict[str, Counter[str]] = {}
     for r in results:
-        case = ET.Element("testcase", {"classname": r.doc.source, "name": f"{display(r)} ({r.operation})",
-                                       "file": r.doc.source, "line": str(r.doc.line), "time": "0"})
+        case = ET.Element(
+            "testcase", {"classname": r.doc.source, "name": f"{display(r)} ({r.operation})", "file": r.doc.source, "line": str(r.doc.line), "time": "0"}
+        )
         tally = counts.setdefault(r.doc.source, Counter())
         tally["tests"] += 1
         if r.status == "denied":
@@ -170,8 +169,9 @@ def junit(results: list[DocumentResult], problems: list[Problem], out: TextIO) -
             ET.SubElement(case, "system-out").text = "\n".join(_finding_line(r, f) for f in r.warnings)
         suites.setdefault(r.doc.source, []).append(case)
     for p in problems:
-        case = ET.Element("testcase", {"classname": p.source, "name": f"document {p.number}" if p.number else "input", "file": p.source,
-                                       "line": str(p.line), "time": "0"})
+        case = ET.Element(
+            "testcase", {"classname": p.source, "name": f"document {p.number}" if p.number else "input", "file": p.source, "line": str(p.line), "time": "0"}
+        )
         ET.SubElement(case, "error", {"message": p.message, "type": "unusable"}).text = str(p)
         tally = counts.setdefault(p.source, Counter())
         tally["tests"] += 1
@@ -194,22 +194,33 @@ def sarif(results: list[DocumentResult], problems: list[Problem], out: TextIO) -
         kind, namespace, name = identity(r)
         for f in r.findings:
             logical = f"{kind}/{namespace + '/' if namespace else ''}{name}" + (f".{f.field}" if f.field else "")
-            entries.append({
-                "ruleId": f.rule,
-                "ruleIndex": rule_index(rule_ids, f.rule),
-                "level": {"error": "error", "warning": "warning"}.get(f.severity, "note"),
-                "message": {"text": f"{display(r)}: {f.field + ': ' if f.field else ''}{f.message}"},
-                "locations": [{
-                    "physicalLocation": {"artifactLocation": {"uri": _uri(r.doc.source)},
-                                         "region": {"startLine": max(f.line, 1), "startColumn": max(f.column, 1)}},
-                    "logicalLocations": [{"fullyQualifiedName": logical, "kind": "object"}],
-                }],
-            })
+            entries.append(
+                {
+                    "ruleId": f.rule,
+                    "ruleIndex": rule_index(rule_ids, f.rule),
+                    "level": {"error": "error", "warning": "warning"}.get(f.severity, "note"),
+                    "message": {"text": f"{display(r)}: {f.field + ': ' if f.field else ''}{f.message}"},
+                    "locations": [
+                        {
+                            "physicalLocation": {
+                                "artifactLocation": {"uri": _uri(r.doc.source)},
+                                "region": {"startLine": max(f.line, 1), "startColumn": max(f.column, 1)},
+                            },
+                            "logicalLocations": [{"fullyQualifiedName": logical, "kind": "object"}],
+                        }
+                    ],
+                }
+            )
     for p in problems:
-        entries.append({
-            "ruleId": "unusable", "ruleIndex": rule_index(rule_ids, "unusable"), "level": "error", "message": {"text": p.message},
-            "locations": [{"physicalLocation": {"artifactLocation": {"uri": _uri(p.source)}, "region": {"startLine": max(p.line, 1)}}}],
-        })
+        entries.append(
+            {
+                "ruleId": "unusable",
+                "ruleIndex": rule_index(rule_ids, "unusable"),
+                "level": "error",
+                "message": {"text": p.message},
+                "locations": [{"physicalLocation": {"artifactLocation": {"uri": _uri(p.source)}, "region": {"startLine": max(p.line, 1)}}}],
+            }
+        )
     write_sarif(out, "servinggate check", __version__, rule_ids, _describe, entries)
 
 

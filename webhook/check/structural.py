@@ -20,9 +20,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..admission.fields import (
-    SCHEMA, FieldError, FieldPath, Key, duplicate, invalid, not_supported, required, too_long, too_many, type_invalid,
-)
+from ..admission.fields import SCHEMA, FieldError, FieldPath, Key, duplicate, invalid, not_supported, required, too_long, too_many, type_invalid
 from ..admission.gofmt import plain_number
 from .formats import format_ok as _format_ok
 
@@ -135,11 +133,25 @@ def compile_schema(raw: dict[str, Any]) -> Schema:
 
 # ---- step 1: decoding (unknown fields, nulls, defaults) -----------------------------------------
 
-_META_FIELDS = frozenset({
-    "name", "generateName", "namespace", "selfLink", "uid", "resourceVersion", "generation",
-    "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "labels", "annotations",
-    "ownerReferences", "finalizers", "managedFields",
-})
+_META_FIELDS = frozenset(
+    {
+        "name",
+        "generateName",
+        "namespace",
+        "selfLink",
+        "uid",
+        "resourceVersion",
+        "generation",
+        "creationTimestamp",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "labels",
+        "annotations",
+        "ownerReferences",
+        "finalizers",
+        "managedFields",
+    }
+)
 
 
 def decode(obj: dict[str, Any], root: Schema) -> list[FieldPath]:

@@ -21,8 +21,7 @@ from ..admission.decision import RuleError
 from ..admission.outcome import status_of
 from ..admission.review import make_request
 from ..kthena import MODELSERVING
-from ..policies import REGISTRY, Context
-from ..policies import engine
+from ..policies import REGISTRY, Context, engine
 from ..policies.kthena_pods import controller_pods
 
 TEMPLATE_PATHS: dict[tuple[str, str], tuple[str, ...]] = {
@@ -104,14 +103,19 @@ def preview(obj: dict[str, Any], ctx: Context) -> list[PodPreview]:
         status = status_of(req, refusal) if refusal is not None else None
         errors = [e for d in (mutation, validation) for e in d.errors]
         meta = pod["metadata"]
-        out.append(PodPreview({
-            "name": meta.get("name") or meta.get("generateName", "") + "*",
-            "template": template,
-            "rules": list(mutation.rules + validation.rules),
-            "allowed": refusal is None,
-            "message": status.message if status is not None else None,
-            "errors": [{"rule": e.rule, "field": e.error.field, "type": e.error.kind, "message": e.error.body()} for e in errors],
-            "warnings": [w.text for w in mutation.warnings + validation.warnings],
-            "patch": mutation.patch,
-        }, errors))
+        out.append(
+            PodPreview(
+                {
+                    "name": meta.get("name") or meta.get("generateName", "") + "*",
+                    "template": template,
+                    "rules": list(mutation.rules + validation.rules),
+                    "allowed": refusal is None,
+                    "message": status.message if status is not None else None,
+                    "errors": [{"rule": e.rule, "field": e.error.field, "type": e.error.kind, "message": e.error.body()} for e in errors],
+                    "warnings": [w.text for w in mutation.warnings + validation.warnings],
+                    "patch": mutation.patch,
+                },
+                errors,
+            )
+        )
     return out

@@ -33,8 +33,8 @@ from ..admission.selectors import selector_matches
 from ..podvalidation import default_pod_spec, validate_pod_create, validate_pod_template_spec
 from ..podvalidation.defaults import prepare_spec
 from ..podvalidation.drops import Dropped
-from ..podvalidation.options import DEFAULT_OPTIONS, PodOptions
 from ..podvalidation.meta import validate_annotations, validate_labels
+from ..podvalidation.options import DEFAULT_OPTIONS, PodOptions
 from .templates import TEMPLATE_PATHS
 
 _NOT_SUPPORTED = "activeDeadlineSeconds in {} is not Supported"
@@ -79,8 +79,7 @@ def _selector_errors(selector: Any, labels: dict[str, Any], path: FieldPath) -> 
     return [invalid(path.child("metadata", "labels"), labels_struct(labels), "`selector` does not match template `labels`", origin=BUILTIN)]
 
 
-def validate_workload(obj: dict[str, Any], group: str, kind: str, opts: PodOptions = DEFAULT_OPTIONS,
-                      dropped: list[str] | None = None) -> list[FieldError]:
+def validate_workload(obj: dict[str, Any], group: str, kind: str, opts: PodOptions = DEFAULT_OPTIONS, dropped: list[str] | None = None) -> list[FieldError]:
     """The API server's checks of a workload's pod template (see the module doc), at its paths;
     what it drops from the template first goes to `dropped`."""
     parts = TEMPLATE_PATHS[(group, kind)]

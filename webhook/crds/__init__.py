@@ -35,11 +35,7 @@ def bundled() -> list[dict[str, Any]]:
 
 
 def is_crd(doc: Any) -> bool:
-    return (
-        isinstance(doc, dict)
-        and doc.get("kind") == "CustomResourceDefinition"
-        and str(doc.get("apiVersion", "")).startswith("apiextensions.k8s.io/")
-    )
+    return isinstance(doc, dict) and doc.get("kind") == "CustomResourceDefinition" and str(doc.get("apiVersion", "")).startswith("apiextensions.k8s.io/")
 
 
 def crd_files(path: Path) -> list[Path]:

@@ -79,8 +79,10 @@ class Scan:
     duplicates: list[str] = field(default_factory=list)  # "name in file" met again after the first
 
     def summary(self) -> str:
-        return (f"read {len(self.crds)} CRD(s); skipped {self.helm_templates} Helm template file(s), "
-                f"{self.unparsable} unparsable file(s), {self.other_documents} other document(s)")
+        return (
+            f"read {len(self.crds)} CRD(s); skipped {self.helm_templates} Helm template file(s), "
+            f"{self.unparsable} unparsable file(s), {self.other_documents} other document(s)"
+        )
 
 
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

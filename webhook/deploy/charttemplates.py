@@ -59,8 +59,10 @@ def _expand(match: re.Match[str]) -> str:
     if kind == "labels":
         return f'{indent}{key}:\n{indent}  {{{{- include "servinggate.labels" (dict "root" $ "component" "{arg}") | nindent {inner} }}}}'
     if kind == "annotations":  # cert-manager's, where its cainjector fills caBundle
-        return (f'{indent}{{{{- with include "servinggate.webhookAnnotations" $ }}}}\n{indent}{key}:\n'
-                f'{indent}  {{{{- . | nindent {inner} }}}}\n{indent}{{{{- end }}}}')
+        return (
+            f'{indent}{{{{- with include "servinggate.webhookAnnotations" $ }}}}\n{indent}{key}:\n'
+            f"{indent}  {{{{- . | nindent {inner} }}}}\n{indent}{{{{- end }}}}"
+        )
     raise ValueError(f"unknown chart marker {what!r}")
 
 
@@ -128,7 +130,9 @@ def helpers() -> str:
     default --skip-namespaces), and the Service the configurations call."""
     system = " ".join(f'"{n}"' for n in EXCLUDED_NAMESPACES)
     skipped = " ".join(f'"{n}"' for n in sorted(PolicySettings().skip_namespaces))
-    return HEADER + f'''{{{{- define "servinggate.serviceName" -}}}}
+    return (
+        HEADER
+        + f"""{{{{- define "servinggate.serviceName" -}}}}
 {SERVICE_NAME}
 {{{{- end }}}}
 
@@ -147,7 +151,8 @@ matchExpressions:
 {{{{- define "servinggate.skipNamespaces" -}}}}
 {{{{- concat (list {skipped}) (.Values.excludedNamespaces | default list) | uniq | sortAlpha | join "," }}}}
 {{{{- end }}}}
-'''
+"""
+    )
 
 
 def render(rules: list[Rule]) -> dict[Path, str]:

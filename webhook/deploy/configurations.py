@@ -138,10 +138,7 @@ def webhook_entries(rules: Iterable[Rule], action: str, *, service: str = SERVIC
 def configurations(rules: Iterable[Rule], *, service: str = SERVICE_NAME, namespace: str = NAMESPACE) -> list[dict[str, Any]]:
     rules = list(rules)
     docs = []
-    for kind, name, action in (
-        ("ValidatingWebhookConfiguration", VALIDATING_NAME, "validate"),
-        ("MutatingWebhookConfiguration", MUTATING_NAME, "mutate"),
-    ):
+    for kind, name, action in (("ValidatingWebhookConfiguration", VALIDATING_NAME, "validate"), ("MutatingWebhookConfiguration", MUTATING_NAME, "mutate")):
         docs.append(
             {
                 "apiVersion": "admissionregistration.k8s.io/v1",

@@ -53,10 +53,7 @@ def policy_and_binding(rule: Rule, api_version: str, namespace: str = NAMESPACE)
         raise ValueError(f"rule {rule.name}: only object and update rules can have a CEL fallback")
     name = policy_name(rule)
     metadata = {"name": name, "labels": dict(LABELS), "annotations": {RULE_ANNOTATION: rule.name}}
-    spec: dict[str, Any] = {
-        "failurePolicy": "Fail",
-        "matchConstraints": {"matchPolicy": "Equivalent", "resourceRules": resource_rules([rule])},
-    }
+    spec: dict[str, Any] = {"failurePolicy": "Fail", "matchConstraints": {"matchPolicy": "Equivalent", "resourceRules": resource_rules([rule])}}
     if rule.match:
         spec["matchConditions"] = [{"name": c.name, "expression": c.expression} for c in rule.match]
     spec["validations"] = [_validation(check) for check in rule.cel]
@@ -65,11 +62,7 @@ def policy_and_binding(rule: Rule, api_version: str, namespace: str = NAMESPACE)
         "apiVersion": api_version,
         "kind": "ValidatingAdmissionPolicyBinding",
         "metadata": {"name": name, "labels": dict(LABELS), "annotations": {RULE_ANNOTATION: rule.name}},
-        "spec": {
-            "policyName": name,
-            "validationActions": ["Deny"],
-            "matchResources": {"namespaceSelector": namespace_selector(namespace)},
-        },
+        "spec": {"policyName": name, "validationActions": ["Deny"], "matchResources": {"namespaceSelector": namespace_selector(namespace)}},
     }
     return [policy, binding]
 

@@ -24,10 +24,7 @@ OUTPUT_FILE = "webhook-configurations.yaml"
 DEFAULT_MANIFESTS_DIR = Path("manifests")
 DEFAULT_CHART_DIR = Path("charts") / "servinggate"
 
-CA_NOTE = (
-    "# caBundle is filled in the cluster: by the webhook itself (cert-management=self) or by\n"
-    "# cert-manager's cainjector (overlays/cert-manager).\n"
-)
+CA_NOTE = "# caBundle is filled in the cluster: by the webhook itself (cert-management=self) or by\n# cert-manager's cainjector (overlays/cert-manager).\n"
 
 
 def render(rules: Iterable[Rule] | None = None) -> str:

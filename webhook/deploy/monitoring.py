@@ -30,6 +30,9 @@ from ..policies.registry import Rule
 from .configurations import LABELS, NAMESPACE, TIMEOUTS, configurations
 from .yamlfile import HEADER, dump
 
+# fmt: off
+# The module is tables (alerts and panels, one call each, arguments grouped as they read): the
+# formatter would put every argument on a line of its own and hide the table.
 RULES_COMPONENT = Path("components") / "prometheus-rules"
 DASHBOARD_COMPONENT = Path("components") / "grafana-dashboard"
 RULE_NAME = "servinggate"
@@ -387,4 +390,4 @@ def chart_template(rules: list[Rule], header: str) -> str:
     return (header + helpers
             + "{{- if .Values.prometheusRule.enabled }}\n{{- $extra := .Values.prometheusRule.labels }}\n---\n" + rule_doc + "{{- end }}\n"
             + "{{- if .Values.grafanaDashboard.enabled }}\n{{- $extra := .Values.grafanaDashboard.labels }}\n---\n" + dashboard_doc + "{{- end }}\n")
-
+# fmt: on

@@ -110,7 +110,9 @@ def describe_api_error(exc: BaseException, call: ApiCall, host: str = "") -> str
             return f"throttled: the API server refused to {call.verb} {call.target()} (429 Too Many Requests)"
         if status >= 500:
             detail = f": {message}" if message else ""
-            return f"API server error {status} {exc.reason or ''} at {_host_of(exc, host)} while trying to {call.verb} {call.target()}{detail}".replace("  ", " ")
+            return f"API server error {status} {exc.reason or ''} at {_host_of(exc, host)} while trying to {call.verb} {call.target()}{detail}".replace(
+                "  ", " "
+            )
         detail = message or str(exc.reason or "")
         return f"cannot {call.verb} {call.target()}: HTTP {status} {detail}".rstrip()
     if isinstance(exc, (HTTPError, OSError)):

@@ -24,14 +24,24 @@ _LOGGER = "servinggate.scalein.lease"  # the reconciler's; `audit` passes its ow
 def micro_now() -> dt.datetime:
     """Now, for a MicroTime field. The client serialises with isoformat(), which drops the
     fraction when it is zero; the API server parses RFC 3339 with 6 fraction digits."""
-    now = dt.datetime.now(dt.timezone.utc)
+    now = dt.datetime.now(dt.UTC)
     return now if now.microsecond else now.replace(microsecond=1)
 
 
 class LeaderElector:
-    def __init__(self, api: client.CoordinationV1Api, *, name: str, namespace: str, identity: str,
-                 lease_duration: float, renew_deadline: float, retry_period: float,
-                 clock: Callable[[], float] = time.monotonic, logger: str = _LOGGER):
+    def __init__(
+        self,
+        api: client.CoordinationV1Api,
+        *,
+        name: str,
+        namespace: str,
+        identity: str,
+        lease_duration: float,
+        renew_deadline: float,
+        retry_period: float,
+        clock: Callable[[], float] = time.monotonic,
+        logger: str = _LOGGER,
+    ):
         self.api, self.name, self.namespace, self.identity = api, name, namespace, identity
         self.lease_duration, self.renew_deadline, self.retry_period = lease_duration, renew_deadline, retry_period
         self.clock = clock
@@ -89,8 +99,9 @@ class LeaderElector:
         now = micro_now()
         body = client.V1Lease(
             metadata=client.V1ObjectMeta(name=self.name, namespace=self.namespace),
-            spec=client.V1LeaseSpec(holder_identity=self.identity, lease_duration_seconds=int(self.lease_duration),
-                                    acquire_time=now, renew_time=now, lease_transitions=0),
+            spec=client.V1LeaseSpec(
+                holder_identity=self.identity, lease_duration_seconds=int(self.lease_duration), acquire_time=now, renew_time=now, lease_transitions=0
+            ),
         )
         try:
             self.api.create_namespaced_lease(self.namespace, body)
@@ -135,9 +146,26 @@ class LeaderElector:
             on_change(False)
 
 
-def elector_for(api_client: client.ApiClient, *, name: str, namespace: str, identity: str, logger: str,
-                lease_duration: float = 15, renew_deadline: float = 10, retry_period: float = 2) -> LeaderElector:
+def elector_for(
+    api_client: client.ApiClient,
+    *,
+    name: str,
+    namespace: str,
+    identity: str,
+    logger: str,
+    lease_duration: float = 15,
+    renew_deadline: float = 10,
+    retry_period: float = 2,
+) -> LeaderElector:
     """An elector on `api_client`, with client-go's default timings unless given: for commands
     that keep no API objects of their own (`audit`)."""
-    return LeaderElector(client.CoordinationV1Api(api_client), name=name, namespace=namespace, identity=identity,
-                         lease_duration=lease_duration, renew_deadline=renew_deadline, retry_period=retry_period, logger=logger)
+    return LeaderElector(
+        client.CoordinationV1Api(api_client),
+        name=name,
+        namespace=namespace,
+        identity=identity,
+        lease_duration=lease_duration,
+        renew_deadline=renew_deadline,
+        retry_period=retry_period,
+        logger=logger,
+    )

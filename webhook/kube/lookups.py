@@ -39,9 +39,16 @@ class KubeLookups:
     starts in the process that first uses the lookups (and in every child forked after), never in
     gunicorn's master before the fork: its threads would not survive it."""
 
-    def __init__(self, store: ProjectionStore, api_client: client.ApiClient, *, budget: float = 0.5,
-                 cooldown: float = 2.0, watcher: StoreWatcher | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        store: ProjectionStore,
+        api_client: client.ApiClient,
+        *,
+        budget: float = 0.5,
+        cooldown: float = 2.0,
+        watcher: StoreWatcher | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.store = store
         self._custom = client.CustomObjectsApi(api_client)
         self.budget = budget
@@ -94,8 +101,7 @@ class KubeLookups:
         found = self._look(api_version, kind, namespace, name, deadline)
         return NOT_HERE if isinstance(found, tuple) else found
 
-    def _look(self, api_version: str, kind: str, namespace: str, name: str,
-              deadline: float) -> dict[str, Any] | None | tuple[LookedUp, str, str, float]:
+    def _look(self, api_version: str, kind: str, namespace: str, name: str, deadline: float) -> dict[str, Any] | None | tuple[LookedUp, str, str, float]:
         """The store's projection, or what the GET for it needs (kind, namespace, name, timeout)."""
         found = self.store.cached(api_version, kind, namespace, name)
         if found is not None:
@@ -114,11 +120,11 @@ class KubeLookups:
     def _get(self, entry: LookedUp, namespace: str, name: str, timeout: float) -> dict[str, Any] | None:
         try:
             if namespace:
-                resp = self._custom.get_namespaced_custom_object(entry.group, entry.version, namespace, entry.plural, name,
-                                                                 _request_timeout=timeout, _preload_content=False)
+                resp = self._custom.get_namespaced_custom_object(
+                    entry.group, entry.version, namespace, entry.plural, name, _request_timeout=timeout, _preload_content=False
+                )
             else:
-                resp = self._custom.get_cluster_custom_object(entry.group, entry.version, entry.plural, name,
-                                                              _request_timeout=timeout, _preload_content=False)
+                resp = self._custom.get_cluster_custom_object(entry.group, entry.version, entry.plural, name, _request_timeout=timeout, _preload_content=False)
             found = json_body(resp)
         except ApiException as exc:
             if exc.status == 404:
@@ -146,9 +152,9 @@ class _Budgeted:
         return self._lookups.fetch_here(api_version, kind, namespace, name, self._deadline)
 
 
-def serving_lookups(kubeconfig: str, *, budget: float, resync: float,
-                    on_change: Callable[[ProjectionStore], None] | None = None,
-                    on_reconnect: Callable[[], None] | None = None) -> KubeLookups:
+def serving_lookups(
+    kubeconfig: str, *, budget: float, resync: float, on_change: Callable[[ProjectionStore], None] | None = None, on_reconnect: Callable[[], None] | None = None
+) -> KubeLookups:
     """The webhook's lookups: a store of every looked-up kind, fed by a watcher on its own client,
     and a review client that never retries (a retry would outlast the budget). `on_reconnect`:
     the watcher's, called on each kind's first answer and first answer after a failure. Raises

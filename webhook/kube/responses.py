@@ -18,7 +18,7 @@ from kubernetes.watch.watch import iter_resp_lines
 
 def json_body(response: object) -> Any:
     """The decoded JSON body of a response obtained with `_preload_content=False`."""
-    data: bytes = getattr(response, "data")
+    data: bytes = getattr(response, "data")  # noqa: B009 - typed `object`: urllib3 or a test double
     return orjson.loads(data)
 
 

@@ -110,8 +110,7 @@ class FollowedVersion:
         try:
             fresh = _read(self._connect, self._shared)
         except KubeAccessError as exc:
-            log.warning({"msg": "the Kubernetes version could not be read again; keeping the current one",
-                         "error": str(exc), **self.current.log_fields()})
+            log.warning({"msg": "the Kubernetes version could not be read again; keeping the current one", "error": str(exc), **self.current.log_fields()})
             return
         with self._lock:
             before, self.current = self.current, fresh

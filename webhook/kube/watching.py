@@ -42,9 +42,17 @@ class StoreWatcher:
     """List+watch of every kind `store` keeps, into `store`, until `stop()`. `on_change(store)`
     runs after each list and each change of a kind's health (the server's metrics)."""
 
-    def __init__(self, api_client: client.ApiClient, store: ProjectionStore, *, resync: float = 600.0,
-                 watch_timeout: int = 300, on_change: Callable[[ProjectionStore], None] | None = None,
-                 on_reconnect: Callable[[], None] | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        api_client: client.ApiClient,
+        store: ProjectionStore,
+        *,
+        resync: float = 600.0,
+        watch_timeout: int = 300,
+        on_change: Callable[[ProjectionStore], None] | None = None,
+        on_reconnect: Callable[[], None] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._custom = client.CustomObjectsApi(api_client)
         self._core = client.CoreV1Api(api_client)
         self._host = str(getattr(api_client.configuration, "host", "") or "")
@@ -116,8 +124,14 @@ class StoreWatcher:
         """One watch request from `rv` for at most `seconds`; returns the last resourceVersion.
         `opened()` runs once the API server has answered the request (before any event)."""
         resp: Any = self._list(  # the urllib3 response: not preloaded
-            entry, watch=True, resource_version=rv, allow_watch_bookmarks=True,
-            timeout_seconds=seconds, _preload_content=False, _request_timeout=(10, seconds + 30))
+            entry,
+            watch=True,
+            resource_version=rv,
+            allow_watch_bookmarks=True,
+            timeout_seconds=seconds,
+            _preload_content=False,
+            _request_timeout=(10, seconds + 30),
+        )
         opened()
         events = watch_events(resp)
         try:

@@ -20,6 +20,11 @@ from .defaults import apply_pod_defaults, apply_pod_spec_defaults, apply_templat
 from .podspec import validate_pod_create, validate_pod_spec, validate_pod_template_spec
 
 __all__ = [
-    "apply_pod_defaults", "apply_pod_spec_defaults", "apply_template_defaults", "default_pod_spec",
-    "validate_pod_create", "validate_pod_spec", "validate_pod_template_spec",
+    "apply_pod_defaults",
+    "apply_pod_spec_defaults",
+    "apply_template_defaults",
+    "default_pod_spec",
+    "validate_pod_create",
+    "validate_pod_spec",
+    "validate_pod_template_spec",
 ]

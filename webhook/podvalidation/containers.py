@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from .options import DEFAULT_OPTIONS, PodOptions
 from . import names
 from .env import validate_env, validate_env_from
 from .errors import Errors, FieldPath, choice, duplicate, forbidden, invalid, not_found, not_supported, required
 from .mounts import validate_ephemeral_mounts, validate_mounts
+from .options import DEFAULT_OPTIONS, PodOptions
 from .probes import validate_lifecycle, validate_probes
 from .resources import validate_resources
 from .security import validate_container_security
@@ -19,8 +19,7 @@ PROTOCOLS = ["SCTP", "TCP", "UDP"]
 PULL_POLICIES = ["Always", "IfNotPresent", "Never"]
 MESSAGE_POLICIES = ["File", "FallbackToLogsOnError"]
 # The fields an ephemeral container may not carry (validateFieldAllowList).
-_NOT_FOR_EPHEMERAL = ("ports", "resources", "livenessProbe", "readinessProbe", "startupProbe", "lifecycle",
-                      "resizePolicy", "restartPolicy")
+_NOT_FOR_EPHEMERAL = ("ports", "resources", "livenessProbe", "readinessProbe", "startupProbe", "lifecycle", "resizePolicy", "restartPolicy")
 
 
 def _ports(value: Any, path: FieldPath, errs: Errors) -> None:
@@ -53,12 +52,18 @@ def _plain_port(port: dict[str, Any]) -> bool:
     """A port with no name and no host port, a valid containerPort and a supported protocol, by
     the checks `_ports` makes: what it finds nothing in, told without building a path."""
     number, protocol = port.get("containerPort"), port.get("protocol")
-    return (port.get("name") is None and port.get("hostPort") is None and type(number) is int and number != 0
-            and not names.is_valid_port_num(number) and type(protocol) is str and protocol in PROTOCOLS)
+    return (
+        port.get("name") is None
+        and port.get("hostPort") is None
+        and type(number) is int
+        and number != 0
+        and not names.is_valid_port_num(number)
+        and type(protocol) is str
+        and protocol in PROTOCOLS
+    )
 
 
-def _common(c: dict[str, Any], volumes: dict[str, dict[str, Any]], path: FieldPath, errs: Errors,
-            opts: PodOptions, claims: frozenset[str]) -> None:
+def _common(c: dict[str, Any], volumes: dict[str, dict[str, Any]], path: FieldPath, errs: Errors, opts: PodOptions, claims: frozenset[str]) -> None:
     """validateContainerCommon. Each check of a list or an object finds nothing in an absent one,
     so an absent field costs one lookup. `claims` are the pod's declared resource claim names."""
     get = c.get
@@ -80,11 +85,9 @@ def _common(c: dict[str, Any], volumes: dict[str, dict[str, Any]], path: FieldPa
         validate_mounts(c, volumes, path, errs, opts=opts)
     choice(field_text(c, "imagePullPolicy", path, errs), PULL_POLICIES, path, "imagePullPolicy", errs)
     if get("resources") is not None:
-        validate_resources(obj(get("resources"), path.child("resources"), errs), path.child("resources"), errs,
-                           opts=opts, claims=claims)
+        validate_resources(obj(get("resources"), path.child("resources"), errs), path.child("resources"), errs, opts=opts, claims=claims)
     if get("securityContext") is not None:
-        validate_container_security(opt_obj(get("securityContext"), path.child("securityContext"), errs),
-                                    path.child("securityContext"), errs, opts=opts)
+        validate_container_security(opt_obj(get("securityContext"), path.child("securityContext"), errs), path.child("securityContext"), errs, opts=opts)
 
 
 def host_port_conflicts(containers: list[dict[str, Any]], path: FieldPath, seen: set[str], errs: Errors) -> None:
@@ -106,9 +109,16 @@ def items(value: Any, path: FieldPath, errs: Errors) -> list[dict[str, Any]]:
     return [raw if isinstance(raw, dict) else obj(raw, path.index(i), errs) for i, raw in enumerate(arr(value, path, errs))]
 
 
-def validate_containers(containers: list[dict[str, Any]], volumes: dict[str, dict[str, Any]], path: FieldPath,
-                        errs: Errors, *, opts: PodOptions = DEFAULT_OPTIONS, claims: frozenset[str] = frozenset(),
-                        grace: int | None = None) -> None:
+def validate_containers(
+    containers: list[dict[str, Any]],
+    volumes: dict[str, dict[str, Any]],
+    path: FieldPath,
+    errs: Errors,
+    *,
+    opts: PodOptions = DEFAULT_OPTIONS,
+    claims: frozenset[str] = frozenset(),
+    grace: int | None = None,
+) -> None:
     """validateContainers. `grace`: the pod's terminationGracePeriodSeconds, a sleep hook's bound;
     `claims`: the pod's declared resource claim names."""
     if not containers:
@@ -131,10 +141,17 @@ def validate_containers(containers: list[dict[str, Any]], volumes: dict[str, dic
     host_port_conflicts(containers, path, set(), errs)
 
 
-def validate_init_containers(inits: list[dict[str, Any]], containers: list[dict[str, Any]],
-                             volumes: dict[str, dict[str, Any]], path: FieldPath, errs: Errors, *,
-                             opts: PodOptions = DEFAULT_OPTIONS, claims: frozenset[str] = frozenset(),
-                             grace: int | None = None) -> None:
+def validate_init_containers(
+    inits: list[dict[str, Any]],
+    containers: list[dict[str, Any]],
+    volumes: dict[str, dict[str, Any]],
+    path: FieldPath,
+    errs: Errors,
+    *,
+    opts: PodOptions = DEFAULT_OPTIONS,
+    claims: frozenset[str] = frozenset(),
+    grace: int | None = None,
+) -> None:
     """validateInitContainers and validateInitContainerRestartPolicy (pkg/apis/core/validation/
     validation.go, 1.28 to 1.34). Init containers share the name space of the app containers. A
     sidecar (`restartPolicy: Always`, SidecarContainers on from 1.29) may have hooks and probes,
@@ -168,9 +185,17 @@ def validate_init_containers(inits: list[dict[str, Any]], containers: list[dict[
                 errs.append(forbidden(at.child(key), "may not be set for init containers without restartPolicy=Always"))
 
 
-def validate_ephemeral_containers(ephemerals: list[dict[str, Any]], containers: list[dict[str, Any]],
-                                  inits: list[dict[str, Any]], volumes: dict[str, dict[str, Any]], path: FieldPath,
-                                  errs: Errors, *, opts: PodOptions = DEFAULT_OPTIONS, claims: frozenset[str] = frozenset()) -> None:
+def validate_ephemeral_containers(
+    ephemerals: list[dict[str, Any]],
+    containers: list[dict[str, Any]],
+    inits: list[dict[str, Any]],
+    volumes: dict[str, dict[str, Any]],
+    path: FieldPath,
+    errs: Errors,
+    *,
+    opts: PodOptions = DEFAULT_OPTIONS,
+    claims: frozenset[str] = frozenset(),
+) -> None:
     others = {name_of(c) for c in containers + inits}
     seen = set(others)
     for i, c in enumerate(ephemerals):

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from functools import lru_cache
+from functools import cache
 from typing import Any, NamedTuple
 
 from ..kubeversion import NEWEST
@@ -104,9 +104,11 @@ def _remove(node: Any, trie: _Node, at: list[str | int], found: Found) -> None:
 
 
 def _newer(opts: PodOptions) -> str:
-    return "" if opts.cluster is None else (
-        f" (the cluster runs Kubernetes {opts.cluster}, newer than {NEWEST}, the newest whose Pod validation"
-        f" we mirror: judged as {NEWEST})")
+    return (
+        ""
+        if opts.cluster is None
+        else (f" (the cluster runs Kubernetes {opts.cluster}, newer than {NEWEST}, the newest whose Pod validation we mirror: judged as {NEWEST})")
+    )
 
 
 def _unknown_why(pattern: str, opts: PodOptions) -> str:
@@ -197,7 +199,7 @@ class _Plan(NamedTuple):
     image_volumes: str | None  # why, when ImageVolume is off
 
 
-@lru_cache(maxsize=None)
+@cache
 def _plan(opts: PodOptions) -> _Plan:
     """What `opts`' minor removes, computed once per minor."""
     unknown, disabled, both = _Node(), _Node(), _Node()

@@ -9,20 +9,38 @@ from .errors import Errors, FieldPath, forbidden, invalid, not_supported, requir
 from .options import DEFAULT_OPTIONS, PodOptions
 from .values import arr, canonical, obj, opt_obj, quantity, text
 
-ENV_FIELD_PATHS = sorted([
-    "metadata.name", "metadata.namespace", "metadata.uid", "spec.nodeName", "spec.serviceAccountName",
-    "status.hostIP", "status.hostIPs", "status.podIP", "status.podIPs",
-])
+ENV_FIELD_PATHS = sorted(
+    [
+        "metadata.name",
+        "metadata.namespace",
+        "metadata.uid",
+        "spec.nodeName",
+        "spec.serviceAccountName",
+        "status.hostIP",
+        "status.hostIPs",
+        "status.podIP",
+        "status.podIPs",
+    ]
+)
 VOLUME_FIELD_PATHS = sorted(["metadata.name", "metadata.namespace", "metadata.labels", "metadata.annotations", "metadata.uid"])
-RESOURCE_FIELD_PATHS = sorted([
-    "limits.cpu", "limits.memory", "limits.ephemeral-storage", "requests.cpu", "requests.memory", "requests.ephemeral-storage",
-])
+RESOURCE_FIELD_PATHS = sorted(["limits.cpu", "limits.memory", "limits.ephemeral-storage", "requests.cpu", "requests.memory", "requests.ephemeral-storage"])
 _HUGEPAGE_PREFIXES = ("requests.hugepages-", "limits.hugepages-")
 # What ConvertDownwardAPIFieldLabel knows for v1 (it maps the old `spec.host` to `spec.nodeName`).
 _CONVERTIBLE = {
-    "metadata.annotations", "metadata.labels", "metadata.name", "metadata.namespace", "metadata.uid", "spec.nodeName",
-    "spec.restartPolicy", "spec.serviceAccountName", "spec.schedulerName", "status.phase", "status.hostIP",
-    "status.hostIPs", "status.podIP", "status.podIPs",
+    "metadata.annotations",
+    "metadata.labels",
+    "metadata.name",
+    "metadata.namespace",
+    "metadata.uid",
+    "spec.nodeName",
+    "spec.restartPolicy",
+    "spec.serviceAccountName",
+    "spec.schedulerName",
+    "status.phase",
+    "status.hostIP",
+    "status.hostIPs",
+    "status.podIP",
+    "status.podIPs",
 }
 _SIZES = "1, 1k, 1M, 1G, 1T, 1P, 1E, 1Ki, 1Mi, 1Gi, 1Ti, 1Pi, 1Ei"
 _SIZE_DIVISORS = set(_SIZES.split(", "))

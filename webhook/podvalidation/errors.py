@@ -18,9 +18,22 @@ from ..admission.fields import FieldError, FieldPath
 from ..admission.gofmt import GoSyntax
 
 __all__ = [
-    "BUILTIN", "FieldError", "FieldPath", "GoSyntax", "Errors", "located",
-    "duplicate", "forbidden", "internal", "invalid", "not_found", "not_supported", "required",
-    "too_long", "too_many", "type_invalid",
+    "BUILTIN",
+    "FieldError",
+    "FieldPath",
+    "GoSyntax",
+    "Errors",
+    "located",
+    "duplicate",
+    "forbidden",
+    "internal",
+    "invalid",
+    "not_found",
+    "not_supported",
+    "required",
+    "too_long",
+    "too_many",
+    "type_invalid",
 ]
 
 BUILTIN = fields.BUILTIN

@@ -63,8 +63,11 @@ _SOURCE_MAX_ANNOTATIONS = ANNOTATIONS_MAX_BYTES // (4 * _KNOWN_MAX_CHARS) // 2
 def _reads_more(key: str, value: str) -> bool:
     """An annotation `validate_pod_annotations` looks at (some read the spec: the node name, the
     containers, their seccomp profiles), or a long one (so short ones are surely short together)."""
-    return (len(key) + len(value) > _KNOWN_MAX_CHARS or key in (MIRROR_ANNOTATION, SECCOMP_POD_ANNOTATION, DELETION_COST_ANNOTATION)
-            or key.startswith((SECCOMP_CONTAINER_PREFIX, APPARMOR_CONTAINER_PREFIX)))
+    return (
+        len(key) + len(value) > _KNOWN_MAX_CHARS
+        or key in (MIRROR_ANNOTATION, SECCOMP_POD_ANNOTATION, DELETION_COST_ANNOTATION)
+        or key.startswith((SECCOMP_CONTAINER_PREFIX, APPARMOR_CONTAINER_PREFIX))
+    )
 
 
 def surely_valid(labels: Any, annotations: Any) -> bool:
@@ -82,8 +85,7 @@ def surely_valid(labels: Any, annotations: Any) -> bool:
         if type(labels) is not dict:
             return False
         try:
-            known = names.known_accepted(names.is_qualified_name, labels) and \
-                names.known_accepted(names.is_valid_label_value, labels.values())
+            known = names.known_accepted(names.is_qualified_name, labels) and names.known_accepted(names.is_valid_label_value, labels.values())
         except TypeError:
             return False  # a list or a map where a text belongs
         if not known:
@@ -151,8 +153,7 @@ def _validate_owner_references(value: Any, path: FieldPath, errs: Errors) -> Non
         if ref.get("controller") is True:
             current = f"{kind}/{ref.get('name', '')}"
             if controller:
-                errs.append(invalid(path, "", "Only one reference can have Controller set to true. Found \"true\" in "
-                                    f"references for {controller} and {current}"))
+                errs.append(invalid(path, "", f'Only one reference can have Controller set to true. Found "true" in references for {controller} and {current}'))
             else:
                 controller = current
 
@@ -169,7 +170,7 @@ def seccomp_profile_errors(profile: str, path: FieldPath) -> Errors:
     if profile in ("runtime/default", "docker/default", "unconfined"):
         return []
     if profile.startswith("localhost/"):
-        return local_descending_path(profile[len("localhost/"):], path)
+        return local_descending_path(profile[len("localhost/") :], path)
     return [invalid(path, profile, "must be a valid seccomp profile")]
 
 
@@ -185,14 +186,12 @@ def no_backsteps(target: str, path: FieldPath) -> Errors:
     return []
 
 
-def validate_pod_annotations(annotations: dict[str, str], spec: dict[str, Any], container_names: Callable[[], set[str]],
-                             path: FieldPath) -> Errors:
+def validate_pod_annotations(annotations: dict[str, str], spec: dict[str, Any], container_names: Callable[[], set[str]], path: FieldPath) -> Errors:
     """ValidatePodSpecificAnnotations: mirror pods, deletion cost, seccomp and AppArmor profiles
     (`container_names` is asked only when an AppArmor annotation names a container)."""
     errs: Errors = []
     if MIRROR_ANNOTATION in annotations and not spec.get("nodeName"):
-        errs.append(invalid(path.key(MIRROR_ANNOTATION), annotations[MIRROR_ANNOTATION],
-                            "must set spec.nodeName if mirror pod annotation is set"))
+        errs.append(invalid(path.key(MIRROR_ANNOTATION), annotations[MIRROR_ANNOTATION], "must set spec.nodeName if mirror pod annotation is set"))
     cost = annotations.get(DELETION_COST_ANNOTATION)
     if cost is not None and not (_INT32.fullmatch(cost) and -(2**31) <= int(cost) < 2**31):
         errs.append(invalid(path.key(DELETION_COST_ANNOTATION), cost, "must be a 32bit integer"))
@@ -204,7 +203,7 @@ def validate_pod_annotations(annotations: dict[str, str], spec: dict[str, Any], 
     for key, profile in annotations.items():
         if not key.startswith(APPARMOR_CONTAINER_PREFIX):
             continue
-        container = key[len(APPARMOR_CONTAINER_PREFIX):]
+        container = key[len(APPARMOR_CONTAINER_PREFIX) :]
         if container not in container_names():
             errs.append(invalid(path.key(key), container, "container not found"))
         if profile not in ("", "runtime/default", "unconfined") and not profile.startswith("localhost/"):

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .options import DEFAULT_OPTIONS, PodOptions
 from .errors import Errors, FieldPath, forbidden, invalid, not_found, not_supported, required
 from .meta import local_descending_path, no_backsteps
+from .options import DEFAULT_OPTIONS, PodOptions
 from .values import arr, obj, opt_text, text
 
 PROPAGATIONS = sorted(["Bidirectional", "HostToContainer", "None"])
@@ -24,13 +24,13 @@ def _pairs(value: Any, path: FieldPath, key: str, errs: Errors) -> list[tuple[st
     out = []
     for i, raw in enumerate(arr(value, path, errs)):
         item = obj(raw, path.index(i), errs)
-        out.append((text(item.get("name"), path.index(i).child("name"), errs),
-                    text(item.get(key), path.index(i).child(key), errs), item))
+        out.append((text(item.get("name"), path.index(i).child("name"), errs), text(item.get(key), path.index(i).child(key), errs), item))
     return out
 
 
-def validate_mounts(container: dict[str, Any], volumes: dict[str, dict[str, Any]], path: FieldPath, errs: Errors, *,
-                    opts: PodOptions = DEFAULT_OPTIONS) -> None:
+def validate_mounts(
+    container: dict[str, Any], volumes: dict[str, dict[str, Any]], path: FieldPath, errs: Errors, *, opts: PodOptions = DEFAULT_OPTIONS
+) -> None:
     mounts = _pairs(container.get("volumeMounts"), path.child("volumeMounts"), "mountPath", errs)
     devices = _pairs(container.get("volumeDevices"), path.child("volumeDevices"), "devicePath", errs)
     device_map = {name: where for name, where, _ in devices}
@@ -39,9 +39,15 @@ def validate_mounts(container: dict[str, Any], volumes: dict[str, dict[str, Any]
     _device_errors(devices, mount_map, volumes, path.child("volumeDevices"), errs)
 
 
-def _mount_errors(mounts: list[tuple[str, str, dict[str, Any]]], devices: dict[str, str],
-                  volumes: dict[str, dict[str, Any]], container: dict[str, Any], path: FieldPath, errs: Errors,
-                  opts: PodOptions) -> None:
+def _mount_errors(
+    mounts: list[tuple[str, str, dict[str, Any]]],
+    devices: dict[str, str],
+    volumes: dict[str, dict[str, Any]],
+    container: dict[str, Any],
+    path: FieldPath,
+    errs: Errors,
+    opts: PodOptions,
+) -> None:
     seen: set[str] = set()
     for i, (name, where, mount) in enumerate(mounts):
         at = path.index(i)
@@ -78,8 +84,11 @@ def _mount_errors(mounts: list[tuple[str, str, dict[str, Any]]], devices: dict[s
 
 def _image_sub_paths(mount: dict[str, Any], at: FieldPath) -> Errors:
     """ValidateVolumeMounts: an image volume is mounted whole."""
-    return [invalid(at.child(key), mount[key], "not allowed in image volume sources")
-            for key in ("subPath", "subPathExpr") if isinstance(mount.get(key), str) and mount[key]]
+    return [
+        invalid(at.child(key), mount[key], "not allowed in image volume sources")
+        for key in ("subPath", "subPathExpr")
+        if isinstance(mount.get(key), str) and mount[key]
+    ]
 
 
 def _recursive_read_only(mount: dict[str, Any], propagation: str | None, path: FieldPath, errs: Errors) -> None:
@@ -107,8 +116,9 @@ def _propagation(mode: str, container: dict[str, Any], path: FieldPath) -> Error
     return errs
 
 
-def _device_errors(devices: list[tuple[str, str, dict[str, Any]]], mounts: dict[str, str],
-                   volumes: dict[str, dict[str, Any]], path: FieldPath, errs: Errors) -> None:
+def _device_errors(
+    devices: list[tuple[str, str, dict[str, Any]]], mounts: dict[str, str], volumes: dict[str, dict[str, Any]], path: FieldPath, errs: Errors
+) -> None:
     names: set[str] = set()
     paths: set[str] = set()
     for i, (name, where, _) in enumerate(devices):

@@ -99,9 +99,15 @@ def is_dns1123_label(value: str) -> list[str]:
         if _match(_SUBDOMAIN, value):
             errs.append("must not contain dots")
         else:
-            errs.append(regex_error(
-                "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must "
-                "start and end with an alphanumeric character", _LABEL_FMT, "my-name", "123-abc"))
+            errs.append(
+                regex_error(
+                    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must "
+                    "start and end with an alphanumeric character",
+                    _LABEL_FMT,
+                    "my-name",
+                    "123-abc",
+                )
+            )
     return errs
 
 
@@ -109,9 +115,14 @@ def is_dns1123_label(value: str) -> list[str]:
 def is_dns1123_subdomain(value: str) -> list[str]:
     errs = [max_len_error(253)] if len(value) > 253 else []
     if not _match(_SUBDOMAIN, value):
-        errs.append(regex_error(
-            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and "
-            "must start and end with an alphanumeric character", _SUBDOMAIN_FMT, "example.com"))
+        errs.append(
+            regex_error(
+                "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and "
+                "must start and end with an alphanumeric character",
+                _SUBDOMAIN_FMT,
+                "example.com",
+            )
+        )
     return errs
 
 
@@ -119,9 +130,15 @@ def is_dns1123_subdomain(value: str) -> list[str]:
 def is_dns1035_label(value: str) -> list[str]:
     errs = [max_len_error(63)] if len(value) > 63 else []
     if not _match(_DNS1035, value):
-        errs.append(regex_error(
-            "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
-            "alphabetic character, and end with an alphanumeric character", _DNS1035_FMT, "my-name", "abc-123"))
+        errs.append(
+            regex_error(
+                "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
+                "alphabetic character, and end with an alphanumeric character",
+                _DNS1035_FMT,
+                "my-name",
+                "abc-123",
+            )
+        )
     return errs
 
 
@@ -152,7 +169,8 @@ def is_qualified_name(value: str) -> list[str]:
             errs += ["prefix part " + m for m in is_dns1123_subdomain(prefix)]
     else:
         return [
-            "a qualified name " + regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc")
+            "a qualified name "
+            + regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc")
             + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
         ]
     if not name:
@@ -168,9 +186,16 @@ def is_qualified_name(value: str) -> list[str]:
 def is_valid_label_value(value: str) -> list[str]:
     errs = [max_len_error(63)] if len(value) > 63 else []
     if not _match(_LABEL_VALUE, value):
-        errs.append(regex_error(
-            "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and "
-            "must start and end with an alphanumeric character", _LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
+        errs.append(
+            regex_error(
+                "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and "
+                "must start and end with an alphanumeric character",
+                _LABEL_VALUE_FMT,
+                "MyValue",
+                "my_value",
+                "12345",
+            )
+        )
     return errs
 
 
@@ -188,9 +213,15 @@ def _chdir_prefix(value: str) -> list[str]:
 def is_env_var_name(value: str) -> list[str]:
     errs = []
     if not _match(_ENV, value):
-        errs.append(regex_error(
-            "a valid environment variable name must consist of alphabetic characters, digits, '_', '-', or '.', "
-            "and must not start with a digit", _ENV_FMT, "my.env-name", "MY_ENV.NAME", "MyEnvName1"))
+        errs.append(
+            regex_error(
+                "a valid environment variable name must consist of alphabetic characters, digits, '_', '-', or '.', and must not start with a digit",
+                _ENV_FMT,
+                "my.env-name",
+                "MY_ENV.NAME",
+                "MyEnvName1",
+            )
+        )
     return errs + _chdir_prefix(value)
 
 
@@ -198,8 +229,9 @@ def is_env_var_name(value: str) -> list[str]:
 def is_config_map_key(value: str) -> list[str]:
     errs = [max_len_error(253)] if len(value) > 253 else []
     if not _match(_CONFIG_KEY, value):
-        errs.append(regex_error("a valid config key must consist of alphanumeric characters, '-', '_' or '.'",
-                                _CONFIG_KEY_FMT, "key.name", "KEY_NAME", "key-name"))
+        errs.append(
+            regex_error("a valid config key must consist of alphanumeric characters, '-', '_' or '.'", _CONFIG_KEY_FMT, "key.name", "KEY_NAME", "key-name")
+        )
     return errs + _chdir_prefix(value)
 
 

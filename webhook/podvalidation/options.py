@@ -10,7 +10,7 @@ version numbers scattered through the checks.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 from ..kubeversion import OLDEST, KubeVersion, judged_as
 from .versions import GATES, gate_default
@@ -34,7 +34,7 @@ class PodOptions:
         return gate in self.off
 
 
-@lru_cache(maxsize=None)
+@cache
 def options_for(version: KubeVersion) -> PodOptions:
     """The options a Pod is judged with on a cluster of `version`: the gates on and off by default
     at the minor it is judged as (`judged_as`), and the cluster's own minor when that differs."""

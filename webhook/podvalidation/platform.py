@@ -11,14 +11,34 @@ OS_NAMES = ["linux", "windows"]
 # validateWindows, in its order. The fields added after 1.28 (appArmorProfile,
 # supplementalGroupsPolicy, seLinuxChangePolicy; validation.go at commit 000f2605) need no gate
 # here: with their gate off the API server has dropped them before this check.
-_WINDOWS_POD = (("securityContext", "appArmorProfile"), ("securityContext", "seLinuxOptions"), ("hostPID",), ("hostIPC",),
-                ("securityContext", "seccompProfile"), ("securityContext", "fsGroup"),
-                ("securityContext", "fsGroupChangePolicy"), ("securityContext", "sysctls"), ("shareProcessNamespace",),
-                ("securityContext", "runAsUser"), ("securityContext", "runAsGroup"),
-                ("securityContext", "supplementalGroups"), ("securityContext", "supplementalGroupsPolicy"),
-                ("securityContext", "seLinuxChangePolicy"))
-_WINDOWS_CONTAINER = ("appArmorProfile", "seLinuxOptions", "seccompProfile", "capabilities", "readOnlyRootFilesystem",
-                      "privileged", "allowPrivilegeEscalation", "procMount", "runAsUser", "runAsGroup")
+_WINDOWS_POD = (
+    ("securityContext", "appArmorProfile"),
+    ("securityContext", "seLinuxOptions"),
+    ("hostPID",),
+    ("hostIPC",),
+    ("securityContext", "seccompProfile"),
+    ("securityContext", "fsGroup"),
+    ("securityContext", "fsGroupChangePolicy"),
+    ("securityContext", "sysctls"),
+    ("shareProcessNamespace",),
+    ("securityContext", "runAsUser"),
+    ("securityContext", "runAsGroup"),
+    ("securityContext", "supplementalGroups"),
+    ("securityContext", "supplementalGroupsPolicy"),
+    ("securityContext", "seLinuxChangePolicy"),
+)
+_WINDOWS_CONTAINER = (
+    "appArmorProfile",
+    "seLinuxOptions",
+    "seccompProfile",
+    "capabilities",
+    "readOnlyRootFilesystem",
+    "privileged",
+    "allowPrivilegeEscalation",
+    "procMount",
+    "runAsUser",
+    "runAsGroup",
+)
 # Plain booleans and lists count when true or non-empty; every other field when present at all.
 _TRUTHY = frozenset({"hostPID", "hostIPC", "sysctls"})
 
@@ -65,7 +85,7 @@ def _windows(spec: dict[str, Any], path: FieldPath, errs: Errors) -> None:
     for where in _WINDOWS_POD:
         holder = pod_context if where[0] == "securityContext" else spec
         value = holder.get(where[-1])
-        if (bool(value) if where[-1] in _TRUTHY else value is not None):
+        if bool(value) if where[-1] in _TRUTHY else value is not None:
             errs.append(forbidden(path.child(*where), "cannot be set for a windows pod"))
     for c, at in all_containers(spec, path):
         context = _context(c)

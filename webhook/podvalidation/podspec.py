@@ -10,13 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from .options import DEFAULT_OPTIONS, PodOptions
 from . import names
-from .containers import (image_whitespace, items, name_of, validate_containers, validate_ephemeral_containers,
-                         validate_init_containers)
+from .containers import image_whitespace, items, name_of, validate_containers, validate_ephemeral_containers, validate_init_containers
 from .errors import Errors, FieldPath, choice, duplicate, forbidden, invalid, located, required, too_long
-from .meta import (SECCOMP_CONTAINER_PREFIX, SECCOMP_POD_ANNOTATION, validate_annotations, validate_labels,
-                   validate_object_meta, validate_pod_annotations)
+from .meta import SECCOMP_CONTAINER_PREFIX, SECCOMP_POD_ANNOTATION, validate_annotations, validate_labels, validate_object_meta, validate_pod_annotations
+from .options import DEFAULT_OPTIONS, PodOptions
 from .platform import all_containers, validate_os
 from .resources import declared_claims, validate_overhead, validate_pod_resource_claims, validate_pod_resources
 from .scheduling import validate_affinity, validate_tolerations, validate_topology_spread
@@ -96,8 +94,7 @@ def _named_objects(spec: dict[str, Any], path: FieldPath, errs: Errors) -> None:
         if name:
             errs += [invalid(path.child(key), name, m) for m in names.name_is_dns_subdomain(name)]
     deadline = spec.get("activeDeadlineSeconds")
-    if deadline is not None and (deadline := opt_int(deadline, path.child("activeDeadlineSeconds"), errs)) is not None \
-            and not 1 <= deadline <= _MAX_INT32:
+    if deadline is not None and (deadline := opt_int(deadline, path.child("activeDeadlineSeconds"), errs)) is not None and not 1 <= deadline <= _MAX_INT32:
         errs.append(invalid(path.child("activeDeadlineSeconds"), deadline, names.inclusive_range_error(1, _MAX_INT32)))
     for key in ("hostname", "subdomain"):
         if spec.get(key) is None:
@@ -137,8 +134,7 @@ def _host_aliases(spec: dict[str, Any], path: FieldPath, errs: Errors) -> None:
 
 def _priority_and_runtime(spec: dict[str, Any], path: FieldPath, errs: Errors) -> None:
     get = spec.get
-    if get("priorityClassName") is None and get("runtimeClassName") is None and get("preemptionPolicy") is None \
-            and get("overhead") is None:
+    if get("priorityClassName") is None and get("runtimeClassName") is None and get("preemptionPolicy") is None and get("overhead") is None:
         return  # nothing to check: four lookups
     priority_class = text(spec.get("priorityClassName"), path.child("priorityClassName"), errs)
     if priority_class:
@@ -172,8 +168,7 @@ def validate_pod_spec(spec: dict[str, Any], path: FieldPath, *, is_pod: bool = T
     if inits:
         validate_init_containers(inits, containers, volumes, path.child("initContainers"), errs, opts=opts, claims=claims, grace=grace)
     if ephemerals:
-        validate_ephemeral_containers(ephemerals, containers, inits, volumes, path.child("ephemeralContainers"), errs,
-                                      opts=opts, claims=claims)
+        validate_ephemeral_containers(ephemerals, containers, inits, volumes, path.child("ephemeralContainers"), errs, opts=opts, claims=claims)
     if get("resources") is not None and opts.on("PodLevelResources"):
         validate_pod_resources(spec, path.child("resources"), errs, opts=opts)
     _host_network_ports(spec, path, is_pod, errs)
@@ -221,11 +216,13 @@ def _seccomp_match(annotations: dict[str, str], spec: dict[str, Any], path: Fiel
         if annotation is None or not isinstance(profile, dict):
             continue
         kind, local = profile.get("type"), profile.get("localhostProfile")
-        if (kind == "Unconfined" and annotation != "unconfined") or (
-                kind == "RuntimeDefault" and annotation not in ("runtime/default", "docker/default")) or (
-                kind == "Localhost" and not annotation.startswith("localhost/")):
+        if (
+            (kind == "Unconfined" and annotation != "unconfined")
+            or (kind == "RuntimeDefault" and annotation not in ("runtime/default", "docker/default"))
+            or (kind == "Localhost" and not annotation.startswith("localhost/"))
+        ):
             errs.append(forbidden(at.child("type"), "seccomp type in annotation and field must match"))
-        elif kind == "Localhost" and annotation[len("localhost/"):] != local:
+        elif kind == "Localhost" and annotation[len("localhost/") :] != local:
             errs.append(forbidden(at.child("localhostProfile"), "seccomp profile in annotation and field must match"))
     return errs
 
@@ -287,8 +284,9 @@ def _spec_errors(spec: dict[str, Any], spec_path: FieldPath, is_pod: bool, opts:
     return errs
 
 
-def validate_pod_template_spec(template: Any, path: FieldPath, *, is_pod: bool = False,
-                               spec_errors: Errors | None = None, opts: PodOptions = DEFAULT_OPTIONS) -> Errors:
+def validate_pod_template_spec(
+    template: Any, path: FieldPath, *, is_pod: bool = False, spec_errors: Errors | None = None, opts: PodOptions = DEFAULT_OPTIONS
+) -> Errors:
     """ValidatePodTemplateSpec on a defaulted template (see `apply_template_defaults`), rooted at
     `path`. Upstream reports a template's labels at `<path>.labels`; with `is_pod=True` the
     template is judged as the Pod a controller creates from it, so its metadata errors sit at

@@ -39,13 +39,11 @@ def _sleep(action: dict[str, Any], path: FieldPath, grace: int | None, opts: Pod
         if seconds < 0 or seconds > grace:
             errs.append(invalid(path, seconds, f"must be non-negative and less than terminationGracePeriodSeconds ({grace})"))
     elif seconds <= 0 or seconds > grace:
-        hint = (". Please enable PodLifecycleSleepActionAllowZero feature gate if you need a sleep of zero duration."
-                if opts.is_off(SLEEP_ZERO) else "")
+        hint = ". Please enable PodLifecycleSleepActionAllowZero feature gate if you need a sleep of zero duration." if opts.is_off(SLEEP_ZERO) else ""
         errs.append(invalid(path, seconds, f"must be greater than 0 and less than terminationGracePeriodSeconds ({grace}){hint}"))
 
 
-def _handler_fields(kind: str, action: dict[str, Any], path: FieldPath, errs: Errors, grace: int | None,
-                    opts: PodOptions) -> None:
+def _handler_fields(kind: str, action: dict[str, Any], path: FieldPath, errs: Errors, grace: int | None, opts: PodOptions) -> None:
     if kind == "sleep":
         _sleep(action, path, grace, opts, errs)
     elif kind == "exec":
@@ -67,8 +65,9 @@ def _handler_fields(kind: str, action: dict[str, Any], path: FieldPath, errs: Er
         errs += port_errors(integer(action.get("port"), path.child("port"), errs), path.child("port"))
 
 
-def validate_handler(holder: dict[str, Any], kinds: tuple[str, ...], path: FieldPath, errs: Errors,
-                     grace: int | None = None, opts: PodOptions = DEFAULT_OPTIONS) -> None:
+def validate_handler(
+    holder: dict[str, Any], kinds: tuple[str, ...], path: FieldPath, errs: Errors, grace: int | None = None, opts: PodOptions = DEFAULT_OPTIONS
+) -> None:
     """validateHandler: the kinds in upstream's order (a probe's exec, httpGet, tcpSocket, grpc; a
     hook's exec, httpGet, tcpSocket, sleep), the first one set judged, any later one forbidden."""
     count = 0
@@ -85,8 +84,7 @@ def validate_handler(holder: dict[str, Any], kinds: tuple[str, ...], path: Field
         errs.append(required(path, "must specify a handler type"))
 
 
-def validate_lifecycle(lifecycle: dict[str, Any], path: FieldPath, errs: Errors, grace: int | None = None,
-                       opts: PodOptions = DEFAULT_OPTIONS) -> None:
+def validate_lifecycle(lifecycle: dict[str, Any], path: FieldPath, errs: Errors, grace: int | None = None, opts: PodOptions = DEFAULT_OPTIONS) -> None:
     """validateLifecycle: `grace` is the pod's terminationGracePeriodSeconds (a sleep's bound)."""
     for hook in ("postStart", "preStop"):
         handler = opt_obj(lifecycle.get(hook), path.child(hook), errs)

@@ -26,14 +26,37 @@ from .options import DEFAULT_OPTIONS, PodOptions
 from .values import arr, canonical, obj, opt_obj, opt_text, quantity, text
 
 _STANDARD = {
-    "cpu", "memory", "ephemeral-storage", "requests.cpu", "requests.memory", "requests.ephemeral-storage",
-    "limits.cpu", "limits.memory", "limits.ephemeral-storage", "pods", "quotas", "services",
-    "replicationcontrollers", "secrets", "configmaps", "persistentvolumeclaims", "storage", "requests.storage",
-    "services.nodeports", "services.loadbalancers",
+    "cpu",
+    "memory",
+    "ephemeral-storage",
+    "requests.cpu",
+    "requests.memory",
+    "requests.ephemeral-storage",
+    "limits.cpu",
+    "limits.memory",
+    "limits.ephemeral-storage",
+    "pods",
+    "quotas",
+    "services",
+    "replicationcontrollers",
+    "secrets",
+    "configmaps",
+    "persistentvolumeclaims",
+    "storage",
+    "requests.storage",
+    "services.nodeports",
+    "services.loadbalancers",
 }
 _INTEGER = {
-    "pods", "quotas", "services", "replicationcontrollers", "secrets", "configmaps", "persistentvolumeclaims",
-    "services.nodeports", "services.loadbalancers",
+    "pods",
+    "quotas",
+    "services",
+    "replicationcontrollers",
+    "secrets",
+    "configmaps",
+    "persistentvolumeclaims",
+    "services.nodeports",
+    "services.loadbalancers",
 }
 _CONTAINER_STANDARD = {"cpu", "memory", "ephemeral-storage"}
 _POD_LEVEL = {"cpu", "memory"}
@@ -138,7 +161,7 @@ def _quantity_value_errors(name: str, raw: Any, amount: Decimal, path: FieldPath
 
 
 def _hugepage_errors(name: str, raw: Any, amount: Decimal, path: FieldPath) -> Errors:
-    size = _page_size(name[len("hugepages-"):])
+    size = _page_size(name[len("hugepages-") :])
     if size is not None and size > 0 and size == size.to_integral_value() and int(amount) % int(size) == 0:
         return []
     shown = canonical(raw, amount)
@@ -160,8 +183,15 @@ def _read_list(value: Any, path: FieldPath, errs: Errors) -> dict[str, tuple[Any
     return out
 
 
-def validate_resources(resources: dict[str, Any], path: FieldPath, errs: Errors, *, opts: PodOptions = DEFAULT_OPTIONS,
-                       claims: frozenset[str] = frozenset(), pod_level: bool = False) -> None:
+def validate_resources(
+    resources: dict[str, Any],
+    path: FieldPath,
+    errs: Errors,
+    *,
+    opts: PodOptions = DEFAULT_OPTIONS,
+    claims: frozenset[str] = frozenset(),
+    pod_level: bool = False,
+) -> None:
     """validateResourceRequirements, of a container (ValidateContainerResourceRequirements) or,
     with `pod_level`, of the pod (validatePodResourceRequirements). Limits first, then requests,
     each in the order written (Go walks its maps at random). A container's cpu, memory or
@@ -194,8 +224,7 @@ def validate_resources(resources: dict[str, Any], path: FieldPath, errs: Errors,
             if amount != limit and not overcommit_allowed(name):
                 errs.append(invalid(req_path, canonical(raw, amount), f"must be equal to {name} limit of {canonical(limit_raw, limit)}"))
             elif amount > limit:
-                errs.append(invalid(req_path, canonical(raw, amount),
-                                    f"must be less than or equal to {name} limit of {canonical(limit_raw, limit)}"))
+                errs.append(invalid(req_path, canonical(raw, amount), f"must be less than or equal to {name} limit of {canonical(limit_raw, limit)}"))
         elif not overcommit_allowed(name):
             errs.append(required(lim_path, "Limit must be set for non overcommitable resources"))
         if not plain and is_hugepages(name):
@@ -266,11 +295,11 @@ def validate_pod_resource_claims(value: Any, path: FieldPath, errs: Errors) -> N
         claim_name = opt_text(claim.get("resourceClaimName"), at.child("resourceClaimName"), errs)
         template = opt_text(claim.get("resourceClaimTemplateName"), at.child("resourceClaimTemplateName"), errs)
         if claim_name is not None and template is not None:
-            errs.append(invalid(at, _claim_struct(name, claim_name, template),
-                                "at most one of `resourceClaimName` or `resourceClaimTemplateName` may be specified"))
+            errs.append(
+                invalid(at, _claim_struct(name, claim_name, template), "at most one of `resourceClaimName` or `resourceClaimTemplateName` may be specified")
+            )
         if claim_name is None and template is None:
-            errs.append(invalid(at, _claim_struct(name, claim_name, template),
-                                "must specify one of: `resourceClaimName`, `resourceClaimTemplateName`"))
+            errs.append(invalid(at, _claim_struct(name, claim_name, template), "must specify one of: `resourceClaimName`, `resourceClaimTemplateName`"))
         for key, given in (("resourceClaimName", claim_name), ("resourceClaimTemplateName", template)):
             if given is not None:
                 errs += [invalid(at.child(key), given, m) for m in names.name_is_dns_subdomain(given)]
@@ -278,10 +307,11 @@ def validate_pod_resource_claims(value: Any, path: FieldPath, errs: Errors) -> N
 
 def _claim_struct(name: str, claim_name: str | None, template: str | None) -> GoSyntax:
     """`%#v` of a core.PodResourceClaim: its two names are pointers, shown as an address or nil."""
+
     def pointer(value: str | None) -> str:
         return "(*string)(" + ("0x{pointer}" if value is not None else "nil") + ")"
-    return GoSyntax(f'core.PodResourceClaim{{Name:"{name}", ResourceClaimName:{pointer(claim_name)}, '
-                    f'ResourceClaimTemplateName:{pointer(template)}}}')
+
+    return GoSyntax(f'core.PodResourceClaim{{Name:"{name}", ResourceClaimName:{pointer(claim_name)}, ResourceClaimTemplateName:{pointer(template)}}}')
 
 
 def validate_pod_resources(spec: dict[str, Any], path: FieldPath, errs: Errors, *, opts: PodOptions = DEFAULT_OPTIONS) -> None:
@@ -314,13 +344,23 @@ def _pod_resource_consistency(spec: dict[str, Any], resources: dict[str, Any], p
             continue
         pod_raw, pod_amount = requests[name]
         if amount > pod_amount:
-            errs.append(invalid(path.child("requests").key(name), canonical(pod_raw, pod_amount),
-                                f"must be greater than or equal to aggregate container requests of {canonical(raw, amount)}"))
+            errs.append(
+                invalid(
+                    path.child("requests").key(name),
+                    canonical(pod_raw, pod_amount),
+                    f"must be greater than or equal to aggregate container requests of {canonical(raw, amount)}",
+                )
+            )
     for i, c in enumerate(_dicts(spec.get("containers"))):
         for name, (raw, amount) in _read_list(obj(c.get("resources"), path, []).get("limits"), path, []).items():
             if name in limits and amount > limits[name][1]:
-                errs.append(invalid(path.child("containers").index(i).key(name).child("limits"), canonical(raw, amount),
-                                    f"must be less than or equal to pod limits of {canonical(*limits[name])}"))
+                errs.append(
+                    invalid(
+                        path.child("containers").index(i).key(name).child("limits"),
+                        canonical(raw, amount),
+                        f"must be less than or equal to pod limits of {canonical(*limits[name])}",
+                    )
+                )
 
 
 def _dicts(value: Any) -> list[dict[str, Any]]:

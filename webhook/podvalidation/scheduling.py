@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .options import DEFAULT_OPTIONS, PodOptions
 from . import names
 from .errors import Errors, FieldPath, GoSyntax, duplicate, forbidden, invalid, not_supported, required
 from .meta import validate_labels
+from .options import DEFAULT_OPTIONS, PodOptions
 from .values import arr, integer, obj, opt_int, opt_obj, opt_text, string_map, strings, text
 
 TAINT_EFFECTS = ["NoSchedule", "PreferNoSchedule", "NoExecute"]
@@ -37,8 +37,7 @@ def validate_tolerations(value: Any, path: FieldPath, errs: Errors) -> None:
         if key:
             errs += _label_name(key, at.child("key"))
         if not key and operator != "Exists":
-            errs.append(invalid(at.child("operator"), operator,
-                                "operator must be Exists when `key` is empty, which means \"match all values and all keys\""))
+            errs.append(invalid(at.child("operator"), operator, 'operator must be Exists when `key` is empty, which means "match all values and all keys"'))
         if seconds is not None and effect != "NoExecute":
             errs.append(invalid(at.child("effect"), effect, "effect must be 'NoExecute' when `tolerationSeconds` is set"))
         if operator in ("Equal", ""):
@@ -47,8 +46,11 @@ def validate_tolerations(value: Any, path: FieldPath, errs: Errors) -> None:
                 errs.append(invalid(at.child("operator"), tol_value, ";".join(problems)))
         elif operator == "Exists":
             if tol_value:
-                errs.append(invalid(at.child("operator"), _toleration_text(key, operator, tol_value, effect, seconds),
-                                    "value must be empty when `operator` is 'Exists'"))
+                errs.append(
+                    invalid(
+                        at.child("operator"), _toleration_text(key, operator, tol_value, effect, seconds), "value must be empty when `operator` is 'Exists'"
+                    )
+                )
         else:
             errs.append(not_supported(at.child("operator"), operator, ["Equal", "Exists"]))
         if effect and effect not in TAINT_EFFECTS:
@@ -58,8 +60,7 @@ def validate_tolerations(value: Any, path: FieldPath, errs: Errors) -> None:
 def _toleration_text(key: str, operator: str, value: str, effect: str, seconds: int | None) -> GoSyntax:
     """`%#v` of a core.Toleration (its TolerationSeconds pointer prints as an address when set)."""
     shown = "(*int64)(nil)" if seconds is None else "(*int64)(0x{pointer})"
-    return GoSyntax(f'core.Toleration{{Key:"{key}", Operator:"{operator}", Value:"{value}", Effect:"{effect}", '
-                    f"TolerationSeconds:{shown}}}")
+    return GoSyntax(f'core.Toleration{{Key:"{key}", Operator:"{operator}", Value:"{value}", Effect:"{effect}", TolerationSeconds:{shown}}}')
 
 
 def _operator_and_values(operator: str, values: list[str], path: FieldPath, errs: Errors, *, numeric: bool) -> None:
@@ -152,12 +153,10 @@ def validate_label_selector(selector: dict[str, Any] | None, path: FieldPath, er
 
 def _pod_term(term: dict[str, Any], path: FieldPath, errs: Errors, opts: PodOptions) -> None:
     validate_label_selector(opt_obj(term.get("labelSelector"), path.child("labelSelector"), errs), path.child("labelSelector"), errs)
-    validate_label_selector(opt_obj(term.get("namespaceSelector"), path.child("namespaceSelector"), errs),
-                            path.child("namespaceSelector"), errs)
+    validate_label_selector(opt_obj(term.get("namespaceSelector"), path.child("namespaceSelector"), errs), path.child("namespaceSelector"), errs)
     for ns in strings(term.get("namespaces"), path.child("namespaces"), errs):
         errs += [invalid(path.child("namespace"), ns, m) for m in names.name_is_dns_label(ns)]
-    if (term.get("matchLabelKeys") is not None or term.get("mismatchLabelKeys") is not None) \
-            and opts.on("MatchLabelKeysInPodAffinity"):
+    if (term.get("matchLabelKeys") is not None or term.get("mismatchLabelKeys") is not None) and opts.on("MatchLabelKeysInPodAffinity"):
         _match_and_mismatch_label_keys(term, path, errs)
     key = text(term.get("topologyKey"), path.child("topologyKey"), errs)
     if not key:
@@ -240,7 +239,7 @@ def validate_topology_spread(value: Any, path: FieldPath, errs: Errors, *, opts:
         action = text(c.get("whenUnsatisfiable"), at.child("whenUnsatisfiable"), errs)
         if action not in WHEN_UNSATISFIABLE:
             errs.append(not_supported(at.child("whenUnsatisfiable"), action, WHEN_UNSATISFIABLE))
-        if any(o.get("topologyKey", "") == key and o.get("whenUnsatisfiable", "") == action for o in constraints[i + 1:]):
+        if any(o.get("topologyKey", "") == key and o.get("whenUnsatisfiable", "") == action for o in constraints[i + 1 :]):
             errs.append(duplicate(at.child("{topologyKey, whenUnsatisfiable}"), f"{{{key}, {action}}}"))
         _min_domains(c, action, at, errs)
         for policy in ("nodeAffinityPolicy", "nodeTaintsPolicy"):

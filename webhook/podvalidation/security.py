@@ -13,10 +13,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .options import DEFAULT_OPTIONS, PodOptions
 from . import names
 from .errors import Errors, FieldPath, GoSyntax, duplicate, forbidden, invalid, not_supported, required, too_long
 from .meta import local_descending_path
+from .options import DEFAULT_OPTIONS, PodOptions
 from .platform import all_containers
 from .values import arr, obj, opt_flag, opt_int, opt_obj, opt_text, text
 
@@ -90,8 +90,7 @@ def validate_apparmor_profile(profile: dict[str, Any] | None, path: FieldPath, e
         errs.append(not_supported(path.child("type"), kind, APPARMOR_TYPES))
 
 
-def validate_container_security(context: dict[str, Any] | None, path: FieldPath, errs: Errors, *,
-                                opts: PodOptions = DEFAULT_OPTIONS) -> None:
+def validate_container_security(context: dict[str, Any] | None, path: FieldPath, errs: Errors, *, opts: PodOptions = DEFAULT_OPTIONS) -> None:
     """ValidateSecurityContext; `appArmorProfile` with the AppArmorFields gate (1.30 on)."""
     if context is None:
         return
@@ -103,8 +102,7 @@ def validate_container_security(context: dict[str, Any] | None, path: FieldPath,
     mount = opt_text(context.get("procMount"), path.child("procMount"), errs)
     if mount is not None and mount not in PROC_MOUNTS:
         errs.append(not_supported(path.child("procMount"), mount, PROC_MOUNTS))
-    validate_seccomp_profile(opt_obj(context.get("seccompProfile"), path.child("seccompProfile"), errs),
-                             path.child("seccompProfile"), errs)
+    validate_seccomp_profile(opt_obj(context.get("seccompProfile"), path.child("seccompProfile"), errs), path.child("seccompProfile"), errs)
     if opt_flag(context.get("allowPrivilegeEscalation"), path.child("allowPrivilegeEscalation"), errs) is False:
         shown = _context_struct(context)
         if privileged:
@@ -114,18 +112,23 @@ def validate_container_security(context: dict[str, Any] | None, path: FieldPath,
             if cap == "CAP_SYS_ADMIN":
                 errs.append(invalid(path, shown, "cannot set `allowPrivilegeEscalation` to false and `capabilities.Add` CAP_SYS_ADMIN"))
     if context.get("appArmorProfile") is not None and opts.on("AppArmorFields"):
-        validate_apparmor_profile(opt_obj(context.get("appArmorProfile"), path.child("appArmorProfile"), errs),
-                                  path.child("appArmorProfile"), errs)
+        validate_apparmor_profile(opt_obj(context.get("appArmorProfile"), path.child("appArmorProfile"), errs), path.child("appArmorProfile"), errs)
 
 
 # The fields of core.SecurityContext in declaration order, with the Go type of each pointer.
-_CONTEXT_FIELDS = (("Capabilities", "capabilities", "*core.Capabilities"), ("Privileged", "privileged", "*bool"),
-                   ("SELinuxOptions", "seLinuxOptions", "*core.SELinuxOptions"),
-                   ("WindowsOptions", "windowsOptions", "*core.WindowsSecurityContextOptions"),
-                   ("RunAsUser", "runAsUser", "*int64"), ("RunAsGroup", "runAsGroup", "*int64"),
-                   ("RunAsNonRoot", "runAsNonRoot", "*bool"), ("ReadOnlyRootFilesystem", "readOnlyRootFilesystem", "*bool"),
-                   ("AllowPrivilegeEscalation", "allowPrivilegeEscalation", "*bool"), ("ProcMount", "procMount", "*core.ProcMountType"),
-                   ("SeccompProfile", "seccompProfile", "*core.SeccompProfile"))
+_CONTEXT_FIELDS = (
+    ("Capabilities", "capabilities", "*core.Capabilities"),
+    ("Privileged", "privileged", "*bool"),
+    ("SELinuxOptions", "seLinuxOptions", "*core.SELinuxOptions"),
+    ("WindowsOptions", "windowsOptions", "*core.WindowsSecurityContextOptions"),
+    ("RunAsUser", "runAsUser", "*int64"),
+    ("RunAsGroup", "runAsGroup", "*int64"),
+    ("RunAsNonRoot", "runAsNonRoot", "*bool"),
+    ("ReadOnlyRootFilesystem", "readOnlyRootFilesystem", "*bool"),
+    ("AllowPrivilegeEscalation", "allowPrivilegeEscalation", "*bool"),
+    ("ProcMount", "procMount", "*core.ProcMountType"),
+    ("SeccompProfile", "seccompProfile", "*core.SeccompProfile"),
+)
 
 
 def _context_struct(context: dict[str, Any]) -> GoSyntax:
@@ -175,11 +178,9 @@ def validate_pod_security(spec: dict[str, Any], path: FieldPath, errs: Errors, *
     if policy is not None and policy not in FS_GROUP_POLICIES:
         errs.append(not_supported(path.child("fsGroupChangePolicy"), policy, FS_GROUP_POLICIES))
     if get("seccompProfile") is not None:
-        validate_seccomp_profile(opt_obj(get("seccompProfile"), path.child("seccompProfile"), errs),
-                                 path.child("seccompProfile"), errs)
+        validate_seccomp_profile(opt_obj(get("seccompProfile"), path.child("seccompProfile"), errs), path.child("seccompProfile"), errs)
     if get("appArmorProfile") is not None and opts.on("AppArmorFields"):
-        validate_apparmor_profile(opt_obj(get("appArmorProfile"), path.child("appArmorProfile"), errs),
-                                  path.child("appArmorProfile"), errs)
+        validate_apparmor_profile(opt_obj(get("appArmorProfile"), path.child("appArmorProfile"), errs), path.child("appArmorProfile"), errs)
     if get("supplementalGroupsPolicy") is not None and opts.on("SupplementalGroupsPolicy"):
         _supplemental_groups_policy(get("supplementalGroupsPolicy"), path.child("supplementalGroupsPolicy"), errs)
     if get("seLinuxChangePolicy") is not None and opts.on("SELinuxChangePolicy"):
@@ -206,8 +207,7 @@ def _selinux_change_policy(value: Any, path: FieldPath, errs: Errors, opts: PodO
         errs.append(not_supported(path, policy, supported))
 
 
-def validate_apparmor_match(annotations: dict[str, str], spec: dict[str, Any], path: FieldPath, *,
-                            opts: PodOptions = DEFAULT_OPTIONS) -> Errors:
+def validate_apparmor_match(annotations: dict[str, str], spec: dict[str, Any], path: FieldPath, *, opts: PodOptions = DEFAULT_OPTIONS) -> Errors:
     """validateAppArmorAnnotationsAndFieldsMatchOnCreate (1.30-1.34): where a container has both
     the deprecated AppArmor annotation and a profile (its own, or the pod's it inherits), the two
     must agree. Windows pods are skipped."""
@@ -228,9 +228,12 @@ def validate_apparmor_match(annotations: dict[str, str], spec: dict[str, Any], p
             continue
         where = at.child("securityContext", "appArmorProfile")
         kind = profile.get("type")
-        if (kind == "Unconfined" and annotation != "unconfined") or (kind == "RuntimeDefault" and annotation != "runtime/default") or (
-                kind == "Localhost" and not annotation.startswith("localhost/")):
+        if (
+            (kind == "Unconfined" and annotation != "unconfined")
+            or (kind == "RuntimeDefault" and annotation != "runtime/default")
+            or (kind == "Localhost" and not annotation.startswith("localhost/"))
+        ):
             errs.append(forbidden(where.child("type"), "apparmor type in annotation and field must match"))
-        elif kind == "Localhost" and annotation[len("localhost/"):] != profile.get("localhostProfile"):
+        elif kind == "Localhost" and annotation[len("localhost/") :] != profile.get("localhostProfile"):
             errs.append(forbidden(where.child("localhostProfile"), "apparmor profile in annotation and field must match"))
     return errs

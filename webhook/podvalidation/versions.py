@@ -171,8 +171,6 @@ def has_field(path: str, version: KubeVersion) -> bool:
     return (added is None or version.minor >= added) and (removed is None or version.minor < removed)
 
 
-
-
 def _every_container(*paths: str) -> tuple[str, ...]:
     return tuple(f"{kind}[].{p}" for kind in ("containers", "initContainers", "ephemeralContainers") for p in paths)
 
@@ -180,9 +178,9 @@ def _every_container(*paths: str) -> tuple[str, ...]:
 _AFFINITY_TERMS = tuple(
     f"affinity.{kind}.{term}.{key}"
     for kind in ("podAffinity", "podAntiAffinity")
-    for term in ("requiredDuringSchedulingIgnoredDuringExecution[]",
-                 "preferredDuringSchedulingIgnoredDuringExecution[].podAffinityTerm")
-    for key in ("matchLabelKeys", "mismatchLabelKeys"))
+    for term in ("requiredDuringSchedulingIgnoredDuringExecution[]", "preferredDuringSchedulingIgnoredDuringExecution[].podAffinityTerm")
+    for key in ("matchLabelKeys", "mismatchLabelKeys")
+)
 
 # gate -> the fields the API server drops on create while the gate is off (`dropDisabledFields`
 # and the drop* functions it calls, pkg/api/pod/util.go). A few drops do more than remove the

@@ -15,11 +15,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .options import DEFAULT_OPTIONS, PodOptions
 from . import names
 from .env import VOLUME_FIELD_PATHS, object_field_selector, resource_field_selector
 from .errors import Errors, FieldPath, duplicate, forbidden, invalid, not_supported, required, too_long
 from .meta import local_descending_path, no_backsteps
+from .options import DEFAULT_OPTIONS, PodOptions
 from .values import arr, integer, obj, opt_int, opt_obj, opt_text, quantity, text
 
 FILE_MODE_ERROR = "must be a number between 0 and 0777 (octal), both inclusive"
@@ -54,8 +54,10 @@ def _key_to_path(item: dict[str, Any], path: FieldPath, errs: Errors) -> str:
 
 
 def _items(source: dict[str, Any], path: FieldPath, errs: Errors) -> list[str]:
-    return [_key_to_path(obj(item, path.child("items").index(i), errs), path.child("items").index(i), errs)
-            for i, item in enumerate(arr(source.get("items"), path.child("items"), errs))]
+    return [
+        _key_to_path(obj(item, path.child("items").index(i), errs), path.child("items").index(i), errs)
+        for i, item in enumerate(arr(source.get("items"), path.child("items"), errs))
+    ]
 
 
 def _empty_dir(source: dict[str, Any], path: FieldPath, errs: Errors) -> None:
@@ -85,11 +87,13 @@ def _git_repo(source: dict[str, Any], path: FieldPath, errs: Errors) -> None:
 
 def _named(key: str) -> Checker:
     """Secret (`secretName`) and configMap (`name`): the name, the default mode, the items."""
+
     def check(source: dict[str, Any], path: FieldPath, errs: Errors) -> None:
         if not text(source.get(key), path.child(key), errs):
             errs.append(required(path.child(key)))
         _mode(source, "defaultMode", path, errs)
         _items(source, path, errs)
+
     return check
 
 
@@ -271,8 +275,7 @@ def _source_errors(volume: dict[str, Any], at: FieldPath, errs: Errors, opts: Po
     return out
 
 
-def validate_volumes(value: Any, path: FieldPath, errs: Errors, *, opts: PodOptions = DEFAULT_OPTIONS,
-                     is_pod: bool = True) -> dict[str, dict[str, Any]]:
+def validate_volumes(value: Any, path: FieldPath, errs: Errors, *, opts: PodOptions = DEFAULT_OPTIONS, is_pod: bool = True) -> dict[str, dict[str, Any]]:
     """The volumes, and the valid ones by name (what mounts may refer to). `is_pod` is upstream's
     ResourceIsPod."""
     known: dict[str, dict[str, Any]] = {}

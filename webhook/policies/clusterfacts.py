@@ -92,8 +92,12 @@ def _label_match(labels: dict[str, str], selector: dict[str, Any]) -> bool:
         expr = as_dict(expr)
         wanted, op, values = expr.get("key"), expr.get("operator"), as_list(expr.get("values"))
         have = labels.get(wanted) if isinstance(wanted, str) else None
-        if (op == "In" and have not in values) or (op == "NotIn" and have in values) \
-                or (op == "Exists" and have is None) or (op == "DoesNotExist" and have is not None):
+        if (
+            (op == "In" and have not in values)
+            or (op == "NotIn" and have in values)
+            or (op == "Exists" and have is None)
+            or (op == "DoesNotExist" and have is not None)
+        ):
             return False
     return True
 
@@ -115,8 +119,7 @@ def _member_matches(selector: dict[str, Any], name: str, labels: dict[str, str] 
     return False
 
 
-def hypernode_capacities(hypernodes: list[dict[str, Any]], nodes: list[dict[str, Any]],
-                         classes: tuple[NodeClass, ...]) -> list[HyperNodeCapacity]:
+def hypernode_capacities(hypernodes: list[dict[str, Any]], nodes: list[dict[str, Any]], classes: tuple[NodeClass, ...]) -> list[HyperNodeCapacity]:
     """Each HyperNode's nodes (its own members and those of member HyperNodes, each node once)
     and their allocatable summed."""
     by_shape = {c.shape: c for c in classes}
@@ -155,7 +158,7 @@ def hypernode_capacities(hypernodes: list[dict[str, Any]], nodes: list[dict[str,
         total: dict[str, Decimal] = {}
         for i in resolve(name, frozenset()):
             cls = by_shape.get(node_facts[i][2])
-            for res, value in (cls.allocatable.items() if cls is not None else ()):
+            for res, value in cls.allocatable.items() if cls is not None else ():
                 total[res] = total.get(res, Decimal(0)) + value
         tier_name = spec.get("tierName")
         out.append(HyperNodeCapacity(name, tier, tier_name if isinstance(tier_name, str) else "", total))
@@ -208,6 +211,7 @@ class ClusterFacts:
 
     def queues(self) -> dict[str, Queue] | None:
         """Queues by name; None when Volcano's Queue CRD is not installed."""
+
         def make() -> dict[str, Queue] | None:
             items = self._items(QUEUE)
             if not self.installed(QUEUE):
@@ -222,11 +226,13 @@ class ClusterFacts:
                 name = str(as_dict(q.get("metadata")).get("name") or "")
                 out[name] = Queue(str(as_dict(q.get("status")).get("state") or ""), tuple(sorted(children.get(name, ()))))
             return out
+
         return self._derived("queues", (QUEUE,), make)
 
     def hypernode_tiers(self) -> tuple[dict[int, list[str]], set[str], dict[int, set[str]]] | None:
         """(tier -> HyperNode names, tier names, tier -> its tier names); None when the HyperNode
         CRD is not installed."""
+
         def make() -> tuple[dict[int, list[str]], set[str], dict[int, set[str]]] | None:
             items = self._items(HYPERNODE)
             if not self.installed(HYPERNODE):
@@ -241,27 +247,32 @@ class ClusterFacts:
                     if isinstance(spec.get("tierName"), str) and spec["tierName"]:
                         names.setdefault(tier, set()).add(spec["tierName"])
             return tiers, {n for ns in names.values() for n in ns}, names
+
         return self._derived("hypernodes", (HYPERNODE,), make)
 
     def cluster_totals(self) -> dict[str, Decimal]:
         """Every resource's allocatable summed over all nodes."""
+
         def make() -> dict[str, Decimal]:
             totals: dict[str, Decimal] = {}
             for c in self.node_classes():
                 for res, value in c.allocatable.items():
                     totals[res] = totals.get(res, Decimal(0)) + value * c.count
             return totals
+
         return self._derived("totals", (NODE,), make)
 
     def by_label(self) -> dict[tuple[str, str], tuple[NodeClass, ...]]:
         """(label, value) -> the node classes that have it, in node_classes() order: a nodeSelector
         narrows the classes by a few lookups instead of a pass over all of them."""
+
         def make() -> dict[tuple[str, str], tuple[NodeClass, ...]]:
             index: dict[tuple[str, str], list[NodeClass]] = {}
             for c in self.node_classes():
                 for pair in c.shape.labels:
                     index.setdefault(pair, []).append(c)
             return {pair: tuple(found) for pair, found in index.items()}
+
         return self._derived("by-label", (NODE,), make)
 
     def advertised(self) -> frozenset[str]:
@@ -271,6 +282,7 @@ class ClusterFacts:
     def hypernode_most(self) -> dict[int, dict[str, Decimal]] | None:
         """tier -> resource -> the most one HyperNode of that tier or lower has; None when the
         HyperNode CRD is not installed."""
+
         def make() -> dict[int, dict[str, Decimal]] | None:
             capacities = self.hypernode_capacity()
             if capacities is None:
@@ -285,15 +297,18 @@ class ClusterFacts:
                                 most[res] = value
                 out[tier] = most
             return out
+
         return self._derived("hypernode-most", (HYPERNODE, NODE), make)
 
     def hypernode_capacity(self) -> list[HyperNodeCapacity] | None:
         """Every HyperNode with what its nodes have; None when the HyperNode CRD is not installed."""
+
         def make() -> list[HyperNodeCapacity] | None:
             hypernodes = self._items(HYPERNODE)
             if not self.installed(HYPERNODE):
                 return None
             return hypernode_capacities(hypernodes, self._items(NODE), self.node_classes())
+
         return self._derived("hypernode-capacity", (HYPERNODE, NODE), make)
 
     def subgroup_policy(self) -> bool | None:
@@ -306,6 +321,7 @@ class ClusterFacts:
 
     def scale_targets(self, namespace: str) -> list[ScaleTarget]:
         """Every autoscaler's ModelServing targets in `namespace` (kinds not installed have none)."""
+
         def make() -> dict[str, list[ScaleTarget]]:
             out: dict[str, list[ScaleTarget]] = {}
             for entry in SCALERS:
@@ -313,6 +329,7 @@ class ClusterFacts:
                     for target in scale_targets(entry.kind, obj):
                         out.setdefault(target.namespace, []).append(target)
             return out
+
         return self._derived("scalers", SCALERS, make).get(namespace, [])
 
 

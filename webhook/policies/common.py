@@ -39,8 +39,7 @@ def is_number(value: Any) -> TypeGuard[int | float]:
 DNS1035_LABEL = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
 _DNS1035_FMT = "[a-z]([-a-z0-9]*[a-z0-9])?"
 _DNS1035_MSG = (
-    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', "
-    "start with an alphabetic character, and end with an alphanumeric character"
+    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character"
 )
 
 
@@ -116,11 +115,7 @@ def int_or_percent_errors(value: Any) -> list[str]:
         return []
     if isinstance(value, str):
         if not _PERCENT.fullmatch(value):
-            return [
-                regex_error(
-                    "a valid percent string must be a numeric string followed by an ending '%'", "[0-9]+%", "1%", "93%"
-                )
-            ]
+            return [regex_error("a valid percent string must be a numeric string followed by an ending '%'", "[0-9]+%", "1%", "93%")]
         digits = value[:-1].lstrip("0") or "0"
         if len(digits) > 3 or int(digits) > 100:  # never converts a long digit string
             return ["must be a valid percent value (0-100)"]

@@ -77,7 +77,7 @@ class ReviewLookups:
         return found
 
     def _without_waiting(self, api_version: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
-        found = getattr(self._inner, "try_get")(api_version, kind, namespace, name)
+        found = getattr(self._inner, "try_get")(api_version, kind, namespace, name)  # noqa: B009 - not part of the Lookups protocol
         if found is NOT_HERE:
             self.deferred = True
             raise LookupFailed(f"{kind} {namespace}/{name} is not in the store and this review may not wait for the API server")

@@ -41,7 +41,7 @@ def cron_problem(schedule: Any) -> str | None:
         if text in _DESCRIPTORS:
             return None
         if text.startswith("@every "):
-            seconds = parse_duration(text[len("@every "):].strip())
+            seconds = parse_duration(text[len("@every ") :].strip())
             return None if seconds is not None and seconds > 0 else "@every needs a positive duration such as 30s or 5m"
         return f"unknown descriptor {text.split()[0]}"
     fields = text.split()

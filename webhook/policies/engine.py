@@ -118,10 +118,7 @@ def mutate(req: Request, ctx: Context, registry: Registry = REGISTRY, may_wait: 
         return Decision("mutate")
     # A rule's scope is judged on the object as sent, as the API server's objectSelector is.
     labels, namespace = _labels(original), _namespace(req, original)
-    in_scope = tuple(
-        r for r in rules
-        if ctx.actions.get(r.name) != "off" and (r.scope is None or r.scope.admits(labels, namespace, ctx.settings))
-    )
+    in_scope = tuple(r for r in rules if ctx.actions.get(r.name) != "off" and (r.scope is None or r.scope.admits(labels, namespace, ctx.settings)))
     decision = Decision("mutate", rules=tuple(r.name for r in in_scope))
     if not in_scope:
         return decision

@@ -160,8 +160,9 @@ class Selector:
                 return False
         if self.terms is None:
             return True
-        return any((exprs or fields) and all(_expression(c, e) for e in exprs) and all(_expression(c, f, field=True) for f in fields)
-                   for exprs, fields in self.terms)
+        return any(
+            (exprs or fields) and all(_expression(c, e) for e in exprs) and all(_expression(c, f, field=True) for f in fields) for exprs, fields in self.terms
+        )
 
 
 def selects(c: NodeClass, spec: dict[str, Any]) -> bool:
@@ -210,7 +211,7 @@ def _candidates(facts: ClusterFacts, classes: tuple[NodeClass, ...], selector: S
 
 
 def _placement_problem(facts: ClusterFacts, classes: tuple[NodeClass, ...], spec: dict[str, Any], demand: dict[str, Decimal]) -> str:
-    """"" when some class could hold the pod, else why none could."""
+    """ "" when some class could hold the pod, else why none could."""
     selector = Selector(spec)
     selected = [c for c in _candidates(facts, classes, selector) if selector.matches(c)]
     if not selected:
@@ -261,8 +262,9 @@ def _extended(name: str) -> bool:
 # ---- the rule -------------------------------------------------------------------------------------
 
 
-def _gang_findings(ms: dict[str, Any], facts: ClusterFacts, classes: tuple[NodeClass, ...],
-                   demands: dict[tuple[int, str], dict[str, Decimal]]) -> list[FieldError]:
+def _gang_findings(
+    ms: dict[str, Any], facts: ClusterFacts, classes: tuple[NodeClass, ...], demands: dict[tuple[int, str], dict[str, Decimal]]
+) -> list[FieldError]:
     template = as_dict(as_dict(ms.get("spec")).get("template"))
     mins = as_dict(as_dict(template.get("gangPolicy")).get("minRoleReplicas"))
     gang: dict[str, Decimal] = {}
@@ -288,8 +290,14 @@ def _gang_findings(ms: dict[str, Any], facts: ClusterFacts, classes: tuple[NodeC
     for res, need in sorted(gang.items()):
         total = totals.get(res, Decimal(0))
         if total and need > total:
-            errs.append(invalid(path, {res: _number(need)}, f"could never fit: one ServingGroup's gang needs {_number(need)} {res} "
-                                                            f"and the cluster's nodes have {_number(total)} in all (free capacity not considered)"))
+            errs.append(
+                invalid(
+                    path,
+                    {res: _number(need)},
+                    f"could never fit: one ServingGroup's gang needs {_number(need)} {res} "
+                    f"and the cluster's nodes have {_number(total)} in all (free capacity not considered)",
+                )
+            )
     if errs:
         return errs
     return _topology_findings(template, facts, gang)
@@ -322,8 +330,14 @@ def _topology_findings(template: dict[str, Any], facts: ClusterFacts, gang: dict
     for res, need in sorted(gang.items()):
         most = usable.get(res, Decimal(0))
         if need > most:
-            errs.append(invalid(path, policy, f"could never fit: one ServingGroup's gang needs {_number(need)} {res} within one HyperNode "
-                                              f"of tier {allowed} or lower, and the largest has {_number(most)} (free capacity not considered)"))
+            errs.append(
+                invalid(
+                    path,
+                    policy,
+                    f"could never fit: one ServingGroup's gang needs {_number(need)} {res} within one HyperNode "
+                    f"of tier {allowed} or lower, and the largest has {_number(most)} (free capacity not considered)",
+                )
+            )
     return errs
 
 

@@ -19,17 +19,9 @@ from typing import Any
 from ..admission.decision import Verdict
 from ..admission.fields import FieldError, FieldPath, invalid, required
 from ..admission.review import Request
-from .common import (
-    as_dict,
-    as_list,
-    is_int,
-    lookup_modelserving,
-    min_role_replicas,
-    parse_duration,
-    role_index,
-)
-from ..quantity import parse_quantity
 from ..kthena import AUTOSCALINGPOLICY_API_VERSION, AUTOSCALINGPOLICY_KIND, MODELSERVING_GROUP, MODELSERVING_KIND
+from ..quantity import parse_quantity
+from .common import as_dict, as_list, is_int, lookup_modelserving, min_role_replicas, parse_duration, role_index
 from .context import Context, LookupFailed
 from .registry import REGISTRY, CelCheck, Target
 
@@ -48,10 +40,7 @@ def _cel_min_max(bounds: str) -> str:
 
 _S = "object.spec"
 _HOMO = f"(!has({_S}.homogeneousTarget) || {_cel_min_max(_S + '.homogeneousTarget')})"
-_HETERO = (
-    f"(!has({_S}.heterogeneousTarget) || !has({_S}.heterogeneousTarget.params) || "
-    f"{_S}.heterogeneousTarget.params.all(p, {_cel_min_max('p')}))"
-)
+_HETERO = f"(!has({_S}.heterogeneousTarget) || !has({_S}.heterogeneousTarget.params) || {_S}.heterogeneousTarget.params.all(p, {_cel_min_max('p')}))"
 _DISAGGREGATED = (
     f"(!has({_S}.disaggregatedTarget) || !has({_S}.disaggregatedTarget.roles) || "
     f"{_S}.disaggregatedTarget.roles.all(n, {_cel_min_max(_S + '.disaggregatedTarget.roles[n]')}))"
@@ -72,9 +61,7 @@ def _min_max(target: dict[str, Any], path: FieldPath) -> list[FieldError]:
 # ---- role targets against the target ModelServing's gang minimum --------------------------------
 
 
-def _role_bounds(
-    ctx: Context, namespace: str, ms_name: str, roles: list[tuple[FieldPath, str, FieldPath, Any]]
-) -> tuple[list[FieldError], list[str]]:
+def _role_bounds(ctx: Context, namespace: str, ms_name: str, roles: list[tuple[FieldPath, str, FieldPath, Any]]) -> tuple[list[FieldError], list[str]]:
     """Each (role path, role, minReplicas path, minReplicas) must name a role of the ModelServing and respect its gang floor."""
     if not ms_name or not roles:
         return [], []
@@ -96,8 +83,7 @@ def _role_bounds(
                 invalid(
                     min_path,
                     minimum,
-                    f"must not be below minRoleReplicas ({floor}) of role {role} in ModelServing {ms_name}: "
-                    "the ModelServing would refuse that scale-down",
+                    f"must not be below minRoleReplicas ({floor}) of role {role} in ModelServing {ms_name}: the ModelServing would refuse that scale-down",
                 )
             )
     return errs, []
@@ -158,9 +144,13 @@ def _behavior_errors(behavior: Any) -> list[FieldError]:
     p_down, p_stable, p_panic = base.child("scaleDown"), base.child("scaleUp", "stablePolicy"), base.child("scaleUp", "panicPolicy")
     errs: list[FieldError] = []
     errs += _duration_errors(down.get("period"), p_down.child("period"), "stable policy period must be between 0 and 30 minutes")
-    errs += _duration_errors(down.get("stabilizationWindow"), p_down.child("stabilizationWindow"), "stable policy stabilization window must be between 0 and 30 minutes")
+    errs += _duration_errors(
+        down.get("stabilizationWindow"), p_down.child("stabilizationWindow"), "stable policy stabilization window must be between 0 and 30 minutes"
+    )
     errs += _duration_errors(stable.get("period"), p_stable.child("period"), "stable policy period must be between 0 and 30 minutes")
-    errs += _duration_errors(stable.get("stabilizationWindow"), p_stable.child("stabilizationWindow"), "stable policy stabilization window must be between 0 and 30 minutes")
+    errs += _duration_errors(
+        stable.get("stabilizationWindow"), p_stable.child("stabilizationWindow"), "stable policy stabilization window must be between 0 and 30 minutes"
+    )
     errs += _duration_errors(panic.get("period"), p_panic.child("period"), "panic policy period must be between 0 and 30 minutes")
     errs += _duration_errors(panic.get("panicModeHold"), p_panic.child("panicModeHold"), "panic policy panic mode hold must be between 0 and 30 minutes")
     return errs
@@ -235,7 +225,11 @@ def _ratio_errors(ratio: dict[str, Any], roles: dict[str, Any], path: FieldPath)
     too_high = d_max > 0 and n_min / d_max > high
     too_low = d_min > 0 and n_max / d_min < low
     if too_high or too_low:
-        errs.append(invalid(path, {"minRatio": ratio.get("minRatio"), "maxRatio": ratio.get("maxRatio")}, "ratioConstraint is not achievable within role replica bounds"))
+        errs.append(
+            invalid(
+                path, {"minRatio": ratio.get("minRatio"), "maxRatio": ratio.get("maxRatio")}, "ratioConstraint is not achievable within role replica bounds"
+            )
+        )
     return errs
 
 
@@ -278,7 +272,11 @@ def check_policy_role_floor(req: Request, ctx: Context) -> Verdict:
         ref = as_dict(dis.get("targetRef"))
         if (ref.get("kind") or MODELSERVING_KIND) == MODELSERVING_KIND and isinstance(ref.get("name"), str):
             base = SPEC.child("disaggregatedTarget", "roles")
-            roles = [(base.key(str(n)), n, base.key(str(n)).child("minReplicas"), as_dict(p).get("minReplicas")) for n, p in sorted(as_dict(dis.get("roles")).items(), key=lambda kv: str(kv[0])) if n]
+            roles = [
+                (base.key(str(n)), n, base.key(str(n)).child("minReplicas"), as_dict(p).get("minReplicas"))
+                for n, p in sorted(as_dict(dis.get("roles")).items(), key=lambda kv: str(kv[0]))
+                if n
+            ]
             errs, warnings = _role_bounds(ctx, str(ref.get("namespace") or req.namespace), ref["name"], roles)
             verdict.errors += errs
             verdict.warnings += warnings
@@ -304,7 +302,11 @@ def binding_errors(binding: dict[str, Any]) -> list[FieldError]:
             target = as_dict(as_dict(param).get("target"))
             kind = as_dict(target.get("targetRef")).get("kind") or ""
             if kind != MODELSERVING_KIND:
-                errs.append(invalid(path.child("target", "targetRef", "kind"), kind, f"heterogeneousTarget.params[].targetRef.kind must be ModelServing, but got {kind}"))
+                errs.append(
+                    invalid(
+                        path.child("target", "targetRef", "kind"), kind, f"heterogeneousTarget.params[].targetRef.kind must be ModelServing, but got {kind}"
+                    )
+                )
             if target.get("subTargets"):
                 errs.append(invalid(path.child("target", "subTargets"), target["subTargets"], "heterogeneousTarget.params[].subTarget must be empty"))
             errs += _min_max(as_dict(param), path)
@@ -323,7 +325,13 @@ def binding_errors(binding: dict[str, Any]) -> list[FieldError]:
                 if not sub.get("name"):
                     errs.append(invalid(sub_path.child("name"), sub.get("name") or "", "homogeneousTarget.targetRef.subTarget.name must be set, but got empty"))
                 if sub.get("kind") != "Role":
-                    errs.append(invalid(sub_path.child("kind"), sub.get("kind") or "", f"homogeneousTarget.targetRef.subTarget.kind must be `Role`, but got {sub.get('kind') or ''}"))
+                    errs.append(
+                        invalid(
+                            sub_path.child("kind"),
+                            sub.get("kind") or "",
+                            f"homogeneousTarget.targetRef.subTarget.kind must be `Role`, but got {sub.get('kind') or ''}",
+                        )
+                    )
         else:
             errs.append(invalid(ref_path.child("kind"), kind, f"homogeneousTarget.targetRef.kind must be ModelServing, but got {kind}"))
         errs += _min_max(homo, path)

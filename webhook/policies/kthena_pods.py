@@ -27,9 +27,22 @@ from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 from ..admission.fields import FieldPath
-from ..kthena import (ANNOTATION_GROUP, ANNOTATION_TASK, ENV_ENTRY_ADDRESS, ENV_GROUP_SIZE, ENV_WORKER_INDEX, LABEL_ENTRY,
-                      LABEL_GROUP, LABEL_NAME, LABEL_REVISION, LABEL_ROLE, LABEL_ROLE_ID, LABEL_ROLE_TEMPLATE_HASH,
-                      MODELSERVING_API_VERSION, MODELSERVING_KIND)
+from ..kthena import (
+    ANNOTATION_GROUP,
+    ANNOTATION_TASK,
+    ENV_ENTRY_ADDRESS,
+    ENV_GROUP_SIZE,
+    ENV_WORKER_INDEX,
+    LABEL_ENTRY,
+    LABEL_GROUP,
+    LABEL_NAME,
+    LABEL_REVISION,
+    LABEL_ROLE,
+    LABEL_ROLE_ID,
+    LABEL_ROLE_TEMPLATE_HASH,
+    MODELSERVING_API_VERSION,
+    MODELSERVING_KIND,
+)
 
 ROLES = FieldPath.of("spec", "template", "roles")
 TEMPLATES = ("entryTemplate", "workerTemplate")
@@ -119,8 +132,14 @@ def pod_name(name: str, role_name: str, entry: bool) -> str:
 def _added(name: str, role_name: str, entry: bool, scheduler: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     """The labels and annotations the controller gives a pod before merging the template's."""
     group, role_id = f"{name}-0", f"{role_name}-0"
-    labels: dict[str, Any] = {LABEL_NAME: name, LABEL_GROUP: group, LABEL_ROLE: role_name, LABEL_ROLE_ID: role_id,
-                              LABEL_REVISION: HASH_STAND_IN, LABEL_ROLE_TEMPLATE_HASH: HASH_STAND_IN}
+    labels: dict[str, Any] = {
+        LABEL_NAME: name,
+        LABEL_GROUP: group,
+        LABEL_ROLE: role_name,
+        LABEL_ROLE_ID: role_id,
+        LABEL_REVISION: HASH_STAND_IN,
+        LABEL_ROLE_TEMPLATE_HASH: HASH_STAND_IN,
+    }
     if entry:
         labels[LABEL_ENTRY] = "true"
     annotations: dict[str, Any] = {ANNOTATION_GROUP: group, ANNOTATION_TASK: role_id} if scheduler == DEFAULT_SCHEDULER else {}
@@ -135,8 +154,7 @@ def added_metadata(ms: dict[str, Any], role: dict[str, Any]) -> tuple[dict[str, 
     return _added(modelserving_name(ms), role_name(role), True, scheduler)
 
 
-def _metadata(ms: dict[str, Any], template: Any, name: str, role_name: str, entry: bool, scheduler: Any,
-              owned: bool = True) -> dict[str, Any]:
+def _metadata(ms: dict[str, Any], template: Any, name: str, role_name: str, entry: bool, scheduler: Any, owned: bool = True) -> dict[str, Any]:
     """The pod's metadata; without its namespace and owner reference unless `owned`."""
     ms_meta = _dict(ms.get("metadata"))
     labels, annotations = _added(name, role_name, entry, scheduler)
@@ -158,9 +176,16 @@ def _metadata(ms: dict[str, Any], template: Any, name: str, role_name: str, entr
     if not owned:
         return meta
     uid = ms_meta.get("uid")
-    meta["ownerReferences"] = [{"apiVersion": MODELSERVING_API_VERSION, "kind": MODELSERVING_KIND, "name": name,
-                                "uid": uid if type(uid) is str and uid else UID_STAND_IN,
-                                "controller": True, "blockOwnerDeletion": True}]
+    meta["ownerReferences"] = [
+        {
+            "apiVersion": MODELSERVING_API_VERSION,
+            "kind": MODELSERVING_KIND,
+            "name": name,
+            "uid": uid if type(uid) is str and uid else UID_STAND_IN,
+            "controller": True,
+            "blockOwnerDeletion": True,
+        }
+    ]
     return meta
 
 
@@ -189,9 +214,11 @@ def pod_spec(ms: dict[str, Any], role: dict[str, Any], which: str) -> tuple[Any,
         workers = workers if type(workers) is int else 0
         k = 0 if which == "entryTemplate" else 1
         entry_name = pod_name(name, role_name(role), True)
-        added = [{"name": ENV_GROUP_SIZE, "value": str(workers + 1)},
-                 {"name": ENV_ENTRY_ADDRESS, "value": f"{entry_name}.{namespace if type(namespace) is str else ''}"},
-                 {"name": ENV_WORKER_INDEX, "value": str(k)}]
+        added = [
+            {"name": ENV_GROUP_SIZE, "value": str(workers + 1)},
+            {"name": ENV_ENTRY_ADDRESS, "value": f"{entry_name}.{namespace if type(namespace) is str else ''}"},
+            {"name": ENV_WORKER_INDEX, "value": str(k)},
+        ]
         for key in ("containers", "initContainers"):
             _add_env(pod_spec.get(key), key, added, kept_env)
     return pod_spec, kept_env

@@ -36,17 +36,16 @@ import orjson
 from ..admission.decision import Verdict
 from ..admission.fields import FieldError, FieldPath
 from ..admission.review import Request
+from ..kthena import MODELSERVING_GROUP
 from ..podvalidation import default_pod_spec, validate_pod_template_spec
-from ..podvalidation.podspec import pod_spec_errors
-from ..podvalidation.names import is_dns1123_label, name_is_dns_subdomain
 from ..podvalidation.drops import Dropped
 from ..podvalidation.errors import invalid
-from ..podvalidation.options import PodOptions, options_for
 from ..podvalidation.meta import surely_valid
+from ..podvalidation.names import is_dns1123_label, name_is_dns_subdomain
+from ..podvalidation.options import PodOptions, options_for
+from ..podvalidation.podspec import pod_spec_errors
 from .context import Context
-from ..kthena import MODELSERVING_GROUP
-from .kthena_pods import (ROLES, Select, added_metadata, modelserving_name, pod_metadata, pod_name, pod_spec, role_name,
-                          template_path, templates_in_use)
+from .kthena_pods import ROLES, Select, added_metadata, modelserving_name, pod_metadata, pod_name, pod_spec, role_name, template_path, templates_in_use
 from .registry import REGISTRY, Views
 
 RULE = "modelservings.pod-templates"
@@ -83,8 +82,7 @@ def _same(spec: _Spec, written: Any) -> bool:
     return spec.written == written and spec.shown == _shown(written)
 
 
-def _spec_for(ms: dict[str, Any], role: dict[str, Any], which: str, path: FieldPath, specs: list[_Spec],
-              opts: PodOptions) -> tuple[_Spec, list[FieldError]]:
+def _spec_for(ms: dict[str, Any], role: dict[str, Any], which: str, path: FieldPath, specs: list[_Spec], opts: PodOptions) -> tuple[_Spec, list[FieldError]]:
     """The template's pod spec and its spec errors at `path`: judged once per distinct spec in a
     review. The pods made from equal specs differ only in the values of the controller's env
     vars, which no check reads, so they share the verdict, moved to each template's own path."""
@@ -150,8 +148,9 @@ def judge(ms: dict[str, Any], i: int, role: dict[str, Any], which: str, review: 
         name = pod_name(modelserving_name(ms), role_name(role), which == "entryTemplate")
     else:
         meta = pod_metadata(ms, role, which, owned=False)  # validation reads its name, labels and annotations
-        errs = validate_pod_template_spec({"metadata": meta, "spec": known.spec}, path, is_pod=True, opts=review.opts,
-                                          spec_errors=spec_errors if type(known.spec) is dict else None)
+        errs = validate_pod_template_spec(
+            {"metadata": meta, "spec": known.spec}, path, is_pod=True, opts=review.opts, spec_errors=spec_errors if type(known.spec) is dict else None
+        )
         name = meta["name"]
     problems = name_is_dns_subdomain(name)
     if problems:
@@ -160,8 +159,7 @@ def judge(ms: dict[str, Any], i: int, role: dict[str, Any], which: str, review: 
     return [_at_template(path, template, known.kept_env, e) for e in errs] if errs else errs
 
 
-def _at_template(path: FieldPath, template: dict[str, Any], kept_env: dict[tuple[str, int], list[int]],
-                 e: FieldError) -> FieldError:
+def _at_template(path: FieldPath, template: dict[str, Any], kept_env: dict[tuple[str, int], list[int]], e: FieldError) -> FieldError:
     parts, base = e.path.parts, len(path.parts)
     if parts[:base] != path.parts:
         return e

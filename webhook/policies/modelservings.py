@@ -22,17 +22,17 @@ from __future__ import annotations
 import re
 from typing import Any, NamedTuple
 
-from ..admission.fields import FieldError, FieldPath, forbidden, invalid, required
 from ..admission.decision import Verdict, allowed
+from ..admission.fields import FieldError, FieldPath, forbidden, invalid, required
 from ..admission.review import Request
-from ..kthena import MODELSERVING_GROUP, LABEL_PREFIX as MS_LABEL_PREFIX
-from .common import (as_dict, DNS1035_LABEL, dns1035_label_errors, int_or, int_or_percent_errors, is_int,
-                     lookup_modelserving)
+from ..kthena import LABEL_PREFIX as MS_LABEL_PREFIX
+from ..kthena import MODELSERVING_GROUP
+from .common import DNS1035_LABEL, as_dict, dns1035_label_errors, int_or, int_or_percent_errors, is_int, lookup_modelserving
 from .context import Context
 from .kthena_pods import modelserving_name
 from .modelserving_pods import judge_pod_templates
-from .rollout_budgets import budget_errors
 from .registry import REGISTRY, CelCheck, Target, Views
+from .rollout_budgets import budget_errors
 
 SPEC = FieldPath.of("spec")
 TEMPLATE = SPEC.child("template")
@@ -110,8 +110,7 @@ def check_role_names(s: Shape) -> list[FieldError]:
             invalid(
                 ROLES.index(i).child("name"),
                 name,
-                "role name must be a valid DNS-1035 label (lowercase alphanumeric characters or '-', "
-                "must start with a letter): " + "; ".join(problems),
+                "role name must be a valid DNS-1035 label (lowercase alphanumeric characters or '-', must start with a letter): " + "; ".join(problems),
             )
         )
     return errs
@@ -340,8 +339,10 @@ def check_gang_floor(s: Shape) -> list[FieldError]:
 # The labels Kthena's controller sets on every pod it creates (kthena.md 3.2), then merges the
 # template's over: other keys under the prefix (the router example's `rolename`) are left alone.
 CONTROLLER_LABELS = tuple(MS_LABEL_PREFIX + k for k in ("name", "group-name", "role", "role-id", "entry", "revision", "role-template-hash"))
-RESERVED = ("the ModelServing controller sets this label on every pod it creates; a template value "
-            "would replace it and detach the pod from its ServingGroup and role (Kthena issue #1582)")
+RESERVED = (
+    "the ModelServing controller sets this label on every pod it creates; a template value "
+    "would replace it and detach the pod from its ServingGroup and role (Kthena issue #1582)"
+)
 
 
 @REGISTRY.validates("modelservings.reserved-labels", MODELSERVINGS, view=shape)
@@ -367,6 +368,7 @@ def check_pod_templates(req: Request, ctx: Context) -> list[FieldError] | Verdic
 
 # ---- the scale subresource ----------------------------------------------------------------------
 
+
 def check_scale(scale: Request, ms: dict[str, Any], replicas: int, ctx: Context) -> list[str]:
     """The problems the ModelServing would have with `replicas` groups: the rules registered as
     replica-dependent, judged on a copy with the new count (the update the scale amounts to)."""
@@ -387,7 +389,11 @@ def validate_scale(req: Request, ctx: Context) -> Verdict:
     replicas = as_dict(scale.get("spec")).get("replicas")
     path = REPLICAS
     if not is_int(replicas):
-        return Verdict(errors=[required(path, "replicas must be a non-negative integer")] if replicas is None else [invalid(path, replicas, "replicas must be a non-negative integer")])
+        return Verdict(
+            errors=[required(path, "replicas must be a non-negative integer")]
+            if replicas is None
+            else [invalid(path, replicas, "replicas must be a non-negative integer")]
+        )
     name = req.name or str(as_dict(scale.get("metadata")).get("name") or "")
     ms, failure = lookup_modelserving(ctx, req.namespace, name)
     if failure is not None:

@@ -36,10 +36,7 @@ MODELSERVING_SHAPE: dict[str, Any] = {
         "replicas": True,
         "schedulerName": True,
         "rolloutStrategy": {"type": True, "rollingUpdateConfiguration": {"maxUnavailable": True, "maxSurge": True, "partition": True}},
-        "template": {
-            "roles": [{"name": True, "replicas": True, "workerReplicas": True}],
-            "gangPolicy": {"minRoleReplicas": True},
-        },
+        "template": {"roles": [{"name": True, "replicas": True, "workerReplicas": True}], "gangPolicy": {"minRoleReplicas": True}},
     },
 }
 # autoscalingpolicybindings.references asks whether the policy exists; the one-owner rule
@@ -201,10 +198,15 @@ _IDENTITY_OWNED: dict[str, Any] = {**_IDENTITY, "metadata": {**_IDENTITY["metada
 
 NODE = LookedUp("v1", "Node", {}, projector=project_node, cluster_scoped=True)
 QUEUE = LookedUp("scheduling.volcano.sh/v1beta1", "Queue", {**_IDENTITY, "spec": {"parent": True}, "status": {"state": True}}, cluster_scoped=True)
-HYPERNODE = LookedUp("topology.volcano.sh/v1alpha1", "HyperNode", {**_IDENTITY, "spec": {"tier": True, "tierName": True, "members": True}},
-                     cluster_scoped=True)
-PODGROUP_CRD = LookedUp("apiextensions.k8s.io/v1", "CustomResourceDefinition", {}, projector=project_podgroup_crd,
-                        field_selector=f"metadata.name={PODGROUP_CRD_NAME}", cluster_scoped=True)
+HYPERNODE = LookedUp("topology.volcano.sh/v1alpha1", "HyperNode", {**_IDENTITY, "spec": {"tier": True, "tierName": True, "members": True}}, cluster_scoped=True)
+PODGROUP_CRD = LookedUp(
+    "apiextensions.k8s.io/v1",
+    "CustomResourceDefinition",
+    {},
+    projector=project_podgroup_crd,
+    field_selector=f"metadata.name={PODGROUP_CRD_NAME}",
+    cluster_scoped=True,
+)
 HPA = LookedUp("autoscaling/v2", "HorizontalPodAutoscaler", {**_IDENTITY_OWNED, "spec": {"scaleTargetRef": True}})
 SCALEDOBJECT = LookedUp("keda.sh/v1alpha1", "ScaledObject", _SCALER)
 CRONHPA = LookedUp("autoscaling.alibabacloud.com/v1beta1", "CronHorizontalPodAutoscaler", _SCALER)

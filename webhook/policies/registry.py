@@ -46,6 +46,7 @@ class SkipsNamespaces(Protocol):
 class Context(Protocol):
     """The review's policy Context (context.py): handed through to request rules, never read here."""
 
+
 Action = Literal["validate", "mutate"]
 Kind = Literal["object", "update", "request", "mutation"]
 F = TypeVar("F", bound=Callable[..., Any])
@@ -239,10 +240,21 @@ class Registry:
         self._index: dict[tuple[str, str, str, str, str], tuple[Rule, ...]] = {}
         self._served: set[tuple[str, str, str]] = set()
 
-    def _register(self, kind: Kind, name: str, target: Target, *, scope: LabelScope | None = None,
-                  replica_dependent: bool = False, match: tuple[MatchCondition, ...] = (),
-                  cel: tuple[CelCheck, ...] = (), view: View | None = None, edits: Edits | None = None,
-                  action: str = "", family: str = "") -> Callable[[F], F]:
+    def _register(
+        self,
+        kind: Kind,
+        name: str,
+        target: Target,
+        *,
+        scope: LabelScope | None = None,
+        replica_dependent: bool = False,
+        match: tuple[MatchCondition, ...] = (),
+        cel: tuple[CelCheck, ...] = (),
+        view: View | None = None,
+        edits: Edits | None = None,
+        action: str = "",
+        family: str = "",
+    ) -> Callable[[F], F]:
         unknown = set(target.operations) - set(OPERATIONS)
         if unknown:
             raise ValueError(f"rule {name}: unknown operations {sorted(unknown)}")
@@ -252,35 +264,41 @@ class Registry:
         def decorate(fn: F) -> F:
             if any(r.name == name for r in self._rules):
                 raise ValueError(f"rule {name} is registered twice")
-            self._rules.append(Rule(name, kind, target, fn, scope, match, replica_dependent, cel=cel, view=view, edits=edits,
-                                    default_action=action, family=family))
+            self._rules.append(
+                Rule(name, kind, target, fn, scope, match, replica_dependent, cel=cel, view=view, edits=edits, default_action=action, family=family)
+            )
             self._served.add((target.group, target.resource, target.subresource))
             self._index.clear()
             return fn
 
         return decorate
 
-    def validates(self, name: str, target: Target, *, replica_dependent: bool = False,
-                  match: tuple[MatchCondition, ...] = (), cel: tuple[CelCheck, ...] = (),
-                  view: View | None = None, action: str = "", family: str = "") -> Callable[[F], F]:
+    def validates(
+        self,
+        name: str,
+        target: Target,
+        *,
+        replica_dependent: bool = False,
+        match: tuple[MatchCondition, ...] = (),
+        cel: tuple[CelCheck, ...] = (),
+        view: View | None = None,
+        action: str = "",
+        family: str = "",
+    ) -> Callable[[F], F]:
         """`fn(obj) -> findings`, or `fn(view(obj))` with a view; `action="warn"` for a rule that
         only warns unless an operator says deny; `family` (see Rule) for a rule written outside
         its resource's module."""
-        return self._register("object", name, target, replica_dependent=replica_dependent, match=match, cel=cel, view=view,
-                              action=action, family=family)
+        return self._register("object", name, target, replica_dependent=replica_dependent, match=match, cel=cel, view=view, action=action, family=family)
 
-    def validates_update(self, name: str, target: Target, *, cel: tuple[CelCheck, ...] = (),
-                         view: View | None = None) -> Callable[[F], F]:
+    def validates_update(self, name: str, target: Target, *, cel: tuple[CelCheck, ...] = (), view: View | None = None) -> Callable[[F], F]:
         """`fn(obj, old) -> findings`, on UPDATE; `fn(view(obj), view(old))` with a view."""
         return self._register("update", name, target.on("UPDATE"), cel=cel, view=view)
 
-    def validates_request(self, name: str, target: Target, *, match: tuple[MatchCondition, ...] = (),
-                          action: str = "", family: str = "") -> Callable[[F], F]:
+    def validates_request(self, name: str, target: Target, *, match: tuple[MatchCondition, ...] = (), action: str = "", family: str = "") -> Callable[[F], F]:
         """`fn(req, ctx) -> findings`; `action` and `family` as for `validates`."""
         return self._register("request", name, target, match=match, action=action, family=family)
 
-    def mutates(self, name: str, target: Target, *, scope: LabelScope | None = None,
-                edits: Edits | None = None) -> Callable[[F], F]:
+    def mutates(self, name: str, target: Target, *, scope: LabelScope | None = None, edits: Edits | None = None) -> Callable[[F], F]:
         """`fn(req, obj, ctx) -> Changes`; `obj` is a private copy the rule edits: a deep copy, or
         with `edits` (the key paths of the only dicts it changes in place) a copy of those dicts
         and of the dicts on the way to them (see engine.private_copy)."""

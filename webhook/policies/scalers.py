@@ -32,7 +32,6 @@ class ScaleTarget:
     owner: str = ""
     path: FieldPath = FieldPath.of("spec")  # where the autoscaler names the target
 
-
     @property
     def by(self) -> str:
         return f"{self.by_kind} {self.namespace}/{self.by_name}"

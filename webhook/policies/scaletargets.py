@@ -21,14 +21,14 @@ from ..admission.decision import Verdict
 from ..admission.fields import invalid
 from ..admission.review import Request
 from .clusterfacts import ask
-from .projections import SCALEDOBJECT
-from .scalers import scale_targets
 from .common import as_dict
 from .context import Context
 from .cronhpa import CRON_HPAS
 from .hpa import HPAS, TARGETS_MODELSERVING
 from .kthena_autoscaling import POLICIES
+from .projections import SCALEDOBJECT
 from .registry import REGISTRY, Target
+from .scalers import scale_targets
 
 SCALEDOBJECTS = Target(group=SCALEDOBJECT.group, resource="scaledobjects", versions=(SCALEDOBJECT.version,))
 OPT_OUT = "servinggate.io/shared-scale-target"
@@ -67,8 +67,12 @@ def check_one_owner(req: Request, ctx: Context) -> Verdict:
                 fighting[(other.by_kind, other.by_name)] = other.by
         what = f"role {target.role} of ModelServing" if target.role else "ModelServing"
         for by in sorted(fighting.values()):
-            verdict.errors.append(invalid(
-                target.path, target.role or target.name,
-                f"{what} {target.namespace}/{target.name} is already scaled by {by}: two autoscalers would fight over "
-                f"its replicas (annotate {OPT_OUT}: \"true\" to allow it)"))
+            verdict.errors.append(
+                invalid(
+                    target.path,
+                    target.role or target.name,
+                    f"{what} {target.namespace}/{target.name} is already scaled by {by}: two autoscalers would fight over "
+                    f'its replicas (annotate {OPT_OUT}: "true" to allow it)',
+                )
+            )
     return verdict

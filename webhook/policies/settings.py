@@ -31,8 +31,15 @@ class PolicySettings:
     """What the rules read; `serve`, `check` and `audit` share it so all three give the webhook's answer."""
 
     scheduler_name: str = setting("volcano", non_empty, "scheduler that pods in scope are defaulted to")
-    skip_namespaces: frozenset[str] = setting(frozenset({"kube-system", "kube-node-lease"}), csv_set, "namespaces whose pods are never mutated (comma-separated)")
-    rule_actions: tuple[tuple[str, str], ...] = setting((), rule_action_pairs, "per-rule enforcement, comma-separated RULE=ACTION: validating rules deny (the default of most), warn, audit or off; mutating rules on (default) or off; docs/policies.md gives each rule's default", metavar="RULE=ACTION,...")
+    skip_namespaces: frozenset[str] = setting(
+        frozenset({"kube-system", "kube-node-lease"}), csv_set, "namespaces whose pods are never mutated (comma-separated)"
+    )
+    rule_actions: tuple[tuple[str, str], ...] = setting(
+        (),
+        rule_action_pairs,
+        "per-rule enforcement, comma-separated RULE=ACTION: validating rules deny (the default of most), warn, audit or off; mutating rules on (default) or off; docs/policies.md gives each rule's default",
+        metavar="RULE=ACTION,...",
+    )
 
     def check(self) -> None:
         """Every rule named exists and gets an action of its kind (the package's __init__ has

@@ -181,10 +181,8 @@ class ProjectionStore:
         return -1 if state is None else state.generation
 
     def states(self) -> list[KindState]:
-        return [KindState(k.entry.kind, k.synced, len(k.objects), k.resource_version, k.trouble, k.since, k.installed)
-                for k in self._kinds.values()]
+        return [KindState(k.entry.kind, k.synced, len(k.objects), k.resource_version, k.trouble, k.since, k.installed) for k in self._kinds.values()]
 
     def describe(self) -> str:
         """One line for /readyz: each kind's count and watch state."""
         return "; ".join(s.describe() for s in self.states())
-

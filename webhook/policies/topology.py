@@ -147,6 +147,11 @@ def check_queue(req: Request, ctx: Context) -> Verdict:
     if found.state != "Open":
         return Verdict(errors=[invalid(path, name, f"can only submit workload to queue with state `Open`, queue `{name}` status is `{found.state}`")])
     if found.children:
-        return Verdict(errors=[invalid(path, name, f"queue `{name}` is not a leaf queue (child queues: {', '.join(found.children)}): "
-                                                   "Volcano places workloads in leaf queues only")])
+        return Verdict(
+            errors=[
+                invalid(
+                    path, name, f"queue `{name}` is not a leaf queue (child queues: {', '.join(found.children)}): Volcano places workloads in leaf queues only"
+                )
+            ]
+        )
     return Verdict()

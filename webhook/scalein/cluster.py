@@ -66,12 +66,22 @@ def pod_view(pod: Mapping[str, Any], is_accel: scoring.AcceleratorMatcher, accel
     restarts = max((cs.get("restartCount") or 0 for cs in status.get("containerStatuses") or ()), default=0)
     ns, name = meta.get("namespace") or "", meta.get("name") or ""
     return PodView(
-        key=f"{ns}/{name}", namespace=ns, name=name, uid=meta.get("uid") or "",
-        resource_version=meta.get("resourceVersion") or "", node=spec.get("nodeName") or "",
-        phase=status.get("phase") or "Pending", holds=scoring.holds_devices(pod),
-        accel=accel, owner=scoring.controller_ref(pod),
-        annotations=meta.get("annotations"), labels=meta.get("labels") or {}, ready=ready,
-        ready_since=since, restarts=restarts, created=meta.get("creationTimestamp") or "",
+        key=f"{ns}/{name}",
+        namespace=ns,
+        name=name,
+        uid=meta.get("uid") or "",
+        resource_version=meta.get("resourceVersion") or "",
+        node=spec.get("nodeName") or "",
+        phase=status.get("phase") or "Pending",
+        holds=scoring.holds_devices(pod),
+        accel=accel,
+        owner=scoring.controller_ref(pod),
+        annotations=meta.get("annotations"),
+        labels=meta.get("labels") or {},
+        ready=ready,
+        ready_since=since,
+        restarts=restarts,
+        created=meta.get("creationTimestamp") or "",
     )
 
 

@@ -25,16 +25,27 @@ class Metrics:
         self.conflicts = prom.Counter("servinggate_scalein_conflicts", "patches refused because the pod changed (422 test failed, 409)", registry=r)
         self.errors = prom.Counter("servinggate_scalein_errors", "failed API calls", ["op", "code"], registry=r)
         self.scored = prom.Gauge("servinggate_scalein_pods_scored", "pods with a desired cost in the cache", registry=r)
-        self.pass_seconds = prom.Histogram("servinggate_scalein_pass_duration_seconds", "duration of a scoring pass (full or one event)", ["scope"],
-                                           buckets=(0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 2, 5, 10), registry=r)
+        self.pass_seconds = prom.Histogram(
+            "servinggate_scalein_pass_duration_seconds",
+            "duration of a scoring pass (full or one event)",
+            ["scope"],
+            buckets=(0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 2, 5, 10),
+            registry=r,
+        )
         self.leader = prom.Gauge("servinggate_scalein_leader", "1 while this replica may write", registry=r)
         self.relists = prom.Counter("servinggate_scalein_relists", "full lists (start, 410 Gone)", ["kind"], registry=r)
         # convergence: how much is left to write, how long the oldest has waited, and how soon
         # an event's write goes out (read at scrape time from the write queue, see `track`)
         self.backlog = prom.Gauge("servinggate_scalein_write_backlog", "pods waiting for a cost write (not counting writes in flight)", registry=r)
-        self.backlog_oldest = prom.Gauge("servinggate_scalein_write_backlog_oldest_seconds", "how long the longest-waiting pod has waited for its write", registry=r)
-        self.event_to_write = prom.Histogram("servinggate_scalein_event_to_write_seconds", "from a watch event to the write it made necessary",
-                                             buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300), registry=r)
+        self.backlog_oldest = prom.Gauge(
+            "servinggate_scalein_write_backlog_oldest_seconds", "how long the longest-waiting pod has waited for its write", registry=r
+        )
+        self.event_to_write = prom.Histogram(
+            "servinggate_scalein_event_to_write_seconds",
+            "from a watch event to the write it made necessary",
+            buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300),
+            registry=r,
+        )
         self.contested = prom.Gauge("servinggate_scalein_contested_pods", "pods whose deletion cost another writer contests", registry=r)
         self.converged = prom.Gauge("servinggate_scalein_last_convergence_seconds", "how long the last full pass took until every cost was written", registry=r)
 

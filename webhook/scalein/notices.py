@@ -28,24 +28,34 @@ COMPONENT = "servinggate-scale-in"
 def contested_event(pod: PodView, key: str, want: int, current: str | None, window: int, now: dt.datetime) -> dict[str, Any]:
     """The core/v1 Event for one contested pod."""
     stamp = now.strftime("%Y-%m-%dT%H:%M:%SZ")
-    message = (f"another writer keeps changing {key} (now {current!r}); servinggate wanted {want} "
-               f"and leaves this pod's cost alone for {window} s")
+    message = f"another writer keeps changing {key} (now {current!r}); servinggate wanted {want} and leaves this pod's cost alone for {window} s"
     return {
-        "apiVersion": "v1", "kind": "Event",
+        "apiVersion": "v1",
+        "kind": "Event",
         "metadata": {"name": f"{pod.name[:236]}.{uuid.uuid4().hex[:16]}", "namespace": pod.namespace},  # a DNS subdomain, at most 253
-        "involvedObject": {"apiVersion": "v1", "kind": "Pod", "namespace": pod.namespace, "name": pod.name, "uid": pod.uid,
-                           "resourceVersion": pod.resource_version},
-        "reason": REASON, "message": message[:1024], "type": "Warning",
-        "source": {"component": COMPONENT}, "reportingComponent": COMPONENT,
-        "firstTimestamp": stamp, "lastTimestamp": stamp, "count": 1,
+        "involvedObject": {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "namespace": pod.namespace,
+            "name": pod.name,
+            "uid": pod.uid,
+            "resourceVersion": pod.resource_version,
+        },
+        "reason": REASON,
+        "message": message[:1024],
+        "type": "Warning",
+        "source": {"component": COMPONENT},
+        "reportingComponent": COMPONENT,
+        "firstTimestamp": stamp,
+        "lastTimestamp": stamp,
+        "count": 1,
     }
 
 
 class EventPoster:
     """Posts queued Events on one daemon thread until `stop`."""
 
-    def __init__(self, core: client.CoreV1Api, key: str, window: int, metrics: Metrics, stop: threading.Event,
-                 instance: str = "") -> None:
+    def __init__(self, core: client.CoreV1Api, key: str, window: int, metrics: Metrics, stop: threading.Event, instance: str = "") -> None:
         self.core, self.key, self.window, self.metrics, self.stop = core, key, window, metrics, stop
         self.instance = instance
         self.queue: queue.Queue[dict[str, Any]] = queue.Queue(maxsize=1000)
@@ -53,7 +63,7 @@ class EventPoster:
 
     def post(self, pod: PodView, want: int, current: str | None) -> None:
         """Queue the Event; never blocks (a full queue drops it, counted)."""
-        body = contested_event(pod, self.key, want, current, self.window, dt.datetime.now(dt.timezone.utc))
+        body = contested_event(pod, self.key, want, current, self.window, dt.datetime.now(dt.UTC))
         if self.instance:
             body["reportingInstance"] = self.instance[:128]
         try:

@@ -104,8 +104,7 @@ class Patcher:
         return Outcome("found", pod=pod, code=200)
 
 
-def clear_costs(patcher: Patcher, pods: list[dict[str, Any]], settings: ReconcileSettings, stop: threading.Event,
-                sleep_cap: float) -> tuple[int, int]:
+def clear_costs(patcher: Patcher, pods: list[dict[str, Any]], settings: ReconcileSettings, stop: threading.Event, sleep_cap: float) -> tuple[int, int]:
     """`reconcile --clear`: remove the costs we wrote where our record still matches, one pod at
     a time through the same paced, guarded patch. Returns (patched, failed)."""
     done = failed = 0

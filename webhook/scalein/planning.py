@@ -26,8 +26,8 @@ import orjson
 from .. import config
 from ..config import DataFileError, read_data_file
 from ..errors import OperatorError
-from .cluster import Cluster, WorkloadTypes
 from . import topology
+from .cluster import Cluster, WorkloadTypes
 from .ranking import Workload, build_plan, contested_pods, hypernode_usage, node_usage
 from .rendering import to_json, to_svg, to_text
 from .settings import ReconcileSettings, ScoringSettings
@@ -39,8 +39,10 @@ class SnapshotError(OperatorError, ValueError):
     """The snapshot file is unusable (the operator's to fix: exit 2, one line)."""
 
 
-SNAPSHOT_FORMS = ('{"nodes": NodeList, "pods": PodList[, "hypernodes": HyperNodeList, "events": EventList]}, '
-                  'or the List `kubectl get nodes,pods,hypernodes,events -A -o yaml` prints')
+SNAPSHOT_FORMS = (
+    '{"nodes": NodeList, "pods": PodList[, "hypernodes": HyperNodeList, "events": EventList]}, '
+    "or the List `kubectl get nodes,pods,hypernodes,events -A -o yaml` prints"
+)
 
 
 @dataclass
@@ -72,8 +74,7 @@ def load_snapshot(path: str) -> Snapshot:
         nodes = [i for i in items if i.get("kind") == "Node"]
         pods = [i for i in items if i.get("kind") == "Pod"]
         if nodes or pods:
-            return Snapshot(nodes, pods, [i for i in items if i.get("kind") == topology.KIND],
-                            [i for i in items if i.get("kind") == "Event"])
+            return Snapshot(nodes, pods, [i for i in items if i.get("kind") == topology.KIND], [i for i in items if i.get("kind") == "Event"])
     raise SnapshotError(f"{path}: must be {SNAPSHOT_FORMS}")
 
 
@@ -83,21 +84,22 @@ def read_live(kubeconfig: str) -> Snapshot:
     contested-cost Events are optional: a cluster without the CRD, or a reader not allowed to
     list them, plans without them (as the reconciler does)."""
     from kubernetes import client as kube_client
+    from kubernetes.client.exceptions import ApiException
 
     from ..kube.client import load_api_client
     from ..kube.errors import ApiCall, KubeAccessError, describe_api_error
     from ..kube.responses import json_body
-
-    from kubernetes.client.exceptions import ApiException
 
     api = load_api_client(kubeconfig)
     core = kube_client.CoreV1Api(api)
     custom = kube_client.CustomObjectsApi(api)
     out: dict[str, list[dict[str, Any]]] = {}
     calls: tuple[tuple[str, Any, dict[str, Any]], ...] = (
-        ("nodes", core.list_node, {}), ("pods", core.list_pod_for_all_namespaces, {}),
+        ("nodes", core.list_node, {}),
+        ("pods", core.list_pod_for_all_namespaces, {}),
         ("hypernodes", lambda **kw: custom.list_cluster_custom_object(topology.GROUP, topology.VERSION, topology.PLURAL, **kw), {}),
-        ("events", core.list_event_for_all_namespaces, {"field_selector": "reason=DeletionCostContested"}))
+        ("events", core.list_event_for_all_namespaces, {"field_selector": "reason=DeletionCostContested"}),
+    )
     for resource, call, extra in calls:
         items: list[dict[str, Any]] = []
         token = None
@@ -121,8 +123,7 @@ def read_live(kubeconfig: str) -> Snapshot:
     return Snapshot(out["nodes"], out["pods"], out["hypernodes"], out["events"])
 
 
-def make_cluster(settings: ScoringSettings, nodes: list[dict[str, Any]], pods: list[dict[str, Any]],
-                 hypernodes: list[dict[str, Any]] | None = None) -> Cluster:
+def make_cluster(settings: ScoringSettings, nodes: list[dict[str, Any]], pods: list[dict[str, Any]], hypernodes: list[dict[str, Any]] | None = None) -> Cluster:
     """Offline there is no discovery: a third-party resource matches an owner kind by its plural."""
     cluster = Cluster(settings, WorkloadTypes(guess=settings.third_party()))
     cluster.replace_nodes(nodes)
@@ -139,6 +140,7 @@ def _select(workloads: list[Workload], wanted: str | None) -> list[Workload]:
     def hit(w: Workload) -> bool:
         names = {w.name, w.label.split(" ")[1]}
         return name in names and (not ns or ns == w.namespace)
+
     return [w for w in workloads if hit(w)]
 
 
@@ -155,10 +157,22 @@ def check_remove(workloads: list[Workload], remove: int) -> None:
 def main(argv: Sequence[str]) -> int:
     """Rank the cluster's workloads, print them (text or JSON), and draw the SVG if asked."""
     parser = argparse.ArgumentParser(prog="python -m webhook plan", description=__doc__.splitlines()[0])
-    parser.add_argument("--snapshot", default=None, metavar="FILE", help=f"read the cluster from FILE (JSON or YAML: {SNAPSHOT_FORMS}) instead of the API server")
-    parser.add_argument("--kubeconfig", default="", metavar="FILE",
-                        help="read nodes and pods live through this kubeconfig (default without --snapshot: in-cluster, then $KUBECONFIG, then ~/.kube/config)")
-    parser.add_argument("--remove", type=int, default=1, metavar="K", help="units each workload loses (pods; ServingGroups for a ModelServing); default 1; more than a workload has is an error")
+    parser.add_argument(
+        "--snapshot", default=None, metavar="FILE", help=f"read the cluster from FILE (JSON or YAML: {SNAPSHOT_FORMS}) instead of the API server"
+    )
+    parser.add_argument(
+        "--kubeconfig",
+        default="",
+        metavar="FILE",
+        help="read nodes and pods live through this kubeconfig (default without --snapshot: in-cluster, then $KUBECONFIG, then ~/.kube/config)",
+    )
+    parser.add_argument(
+        "--remove",
+        type=int,
+        default=1,
+        metavar="K",
+        help="units each workload loses (pods; ServingGroups for a ModelServing); default 1; more than a workload has is an error",
+    )
     parser.add_argument("--workload", default=None, metavar="[NS/]NAME", help="only this workload (Deployment, ReplicaSet, ModelServing or third-party name)")
     parser.add_argument("--output", choices=("text", "json"), default="text")
     parser.add_argument("--svg", default=None, metavar="FILE", help="also draw the node map before and after to FILE")

@@ -97,7 +97,7 @@ class Unit:
     cost: int
     running: bool
     ordinal: int
-    roles: list["Unit"] = field(default_factory=list)
+    roles: list[Unit] = field(default_factory=list)
 
 
 @dataclass
@@ -217,8 +217,15 @@ def node_usage(cluster: Cluster, workloads: list[Workload], remove: int) -> list
             continue
         used, total = cluster.usage(name)
         freed = sum(cluster.units_on(p, node) for p in removed.get(name, ()))
-        rows.append({"node": name, "allocatable": total, "before": min(used, total), "after": max(min(used, total) - freed, 0),
-                     "removed": sorted(p.key for p in removed.get(name, ()))})
+        rows.append(
+            {
+                "node": name,
+                "allocatable": total,
+                "before": min(used, total),
+                "after": max(min(used, total) - freed, 0),
+                "removed": sorted(p.key for p in removed.get(name, ())),
+            }
+        )
     return rows
 
 
@@ -235,8 +242,16 @@ def hypernode_usage(cluster: Cluster, rows: list[dict[str, Any]]) -> list[dict[s
     out = []
     for hn in sorted(by_hn):
         rs = by_hn[hn]
-        out.append({"hypernode": hn, "tier": cluster.hypernodes[hn].tier, "nodes": len(rs),
-                    "allocatable": sum(r["allocatable"] for r in rs), "before": sum(r["before"] for r in rs),
-                    "after": sum(r["after"] for r in rs), "idle_nodes_before": sum(1 for r in rs if r["before"] == 0),
-                    "idle_nodes_after": sum(1 for r in rs if r["after"] == 0)})
+        out.append(
+            {
+                "hypernode": hn,
+                "tier": cluster.hypernodes[hn].tier,
+                "nodes": len(rs),
+                "allocatable": sum(r["allocatable"] for r in rs),
+                "before": sum(r["before"] for r in rs),
+                "after": sum(r["after"] for r in rs),
+                "idle_nodes_before": sum(1 for r in rs if r["before"] == 0),
+                "idle_nodes_after": sum(1 for r in rs if r["after"] == 0),
+            }
+        )
     return out

@@ -36,13 +36,13 @@ from urllib3.exceptions import HTTPError
 
 from .. import config, logs
 from ..kube import ApiCall, KubeAccessError, describe_api_error, load_api_client
+from ..kube.leases import LeaderElector
 from ..kube.responses import json_body
 from .cluster import Cluster, WorkloadTypes
 from .events import RESOURCES, Answered, Event, Resync
 from .health import Metrics, serve_health
-from ..kube.leases import LeaderElector
-from .pacing import MAX_BACKOFF, RateLimiter
 from .notices import EventPoster
+from .pacing import MAX_BACKOFF, RateLimiter
 from .patching import Patcher, clear_costs
 from .settings import ReconcileSettings
 from .watching import Watcher
@@ -60,9 +60,16 @@ class Reconciler:
     worker fills the write queue, the writers drain it and answer on the worker's queue. The one
     place that builds them; the worker itself is handed its queues and cache (worker.py)."""
 
-    def __init__(self, settings: ReconcileSettings, api_client: client.ApiClient, metrics: Metrics | None = None, *,
-                 may_write: Callable[[], bool] = lambda: True, stop: threading.Event | None = None,
-                 sleep_cap: float = MAX_BACKOFF) -> None:
+    def __init__(
+        self,
+        settings: ReconcileSettings,
+        api_client: client.ApiClient,
+        metrics: Metrics | None = None,
+        *,
+        may_write: Callable[[], bool] = lambda: True,
+        stop: threading.Event | None = None,
+        sleep_cap: float = MAX_BACKOFF,
+    ) -> None:
         self.settings = settings
         self.metrics = metrics or Metrics()
         self.may_write = may_write
@@ -73,10 +80,10 @@ class Reconciler:
         self.patcher = Patcher(core, RateLimiter(settings.scoring_qps), self.metrics, self.stop)
         self.writes = WriteQueue()
         self.metrics.track(self.writes.size, self.writes.oldest_age)
-        self.writers = Writers(self.writes, self.patcher, settings, self.metrics, may_write,
-                               lambda attempt: self.events.put(Answered(attempt)), self.stop, sleep_cap)
-        self.notices = EventPoster(core, settings.score_annotation_key, settings.contest_backoff_seconds, self.metrics, self.stop,
-                                   settings.holder_identity())
+        self.writers = Writers(
+            self.writes, self.patcher, settings, self.metrics, may_write, lambda attempt: self.events.put(Answered(attempt)), self.stop, sleep_cap
+        )
+        self.notices = EventPoster(core, settings.score_annotation_key, settings.contest_backoff_seconds, self.metrics, self.stop, settings.holder_identity())
         self.sleep_cap = sleep_cap
         self.worker: Worker | None = None
         self.threads: list[threading.Thread] = []
@@ -85,8 +92,16 @@ class Reconciler:
 
     def start(self, types: WorkloadTypes) -> Worker:
         """The worker, with an empty cache for `types`; one list+watch thread per kind, and the writers."""
-        self.worker = Worker(self.settings, Cluster(self.settings, types), self.events, self.writes, self.metrics,
-                             may_write=self.may_write, stop=self.stop, notify=self.notices.post)
+        self.worker = Worker(
+            self.settings,
+            Cluster(self.settings, types),
+            self.events,
+            self.writes,
+            self.metrics,
+            may_write=self.may_write,
+            stop=self.stop,
+            notify=self.notices.post,
+        )
         for kind in RESOURCES:
             if kind == "hypernodes" and self.settings.compaction_scope == "node":
                 continue
@@ -162,10 +177,7 @@ def preflight(api_client: client.ApiClient) -> None:
     (`KubeAccessError`, exit 2) naming the refused verb and resource or the unreachable host."""
     core = client.CoreV1Api(api_client)
     host = str(getattr(api_client.configuration, "host", "") or "")
-    checks: list[tuple[ApiCall, Callable[..., Any]]] = [
-        (ApiCall("list", "nodes"), core.list_node),
-        (ApiCall("list", "pods"), core.list_pod_for_all_namespaces),
-    ]
+    checks: list[tuple[ApiCall, Callable[..., Any]]] = [(ApiCall("list", "nodes"), core.list_node), (ApiCall("list", "pods"), core.list_pod_for_all_namespaces)]
     for request, call in checks:
         try:
             call(limit=1, _preload_content=False, _request_timeout=10).release_conn()
@@ -173,8 +185,7 @@ def preflight(api_client: client.ApiClient) -> None:
             raise KubeAccessError(describe_api_error(exc, request, host)) from exc
 
 
-def run(settings: ReconcileSettings, api_client: client.ApiClient, stop: threading.Event, metrics: Metrics | None = None,
-        *, clear: bool = False) -> int:
+def run(settings: ReconcileSettings, api_client: client.ApiClient, stop: threading.Event, metrics: Metrics | None = None, *, clear: bool = False) -> int:
     """Everything `main` does after parsing, with the client and the stop signal injected."""
     metrics = metrics or Metrics()
     if clear:
@@ -183,9 +194,15 @@ def run(settings: ReconcileSettings, api_client: client.ApiClient, stop: threadi
         return 0 if not failed else 1
     elector = None
     if settings.leader_elect:
-        elector = LeaderElector(client.CoordinationV1Api(api_client), name=settings.lease_name, namespace=settings.lease_namespace,
-                                identity=settings.holder_identity(), lease_duration=settings.lease_duration_seconds,
-                                renew_deadline=settings.renew_deadline_seconds, retry_period=settings.retry_period_seconds)
+        elector = LeaderElector(
+            client.CoordinationV1Api(api_client),
+            name=settings.lease_name,
+            namespace=settings.lease_namespace,
+            identity=settings.holder_identity(),
+            lease_duration=settings.lease_duration_seconds,
+            renew_deadline=settings.renew_deadline_seconds,
+            retry_period=settings.retry_period_seconds,
+        )
     may_write = elector.is_leader if elector else (lambda: True)
     rec = Reconciler(settings, api_client, metrics, may_write=may_write, stop=stop)
     server = serve_health(settings.health_host, settings.health_port, rec.healthy, metrics) if settings.health_port else None
@@ -196,10 +213,12 @@ def run(settings: ReconcileSettings, api_client: client.ApiClient, stop: threadi
                 rec.heartbeat = time.monotonic()
             return 0
         if elector:
+
             def changed(leading: bool) -> None:
                 metrics.leader.set(1 if leading else 0)
                 if leading:  # pods skipped while we were not leading get their turn now
                     rec.events.put(Resync())
+
             threading.Thread(target=elector.run, args=(stop, changed), name="lease", daemon=True).start()
         else:
             metrics.leader.set(1)

@@ -23,15 +23,20 @@ def settings_summary(s: ScoringSettings) -> dict[str, Any]:
     }
 
 
-PRIORITY_TEXT = {
-    "binpack": "our cost overwrites a value someone else set",
-    "wl": "a value someone else set is left alone",
-}
+PRIORITY_TEXT = {"binpack": "our cost overwrites a value someone else set", "wl": "a value someone else set is left alone"}
 
 
 def _entry_json(e: Entry) -> dict[str, Any]:
-    return {"pod": e.pod.key, "node": e.pod.node, "phase": e.pod.phase, "ready": e.pod.ready,
-            "current": e.current, "cost": e.planned, "action": e.action, "remove_last": e.remove_last}
+    return {
+        "pod": e.pod.key,
+        "node": e.pod.node,
+        "phase": e.pod.phase,
+        "ready": e.pod.ready,
+        "current": e.current,
+        "cost": e.planned,
+        "action": e.action,
+        "remove_last": e.remove_last,
+    }
 
 
 def _unit_json(u: Unit) -> dict[str, Any]:
@@ -44,16 +49,22 @@ def _unit_json(u: Unit) -> dict[str, Any]:
     return out
 
 
-def to_json(s: ScoringSettings, workloads: list[Workload], usage: list[dict[str, Any]], remove: int,
-            hypernodes: list[dict[str, Any]] | None = None, scope: str = "node") -> dict[str, Any]:
+def to_json(
+    s: ScoringSettings, workloads: list[Workload], usage: list[dict[str, Any]], remove: int, hypernodes: list[dict[str, Any]] | None = None, scope: str = "node"
+) -> dict[str, Any]:
     return {
         "scope": scope,
         "settings": settings_summary(s),
         "remove": remove,
         "workloads": [
-            {"kind": w.kind, "namespace": w.namespace, "name": w.name, "label": w.label,
-             "unit": "ServingGroup" if w.kind == "ModelServing" else "Pod",
-             "order": [_unit_json(u) for u in w.units]}
+            {
+                "kind": w.kind,
+                "namespace": w.namespace,
+                "name": w.name,
+                "label": w.label,
+                "unit": "ServingGroup" if w.kind == "ModelServing" else "Pod",
+                "order": [_unit_json(u) for u in w.units],
+            }
             for w in workloads
         ],
         "nodes": usage,
@@ -143,14 +154,16 @@ def removal_reasons(w: Workload, remove: int) -> list[str]:
     return [why(u, kept, colocated) for u in w.units[:remove]]
 
 
-def to_text(s: ScoringSettings, workloads: list[Workload], usage: list[dict[str, Any]], remove: int,
-            hypernodes: list[dict[str, Any]] | None = None, scope: str = "node") -> str:
+def to_text(
+    s: ScoringSettings, workloads: list[Workload], usage: list[dict[str, Any]], remove: int, hypernodes: list[dict[str, Any]] | None = None, scope: str = "node"
+) -> str:
     out = [
         f"settings: scale-in-priority={s.scale_in_priority} ({PRIORITY_TEXT[s.scale_in_priority]}); "
         f"score-annotation-key={s.score_annotation_key}; enable-scale-in-score={'true' if s.enable_scale_in_score else 'false'}"
         + ("" if s.enable_scale_in_score else " (the reconciler writes nothing; costs below are what it would write)"),
         f"accelerators: {', '.join(s.accelerator_resources)}",
-        f"compaction scope: {scope}" + (f" (--compaction-scope {s.compaction_scope})" if s.compaction_scope != scope else "")
+        f"compaction scope: {scope}"
+        + (f" (--compaction-scope {s.compaction_scope})" if s.compaction_scope != scope else "")
         + ("; emptiest nodes first; among equally full nodes, the emptiest tier-1 HyperNode's first" if scope == "hypernode" else "; emptiest nodes first"),
     ]
     if s.third_party_types:
@@ -180,18 +193,22 @@ def to_text(s: ScoringSettings, workloads: list[Workload], usage: list[dict[str,
     width = max((len(r["node"]) for r in usage), default=4)
     for r in usage:
         free_after = r["allocatable"] - r["after"]
-        out.append(f"  {r['node'].ljust(width)}  {r['before']:>3}/{r['allocatable']:<3} [{_bar(r['before'], r['allocatable'])}]  ->  "
-                   f"{r['after']:>3}/{r['allocatable']:<3} [{_bar(r['after'], r['allocatable'])}]  idle {free_after}"
-                   + ("  (empty)" if r["after"] == 0 and r["before"] > 0 else ""))
+        out.append(
+            f"  {r['node'].ljust(width)}  {r['before']:>3}/{r['allocatable']:<3} [{_bar(r['before'], r['allocatable'])}]  ->  "
+            f"{r['after']:>3}/{r['allocatable']:<3} [{_bar(r['after'], r['allocatable'])}]  idle {free_after}"
+            + ("  (empty)" if r["after"] == 0 and r["before"] > 0 else "")
+        )
     if hypernodes:
         out.append("")
         out.append(f"accelerators per HyperNode, before -> after removing the first {remove} of each workload listed:")
         width = max(len(h["hypernode"]) for h in hypernodes)
         for h in hypernodes:
             whole = h["after"] == 0 and h["before"] > 0
-            out.append(f"  {h['hypernode'].ljust(width)}  tier {h['tier']}  {h['nodes']} nodes  {h['before']:>4}/{h['allocatable']:<4} "
-                       f"[{_bar(h['before'], h['allocatable'])}]  ->  {h['after']:>4}/{h['allocatable']:<4} [{_bar(h['after'], h['allocatable'])}]  "
-                       f"idle nodes {h['idle_nodes_before']} -> {h['idle_nodes_after']}" + ("  (empty)" if whole else ""))
+            out.append(
+                f"  {h['hypernode'].ljust(width)}  tier {h['tier']}  {h['nodes']} nodes  {h['before']:>4}/{h['allocatable']:<4} "
+                f"[{_bar(h['before'], h['allocatable'])}]  ->  {h['after']:>4}/{h['allocatable']:<4} [{_bar(h['after'], h['allocatable'])}]  "
+                f"idle nodes {h['idle_nodes_before']} -> {h['idle_nodes_after']}" + ("  (empty)" if whole else "")
+            )
     return "\n".join(out) + "\n"
 
 
@@ -236,9 +253,11 @@ def to_svg(cluster: Cluster, workloads: list[Workload], usage: list[dict[str, An
     height = 40 + map_h + pad + line_h * (len(legend) + 2 + len(removed_lines))
     texts = [f"{w.label} ({w.namespace}): {u.name}  cost {u.cost}  - {why}" for w, u, why in removed_lines] + [name for _, name in legend]
     width = max(2 * panel_w + 3 * pad, 40 + 6.1 * max((len(x) for x in texts), default=0))  # monospace 10: ~6 px a character
-    svg = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height}" font-family="monospace" font-size="10">',
-           f'<text x="{pad}" y="14">before</text><text x="{panel_w + 2 * pad}" y="14">after removing the first {remove} of each workload'
-           f'{"" if all_nodes else " (nodes where devices are freed)"}</text>']
+    svg = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height}" font-family="monospace" font-size="10">',
+        f'<text x="{pad}" y="14">before</text><text x="{panel_w + 2 * pad}" y="14">after removing the first {remove} of each workload'
+        f"{'' if all_nodes else ' (nodes where devices are freed)'}</text>",
+    ]
     y = 28
     if not rows:
         svg.append(f'<text x="{pad}" y="{y + 9}">no device is freed on any node</text>')
@@ -253,8 +272,11 @@ def to_svg(cluster: Cluster, workloads: list[Workload], usage: list[dict[str, An
         y += nlines * cell + pad
     y += pad
     for c, name in legend:
-        mark = _device(pad, y, cell, (c, name, False), after=False) if c not in (REMOVED, FREED) else \
-            _device(pad, y, cell, ("#999999", name, True), after=c == FREED)
+        mark = (
+            _device(pad, y, cell, (c, name, False), after=False)
+            if c not in (REMOVED, FREED)
+            else _device(pad, y, cell, ("#999999", name, True), after=c == FREED)
+        )
         svg.append(mark + f'<text x="{pad + cell + 4}" y="{y + 8}">{html.escape(name)}</text>')
         y += line_h
     y += line_h
@@ -272,9 +294,11 @@ def _device(x: int, y: int, cell: int, held: tuple[str, str, bool] | None, after
         return f'<rect x="{x}" y="{y}" width="{size}" height="{size}" fill="{IDLE}" stroke="#aaaaaa"><title>idle</title></rect>'
     fill, who, gone = held
     if gone and after:
-        return (f'<rect x="{x}" y="{y}" width="{size}" height="{size}" fill="{FREED}" stroke="#000000" stroke-dasharray="2,1">'
-                f'<title>{html.escape("freed: " + who)}</title></rect>')
+        return (
+            f'<rect x="{x}" y="{y}" width="{size}" height="{size}" fill="{FREED}" stroke="#000000" stroke-dasharray="2,1">'
+            f"<title>{html.escape('freed: ' + who)}</title></rect>"
+        )
     rect = f'<rect x="{x}" y="{y}" width="{size}" height="{size}" fill="{fill}" stroke="#555555"><title>{html.escape(("removed: " if gone else "") + who)}</title></rect>'
     if gone:
-        rect += (f'<path d="M{x} {y}L{x + size} {y + size}M{x + size} {y}L{x} {y + size}" stroke="{REMOVED}" stroke-width="1.5"/>')
+        rect += f'<path d="M{x} {y}L{x + size} {y + size}M{x + size} {y}L{x} {y + size}" stroke="{REMOVED}" stroke-width="1.5"/>'
     return rect

@@ -58,9 +58,7 @@ class AcceleratorMatcher:
     def __call__(self, name: str) -> bool:
         hit = self._cache.get(name)
         if hit is None:
-            hit = name in self.exact or (
-                not name.endswith(_COMPANION_SUFFIXES) and any(fnmatch.fnmatchcase(name, g) for g in self.globs)
-            )
+            hit = name in self.exact or (not name.endswith(_COMPANION_SUFFIXES) and any(fnmatch.fnmatchcase(name, g) for g in self.globs))
             self._cache[name] = hit
         return hit
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
 import socket
-import os
 from dataclasses import dataclass
 
 from ..config import ConfigError, KubeSettings, LogSettings, choice, csv_list, int_range, non_empty, parse_bool, setting
@@ -14,13 +14,7 @@ KNOWN_COST_KEYS = (COST_KEY, "openvessel.io/workload-balancer-score")
 RECORD_KEY = "servinggate.io/deletion-cost"
 REMOVE_LAST_KEY = "servinggate.io/remove-last"  # "true": the pod gets scoring.REMOVE_LAST_COST
 
-DEFAULT_ACCELERATORS = (
-    "huawei.com/Ascend910*",
-    "huawei.com/Ascend310*",
-    "huawei.com/ascend-310",
-    "huawei.com/ascend-1980",
-    "nvidia.com/gpu",
-)
+DEFAULT_ACCELERATORS = ("huawei.com/Ascend910*", "huawei.com/Ascend310*", "huawei.com/ascend-310", "huawei.com/ascend-1980", "nvidia.com/gpu")
 
 _TYPE_RE = re.compile(r"^(?P<group>[a-z0-9]([-a-z0-9.]*[a-z0-9])?)/(?P<version>v[0-9]+[a-z0-9]*)/(?P<resource>[a-z0-9]([-a-z0-9]*[a-z0-9])?)$")
 
@@ -38,12 +32,24 @@ class ScoringSettings:
     """What decides a cost; shared by `plan` and `reconcile` so both compute the same numbers."""
 
     enable_scale_in_score: bool = setting(False, parse_bool, "write deletion costs at all (off: nothing is written and existing costs stay, as in CCE)")
-    scale_in_priority: str = setting("binpack", choice("binpack", "wl"), "binpack: our cost wins over a value someone else set (logged); wl: a value set by someone else is left alone")
+    scale_in_priority: str = setting(
+        "binpack", choice("binpack", "wl"), "binpack: our cost wins over a value someone else set (logged); wl: a value set by someone else is left alone"
+    )
     score_annotation_key: str = setting(COST_KEY, choice(*KNOWN_COST_KEYS), "annotation the cost is written to")
-    third_party_types: tuple[str, ...] = setting((), csv_list, "more scored workload types as group/version/resources, comma-separated (e.g. apps.kruise.io/v1alpha1/clonesets)")
+    third_party_types: tuple[str, ...] = setting(
+        (), csv_list, "more scored workload types as group/version/resources, comma-separated (e.g. apps.kruise.io/v1alpha1/clonesets)"
+    )
     accelerator_resources: tuple[str, ...] = setting(DEFAULT_ACCELERATORS, csv_list, "accelerator resource names or glob patterns (comma-separated)")
-    contest_backoff_seconds: int = setting(3600, int_range(1, 7 * 86400), "another writer changes a cost we wrote: overwrite it at most once per pod in this window, and when it changes again leave the pod alone (and post an Event) for the window")
-    compaction_scope: str = setting("auto", choice("node", "hypernode", "auto"), "node: the emptiest nodes go first; hypernode: also, among equally full nodes, those of the emptiest tier-1 HyperNode (Volcano network topology) first, one HyperNode after the other; auto: hypernode when the cluster has HyperNode objects")
+    contest_backoff_seconds: int = setting(
+        3600,
+        int_range(1, 7 * 86400),
+        "another writer changes a cost we wrote: overwrite it at most once per pod in this window, and when it changes again leave the pod alone (and post an Event) for the window",
+    )
+    compaction_scope: str = setting(
+        "auto",
+        choice("node", "hypernode", "auto"),
+        "node: the emptiest nodes go first; hypernode: also, among equally full nodes, those of the emptiest tier-1 HyperNode (Volcano network topology) first, one HyperNode after the other; auto: hypernode when the cluster has HyperNode objects",
+    )
 
     def check(self) -> None:
         for entry in self.third_party_types:

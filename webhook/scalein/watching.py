@@ -14,9 +14,9 @@ node, and asked again every few minutes, quietly, in case the CRD is installed l
 
 from __future__ import annotations
 
+import functools
 import logging
 import queue
-import functools
 import threading
 from collections.abc import Callable
 from typing import Any, cast, get_args
@@ -29,7 +29,9 @@ from .events import Change, Changed, Event, Listed, Resource
 from .health import Metrics
 from .pacing import MAX_BACKOFF, retry_after
 from .settings import ReconcileSettings
-from .topology import GROUP as HN_GROUP, PLURAL as HN_PLURAL, VERSION as HN_VERSION
+from .topology import GROUP as HN_GROUP
+from .topology import PLURAL as HN_PLURAL
+from .topology import VERSION as HN_VERSION
 
 log = logging.getLogger("servinggate.scalein")
 
@@ -40,8 +42,16 @@ ABSENT_RETRY = 300.0  # seconds between asks for HyperNodes while the cluster ha
 class Watcher:
     """List+watch of Nodes, Pods and HyperNodes into `events`, until `stop`."""
 
-    def __init__(self, core: client.CoreV1Api, custom: client.CustomObjectsApi, settings: ReconcileSettings, events: queue.Queue[Event],
-                 metrics: Metrics, stop: threading.Event, sleep_cap: float = MAX_BACKOFF) -> None:
+    def __init__(
+        self,
+        core: client.CoreV1Api,
+        custom: client.CustomObjectsApi,
+        settings: ReconcileSettings,
+        events: queue.Queue[Event],
+        metrics: Metrics,
+        stop: threading.Event,
+        sleep_cap: float = MAX_BACKOFF,
+    ) -> None:
         self.core = core
         self.custom = custom
         self.settings = settings
@@ -69,9 +79,14 @@ class Watcher:
 
     def watch_once(self, kind: Resource, rv: str) -> str:
         """One watch request from `rv`; events go to the queue; returns the last resourceVersion."""
-        resp = self._list_fn(kind)(watch=True, resource_version=rv, allow_watch_bookmarks=True,
-                                   timeout_seconds=self.settings.watch_timeout_seconds, _preload_content=False,
-                                   _request_timeout=(10, self.settings.watch_timeout_seconds + 30))
+        resp = self._list_fn(kind)(
+            watch=True,
+            resource_version=rv,
+            allow_watch_bookmarks=True,
+            timeout_seconds=self.settings.watch_timeout_seconds,
+            _preload_content=False,
+            _request_timeout=(10, self.settings.watch_timeout_seconds + 30),
+        )
         events = watch_events(resp)
         try:
             for etype, obj in events:

@@ -60,9 +60,19 @@ class Worker:
     """Keeps the pods' deletion costs current from the events on `events`, until `stop`: the
     one thread that owns `cluster`; what must be written goes to `writes`."""
 
-    def __init__(self, settings: ReconcileSettings, cluster: Cluster, events: queue.Queue[Event], writes: WriteQueue,
-                 metrics: Metrics, *, may_write: Callable[[], bool] = lambda: True, stop: threading.Event | None = None,
-                 notify: Notify | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        settings: ReconcileSettings,
+        cluster: Cluster,
+        events: queue.Queue[Event],
+        writes: WriteQueue,
+        metrics: Metrics,
+        *,
+        may_write: Callable[[], bool] = lambda: True,
+        stop: threading.Event | None = None,
+        notify: Notify | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.settings, self.cluster, self.metrics = settings, cluster, metrics
         self.events, self.writes = events, writes  # what it reads, what it leaves for the writers
         self.may_write, self.stop = may_write, stop or threading.Event()
@@ -186,8 +196,14 @@ class Worker:
             self.metrics.errors.labels("event", "0").inc()
             if isinstance(event, Changed):
                 meta = event.obj.get("metadata") if isinstance(event.obj, dict) else None
-                log.exception({"msg": "cannot apply event; skipped", "type": event.change, "kind": event.resource,
-                               "name": meta.get("name") if isinstance(meta, dict) else None})
+                log.exception(
+                    {
+                        "msg": "cannot apply event; skipped",
+                        "type": event.change,
+                        "kind": event.resource,
+                        "name": meta.get("name") if isinstance(meta, dict) else None,
+                    }
+                )
             else:
                 log.exception({"msg": "cannot apply event; skipped", "type": type(event).__name__})
 
@@ -267,8 +283,15 @@ class Worker:
         self.metrics.skips.labels("contested").inc()
         if verdict == contest.CONTESTED:
             current = pod.annotation(self.settings.score_annotation_key)
-            log.warning({"msg": "another writer keeps changing this pod's cost; leaving it alone", "pod": pod.key,
-                         "value": current, "wanted": want, "seconds": self.settings.contest_backoff_seconds})
+            log.warning(
+                {
+                    "msg": "another writer keeps changing this pod's cost; leaving it alone",
+                    "pod": pod.key,
+                    "value": current,
+                    "wanted": want,
+                    "seconds": self.settings.contest_backoff_seconds,
+                }
+            )
             self.notify(pod, want, current)
         return False
 
@@ -337,7 +360,7 @@ class Worker:
     def _retry_later(self, key: str, seconds: float | None = None) -> None:
         n = self.failures.get(key, 0) + 1
         self.failures[key] = n
-        delay = seconds if seconds is not None else min(2.0 ** n, 300.0)
+        delay = seconds if seconds is not None else min(2.0**n, 300.0)
         heapq.heappush(self.retries, (time.monotonic() + delay, key))
 
     def _due_retries(self) -> set[str]:
@@ -365,5 +388,6 @@ class Worker:
         took = time.monotonic() - started
         self.converging = None
         self.metrics.converged.set(took)
-        log.info({"msg": "full pass converged: every cost written", "seconds": round(took, 3),
-                  "writes": self.written - before, "pods_scored": self.scored_count})
+        log.info(
+            {"msg": "full pass converged: every cost written", "seconds": round(took, 3), "writes": self.written - before, "pods_scored": self.scored_count}
+        )

@@ -50,8 +50,7 @@ class Pending:
     listed: bool = False  # handed out in its lane's order; False: parked
 
     def same_write(self, other: Pending) -> bool:
-        return (self.value, self.resource_version, self.purpose, self.annotations) == (
-            other.value, other.resource_version, other.purpose, other.annotations)
+        return (self.value, self.resource_version, self.purpose, self.annotations) == (other.value, other.resource_version, other.purpose, other.annotations)
 
 
 class WriteQueue:
@@ -70,8 +69,7 @@ class WriteQueue:
 
     # -- the worker's side -----------------------------------------------------------------------
 
-    def offer(self, key: str, value: int, annotations: dict[str, str] | None, resource_version: str, purpose: str,
-              *, event_at: float | None = None) -> None:
+    def offer(self, key: str, value: int, annotations: dict[str, str] | None, resource_version: str, purpose: str, *, event_at: float | None = None) -> None:
         """Pod `key` needs `value` written. `event_at`: an event made the write necessary (the event
         lane), unless the pod already waits: then it keeps its lane and its place in time."""
         with self.cond:

@@ -41,9 +41,18 @@ class WriteAttempt:
 class Writers:
     """A small pool of threads draining one WriteQueue into the API server."""
 
-    def __init__(self, queue: WriteQueue, patcher: Patcher, settings: ReconcileSettings, metrics: Metrics,
-                 may_write: Callable[[], bool], deliver: Callable[[WriteAttempt], None], stop: threading.Event,
-                 sleep_cap: float, count: int = WRITERS) -> None:
+    def __init__(
+        self,
+        queue: WriteQueue,
+        patcher: Patcher,
+        settings: ReconcileSettings,
+        metrics: Metrics,
+        may_write: Callable[[], bool],
+        deliver: Callable[[WriteAttempt], None],
+        stop: threading.Event,
+        sleep_cap: float,
+        count: int = WRITERS,
+    ) -> None:
         self.queue, self.patcher, self.settings, self.metrics = queue, patcher, settings, metrics
         self.may_write, self.deliver, self.stop = may_write, deliver, stop
         self.sleep_cap, self.count = sleep_cap, count
@@ -79,8 +88,14 @@ class Writers:
             if entry.event_at is not None:
                 self.metrics.event_to_write.observe(time.monotonic() - entry.event_at)
             if entry.purpose == "overwrite":
-                log.info({"msg": "overwrote a cost set by someone else (scale-in-priority binpack)", "pod": entry.key,
-                          "from": (entry.annotations or {}).get(s.score_annotation_key), "to": entry.value})
+                log.info(
+                    {
+                        "msg": "overwrote a cost set by someone else (scale-in-priority binpack)",
+                        "pod": entry.key,
+                        "from": (entry.annotations or {}).get(s.score_annotation_key),
+                        "to": entry.value,
+                    }
+                )
             log.info({"msg": "cost written", "pod": entry.key, "cost": entry.value})
             return WriteAttempt(entry, outcome)
         if outcome.status == "changed":

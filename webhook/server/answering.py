@@ -40,14 +40,12 @@ def http_date() -> str:
 CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
 
 
-def http_head(code: int, headers: list[tuple[str, str]], connection: str, version: tuple[int, int] = (1, 1),
-              chunked: bool = False) -> bytes:
+def http_head(code: int, headers: list[tuple[str, str]], connection: str, version: tuple[int, int] = (1, 1), chunked: bool = False) -> bytes:
     """The one writer of an answer's head, whoever answers (a review read without gunicorn's
     parser, the application through gunicorn's response, a refusal of the event loop): the status
     line with the standard reason phrase, Server, Date and Connection in gunicorn's order, then
     the answer's own fields."""
-    lines = [f"HTTP/{version[0]}.{version[1]} {status_line(code)}\r\n", f"Server: {SERVER}\r\n", f"Date: {http_date()}\r\n",
-             f"Connection: {connection}\r\n"]
+    lines = [f"HTTP/{version[0]}.{version[1]} {status_line(code)}\r\n", f"Server: {SERVER}\r\n", f"Date: {http_date()}\r\n", f"Connection: {connection}\r\n"]
     if chunked:
         lines.append("Transfer-Encoding: chunked\r\n")
     lines.extend(f"{name}: {value}\r\n" for name, value in headers)
@@ -73,8 +71,7 @@ def closes_after(worker: Any, conn: Any, asked: bool) -> bool:
     (`asked`), the request was handed over before it was all received (what follows it is
     unknown), or the worker is stopping, has keep-alive off or keeps as many idle connections as
     it may. A refusal (`status_answer`) always closes."""
-    return (asked or not conn.complete or not worker.alive or not worker.cfg.keepalive
-            or len(worker.keepalived_conns) >= worker.max_keepalived)
+    return asked or not conn.complete or not worker.alive or not worker.cfg.keepalive or len(worker.keepalived_conns) >= worker.max_keepalived
 
 
 class Answer(wsgi.Response):

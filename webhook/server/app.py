@@ -35,10 +35,9 @@ from ..admission.responses import error_response, review_response
 from ..admission.review import Request, ReviewError, parse_review
 from ..admission.status import Status, reason_for
 from ..kubeversion import Chosen, Followed
-from ..policies import REGISTRY, Context, Lookups, NoLookups, Registry
-from ..policies import engine
-from ..policies.registry import Action
+from ..policies import REGISTRY, Context, Lookups, NoLookups, Registry, engine
 from ..policies.clusterfacts import ClusterFacts, NoFacts
+from ..policies.registry import Action
 from ..policies.store import ProjectionStore
 from . import metrics
 from .lookups import CountingLookups
@@ -82,9 +81,13 @@ def default_lookups(settings: ServeSettings, on_reconnect: Callable[[], None] | 
     from ..kube.lookups import serving_lookups
 
     try:
-        return serving_lookups(settings.kubeconfig, budget=settings.lookup_budget_seconds,
-                               resync=settings.lookup_resync_seconds, on_change=metrics.lookup_cache_changed,
-                               on_reconnect=on_reconnect)
+        return serving_lookups(
+            settings.kubeconfig,
+            budget=settings.lookup_budget_seconds,
+            resync=settings.lookup_resync_seconds,
+            on_change=metrics.lookup_cache_changed,
+            on_reconnect=on_reconnect,
+        )
     except KubeAccessError as exc:
         if settings.kube_lookups == "on":
             from ..config import ConfigError
@@ -210,8 +213,7 @@ def refused_review(action: Action, exc: ReviewError, uid: str) -> Reply:
     """A review whose uid we read but whose content we cannot judge: denied with the error."""
     metrics.refused(exc.code)
     if review_log.isEnabledFor(logging.INFO):
-        review_log.info({"msg": "review refused", "endpoint": action, "uid": _clip(uid), "allowed": False,
-                         "code": exc.code, "error": _clip(exc.message)})
+        review_log.info({"msg": "review refused", "endpoint": action, "uid": _clip(uid), "allowed": False, "code": exc.code, "error": _clip(exc.message)})
     return Reply(200, orjson.dumps(error_response(uid, exc.api_version or "admission.k8s.io/v1", exc.code, exc.message, reason_for(exc.code))))
 
 
@@ -258,10 +260,18 @@ def review_line(outcome: Outcome, elapsed: float) -> dict[str, Any]:
     """The log line of a judged review; whatever it echoes from the request is clipped."""
     req, decision = outcome.req, outcome.decision
     return {
-        "msg": "review", "endpoint": outcome.action, "uid": req.uid, "resource": _clip(outcome.asked),
-        "object": _clip(req.display_name), "operation": req.operation, "dryRun": req.dry_run,
-        "user": _clip(req.user_info.get("username")), "allowed": outcome.allowed, "code": outcome.code,
-        "patchOps": len(decision.patch) if decision is not None else 0, "latencyMs": round(elapsed * 1000, 3),
+        "msg": "review",
+        "endpoint": outcome.action,
+        "uid": req.uid,
+        "resource": _clip(outcome.asked),
+        "object": _clip(req.display_name),
+        "operation": req.operation,
+        "dryRun": req.dry_run,
+        "user": _clip(req.user_info.get("username")),
+        "allowed": outcome.allowed,
+        "code": outcome.code,
+        "patchOps": len(decision.patch) if decision is not None else 0,
+        "latencyMs": round(elapsed * 1000, 3),
         **(_decision_fields(decision) if decision is not None else {}),
     }
 
@@ -338,8 +348,9 @@ class WebhookFlask(Flask):
 
     def hooked(self) -> bool:
         """Whether a request hook is registered (then no request may skip Flask's path)."""
-        return any(any(funcs.values()) for funcs in (self.before_request_funcs, self.after_request_funcs,
-                                                     self.teardown_request_funcs, self.url_value_preprocessors))
+        return any(
+            any(funcs.values()) for funcs in (self.before_request_funcs, self.after_request_funcs, self.teardown_request_funcs, self.url_value_preprocessors)
+        )
 
     def direct_reply(self, environ: dict[str, Any], may_wait: bool = True) -> Reply | None:
         """The reply to a POST to a review path, without Flask's per-request machinery; None when
@@ -378,8 +389,7 @@ def create_app(
         kubernetes = FollowedVersion.of(settings.kubernetes_version, settings.kubeconfig)
     chosen: Chosen = kubernetes.current
     # a warning when the cluster is newer than the newest port: its new fields are dropped, not judged
-    log.log(logging.WARNING if chosen.judged < chosen.version else logging.INFO,
-            {"msg": "judging by Kubernetes " + str(chosen.judged), **chosen.log_fields()})
+    log.log(logging.WARNING if chosen.judged < chosen.version else logging.INFO, {"msg": "judging by Kubernetes " + str(chosen.judged), **chosen.log_fields()})
     inner = lookups if lookups is not None else default_lookups(settings, getattr(kubernetes, "refresh", None))
     counted = CountingLookups(inner)
     ctx = Context(settings=settings, lookups=counted, kubernetes_version=chosen.version, facts=cluster_facts(inner))
@@ -388,14 +398,12 @@ def create_app(
     defaults = {"validate": "deny", "mutate": "on"}
     metrics.initialise([(r.name, ctx.actions.get(r.name, defaults[r.action])) for r in registry.rules()], __version__)
     actions: tuple[Action, ...] = ("validate", "mutate")
-    reviewing = Reviewing(ctx, registry, {action: Series.of(action) for action in actions},
-                          logging.INFO if settings.log_every_review else logging.DEBUG)
+    reviewing = Reviewing(ctx, registry, {action: Series.of(action) for action in actions}, logging.INFO if settings.log_every_review else logging.DEBUG)
 
     app = WebhookFlask("servinggate")
     app.reviews = {f"/{action}": partial(review_environ, action, reviewing) for action in actions}
     app.config["PROVIDE_AUTOMATIC_OPTIONS"] = False  # OPTIONS gets the JSON 405, not an empty 200
-    app.extensions["servinggate"] = {"settings": settings, "context": ctx, "certificates": certificates, "registry": registry,
-                                     "kubernetes": kubernetes}
+    app.extensions["servinggate"] = {"settings": settings, "context": ctx, "certificates": certificates, "registry": registry, "kubernetes": kubernetes}
 
     for action in actions:
         app.add_url_rule(f"/{action}", action, partial(serve_review, action, reviewing), methods=["POST"])

@@ -15,7 +15,6 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 
-
 MORE, COMPLETE, DISPATCH, REFUSE = "more", "complete", "dispatch", "refuse"
 
 MAX_CHUNK_LINE = 4096  # a chunk-size line: hex digits plus extensions
@@ -124,8 +123,7 @@ class RequestScanner:
                 self._continue = True
         if codings:
             # chunked, last and once, after nothing but codings gunicorn accepts before it; only HTTP/1.1
-            if (lengths or codings[-1] != b"chunked" or not set(codings[:-1]) <= _CODINGS_BEFORE_CHUNKED
-                    or not lines[0].endswith(b" HTTP/1.1")):
+            if lengths or codings[-1] != b"chunked" or not set(codings[:-1]) <= _CODINGS_BEFORE_CHUNKED or not lines[0].endswith(b" HTTP/1.1"):
                 return ScanOutcome(DISPATCH)
             self._chunked, self._cursor = True, self._body_start
             return None
@@ -150,7 +148,7 @@ class RequestScanner:
                 if len(buf) - self._cursor > MAX_CHUNK_LINE:
                     return ScanOutcome(REFUSE, code=400, message="malformed chunked body: chunk-size line too long")
                 return ScanOutcome(MORE, expect_continue=self._continue)
-            line = bytes(buf[self._cursor:line_end])
+            line = bytes(buf[self._cursor : line_end])
             size_field, semicolon, _ = line.partition(b";")
             if semicolon:
                 size_field = size_field.rstrip(b" \t")
@@ -161,7 +159,7 @@ class RequestScanner:
             size = int(size_field, 16)
             if size == 0:
                 trailers = line_end + 2
-                if buf[trailers:trailers + 2] == b"\r\n":
+                if buf[trailers : trailers + 2] == b"\r\n":
                     return ScanOutcome(COMPLETE, end=trailers + 2)
                 end = buf.find(b"\r\n\r\n", trailers)
                 if end >= 0:
@@ -174,7 +172,7 @@ class RequestScanner:
             data_end = line_end + 2 + size
             if len(buf) < data_end + 2:
                 return ScanOutcome(MORE, expect_continue=self._continue)
-            if buf[data_end:data_end + 2] != b"\r\n":
+            if buf[data_end : data_end + 2] != b"\r\n":
                 return ScanOutcome(REFUSE, code=400, message="malformed chunked body: chunk data not followed by CRLF")
             self._total += size
             self._cursor = data_end + 2

@@ -20,22 +20,43 @@ from gunicorn.app.base import BaseApplication
 from gunicorn.config import Config
 from gunicorn.glogging import Logger
 from gunicorn.http import errors as herrors
-from gunicorn.http import get_parser
+from gunicorn.http import get_parser, wsgi
 from gunicorn.http import message as hmessage
-from gunicorn.http import wsgi
 from gunicorn.http.body import LengthReader
 from gunicorn.http.parser import RequestParser
 from gunicorn.workers.gthread import STOP_KEEPALIVE_LINGER, TConn, ThreadWorker
 
-__all__ = ["SERVER", "STOP_KEEPALIVE_LINGER", "BaseApplication", "Config", "LengthReader", "Logger", "RequestParser", "TConn",
-           "ThreadWorker", "get_parser", "herrors", "wsgi"]
+__all__ = [
+    "SERVER",
+    "STOP_KEEPALIVE_LINGER",
+    "BaseApplication",
+    "Config",
+    "LengthReader",
+    "Logger",
+    "RequestParser",
+    "TConn",
+    "ThreadWorker",
+    "get_parser",
+    "herrors",
+    "wsgi",
+]
 
 # What the worker uses of gunicorn's objects (checked by tests/server/test_gunicorn_adapter.py).
 # ThreadWorker: methods overridden or called, and attributes its __init__/init_process set.
-WORKER_METHODS = ("init_process", "load_wsgi", "accept", "handle", "handle_error", "finish_request", "enqueue_req",
-                  "on_client_socket_readable", "murder_pending", "_cap_keepalive", "wait_for_and_dispatch_events")
-WORKER_ATTRIBUTES = ("cfg", "log", "alive", "nr", "wsgi", "tpool", "poller", "method_queue", "keepalived_conns", "nr_conns",
-                     "max_keepalived")
+WORKER_METHODS = (
+    "init_process",
+    "load_wsgi",
+    "accept",
+    "handle",
+    "handle_error",
+    "finish_request",
+    "enqueue_req",
+    "on_client_socket_readable",
+    "murder_pending",
+    "_cap_keepalive",
+    "wait_for_and_dispatch_events",
+)
+WORKER_ATTRIBUTES = ("cfg", "log", "alive", "nr", "wsgi", "tpool", "poller", "method_queue", "keepalived_conns", "nr_conns", "max_keepalived")
 # TConn: what a connection carries; the parser and its unreader; a parsed request; the response.
 CONNECTION_ATTRIBUTES = ("sock", "client", "server", "parser", "initialized", "timeout")
 CONNECTION_METHODS = ("set_timeout", "close")
@@ -44,15 +65,31 @@ UNREADER_METHODS = ("unread", "take_buffered")
 REQUEST_ATTRIBUTES = ("_expected_100_continue", "version")
 RESPONSE_METHODS = ("start_response", "write", "close", "force_close", "should_close", "send_headers")
 RESPONSE_ATTRIBUTES = ("req", "sock", "status", "status_code", "headers", "headers_sent", "upgrade", "chunked")
-CONFIG_SETTINGS = ("is_ssl", "keepalive", "suppress_ragged_eofs", "proxy_protocol", "limit_request_line", "limit_request_fields",
-                   "limit_request_field_size", "http_parser")
+CONFIG_SETTINGS = (
+    "is_ssl",
+    "keepalive",
+    "suppress_ragged_eofs",
+    "proxy_protocol",
+    "limit_request_line",
+    "limit_request_fields",
+    "limit_request_field_size",
+    "http_parser",
+)
 LOGGER_ATTRIBUTES = ("error_log",)
 
 # The status the worker answers for what gunicorn's parser refuses (gunicorn itself answers with
 # an HTML page); the first class that matches wins.
-_PARSE_ERRORS = ((herrors.InvalidResponseHeader, 500), (herrors.InvalidResponseHeaderName, 500), (herrors.ConfigurationProblem, 500),
-                 (herrors.LimitRequestLine, 414), (herrors.LimitRequestHeaders, 431), (herrors.UnsupportedTransferCoding, 501),
-                 (herrors.ExpectationFailed, 417), (herrors.ParseException, 400), (ssl.SSLError, 400))
+_PARSE_ERRORS = (
+    (herrors.InvalidResponseHeader, 500),
+    (herrors.InvalidResponseHeaderName, 500),
+    (herrors.ConfigurationProblem, 500),
+    (herrors.LimitRequestLine, 414),
+    (herrors.LimitRequestHeaders, 431),
+    (herrors.UnsupportedTransferCoding, 501),
+    (herrors.ExpectationFailed, 417),
+    (herrors.ParseException, 400),
+    (ssl.SSLError, 400),
+)
 ParseException = herrors.ParseException
 NoMoreData = herrors.NoMoreData
 

@@ -26,30 +26,21 @@ LATENCY = Histogram(
     ["endpoint"],
     buckets=(0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5),
 )
-IN_FLIGHT = Gauge(
-    "servinggate_admission_in_flight_requests",
-    "Admission reviews being processed.",
-    ["endpoint"],
-    multiprocess_mode="livesum",
-)
+IN_FLIGHT = Gauge("servinggate_admission_in_flight_requests", "Admission reviews being processed.", ["endpoint"], multiprocess_mode="livesum")
 RULE_ERRORS = Counter("servinggate_rule_errors_total", "Rules that raised instead of answering.", ["rule"])
 RULE_VERDICTS = Counter(
     "servinggate_rule_verdicts_total",
     "Rule verdicts by rule, enforcement action (deny, warn, audit; on for mutators) and verdict (pass, fail).",
     ["rule", "action", "verdict"],
 )
-BUILD_INFO = Gauge(
-    "servinggate_build_info", "Always 1; the labels say which build is running.", ["version"], multiprocess_mode="max"
-)
+BUILD_INFO = Gauge("servinggate_build_info", "Always 1; the labels say which build is running.", ["version"], multiprocess_mode="max")
 UNMATCHED = Counter(
     "servinggate_admission_unmatched_total",
     "Reviews for a resource and operation no rule is registered for (allowed unchanged).",
     ["endpoint", "resource", "operation"],
 )
 BAD_REQUESTS = Counter("servinggate_admission_bad_requests_total", "Requests refused before a review could be judged.", ["code"])
-LOOKUP_FAILURES = Counter(
-    "servinggate_lookup_failures_total", "Lookups of other objects that failed; the rule allowed with a warning.", ["kind"]
-)
+LOOKUP_FAILURES = Counter("servinggate_lookup_failures_total", "Lookups of other objects that failed; the rule allowed with a warning.", ["kind"])
 LOOKUP_CACHE_SYNCED = Gauge(
     "servinggate_lookup_cache_synced",
     "1 when every worker has listed the looked-up kind and its watch is healthy; 0 while one has not (its rules then read through GETs).",
@@ -57,13 +48,13 @@ LOOKUP_CACHE_SYNCED = Gauge(
     multiprocess_mode="livemin",
 )
 LOOKUP_CACHE_OBJECTS = Gauge(
-    "servinggate_lookup_cache_objects", "Objects of the looked-up kind a worker keeps (projections), largest over the workers.",
-    ["kind"], multiprocess_mode="livemax",
+    "servinggate_lookup_cache_objects",
+    "Objects of the looked-up kind a worker keeps (projections), largest over the workers.",
+    ["kind"],
+    multiprocess_mode="livemax",
 )
 CERT_EXPIRY = Gauge(
-    "servinggate_certificate_expiry_timestamp_seconds",
-    "Expiry (Unix time) of the serving certificate loaded.",
-    multiprocess_mode="livemostrecent",
+    "servinggate_certificate_expiry_timestamp_seconds", "Expiry (Unix time) of the serving certificate loaded.", multiprocess_mode="livemostrecent"
 )
 CERT_RELOADS = Counter("servinggate_certificate_reloads_total", "Serving certificate (re)loads, by result.", ["result"])
 

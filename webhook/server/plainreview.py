@@ -26,8 +26,9 @@ _REQUEST_LINE = re.compile(rb"POST (/[A-Za-z0-9/._~-]*)(?:\?[\x21-\x7e]*)? HTTP/
 # A field: a token without "_" (gunicorn drops or refuses those), a value of printable ASCII.
 _FIELD = re.compile(rb"([!#$%&'*+.^`|~0-9A-Za-z-]+):[ \t]*((?:[\x21-\x7e][\x20-\x7e\t]*)?)")
 # Fields that change how gunicorn reads the request or answers it, or that only a proxy sets.
-_GUNICORN_READS = frozenset({b"transfer-encoding", b"expect", b"upgrade", b"http2-settings", b"te", b"trailer",
-                             b"forwarded", b"proxy-connection", b"keep-alive"})
+_GUNICORN_READS = frozenset(
+    {b"transfer-encoding", b"expect", b"upgrade", b"http2-settings", b"te", b"trailer", b"forwarded", b"proxy-connection", b"keep-alive"}
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,9 +49,11 @@ class HeadLimits:
     def of(cls, cfg: Any) -> HeadLimits:
         """As gunicorn reads its settings (http/message.py): 0 means no limit on the line, at most 8190."""
         line = cfg.limit_request_line
-        return cls(1 << 20 if line == 0 else 8190 if line < 0 or line >= 8190 else line,
-                   cfg.limit_request_fields if 0 < cfg.limit_request_fields <= 32768 else 32768,
-                   cfg.limit_request_field_size if cfg.limit_request_field_size > 0 else 8190)
+        return cls(
+            1 << 20 if line == 0 else 8190 if line < 0 or line >= 8190 else line,
+            cfg.limit_request_fields if 0 < cfg.limit_request_fields <= 32768 else 32768,
+            cfg.limit_request_field_size if cfg.limit_request_field_size > 0 else 8190,
+        )
 
 
 def plain_review(request: bytes, limits: HeadLimits) -> PlainRequest | None:
@@ -71,15 +74,19 @@ def plain_review(request: bytes, limits: HeadLimits) -> PlainRequest | None:
         if name in fields or name in _GUNICORN_READS or name.startswith(b"x-forwarded"):
             return None
         fields[name] = field.group(2).rstrip(b" \t")
-    body = request[end + 4:]
+    body = request[end + 4 :]
     length = fields.get(b"content-length")
     if length is None or not length.isdigit() or int(length) != len(body):
         return None
     connection = fields.get(b"connection", b"keep-alive").lower()
     if connection not in (b"keep-alive", b"close"):
         return None
-    environ: dict[str, Any] = {"REQUEST_METHOD": "POST", "PATH_INFO": line.group(1).decode("ascii"), "CONTENT_LENGTH": length.decode("ascii"),
-                               "wsgi.input": _Body(body)}
+    environ: dict[str, Any] = {
+        "REQUEST_METHOD": "POST",
+        "PATH_INFO": line.group(1).decode("ascii"),
+        "CONTENT_LENGTH": length.decode("ascii"),
+        "wsgi.input": _Body(body),
+    }
     if b"content-type" in fields:
         environ["CONTENT_TYPE"] = fields[b"content-type"].decode("ascii")
     return PlainRequest(environ, connection == b"close")
@@ -95,5 +102,5 @@ class _Body:
 
     def read(self, size: int = -1) -> bytes:
         data = self._data if size < 0 else self._data[:size]
-        self._data = self._data[len(data):]
+        self._data = self._data[len(data) :]
         return data

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from .. import logs
-from . import memory
 from ..certs.files import ensure_dev_certs
 from ..config import ConfigError, parse_args
+from . import memory
 from .gunicorn_adapter import BaseApplication
 from .gunicorn_adapter import Logger as GunicornLogger
 from .settings import ServeSettings

@@ -25,32 +25,52 @@ class ListenerSettings:
     port: int = setting(8443, int_range(1, 65535), "HTTPS port")
     certs_dir: Path = setting(Path("certs"), lambda raw: Path(non_empty(raw)), "folder with tls.crt/tls.key (and ca.crt); generated when missing")
     workers: int = setting(2, int_range(1, 64), "gunicorn worker processes")
-    threads: int = setting(8, int_range(1, 256), "threads per worker, for requests over 64 KiB or pipelined and for reviews waiting on a lookup (the event loop answers the rest)")
+    threads: int = setting(
+        8, int_range(1, 256), "threads per worker, for requests over 64 KiB or pipelined and for reviews waiting on a lookup (the event loop answers the rest)"
+    )
     keepalive: int = setting(120, int_range(30, 3600), "seconds an idle keep-alive connection stays open (the API server's client idles 90 s)")
     graceful_timeout: int = setting(20, int_range(1, 600), "seconds in-flight reviews get to finish on SIGTERM")
     max_body_bytes: int = setting(7 * 1024 * 1024, byte_size, "largest AdmissionReview body accepted (413 above)")
-    request_timeout: int = setting(10, int_range(1, 300), "seconds a client has to finish the TLS handshake and send a whole request (408 after); idle keep-alive time is not counted")
+    request_timeout: int = setting(
+        10, int_range(1, 300), "seconds a client has to finish the TLS handshake and send a whole request (408 after); idle keep-alive time is not counted"
+    )
     tls_min_version: str = setting("1.2", choice("1.2", "1.3"), "minimum TLS version")
-    client_ca_file: str = setting("", str, "CA certificates (PEM) that sign the clients allowed to call the HTTPS port: when set, a client without a certificate signed by one of them is refused at the TLS handshake (the API server presents one when its admission configuration names a kubeconfig for the webhook); default: any client")
+    client_ca_file: str = setting(
+        "",
+        str,
+        "CA certificates (PEM) that sign the clients allowed to call the HTTPS port: when set, a client without a certificate signed by one of them is refused at the TLS handshake (the API server presents one when its admission configuration names a kubeconfig for the webhook); default: any client",
+    )
     cert_reload_seconds: int = setting(10, int_range(1, 3600), "how often the certificate files are checked for a change")
     metrics_dir: str = setting("", str, "folder for multi-process metrics (emptied at start); default: a fresh temporary folder")
-    metrics_port: int = setting(9090, int_range(0, 65535), "plain-HTTP port of /metrics, on the same host (0: off); the HTTPS port serves only reviews and health")
+    metrics_port: int = setting(
+        9090, int_range(0, 65535), "plain-HTTP port of /metrics, on the same host (0: off); the HTTPS port serves only reviews and health"
+    )
 
 
 @dataclass(frozen=True)
 class LookupSettings:
     """Whether rules may read other objects from the API server (the webhook only; `check` reads files)."""
 
-    kube_lookups: str = setting("auto", choice("auto", "on", "off"), "read other objects (ModelServings) from the API server: auto = when a kubeconfig or in-cluster config is found")
-    lookup_budget_seconds: float = setting(0.5, float_range(0.05, 1.5), "seconds a review may wait for the API server when an object it reads is not in the watch-fed cache; past it the rule allows with a warning (pod webhooks time out after 2 s)")
-    lookup_resync_seconds: int = setting(600, int_range(30, 86400), "seconds between full lists of the looked-up kinds (ModelServings, AutoscalingPolicies) behind the watch")
+    kube_lookups: str = setting(
+        "auto", choice("auto", "on", "off"), "read other objects (ModelServings) from the API server: auto = when a kubeconfig or in-cluster config is found"
+    )
+    lookup_budget_seconds: float = setting(
+        0.5,
+        float_range(0.05, 1.5),
+        "seconds a review may wait for the API server when an object it reads is not in the watch-fed cache; past it the rule allows with a warning (pod webhooks time out after 2 s)",
+    )
+    lookup_resync_seconds: int = setting(
+        600, int_range(30, 86400), "seconds between full lists of the looked-up kinds (ModelServings, AutoscalingPolicies) behind the watch"
+    )
 
 
 @dataclass(frozen=True)
 class ReviewLogSettings:
     """How much of the review traffic the log shows: denials, errors and audit findings always, other allowed reviews on request."""
 
-    log_every_review: bool = setting(False, parse_bool, "log an info line for every review, allowed ones without audit findings too (debugging); by default those are logged at debug only")
+    log_every_review: bool = setting(
+        False, parse_bool, "log an info line for every review, allowed ones without audit findings too (debugging); by default those are logged at debug only"
+    )
 
 
 @dataclass(frozen=True)

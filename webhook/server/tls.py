@@ -52,8 +52,7 @@ def require_client_certificates(context: ssl.SSLContext, ca_file: Path) -> None:
 
 
 class CertificateSource:
-    def __init__(self, certs_dir: Path, *, min_version: str = "1.2", reload_seconds: float = 10.0, on_load=None,
-                 client_ca_file: str | Path = ""):
+    def __init__(self, certs_dir: Path, *, min_version: str = "1.2", reload_seconds: float = 10.0, on_load=None, client_ca_file: str | Path = ""):
         self.cert_file = Path(certs_dir) / "tls.crt"
         self.key_file = Path(certs_dir) / "tls.key"
         self.client_ca_file = Path(client_ca_file) if client_ca_file else None
@@ -68,8 +67,13 @@ class CertificateSource:
     @classmethod
     def for_settings(cls, settings: Any, on_load: Any = None) -> CertificateSource:
         """The source `serve` uses: the files, TLS floor, reload period and client CA its settings name."""
-        return cls(settings.certs_dir, min_version=settings.tls_min_version, reload_seconds=settings.cert_reload_seconds,
-                   on_load=on_load, client_ca_file=settings.client_ca_file)
+        return cls(
+            settings.certs_dir,
+            min_version=settings.tls_min_version,
+            reload_seconds=settings.cert_reload_seconds,
+            on_load=on_load,
+            client_ca_file=settings.client_ca_file,
+        )
 
     def _build(self, cert_pem: bytes, digest: str) -> ServingCertificate:
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
@@ -129,6 +133,6 @@ class CertificateSource:
         loaded = self.current()
         if loaded is None:
             return False, self._last_error or "no certificate loaded"
-        if loaded.not_after <= dt.datetime.now(dt.timezone.utc):
+        if loaded.not_after <= dt.datetime.now(dt.UTC):
             return False, f"certificate expired at {loaded.not_after.isoformat()}"
         return True, f"certificate serial {loaded.serial:x} valid until {loaded.not_after.isoformat()}"

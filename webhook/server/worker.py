@@ -24,8 +24,8 @@ Each loop system call waits for the GIL, so a readable kept-alive connection onl
 from __future__ import annotations
 
 import errno
-import io
 import heapq
+import io
 import itertools
 import os
 import selectors
@@ -39,14 +39,16 @@ from typing import Any
 
 from . import metrics
 from .answering import CONTINUE, closes_after, run_application, status_answer
-from .onloop import ANSWER_HERE_MAX, HandOver
-from .plainreview import HeadLimits
 from .framing import COMPLETE, MORE, REFUSE, WAIT, Limits, RequestScanner
 from .gunicorn_adapter import NoMoreData, ParseException, TConn, ThreadWorker, parse_error_status, tls_context
+from .onloop import ANSWER_HERE_MAX, HandOver
+from .plainreview import HeadLimits
 
 _READ, _WRITE = selectors.EVENT_READ, selectors.EVENT_WRITE
 _RECV = 65536
 SMALL_REQUEST = 256 * 1024  # buffered by any connection without a large-request slot
+
+
 class Conn(TConn):
     """gunicorn's connection, plus what the event loop knows while it reads a request."""
 
@@ -76,7 +78,7 @@ class WebhookWorker(ThreadWorker):
 
     def load_wsgi(self) -> None:
         super().load_wsgi()
-        app: Any = getattr(self, "wsgi")
+        app: Any = getattr(self, "wsgi")  # noqa: B009 - set by gunicorn at run time, untyped
         # Review requests read without gunicorn's parser (plainreview.py), unless a setting
         # changes how gunicorn reads every request (a PROXY header, a SCRIPT_NAME prefix).
         plain = self.cfg.proxy_protocol == "off" and not os.environ.get("SCRIPT_NAME")
@@ -119,8 +121,8 @@ class WebhookWorker(ThreadWorker):
         try:
             if self.cfg.is_ssl:
                 conn.sock = tls_context(self.cfg).wrap_socket(
-                    client_sock, server_side=True, do_handshake_on_connect=False,
-                    suppress_ragged_eofs=self.cfg.suppress_ragged_eofs)
+                    client_sock, server_side=True, do_handshake_on_connect=False, suppress_ragged_eofs=self.cfg.suppress_ragged_eofs
+                )
         except (OSError, ValueError) as exc:  # ssl.SSLError included: no usable certificate
             self.log.error("cannot set up TLS for a new connection: %s", exc)
             self._close(conn)
@@ -150,6 +152,7 @@ class WebhookWorker(ThreadWorker):
     def _set_timer(self, conn: Conn, deadline: float) -> None:
         conn.timer = next(self._seq)
         heapq.heappush(self._timers, (deadline, conn.timer, conn))
+
     def _read(self, conn: Conn, deadline: float) -> None:
         self._set_timer(conn, deadline)
         self._on_io(conn)  # it registers with the poller only when it must wait: a kept-alive

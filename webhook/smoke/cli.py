@@ -28,15 +28,19 @@ def steps(namespace: str) -> list[tuple[str, dict[str, Any], Callable[[int, Any,
     """(title, object, how its answer is judged), in the order they run."""
     return [
         ("known-good ModelServing is accepted", objects.good_modelserving(namespace), verdicts.accepted),
-        ("known-bad ModelServing is refused by our webhook", objects.bad_modelserving(namespace),
-         lambda status, body, what: verdicts.refused(status, body, what, objects.BAD_RULE, objects.BAD_FIELD)),
+        (
+            "known-bad ModelServing is refused by our webhook",
+            objects.bad_modelserving(namespace),
+            lambda status, body, what: verdicts.refused(status, body, what, objects.BAD_RULE, objects.BAD_FIELD),
+        ),
         ("ModelServing pod gets our patch", objects.modelserving_pod(namespace), verdicts.patched),
     ]
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--namespace", "-n", default=DEFAULT_NAMESPACE,
-                        help=f"where the dry-run objects are sent; one the webhooks judge (default {DEFAULT_NAMESPACE})")
+    parser.add_argument(
+        "--namespace", "-n", default=DEFAULT_NAMESPACE, help=f"where the dry-run objects are sent; one the webhooks judge (default {DEFAULT_NAMESPACE})"
+    )
 
 
 def judged_by(setting: Any, api: Any) -> str:
@@ -53,10 +57,13 @@ def judged_by(setting: Any, api: Any) -> str:
 def main(argv: list[str]) -> int:
     try:
         settings, args = config.parse_command(
-            SmokeSettings, argv, "python -m webhook smoke",
+            SmokeSettings,
+            argv,
+            "python -m webhook smoke",
             "check that the installed webhooks answer: server-side dry-run creates of a known-good and a known-bad "
             "ModelServing and of a ModelServing pod (nothing is stored)",
-            extra=_arguments, shared_with=SHARES_FILE_WITH,
+            extra=_arguments,
+            shared_with=SHARES_FILE_WITH,
         )
     except SystemExit as exc:  # argparse: 0 for --help, 2 for a usage error
         return int(exc.code or 0)

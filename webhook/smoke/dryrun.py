@@ -32,8 +32,12 @@ def create(api: client.ApiClient, obj: dict[str, Any]) -> tuple[int, Any]:
         path = f"/apis/{MODELSERVING_GROUP}/{MODELSERVING_VERSION}/namespaces/{namespace}/modelservings"
         call = ApiCall("create", "modelservings", namespace, group=MODELSERVING_GROUP)
     method, url, headers, body, post = api.param_serialize(
-        "POST", path, query_params=[("dryRun", "All")], body=obj,
-        header_params={"Content-Type": "application/json", "Accept": "application/json"}, auth_settings=["BearerToken"],
+        "POST",
+        path,
+        query_params=[("dryRun", "All")],
+        body=obj,
+        header_params={"Content-Type": "application/json", "Accept": "application/json"},
+        auth_settings=["BearerToken"],
     )
     try:
         response = api.call_api(method, url, header_params=headers, body=body, post_params=post, _request_timeout=TIMEOUT_SECONDS)

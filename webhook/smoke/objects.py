@@ -41,12 +41,7 @@ def _restricted_container(name: str) -> dict[str, Any]:
 
 
 def good_modelserving(namespace: str) -> dict[str, Any]:
-    role = {
-        "name": "prefill",
-        "replicas": 1,
-        "workerReplicas": 0,
-        "entryTemplate": {"spec": {"containers": [_restricted_container("entry")]}},
-    }
+    role = {"name": "prefill", "replicas": 1, "workerReplicas": 0, "entryTemplate": {"spec": {"containers": [_restricted_container("entry")]}}}
     return {
         "apiVersion": MODELSERVING_API_VERSION,
         "kind": "ModelServing",
@@ -66,11 +61,7 @@ def modelserving_pod(namespace: str) -> dict[str, Any]:
     return {
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": {
-            "name": f"{NAME}-0-prefill-0-0",
-            "namespace": namespace,
-            "labels": {LABEL_NAME: NAME, "app.kubernetes.io/name": NAME},
-        },
+        "metadata": {"name": f"{NAME}-0-prefill-0-0", "namespace": namespace, "labels": {LABEL_NAME: NAME, "app.kubernetes.io/name": NAME}},
         "spec": {
             "automountServiceAccountToken": False,
             "restartPolicy": "Never",

@@ -77,8 +77,11 @@ def refused(status: int, body: Any, what: str, rule: str, field: str) -> Outcome
     """The known-bad object: refused by one of our webhooks, for `rule` (whose message names `field`)."""
     unusable(status, body, what)
     if status in (200, 201):
-        return Outcome(False, "accepted: no servinggate webhook refused it (webhook configuration missing, the namespace "
-                              "excluded by its namespaceSelector, failurePolicy Ignore with the webhook down, or the rule set to warn/audit/off)")
+        return Outcome(
+            False,
+            "accepted: no servinggate webhook refused it (webhook configuration missing, the namespace "
+            "excluded by its namespaceSelector, failurePolicy Ignore with the webhook down, or the rule set to warn/audit/off)",
+        )
     refusal = refused_by(body)
     if refusal is None:
         return Outcome(False, f"refused, but not by a webhook: {_message(body)}")
@@ -98,6 +101,9 @@ def patched(status: int, body: Any, what: str) -> Outcome:
     spec = body.get("spec") if isinstance(body, dict) else None
     scheduler = spec.get("schedulerName") if isinstance(spec, dict) else None
     if scheduler in (None, "", DEFAULT_SCHEDULER):
-        return Outcome(False, f"accepted without our patch: schedulerName is still {scheduler or 'unset'!s} (no servinggate "
-                              "mutating webhook answered: configuration missing, namespace excluded, or pods.default-scheduler off)")
+        return Outcome(
+            False,
+            f"accepted without our patch: schedulerName is still {scheduler or 'unset'!s} (no servinggate "
+            "mutating webhook answered: configuration missing, namespace excluded, or pods.default-scheduler off)",
+        )
     return Outcome(True, f"patched by our mutating webhook: schedulerName {scheduler}")
