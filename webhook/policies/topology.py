@@ -9,9 +9,11 @@ nothing would otherwise say why the ServingGroup never gets pods:
 
 - `modelservings.network-topology` (deny): a policy with both `highestTierAllowed` and
   `highestTierName`, in Volcano's words;
-- `modelservings.queue` (deny): the queue named does not exist, is not `Open`, or is not a leaf
-  (a queue some other queue names as its parent); judged on create and when the annotation
-  changes, never on an unrelated update of a ModelServing already in a queue that closed since;
+- `modelservings.queue` (deny): the queue named does not exist or is not `Open`; a queue that is
+  not a leaf (some other queue names it as its parent) is warned of, not refused, since the
+  PodGroup webhook does not require a leaf (Volcano's Job webhook does); judged on create and when
+  the annotation changes, never on an unrelated update of a ModelServing already in a queue that
+  closed since;
 - `modelservings.topology-facts` (warn): a tier or tier name no HyperNode has (the gang then
   waits for topology that does not exist), and role gang fields (`rolePolicy`,
   `gangPolicy.minRoleReplicas`) on a cluster whose PodGroup CRD has no `subGroupPolicy`: Kthena
@@ -131,7 +133,7 @@ def _queue(obj: dict[str, Any] | None) -> Any:
 
 @REGISTRY.validates_request("modelservings.queue", MODELSERVINGS, family="modelservings")
 def check_queue(req: Request, ctx: Context) -> Verdict:
-    """The queue annotation names a Queue that exists, is Open and is a leaf (else Volcano refuses the PodGroup)."""
+    """The queue annotation names a Queue that exists and is Open (else Volcano refuses the PodGroup); a non-leaf queue is warned of."""
     name = _queue(req.object)
     if not isinstance(name, str) or not _QUEUE_NAME.fullmatch(name):
         return Verdict()
@@ -147,11 +149,11 @@ def check_queue(req: Request, ctx: Context) -> Verdict:
     if found.state != "Open":
         return Verdict(errors=[invalid(path, name, f"can only submit workload to queue with state `Open`, queue `{name}` status is `{found.state}`")])
     if found.children:
-        return Verdict(
-            errors=[
-                invalid(
-                    path, name, f"queue `{name}` is not a leaf queue (child queues: {', '.join(found.children)}): Volcano places workloads in leaf queues only"
-                )
-            ]
+        # Warned, not refused: Volcano's Job webhook requires a leaf queue, but the PodGroup
+        # webhook that judges Kthena's PodGroups does not, so a refusal could be stricter than
+        # the cluster; whether the scheduler then runs the gang depends on its queue plugins.
+        not_leaf = invalid(
+            path, name, f"queue `{name}` is not a leaf queue (child queues: {', '.join(found.children)}): Volcano may place workloads in leaf queues only"
         )
+        return Verdict(warnings=[str(not_leaf)])
     return Verdict()
