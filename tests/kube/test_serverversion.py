@@ -163,3 +163,20 @@ def test_the_watch_calls_on_reconnect_again_after_each_failure(fake_api):
         assert reconnects == [1, 1]
     finally:
         watcher.stop()
+
+
+def test_the_watch_tells_one_reconnection_however_many_kinds_it_watches(fake_api):
+    """Every kind's first answer is a connection, but the API server is read once for all of
+    them: one /version read per connection of the server, not one per looked-up kind."""
+    for plural in ("modelservings", "autoscalingpolicies"):
+        fake_api.install_custom("workload.serving.volcano.sh", plural)
+    reconnects: list[int] = []
+    store = ProjectionStore(kinds=[e for e in LOOKED_UP if e.plural in ("modelservings", "autoscalingpolicies")])
+    watcher = StoreWatcher(fake_api.client(), store, watch_timeout=1, on_reconnect=lambda: reconnects.append(1))
+    watcher.start()
+    try:
+        for plural in ("modelservings", "autoscalingpolicies"):
+            wait_for(lambda plural=plural: len(fake_api.calls("GET", f"/{plural}$")) >= 3, timeout=10)  # listed and watching
+        assert reconnects == [1]
+    finally:
+        watcher.stop()

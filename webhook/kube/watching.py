@@ -64,6 +64,11 @@ class StoreWatcher:
         self._clock = clock
         self._stop = threading.Event()
         self.threads: list[threading.Thread] = []
+        # The API server has not answered since start or since a watch failed: its next answer,
+        # whichever kind gets it first, is the one reconnection `on_reconnect` hears of (every
+        # kind's watch breaks together when the API server restarts).
+        self._outage = True
+        self._outage_lock = threading.Lock()
 
     def start(self) -> None:
         for entry in self.store.kinds:
@@ -186,8 +191,13 @@ class StoreWatcher:
                 backoff, down = self._failed(entry, exc, backoff), True
 
     def _reconnected(self, down: bool) -> bool:
-        """The first answer, or the first after a failure (`down`): tell `on_reconnect`. False: up."""
+        """This kind's first answer, or its first after a failure (`down`): tell `on_reconnect`,
+        once per outage across the kinds. False: up."""
         if down:
+            with self._outage_lock:
+                first, self._outage = self._outage, False
+            if not first:
+                return False
             try:
                 self._on_reconnect()
             except Exception:  # noqa: BLE001 - the watch goes on whatever the listener does
@@ -207,6 +217,8 @@ class StoreWatcher:
         verb = "watch" if self.store.synced(entry.api_version, entry.kind) else "list"
         trouble = describe_api_error(exc, ApiCall(verb, entry.plural, group=entry.group), self._host)
         log.warning({"msg": "lookups list/watch failed; backing off", "kind": entry.kind, "error": trouble, "seconds": backoff})
+        with self._outage_lock:
+            self._outage = True
         self._healthy(entry, trouble)
         self._stop.wait(backoff)
         return min(backoff * 2, MAX_BACKOFF)
