@@ -1,5 +1,6 @@
 """Label selectors (metav1.LabelSelector) matched against labels: shared by `check`, which
-validates workloads' selectors, and the scale-in reconciler, which resolves HyperNode members."""
+validates workloads' selectors, and by the scale-in reconciler and the will-it-run rules, which
+resolve HyperNode members."""
 
 from __future__ import annotations
 

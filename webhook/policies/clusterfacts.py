@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, TypeVar
 
+from ..admission.selectors import selector_matches
 from ..quantity import parse_quantity
 from .common import as_dict, as_list
 from .context import Context, LookupFailed
@@ -84,24 +85,6 @@ class HyperNodeCapacity:
     allocatable: dict[str, Decimal]
 
 
-def _label_match(labels: dict[str, str], selector: dict[str, Any]) -> bool:
-    for key, value in as_dict(selector.get("matchLabels")).items():
-        if labels.get(key) != value:
-            return False
-    for expr in as_list(selector.get("matchExpressions")):
-        expr = as_dict(expr)
-        wanted, op, values = expr.get("key"), expr.get("operator"), as_list(expr.get("values"))
-        have = labels.get(wanted) if isinstance(wanted, str) else None
-        if (
-            (op == "In" and have not in values)
-            or (op == "NotIn" and have in values)
-            or (op == "Exists" and have is None)
-            or (op == "DoesNotExist" and have is not None)
-        ):
-            return False
-    return True
-
-
 def _member_matches(selector: dict[str, Any], name: str, labels: dict[str, str] | None) -> bool:
     """A HyperNode member selector (exact name, regex, or labels: the last only for nodes) against one name."""
     exact = as_dict(selector.get("exactMatch")).get("name")
@@ -115,7 +98,7 @@ def _member_matches(selector: dict[str, Any], name: str, labels: dict[str, str] 
             return False
     label = selector.get("labelMatch")
     if isinstance(label, dict) and labels is not None:
-        return _label_match(labels, label)
+        return selector_matches(label, labels)
     return False
 
 
