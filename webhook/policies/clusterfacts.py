@@ -301,6 +301,11 @@ class ClusterFacts:
 
         return self._derived("hypernode-capacity", (HYPERNODE, NODE), make)
 
+    def podgroup_crd(self) -> bool:
+        """Whether Volcano's PodGroup CRD is installed: Kthena makes PodGroups, and gives its pods
+        the PodGroup annotations, only then (kthena `podgroupmanager/manager.go`, shouldCreatePodGroup)."""
+        return self.subgroup_policy() is not None
+
     def subgroup_policy(self) -> bool | None:
         """Whether the PodGroup CRD has `spec.subGroupPolicy`; None when it is not installed."""
         items = self._items(PODGROUP_CRD)
