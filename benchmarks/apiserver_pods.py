@@ -177,8 +177,9 @@ KTHENA_POD = REPO / "tests/fixtures/admission/pods-create-kthena-entry-missing-s
 def pod(name: str, shape: str = "tiny") -> dict:
     """`tiny`: one busybox container, labelled so that ServingGate's pod rules are in scope (the
     API server sends about 2.5 KB for it). `kthena`: a Kthena ModelServing entry pod as recorded
-    from a real API server (about 7 KB in the review), lacking the scheduler, annotations and role
-    id that ServingGate adds; see `kthena_template`."""
+    from a real API server (about 7 KB in the review), lacking the scheduler and role id that
+    ServingGate adds (not the PodGroup annotations: its owner ModelServing does not exist here, so
+    Kthena would make no PodGroup for it); see `kthena_template`."""
     if shape == "tiny":
         return {
             "apiVersion": "v1",

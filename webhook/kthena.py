@@ -34,3 +34,8 @@ ENV_WORKER_INDEX = "WORKER_INDEX"  # 0 for the entry pod, 1..workerReplicas for 
 # Volcano: the pod's PodGroup and its task (subgroup) within it.
 ANNOTATION_GROUP = "scheduling.k8s.io/group-name"
 ANNOTATION_TASK = "volcano.sh/task-spec"
+
+# The only scheduler name Kthena makes PodGroups (and PodGroup annotations, and reads the queue
+# annotation) for, compared literally; also the CRD's default for spec.schedulerName (kthena
+# `pkg/model-serving-controller/podgroupmanager/manager.go`, shouldCreatePodGroup).
+KTHENA_GANG_SCHEDULER = "volcano"

@@ -64,3 +64,21 @@ def test_a_namespaced_audit_lists_the_cluster_scoped_facts_cluster_wide(fake_api
     assert [o["metadata"]["name"] for page in lister.pages("", "v1", "nodes") for o in page] == ["n0"]
     assert [o["metadata"]["name"] for page in lister.pages("scheduling.volcano.sh", "v1beta1", "queues") for o in page] == ["ml"]
     assert not [c for c in fake_api.calls("GET", "/queues") if "/namespaces/" in c.path]
+
+
+def test_audit_judges_queues_as_kthena_uses_them_and_volcano_sees_them():
+    """Issue 36 item 4, as the webhook and `check` judge it: `root` has every parentless queue
+    as child; refused only under the capacity-hierarchy setting; another scheduler's queue is
+    not judged."""
+    ms = load_admission("modelservings-create-gang-example-validating")["request"]["object"]
+    ms["metadata"].update(name="llm", namespace="default", annotations={"scheduling.volcano.sh/queue-name": "root"})
+    other = load_admission("modelservings-create-gang-example-validating")["request"]["object"]
+    other["metadata"].update(name="other", namespace="default", annotations={"scheduling.volcano.sh/queue-name": "gone"})
+    other["spec"]["schedulerName"] = "default-scheduler"
+    listed = Listed(ms, other, queue("root"), queue("ml"))
+
+    def results(settings: PolicySettings) -> set[tuple[str, str]]:
+        return {(j.name, f.result) for j in audit(listed, settings).judged for f in j.findings if f.rule == "modelservings.queue"}
+
+    assert results(PolicySettings()) == {("llm", "warn")}
+    assert results(PolicySettings(capacity_hierarchy=True)) == {("llm", "fail")}

@@ -95,10 +95,11 @@ def test_violation_exit_1_json_shape(tmp_path):
 
 def test_pod_mutation_preview_from_stdin_list(tmp_path):
     pod = obj("pods-create-kthena-entry-missing-scheduler-annotations-roleid-mutating")
-    doc = {"apiVersion": "v1", "kind": "List", "items": [pod, obj("pods-create-kthena-entry-complete-mutating")]}
+    # with their owner, `sample`, scheduled by volcano: Kthena makes its PodGroups
+    doc = {"apiVersion": "v1", "kind": "List", "items": [pod, obj("pods-create-kthena-entry-complete-mutating"), gang_ms()]}
     res = check("-o", "json", "-", stdin=json.dumps(doc))
     assert res.returncode == 0, res.stderr
-    first, second = json.loads(res.stdout)["results"]
+    first, second, _owner = json.loads(res.stdout)["results"]
     assert (first["file"], first["document"], first["item"]) == ("<stdin>", 1, 0)
     assert first["allowed"] is True
     assert first["patch"] == [
@@ -300,3 +301,38 @@ def test_an_unusable_cluster_snapshot_exits_2(tmp_path):
     assert res.returncode == 2 and "--cluster" in res.stderr and "no objects found" in res.stderr
     both = check("--cluster", str(bad), "--kubeconfig", "x", str(tmp_path / "ms.yaml"))
     assert both.returncode == 2
+
+
+# ---- issue 36: check gives the webhook's answer on gangs and queues ----------------------------------
+
+
+def _facts(tmp_path: Path, *items: dict) -> Path:
+    path = tmp_path / "facts.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": list(items)}))
+    return path
+
+
+def test_check_annotates_a_kthena_pod_only_where_kthena_makes_its_podgroup(tmp_path):
+    from support.willrun import podgroup_crd, queue
+
+    files = str(write_yaml(tmp_path / "pod.yaml", obj("pods-create-kthena-entry-missing-scheduler-annotations-roleid-mutating"), gang_ms()))
+    paths = {"/metadata/annotations", "/metadata/labels/modelserving.volcano.sh~1role-id", "/spec/schedulerName"}
+    with_crd = check("-o", "json", "--cluster", str(_facts(tmp_path, podgroup_crd(True))), files)
+    assert {op["path"] for op in json.loads(with_crd.stdout)["results"][0]["patch"]} == paths, with_crd.stderr
+    without = check("-o", "json", "--cluster", str(_facts(tmp_path, queue("ml"))), files)  # a cluster with no PodGroup CRD
+    pod, ms = json.loads(without.stdout)["results"]
+    assert {op["path"] for op in pod["patch"]} == paths - {"/metadata/annotations"}
+    assert all("annotations" not in json.dumps(p["patch"]) for p in ms["pods"])
+
+
+def test_check_refuses_a_queue_with_children_under_capacity_hierarchy(tmp_path):
+    from support.willrun import podgroup_crd, queue
+
+    ms = gang_ms()
+    ms["metadata"]["annotations"] = {"scheduling.volcano.sh/queue-name": "root"}
+    files = str(write_yaml(tmp_path / "ms.yaml", ms))
+    cluster = str(_facts(tmp_path, queue("root"), queue("ml"), podgroup_crd(True)))
+    warned = check("--no-pods", "--cluster", cluster, files)
+    assert warned.returncode == 0 and "warning [modelservings.queue]" in warned.stdout and "stalls every allocation" in warned.stdout
+    refused = check("--no-pods", "--capacity-hierarchy", "--cluster", cluster, files)
+    assert refused.returncode == 1 and "error [modelservings.queue]" in refused.stdout, refused.stdout + refused.stderr

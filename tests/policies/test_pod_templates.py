@@ -126,6 +126,30 @@ def test_the_pods_carry_what_the_controller_adds():
     assert ms["spec"]["template"]["roles"][0]["entryTemplate"]["spec"]["containers"][0]["env"] == [{"name": "A", "value": "1"}]
 
 
+def test_the_controllers_podgroup_annotations_win_and_the_templates_labels_win():
+    """Issue 36 item 3, as kthena's controller writes them: createBasePod's labels, then the
+    template's labels and annotations over them (utils.go addPodLabelAndAnnotation), then
+    AnnotatePodWithPodGroup sets the two PodGroup annotations over the template's."""
+    role = _role(workers=1)
+    for which in ("entryTemplate", "workerTemplate"):
+        role[which]["metadata"] = {
+            "labels": {"modelserving.volcano.sh/role": "mine", "app": "a"},
+            "annotations": {"scheduling.k8s.io/group-name": "elsewhere", "volcano.sh/task-spec": "t", "note": "n"},
+        }
+    for cp in controller_pods(_ms(role)):
+        meta = cp.pod["metadata"]
+        assert meta["annotations"] == {"scheduling.k8s.io/group-name": "llm-0", "volcano.sh/task-spec": "decode-0", "note": "n"}
+        assert meta["labels"]["modelserving.volcano.sh/role"] == "mine" and meta["labels"]["app"] == "a"
+
+
+@pytest.mark.parametrize(("scheduler", "crd"), [("volcano-npu", True), ("", True), ("volcano", False)])
+def test_no_podgroup_annotations_where_kthena_makes_no_podgroup(scheduler, crd):
+    role = _role()
+    role["entryTemplate"]["metadata"] = {"annotations": {"note": "n"}}
+    [entry] = controller_pods(_ms(role, schedulerName=scheduler), podgroup_crd=crd)
+    assert entry.pod["metadata"]["annotations"] == {"note": "n"}
+
+
 def test_a_template_variable_the_controller_replaces_shifts_no_path():
     env = [{"name": "GROUP_SIZE", "valueFrom": {"fieldRef": {"fieldPath": "bad"}}}, {"name": "B", "value": "1"}, {"name": "1C", "value": "2"}]
     assert _errors(_ms(_role(env=env))) == [

@@ -8,9 +8,11 @@ import jsonpatch
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.willrun import ctx_of, podgroup_crd
 
 from webhook.admission.responses import review_response
-from webhook.policies import engine
+from webhook.admission.review import make_request
+from webhook.policies import Context, DictLookups, NoLookups, engine
 
 MISSING = "pods-create-kthena-entry-missing-scheduler-annotations-roleid-mutating"
 COMPLETE = "pods-create-kthena-entry-complete-mutating"
@@ -37,7 +39,7 @@ def test_recorded_pods_needing_nothing(kit, name):
 
 def test_recorded_pod_missing_scheduler_annotations_and_role_id(kit):
     req = kit.request(MISSING)
-    out = engine.mutate(req, kit.ctx())
+    out = engine.mutate(req, kit.ctx(kit.gang_ms()))  # its owner, `sample`, is scheduled by volcano
     assert out.patch == [
         {"op": "add", "path": "/metadata/labels/modelserving.volcano.sh~1role-id", "value": "prefill-1"},
         {"op": "add", "path": "/metadata/annotations", "value": {"scheduling.k8s.io/group-name": "sample-0", "volcano.sh/task-spec": "prefill-1"}},
@@ -57,7 +59,7 @@ def test_recorded_pod_missing_scheduler_annotations_and_role_id(kit):
     assert sorted(patched["metadata"]["labels"]) == sorted(complete["metadata"]["labels"])
     assert sorted(patched["metadata"]["annotations"]) == sorted(complete["metadata"]["annotations"])
     assert patched["spec"]["schedulerName"] == complete["spec"]["schedulerName"]
-    again = kit.mutate(patched, namespace="default")
+    again = kit.mutate(patched, namespace="default", ctx=kit.ctx(kit.gang_ms()))
     assert again.patch == [] and again.warnings == []
 
 
@@ -89,7 +91,7 @@ def test_generate_name_pod_works_from_labels(kit):
     del pod["metadata"]["name"]
     pod["metadata"]["generateName"] = "sample-0-prefill-"
     pod["metadata"]["labels"]["modelserving.volcano.sh/role-id"] = "prefill-1"
-    out = kit.mutate(pod)
+    out = kit.mutate(pod, ctx=kit.ctx(kit.gang_ms()))
     assert out.patch == [
         {"op": "add", "path": "/metadata/annotations", "value": {"scheduling.k8s.io/group-name": "sample-0", "volcano.sh/task-spec": "prefill-1"}},
         {"op": "replace", "path": "/spec/schedulerName", "value": "volcano"},
@@ -101,12 +103,22 @@ def test_opt_in_pod_maps_gang_and_subgroup(kit):
     pod["metadata"]["labels"].update({"servinggate.io/gang": "npu-infer", "servinggate.io/subgroup": "tp-0"})
     out = kit.mutate(pod)
     assert out.patch == [
-        {"op": "add", "path": "/metadata/labels/modelserving.volcano.sh~1group-name", "value": "npu-infer"},
-        {"op": "add", "path": "/metadata/labels/modelserving.volcano.sh~1role-id", "value": "tp-0"},
         {"op": "add", "path": "/metadata/annotations", "value": {"scheduling.k8s.io/group-name": "npu-infer", "volcano.sh/task-spec": "tp-0"}},
         {"op": "replace", "path": "/spec/schedulerName", "value": "volcano"},
     ]
-    assert len(changes(out)) == 5 and out.warning_texts == []
+    assert len(changes(out)) == 3 and out.warning_texts == []
+
+
+def test_an_opt_in_gang_gets_none_of_kthenas_labels(kit):
+    """Issue 36 item 1: Kthena's pod informer selects on `modelserving.volcano.sh/group-name` and
+    its deleteServingGroup deletes every pod carrying a ServingGroup's value of it: an opt-in gang
+    named `llama-0` must not carry it (or any other label Kthena's controller owns), only the
+    annotation Volcano matches its PodGroup by."""
+    pod = kit.obj("pods-create-by-replicaset-npu-mutating")
+    pod["metadata"]["labels"].update({"servinggate.io/gang": "llama-0", "servinggate.io/subgroup": "decode-0"})
+    patched = jsonpatch.apply_patch(pod, kit.mutate(pod).patch)
+    assert not [k for k in patched["metadata"]["labels"] if k.startswith("modelserving.volcano.sh/")]
+    assert patched["metadata"]["annotations"]["scheduling.k8s.io/group-name"] == "llama-0"
 
 
 def test_skip_label_and_skipped_namespace(kit):
@@ -213,3 +225,80 @@ def test_surge_ordinals_beyond_replicas_and_with_gaps(kit):
     assert "modelserving.volcano.sh/entry" not in labels
     assert notes["scheduling.k8s.io/group-name"] == "sample-3" and notes["volcano.sh/task-spec"] == "prefill-12"
     assert out.allowed and out.warning_texts == []
+
+
+# ---- a PodGroup annotation only for a PodGroup that will exist (issue 36 item 2) -------------------
+
+NOTES = {"scheduling.k8s.io/group-name", "volcano.sh/task-spec"}
+
+
+def _owner(kit, scheduler: str | None) -> dict:
+    ms = kit.gang_ms()  # `sample`, the owner of the recorded pods
+    if scheduler is None:
+        ms["spec"].pop("schedulerName", None)
+    else:
+        ms["spec"]["schedulerName"] = scheduler
+    return ms
+
+
+def _notes_added(out) -> set[str]:
+    added = set()
+    for op in out.patch:
+        if op["path"] == "/metadata/annotations":
+            added |= set(op["value"])
+        elif op["path"].startswith("/metadata/annotations/"):
+            added.add(op["path"].rpartition("/")[2].replace("~1", "/"))
+    return added
+
+
+@pytest.mark.parametrize(("scheduler", "crd", "annotated"), [("volcano", True, True), (None, True, True), ("volcano", False, False)])
+def test_annotations_follow_kthenas_own_condition(kit, scheduler, crd, annotated):
+    """Kthena makes a PodGroup only for `schedulerName: volcano` (absent: the CRD's default) with
+    the PodGroup CRD installed (podgroupmanager/manager.go, shouldCreatePodGroup)."""
+    objects = [_owner(kit, scheduler)] + ([podgroup_crd(True)] if crd else [])
+    out = kit.mutate(kit.obj(MISSING), ctx=ctx_of(*objects))
+    assert _notes_added(out) == (NOTES if annotated else set())
+    assert {"op": "add", "path": "/metadata/labels/modelserving.volcano.sh~1role-id", "value": "prefill-1"} in out.patch
+    assert out.warning_texts == []
+
+
+def test_a_gang_scheduler_other_than_volcano_gets_no_podgroup_annotations(kit):
+    """With `--scheduler-name volcano-npu` and a ModelServing on it, Kthena makes no PodGroup (it
+    compares with `volcano` literally): the pod keeps its scheduler and gets no annotations."""
+    pod = kit.obj(MISSING)
+    pod["spec"]["schedulerName"] = "volcano-npu"
+    ctx = ctx_of(_owner(kit, "volcano-npu"), podgroup_crd(True), settings={"scheduler_name": "volcano-npu"})
+    out = kit.mutate(pod, ctx=ctx)
+    assert _notes_added(out) == set() and out.warning_texts == []
+    assert out.patch == [{"op": "add", "path": "/metadata/labels/modelserving.volcano.sh~1role-id", "value": "prefill-1"}]
+
+
+def test_an_unlisted_podgroup_crd_counts_as_installed_and_says_so(kit):
+    out = kit.mutate(kit.obj(MISSING), ctx=ctx_of(_owner(kit, "volcano"), unlisted=("CustomResourceDefinition",)))
+    assert _notes_added(out) == NOTES
+    assert [w for w in out.warning_texts if "PodGroup CRD not checked" in w]
+
+
+@pytest.mark.parametrize("lookups", [NoLookups(), DictLookups()], ids=["unreadable", "not-found"])
+def test_an_owner_not_read_adds_no_annotation_kthena_did_not_make(kit, lookups):
+    """Bad input: the owner cannot be read (or is not there). Kthena annotates exactly the pods
+    whose PodGroup it makes, so a pod that came without the annotation gets none; one that came
+    with it has its values kept consistent. The unreadable owner's warning stays."""
+    out = engine.mutate(make_request(kit.obj(MISSING)), Context(lookups=lookups))
+    assert _notes_added(out) == set()
+    assert {"op": "replace", "path": "/spec/schedulerName", "value": "volcano"} in out.patch
+    unreadable = [w for w in out.warning_texts if "its scheduler choice was not checked" in w]
+    assert len(unreadable) == (1 if isinstance(lookups, NoLookups) else 0)
+    pod = kit.obj(MISSING)
+    pod["metadata"]["annotations"] = {"scheduling.k8s.io/group-name": "sample-0"}
+    came_annotated = engine.mutate(make_request(pod), Context(lookups=lookups))
+    assert _notes_added(came_annotated) == {"volcano.sh/task-spec"}
+
+
+def test_an_opt_in_gang_without_a_podgroup_crd_is_not_annotated_and_told_why(kit):
+    pod = kit.obj("pods-create-by-replicaset-npu-mutating")
+    pod["metadata"]["labels"]["servinggate.io/gang"] = "npu-infer"
+    out = kit.mutate(pod, ctx=ctx_of())
+    assert _notes_added(out) == set()
+    assert out.warning_texts == ["servinggate: no PodGroup CRD is installed, so gang 'npu-infer' can have no PodGroup: not annotated"]
+    assert _notes_added(kit.mutate(pod, ctx=ctx_of(podgroup_crd(False)))) == {"scheduling.k8s.io/group-name"}

@@ -99,3 +99,53 @@ def test_odd_topology_shapes_do_not_crash(kit):
     for topology in ([], {"groupPolicy": []}, {"groupPolicy": {"highestTierAllowed": "2", "highestTierName": 5}}, {"rolePolicy": None}):
         decision = judge(_ms(kit, topology=topology), ctx_of(hypernode("h", 1), podgroup_crd(False)))
         assert decision.crash is None
+
+
+# ---- queues as Kthena uses them and Volcano sees them (issue 36 item 4) -----------------------------
+
+
+def test_the_queue_is_judged_only_for_a_modelserving_kthena_makes_podgroups_for(kit):
+    """Kthena reads the queue annotation only for `schedulerName: volcano` (podgroupmanager/
+    manager.go, shouldCreatePodGroup before createPodGroup): another scheduler's queue is not ours
+    to refuse; turning to `volcano` with it is judged."""
+    path = "metadata.annotations[scheduling.volcano.sh/queue-name]"
+    other = _ms(kit, queue_name="gone")
+    other["spec"]["schedulerName"] = "default-scheduler"
+    assert judge(other, ctx_of(queue("ml"))).allowed
+    assert not found(judge(other, ctx_of(queue("ml"))), "modelservings.queue")
+    turned = _ms(kit, queue_name="gone")
+    assert found(judge(turned, ctx_of(queue("ml")), old=other), "modelservings.queue") == [
+        (path, 'unable to find queue: queues.scheduling.volcano.sh "gone" not found')
+    ]
+    absent = _ms(kit, queue_name="gone")
+    absent["spec"].pop("schedulerName")  # the CRD's default: volcano
+    assert not judge(absent, ctx_of(queue("ml"))).allowed
+
+
+def test_root_has_every_queue_without_a_parent_as_child(kit):
+    """Volcano makes a queue without spec.parent a child of `root` (capacity.go updateAncestors)."""
+    queues = (queue("root"), queue("team-a"), queue("team-b", parent="root"))
+    warned = judge(_ms(kit, queue_name="root"), ctx_of(*queues))
+    assert warned.allowed
+    assert any("queue `root` is not a leaf queue (child queues: team-a, team-b)" in t for t in texts(warned, "modelservings.queue"))
+    alone = judge(_ms(kit, queue_name="root"), ctx_of(queue("root")))
+    assert alone.allowed and not found(alone, "modelservings.queue")
+    assert not found(judge(_ms(kit, queue_name="team-a"), ctx_of(*queues)), "modelservings.queue")
+
+
+def test_a_queue_with_children_stalls_capacity_with_hierarchy(kit):
+    """Under `capacity` with hierarchy, one PodGroup in a queue with children makes
+    buildHierarchicalQueueAttrs fail and every allocation of the session stop: refused with the
+    setting, otherwise warned of in those words."""
+    queues = (queue("root"), queue("ml"), queue("ml-a", parent="ml"))
+    path = "metadata.annotations[scheduling.volcano.sh/queue-name]"
+    detail = (
+        "queue `ml` is not a leaf queue (child queues: ml-a): under Volcano's `capacity` plugin with hierarchy, "
+        "one PodGroup in it fails the session's queue hierarchy and stalls every allocation in the cluster"
+    )
+    warned = judge(_ms(kit, queue_name="ml"), ctx_of(*queues))
+    assert warned.allowed and texts(warned, "modelservings.queue") == [f'{path}: Invalid value: "ml": {detail}']
+    refused = judge(_ms(kit, queue_name="ml"), ctx_of(*queues, settings={"capacity_hierarchy": True}))
+    assert not refused.allowed and found(refused, "modelservings.queue") == [(path, detail)]
+    leaf = judge(_ms(kit, queue_name="ml-a"), ctx_of(*queues, settings={"capacity_hierarchy": True}))
+    assert leaf.allowed and not found(leaf, "modelservings.queue")

@@ -29,9 +29,10 @@ def store_of(*objects: dict[str, Any], missing: tuple[str, ...] = (), unlisted: 
     return store
 
 
-def ctx_of(*objects: dict[str, Any], rule_actions: tuple[tuple[str, str], ...] = (), **kw: Any) -> Context:
+def ctx_of(*objects: dict[str, Any], rule_actions: tuple[tuple[str, str], ...] = (), settings: dict[str, Any] | None = None, **kw: Any) -> Context:
+    """A context whose lookups and facts hold `objects`; `settings`: other PolicySettings fields."""
     store = store_of(*objects, **kw)
-    return Context(settings=PolicySettings(rule_actions=rule_actions), lookups=DictLookups(objects), facts=ClusterFacts(store))
+    return Context(settings=PolicySettings(rule_actions=rule_actions, **(settings or {})), lookups=DictLookups(objects), facts=ClusterFacts(store))
 
 
 def judge(obj: dict[str, Any], ctx: Context, *, old: dict[str, Any] | None = None):

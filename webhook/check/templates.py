@@ -4,7 +4,8 @@ mutation (and any refusal) each will get from our pod rules before the workload 
 - ModelServing (Kthena): for each role, the entry pod and, with `workerReplicas > 0`, the first
   worker, built by `policies.kthena_pods` as the controller builds them (its labels, PodGroup
   annotations, owner reference, schedulerName and environment variables), the same pods the rule
-  `modelservings.pod-templates` judges.
+  `modelservings.pod-templates` judges; without PodGroup annotations when the cluster `check` was
+  shown has no PodGroup CRD.
 - Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, CronJob and OpenKruise CloneSet: a pod
   from `spec.template` (CronJob: `spec.jobTemplate.spec.template`) with the template's labels and
   annotations, named as the controller names it (`<sts>-0`, or a generateName).
@@ -21,7 +22,8 @@ from ..admission.decision import RuleError
 from ..admission.outcome import status_of
 from ..admission.review import make_request
 from ..kthena import MODELSERVING
-from ..policies import REGISTRY, Context, engine
+from ..policies import REGISTRY, Context, LookupFailed, engine
+from ..policies.clusterfacts import facts_of
 from ..policies.kthena_pods import controller_pods
 
 TEMPLATE_PATHS: dict[tuple[str, str], tuple[str, ...]] = {
@@ -53,8 +55,18 @@ def _pod(name: str, generate: bool, namespace: str, labels: dict[str, Any], anno
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": pod_spec}
 
 
-def modelserving_pods(ms: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    return [(str(cp.path), cp.pod) for cp in controller_pods(ms)]
+def podgroup_crd(ctx: Context) -> bool:
+    """Whether the cluster `check` was shown has the PodGroup CRD; assumed when it was shown none
+    (or its facts cannot be read), as the pod rules assume it (`policies/pods.py`)."""
+    try:
+        return facts_of(ctx).podgroup_crd()
+    except LookupFailed:
+        return True
+
+
+def modelserving_pods(ms: dict[str, Any], podgroup: bool = True) -> list[tuple[str, dict[str, Any]]]:
+    """The pods Kthena makes of `ms`; `podgroup`: whether the cluster has the PodGroup CRD."""
+    return [(str(cp.path), cp.pod) for cp in controller_pods(ms, podgroup_crd=podgroup)]
 
 
 def workload_pods(obj: dict[str, Any], group: str, kind: str) -> list[tuple[str, dict[str, Any]]]:
@@ -72,11 +84,11 @@ def workload_pods(obj: dict[str, Any], group: str, kind: str) -> list[tuple[str,
     return [(".".join(path), _pod(f"{name}-", True, namespace, labels, annotations, template.get("spec")))]
 
 
-def pods_of(obj: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+def pods_of(obj: dict[str, Any], podgroup: bool = True) -> list[tuple[str, dict[str, Any]]]:
     group = str(obj.get("apiVersion") or "").rpartition("/")[0]
     kind = str(obj.get("kind") or "")
     if (group, kind) == MODELSERVING:
-        return modelserving_pods(obj)
+        return modelserving_pods(obj, podgroup)
     if (group, kind) in TEMPLATE_PATHS:
         return workload_pods(obj, group, kind)
     return []
@@ -94,7 +106,7 @@ class PodPreview:
 def preview(obj: dict[str, Any], ctx: Context) -> list[PodPreview]:
     """Each pod the workload makes, with what our pod rules would do to it at creation."""
     out: list[PodPreview] = []
-    for template, pod in pods_of(obj):
+    for template, pod in pods_of(obj, podgroup_crd(ctx)):
         req = make_request(pod, operation="CREATE")
         mutation = engine.mutate(req, ctx, REGISTRY)
         edited = mutation.edited if mutation.edited is not None else pod

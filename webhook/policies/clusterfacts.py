@@ -148,10 +148,15 @@ def hypernode_capacities(hypernodes: list[dict[str, Any]], nodes: list[dict[str,
     return out
 
 
+ROOT_QUEUE = "root"  # Volcano's root queue: every queue without spec.parent is its child
+
+
 @dataclass(frozen=True, slots=True)
 class Queue:
-    """A Volcano Queue as the rules read it: its state, and the queues that name it as parent
-    (a queue with children is not a leaf: workloads go to leaf queues)."""
+    """A Volcano Queue as the rules read it: its state, and its child queues as Volcano sees
+    them (a queue with children is not a leaf: workloads go to leaf queues). A queue without
+    `spec.parent` is a child of `root` (volcano `pkg/scheduler/plugins/capacity/capacity.go`,
+    updateAncestors), so `root` has children whenever any other queue exists."""
 
     state: str
     children: tuple[str, ...]
@@ -201,9 +206,11 @@ class ClusterFacts:
                 return None
             children: dict[str, list[str]] = {}
             for q in items:
+                name = str(as_dict(q.get("metadata")).get("name") or "")
+                if name == ROOT_QUEUE:
+                    continue
                 parent = as_dict(q.get("spec")).get("parent")
-                if isinstance(parent, str) and parent:
-                    children.setdefault(parent, []).append(str(as_dict(q.get("metadata")).get("name") or ""))
+                children.setdefault(parent if isinstance(parent, str) and parent else ROOT_QUEUE, []).append(name)
             out = {}
             for q in items:
                 name = str(as_dict(q.get("metadata")).get("name") or "")
@@ -293,6 +300,11 @@ class ClusterFacts:
             return hypernode_capacities(hypernodes, self._items(NODE), self.node_classes())
 
         return self._derived("hypernode-capacity", (HYPERNODE, NODE), make)
+
+    def podgroup_crd(self) -> bool:
+        """Whether Volcano's PodGroup CRD is installed: Kthena makes PodGroups, and gives its pods
+        the PodGroup annotations, only then (kthena `podgroupmanager/manager.go`, shouldCreatePodGroup)."""
+        return self.subgroup_policy() is not None
 
     def subgroup_policy(self) -> bool | None:
         """Whether the PodGroup CRD has `spec.subGroupPolicy`; None when it is not installed."""

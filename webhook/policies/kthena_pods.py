@@ -6,10 +6,16 @@ For each role: the entry pod and, with `workerReplicas > 0`, the first worker, o
 role replica 0, named `<ms>-0-<role>-0-<k>`. What the controller adds to the template:
 
 - labels `name`, `group-name`, `role`, `role-id`, `revision`, `role-template-hash` (and `entry` on
-  the entry pod), with the template's labels merged over them; the two hashes are Go structures
-  spew-dumped and hashed, which cannot be reproduced here, so they hold a stand-in of the same kind
-  (a valid label value); no rule reads them;
-- the PodGroup annotations when the ModelServing's scheduler is `volcano`, then the template's;
+  the entry pod), with the template's labels merged over them, so a template's value of one of
+  these wins (kthena `pkg/model-serving-controller/utils/utils.go`, createBasePod, then
+  addPodLabelAndAnnotation); the two hashes are Go structures spew-dumped and hashed, which cannot
+  be reproduced here, so they hold a stand-in of the same kind (a valid label value); no rule
+  reads them;
+- the template's annotations, then, when Kthena makes a PodGroup (the ModelServing's scheduler is
+  literally `volcano` and the PodGroup CRD is installed), `scheduling.k8s.io/group-name` and
+  `volcano.sh/task-spec` set over whatever the template had (`controller/model_serving_controller.go`,
+  CreatePodsByRole, calls `podgroupmanager/manager.go` AnnotatePodWithPodGroup after the pod is
+  built), so the controller's PodGroup annotations win;
 - a controller owner reference to the ModelServing (its uid, or a stand-in offline);
 - `spec.schedulerName` overwritten with the ModelServing's (the CRD defaults it to `volcano`);
 - `GROUP_SIZE`, `ENTRY_ADDRESS` and `WORKER_INDEX` appended to the env of every container and init
@@ -33,6 +39,7 @@ from ..kthena import (
     ENV_ENTRY_ADDRESS,
     ENV_GROUP_SIZE,
     ENV_WORKER_INDEX,
+    KTHENA_GANG_SCHEDULER,
     LABEL_ENTRY,
     LABEL_GROUP,
     LABEL_NAME,
@@ -46,7 +53,7 @@ from ..kthena import (
 
 ROLES = FieldPath.of("spec", "template", "roles")
 TEMPLATES = ("entryTemplate", "workerTemplate")
-DEFAULT_SCHEDULER = "volcano"  # the CRD's default for spec.schedulerName
+DEFAULT_SCHEDULER = KTHENA_GANG_SCHEDULER  # the CRD's default for spec.schedulerName
 HASH_STAND_IN = "standin"  # for the revision and role-template-hash labels (see the module doc)
 UID_STAND_IN = "00000000-0000-0000-0000-000000000000"  # offline, a ModelServing has no uid yet
 _ADDED_ENV = frozenset({ENV_GROUP_SIZE, ENV_ENTRY_ADDRESS, ENV_WORKER_INDEX})
@@ -129,8 +136,9 @@ def pod_name(name: str, role_name: str, entry: bool) -> str:
     return f"{name}-0-{role_name}-0-{0 if entry else 1}"
 
 
-def _added(name: str, role_name: str, entry: bool, scheduler: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The labels and annotations the controller gives a pod before merging the template's."""
+def _added(name: str, role_name: str, entry: bool, scheduler: Any, podgroup_crd: bool = True) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The labels the controller gives a pod before merging the template's, and the PodGroup
+    annotations it sets after (none unless it makes a PodGroup)."""
     group, role_id = f"{name}-0", f"{role_name}-0"
     labels: dict[str, Any] = {
         LABEL_NAME: name,
@@ -142,35 +150,42 @@ def _added(name: str, role_name: str, entry: bool, scheduler: Any) -> tuple[dict
     }
     if entry:
         labels[LABEL_ENTRY] = "true"
-    annotations: dict[str, Any] = {ANNOTATION_GROUP: group, ANNOTATION_TASK: role_id} if scheduler == DEFAULT_SCHEDULER else {}
+    podgroup = scheduler == KTHENA_GANG_SCHEDULER and podgroup_crd
+    annotations: dict[str, Any] = {ANNOTATION_GROUP: group, ANNOTATION_TASK: role_id} if podgroup else {}
     return labels, annotations
 
 
 def added_metadata(ms: dict[str, Any], role: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The labels and annotations the controller gives the entry pod of `role` before merging its
-    template's; its worker pods get the same but the `entry` label. (A rule judging every pod of a
-    ModelServing judges these once per role: they repeat from pod to pod.)"""
+    """The labels the controller gives the entry pod of `role` before merging its template's, and
+    the PodGroup annotations it sets after; its worker pods get the same but the `entry` label.
+    (A rule judging every pod of a ModelServing judges these once per role: they repeat from pod
+    to pod.)"""
     scheduler = _dict(ms.get("spec")).get("schedulerName", DEFAULT_SCHEDULER)
     return _added(modelserving_name(ms), role_name(role), True, scheduler)
 
 
-def _metadata(ms: dict[str, Any], template: Any, name: str, role_name: str, entry: bool, scheduler: Any, owned: bool = True) -> dict[str, Any]:
+def _metadata(
+    ms: dict[str, Any], template: Any, name: str, role_name: str, entry: bool, scheduler: Any, owned: bool = True, podgroup_crd: bool = True
+) -> dict[str, Any]:
     """The pod's metadata; without its namespace and owner reference unless `owned`."""
     ms_meta = _dict(ms.get("metadata"))
-    labels, annotations = _added(name, role_name, entry, scheduler)
+    labels, annotations = _added(name, role_name, entry, scheduler, podgroup_crd)
     meta: dict[str, Any] = {"name": pod_name(name, role_name, entry)}
     namespace = ms_meta.get("namespace") if owned else None
     if type(namespace) is str and namespace:
         meta["namespace"] = namespace
     template_meta = template.get("metadata") if type(template) is dict else None
-    for key, own in (("labels", labels), ("annotations", annotations)):
+    # labels: the template's over the controller's; annotations: the PodGroup ones over the template's
+    for key, own, template_wins in (("labels", labels, True), ("annotations", annotations, False)):
         theirs = template_meta.get(key) if type(template_meta) is dict else None
         if theirs is None:
             pass
-        elif type(theirs) is dict:
+        elif type(theirs) is not dict:
+            own = theirs  # not a map: carried as it is, for validation to report
+        elif template_wins:
             own.update(theirs)
         else:
-            own = theirs  # not a map: carried as it is, for validation to report
+            own = {**theirs, **own}
         if own:
             meta[key] = own
     if not owned:
@@ -189,12 +204,13 @@ def _metadata(ms: dict[str, Any], template: Any, name: str, role_name: str, entr
     return meta
 
 
-def pod_metadata(ms: dict[str, Any], role: dict[str, Any], which: str, *, owned: bool = True) -> dict[str, Any]:
+def pod_metadata(ms: dict[str, Any], role: dict[str, Any], which: str, *, owned: bool = True, podgroup_crd: bool = True) -> dict[str, Any]:
     """The metadata of the pod the controller makes from `role.<which>` (a new dict; the
     template's label and annotation maps are merged into new ones, never changed). Without
-    `owned`, only its name, labels and annotations: what Pod validation reads of it."""
+    `owned`, only its name, labels and annotations: what Pod validation reads of it. Without
+    `podgroup_crd` (the cluster has no PodGroup CRD), no PodGroup annotations."""
     scheduler = _dict(ms.get("spec")).get("schedulerName", DEFAULT_SCHEDULER)
-    return _metadata(ms, role.get(which), modelserving_name(ms), role_name(role), which == "entryTemplate", scheduler, owned)
+    return _metadata(ms, role.get(which), modelserving_name(ms), role_name(role), which == "entryTemplate", scheduler, owned, podgroup_crd)
 
 
 def pod_spec(ms: dict[str, Any], role: dict[str, Any], which: str) -> tuple[Any, dict[tuple[str, int], list[int]]]:
@@ -234,10 +250,10 @@ def template_path(i: int, which: str) -> FieldPath:
     return ROLES.child(i, which)  # one path built, not two
 
 
-def controller_pod(ms: dict[str, Any], i: int, role: dict[str, Any], which: str) -> ControllerPod:
+def controller_pod(ms: dict[str, Any], i: int, role: dict[str, Any], which: str, podgroup_crd: bool = True) -> ControllerPod:
     """The pod the controller makes from `roles[i].<which>`: the entry pod, or the first worker."""
     spec, kept_env = pod_spec(ms, role, which)
-    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": pod_metadata(ms, role, which), "spec": spec}
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": pod_metadata(ms, role, which, podgroup_crd=podgroup_crd), "spec": spec}
     return ControllerPod(i, role_name(role), which, template_path(i, which), role.get(which), pod, kept_env)
 
 
@@ -253,7 +269,8 @@ def templates_in_use(ms: dict[str, Any], select: Select | None = None) -> Iterat
                 yield i, role, which
 
 
-def controller_pods(ms: dict[str, Any], select: Select | None = None) -> Iterator[ControllerPod]:
-    """Every role's entry pod and, when it has workers, its first worker (those `select` keeps)."""
+def controller_pods(ms: dict[str, Any], select: Select | None = None, *, podgroup_crd: bool = True) -> Iterator[ControllerPod]:
+    """Every role's entry pod and, when it has workers, its first worker (those `select` keeps);
+    `podgroup_crd`: whether the cluster has the PodGroup CRD (assumed when not known)."""
     for i, role, which in templates_in_use(ms, select):
-        yield controller_pod(ms, i, role, which)
+        yield controller_pod(ms, i, role, which, podgroup_crd)

@@ -7,13 +7,16 @@ Scope: pods of a ModelServing (label `modelserving.volcano.sh/name`) and pods th
   gang scheduler; another explicit scheduler is kept, with a warning.
 - `pods.gang-labels`: the subgroup labels and PodGroup annotations Volcano's `subGroupPolicy`
   and PodGroup matching need, derived from the pod name `<ms>-<g>-<role>-<r>-<k>` (or, without a
-  name, from the labels); a value contradicting the name is repaired. Opt-in pods map
-  `servinggate.io/gang` / `servinggate.io/subgroup` onto the same keys.
+  name, from the labels); a value contradicting the name is repaired. The PodGroup annotations
+  only for a PodGroup that will exist (`podgroup_will_exist`: Kthena's own condition). Opt-in pods
+  get only the annotations (`servinggate.io/gang` / `servinggate.io/subgroup`), none of Kthena's
+  labels: its controller selects and deletes pods by them.
 
 Both are minimal (no change, no patch) and idempotent. Every change is recorded in the review's
 audit annotations (`changes`) and log line; a warning is only for a problem the client should
-fix (an explicit non-gang scheduler on a gang pod, an owner that could not be read). Pods of a
-ModelServing that explicitly chose another scheduler are left alone (`owner_choice`).
+fix (an explicit non-gang scheduler on a gang pod, an owner that could not be read, an opt-in gang
+on a cluster without the PodGroup CRD). Pods of a ModelServing whose scheduler is not the gang
+scheduler, an explicit empty one included, are left alone (`owner_choice`).
 """
 
 from __future__ import annotations
@@ -23,7 +26,8 @@ from typing import Any
 
 from ..admission.decision import Changes
 from ..admission.review import Request
-from ..kthena import ANNOTATION_GROUP, ANNOTATION_TASK, LABEL_ENTRY, LABEL_GROUP, LABEL_NAME, LABEL_ROLE, LABEL_ROLE_ID
+from ..kthena import ANNOTATION_GROUP, ANNOTATION_TASK, KTHENA_GANG_SCHEDULER, LABEL_ENTRY, LABEL_GROUP, LABEL_NAME, LABEL_ROLE, LABEL_ROLE_ID
+from .clusterfacts import ClusterFacts, ask
 from .common import as_dict, lookup_modelserving
 from .context import Context
 from .registry import REGISTRY, LabelScope, Target
@@ -32,6 +36,8 @@ MODELSERVING_NAME_LABEL = LABEL_NAME
 GANG_LABEL = "servinggate.io/gang"
 SUBGROUP_LABEL = "servinggate.io/subgroup"
 SKIP_LABEL = "servinggate.io/skip"
+
+UNKNOWN = object()  # an owner's scheduler we could not read
 
 _POD_SUFFIX = re.compile(r"([0-9]+)-(.+)-([0-9]+)-([0-9]+)")
 
@@ -52,28 +58,67 @@ def _labels(pod: dict[str, Any]) -> dict[str, Any] | None:
     return labels if isinstance(labels, dict) else None
 
 
-def owner_choice(req: Request, pod: dict[str, Any], ctx: Context) -> tuple[bool, list[str]]:
-    """(leave the pod alone?, warnings): a ModelServing whose spec.schedulerName explicitly names
-    another scheduler than the gang scheduler gets no PodGroup from Kthena, so its pods must not
-    be switched to Volcano or given PodGroup annotations (they would wait forever). The owner is
-    read through the lookups; when it cannot be read the pod is mutated as usual, with a warning."""
+def _arrived_annotated(req: Request) -> bool:
+    """Whether the pod reached us with a PodGroup annotation (before any rule of ours ran)."""
+    notes = as_dict(as_dict(as_dict(req.object).get("metadata")).get("annotations"))
+    return isinstance(notes.get(ANNOTATION_GROUP), str)
+
+
+def owner_choice(req: Request, pod: dict[str, Any], ctx: Context) -> tuple[bool, Any, list[str]]:
+    """(leave the pod alone?, the owner ModelServing's spec.schedulerName or UNKNOWN, warnings).
+
+    A ModelServing whose spec.schedulerName is not the gang scheduler (an explicit empty one
+    included: the CRD's `volcano` default fills only an absent field, and Kthena then makes the
+    pods with no scheduler) keeps its pods as Kthena makes them: not switched to Volcano, no
+    PodGroup annotations. The owner is read through the lookups; when it cannot be read the pod is
+    mutated as usual, with a warning; when it is not found (or `check` was not shown it), UNKNOWN."""
     labels = _labels(pod) or {}
     ms_name = labels.get(MODELSERVING_NAME_LABEL)
     if not isinstance(ms_name, str) or not ms_name:
-        return False, []  # opted in with servinggate.io/gang: no owner to ask
+        return False, UNKNOWN, []  # opted in with servinggate.io/gang: no owner to ask
     meta = pod.get("metadata")
     namespace = req.namespace or str((meta if isinstance(meta, dict) else {}).get("namespace") or "")
     ms, failure = lookup_modelserving(ctx, namespace, ms_name)
     if failure is not None:
-        return False, [f"servinggate: ModelServing {namespace}/{ms_name} unreadable ({failure}); its scheduler choice was not checked"]
-    chosen = as_dict((ms or {}).get("spec")).get("schedulerName")
-    return isinstance(chosen, str) and chosen not in ("", ctx.settings.scheduler_name), []
+        return False, UNKNOWN, [f"servinggate: ModelServing {namespace}/{ms_name} unreadable ({failure}); its scheduler choice was not checked"]
+    if ms is None:
+        return False, UNKNOWN, []
+    chosen = as_dict(ms.get("spec")).get("schedulerName", KTHENA_GANG_SCHEDULER)  # absent: the CRD's default
+    if not isinstance(chosen, str):
+        return False, UNKNOWN, []
+    return chosen != ctx.settings.scheduler_name, chosen, []
+
+
+def podgroup_will_exist(req: Request, pod: dict[str, Any], owner_scheduler: Any, ctx: Context) -> tuple[bool, list[str]]:
+    """(will the PodGroup the pod's annotations would name exist?, warnings).
+
+    A pod of a ModelServing: only if Kthena makes it, which it does when the owner's
+    spec.schedulerName is literally `volcano` and the PodGroup CRD is installed (kthena
+    `podgroupmanager/manager.go`, shouldCreatePodGroup, whatever `--scheduler-name` says). For an
+    owner not read, the pod as it arrived stands in: Kthena annotates exactly the pods whose
+    PodGroup it makes (AnnotatePodWithPodGroup), so one that came without the annotation gets
+    none from us (its values may still be repaired); the pod's scheduler cannot stand in, since
+    pods.default-scheduler changes it and a second pass would then decide otherwise. An opt-in
+    pod: its own PodGroup, which can exist only where the CRD is installed. The CRD comes from
+    the cluster facts; facts not listed yet (or none: `check` on files) count as installed, with
+    their "not checked" warning: a pod Volcano schedules implies a Volcano whose scheduler could
+    not start without that CRD, so saying "installed" is never stricter than the cluster."""
+    labels = _labels(pod) or {}
+    kthena = isinstance(labels.get(MODELSERVING_NAME_LABEL), str) and bool(labels.get(MODELSERVING_NAME_LABEL))
+    if kthena and owner_scheduler is UNKNOWN and not _arrived_annotated(req):
+        return False, []
+    if kthena and owner_scheduler is not UNKNOWN and owner_scheduler != KTHENA_GANG_SCHEDULER:
+        return False, []
+    installed, warnings = ask(ctx, "PodGroup CRD", ClusterFacts.podgroup_crd)
+    if installed is False and not kthena:
+        warnings.append(f"servinggate: no PodGroup CRD is installed, so gang {labels[GANG_LABEL]!r} can have no PodGroup: not annotated")
+    return installed is not False, warnings
 
 
 @REGISTRY.mutates("pods.default-scheduler", PODS, scope=GANG_PODS, edits=(("spec",),))
 def default_scheduler(req: Request, pod: dict[str, Any], ctx: Context) -> Changes:
     """An empty or `default-scheduler` schedulerName becomes the gang scheduler; another is kept, with a warning."""
-    leave, warnings = owner_choice(req, pod, ctx)
+    leave, _, warnings = owner_choice(req, pod, ctx)
     if leave:
         return Changes()
     spec = pod.get("spec")
@@ -104,25 +149,28 @@ def parse_pod_name(name: str, ms_name: str) -> tuple[str, str, str, bool] | None
 
 
 def _wanted(pod: dict[str, Any], labels: dict[str, Any]) -> tuple[dict[str, str | None], dict[str, str], bool]:
-    """(labels to hold: value or None = absent, annotations to hold, derived from the name?)."""
+    """(labels to hold: value or None = absent, annotations to hold, derived from the name?).
+
+    An opt-in gang gets only the annotations Volcano matches a PodGroup by: none of Kthena's
+    labels, which its controller owns (its pod informer selects on `group-name`, and
+    deleteServingGroup deletes every pod with a ServingGroup's `group-name`, kthena
+    `controller/model_serving_controller.go`), so a gang named like a ServingGroup is never
+    taken for one."""
     if GANG_LABEL in labels and MODELSERVING_NAME_LABEL not in labels:
         gang = labels.get(GANG_LABEL)
         subgroup = labels.get(SUBGROUP_LABEL)
-        want: dict[str, str | None] = {}
         notes: dict[str, str] = {}
         if isinstance(gang, str) and gang:
-            want[LABEL_GROUP] = gang
             notes[ANNOTATION_GROUP] = gang
         if isinstance(subgroup, str) and subgroup:
-            want[LABEL_ROLE_ID] = subgroup
             notes[ANNOTATION_TASK] = subgroup
-        return want, notes, False
+        return {}, notes, False
     ms_name = labels.get(MODELSERVING_NAME_LABEL)
     name = (pod.get("metadata") or {}).get("name")
     parsed = parse_pod_name(name, ms_name) if isinstance(name, str) and isinstance(ms_name, str) else None
     if parsed is not None:
         group, role, role_id, entry = parsed
-        want = {LABEL_GROUP: group, LABEL_ROLE: role, LABEL_ROLE_ID: role_id, LABEL_ENTRY: "true" if entry else None}
+        want: dict[str, str | None] = {LABEL_GROUP: group, LABEL_ROLE: role, LABEL_ROLE_ID: role_id, LABEL_ENTRY: "true" if entry else None}
         return want, {ANNOTATION_GROUP: group, ANNOTATION_TASK: role_id}, True
     # generateName (or a name we cannot read): the labels the pod carries are all we know.
     notes = {}
@@ -137,7 +185,8 @@ def _wanted(pod: dict[str, Any], labels: dict[str, Any]) -> tuple[dict[str, str 
 @REGISTRY.mutates("pods.gang-labels", PODS, scope=GANG_PODS, edits=(("metadata", "labels"), ("metadata", "annotations")))
 def gang_labels(req: Request, pod: dict[str, Any], ctx: Context) -> Changes:
     """The subgroup labels and PodGroup annotations Volcano needs, from the pod name (or the opt-in labels)."""
-    if owner_choice(req, pod, ctx)[0]:  # the warning, if any, comes from pods.default-scheduler
+    leave, owner_scheduler, _ = owner_choice(req, pod, ctx)  # its warning comes from pods.default-scheduler
+    if leave:
         return Changes()
     meta = pod["metadata"]
     labels = _labels(pod)
@@ -162,10 +211,13 @@ def gang_labels(req: Request, pod: dict[str, Any], ctx: Context) -> Changes:
         else:
             made.append(f"added label {key}={value}")
         labels[key] = value
-    # PodGroup annotations only help a pod Volcano schedules.
+    # PodGroup annotations only help a pod Volcano schedules, and only for a PodGroup that will exist.
     scheduler = (pod.get("spec") or {}).get("schedulerName") if isinstance(pod.get("spec"), dict) else None
-    if scheduler != ctx.settings.scheduler_name:
+    if scheduler != ctx.settings.scheduler_name or not want_notes:
         return Changes(made)
+    exists, warnings = podgroup_will_exist(req, pod, owner_scheduler, ctx)
+    if not exists:
+        return Changes(made, warnings)
     notes = meta.get("annotations")
     if notes is not None and not isinstance(notes, dict):
         return Changes(made)
@@ -180,4 +232,4 @@ def gang_labels(req: Request, pod: dict[str, Any], ctx: Context) -> Changes:
         else:
             made.append(f"added annotation {key}={value}")
         notes[key] = value
-    return Changes(made)
+    return Changes(made, warnings)

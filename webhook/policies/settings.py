@@ -1,13 +1,14 @@
 """What the rules read from the command line: the scheduler pods are defaulted to, the namespaces
-left alone, and each rule's enforcement. `serve` and `check` both compose it, so `check` gives
-the webhook's answer; it lives beside the registry because the rule names it checks are the
-registry's (the `setting()` machinery it is declared with is webhook/config.py's)."""
+left alone, how the cluster's Volcano treats queues with children, and each rule's enforcement.
+`serve` and `check` both compose it, so `check` gives the webhook's answer; it lives beside the
+registry because the rule names it checks are the registry's (the `setting()` machinery it is
+declared with is webhook/config.py's)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..config import ConfigError, csv_list, csv_set, non_empty, setting
+from ..config import ConfigError, csv_list, csv_set, non_empty, parse_bool, setting
 from .registry import REGISTRY
 
 VALIDATING_ACTIONS = ("deny", "warn", "audit", "off")
@@ -33,6 +34,11 @@ class PolicySettings:
     scheduler_name: str = setting("volcano", non_empty, "scheduler that pods in scope are defaulted to")
     skip_namespaces: frozenset[str] = setting(
         frozenset({"kube-system", "kube-node-lease"}), csv_set, "namespaces whose pods are never mutated (comma-separated)"
+    )
+    capacity_hierarchy: bool = setting(
+        False,
+        parse_bool,
+        "the cluster's Volcano scheduler runs the `capacity` plugin with `enableHierarchy`: a ModelServing queue with child queues is refused, not warned of",
     )
     rule_actions: tuple[tuple[str, str], ...] = setting(
         (),

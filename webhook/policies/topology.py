@@ -9,11 +9,16 @@ nothing would otherwise say why the ServingGroup never gets pods:
 
 - `modelservings.network-topology` (deny): a policy with both `highestTierAllowed` and
   `highestTierName`, in Volcano's words;
-- `modelservings.queue` (deny): the queue named does not exist or is not `Open`; a queue that is
-  not a leaf (some other queue names it as its parent) is warned of, not refused, since the
-  PodGroup webhook does not require a leaf (Volcano's Job webhook does); judged on create and when
-  the annotation changes, never on an unrelated update of a ModelServing already in a queue that
-  closed since;
+- `modelservings.queue` (deny): only for a ModelServing whose scheduler is `volcano` (Kthena reads
+  the annotation for no other); the queue named does not exist or is not `Open`; a queue that is
+  not a leaf (`root` whenever another queue exists, since a queue without `spec.parent` is a child
+  of `root`, or one some queue names as its parent) is refused when the setting
+  `capacity-hierarchy` says the cluster's Volcano runs the `capacity` plugin with hierarchy (one
+  such PodGroup stalls every allocation there: volcano `pkg/scheduler/plugins/capacity/capacity.go`,
+  buildHierarchicalQueueAttrs), and otherwise warned of, since the PodGroup webhook does not require
+  a leaf (Volcano's Job webhook does) and the default `proportion` plugin has no hierarchy; judged
+  on create and when the annotation changes or the ModelServing turns to `volcano`, never on an
+  unrelated update of a ModelServing already in a queue that closed since;
 - `modelservings.topology-facts` (warn): a tier or tier name no HyperNode has (the gang then
   waits for topology that does not exist), and role gang fields (`rolePolicy`,
   `gangPolicy.minRoleReplicas`) on a cluster whose PodGroup CRD has no `subGroupPolicy`: Kthena
@@ -32,6 +37,7 @@ from typing import Any
 from ..admission.decision import Verdict
 from ..admission.fields import FieldError, FieldPath, invalid
 from ..admission.review import Request
+from ..kthena import KTHENA_GANG_SCHEDULER
 from .clusterfacts import ClusterFacts, ask, facts_of, not_checked
 from .common import as_dict, is_int
 from .context import Context, LookupFailed
@@ -131,13 +137,29 @@ def _queue(obj: dict[str, Any] | None) -> Any:
     return as_dict(as_dict(as_dict(obj).get("metadata")).get("annotations")).get(QUEUE_ANNOTATION)
 
 
+def uses_volcano(obj: dict[str, Any] | None) -> bool:
+    """Kthena reads the queue, and makes a PodGroup at all, only for a ModelServing whose
+    `spec.schedulerName` is literally `volcano` (kthena `podgroupmanager/manager.go`,
+    shouldCreatePodGroup); an absent one is the CRD's default, `volcano`."""
+    return as_dict(as_dict(obj).get("spec")).get("schedulerName", KTHENA_GANG_SCHEDULER) == KTHENA_GANG_SCHEDULER
+
+
+def stalls(name: str, children: tuple[str, ...]) -> str:
+    """Why a queue with children is a problem: what Volcano's capacity plugin does with it."""
+    shown = ", ".join(children[:5]) + (f" and {len(children) - 5} more" if len(children) > 5 else "")
+    return (
+        f"queue `{name}` is not a leaf queue (child queues: {shown}): under Volcano's `capacity` plugin with hierarchy, "
+        "one PodGroup in it fails the session's queue hierarchy and stalls every allocation in the cluster"
+    )
+
+
 @REGISTRY.validates_request("modelservings.queue", MODELSERVINGS, family="modelservings")
 def check_queue(req: Request, ctx: Context) -> Verdict:
-    """The queue annotation names a Queue that exists and is Open (else Volcano refuses the PodGroup); a non-leaf queue is warned of."""
+    """A `volcano` ModelServing's queue annotation names a Queue that exists and is Open; a non-leaf one is refused under capacity hierarchy, else warned of."""
     name = _queue(req.object)
-    if not isinstance(name, str) or not _QUEUE_NAME.fullmatch(name):
+    if not isinstance(name, str) or not _QUEUE_NAME.fullmatch(name) or not uses_volcano(req.object):
         return Verdict()
-    if req.operation == "UPDATE" and _queue(req.old_object) == name:
+    if req.operation == "UPDATE" and _queue(req.old_object) == name and uses_volcano(req.old_object):
         return Verdict()
     queues, warnings = ask(ctx, "queue", ClusterFacts.queues)
     if queues is None:  # no Queue CRD (no Volcano queues to submit to), or not readable yet
@@ -149,11 +171,12 @@ def check_queue(req: Request, ctx: Context) -> Verdict:
     if found.state != "Open":
         return Verdict(errors=[invalid(path, name, f"can only submit workload to queue with state `Open`, queue `{name}` status is `{found.state}`")])
     if found.children:
-        # Warned, not refused: Volcano's Job webhook requires a leaf queue, but the PodGroup
-        # webhook that judges Kthena's PodGroups does not, so a refusal could be stricter than
-        # the cluster; whether the scheduler then runs the gang depends on its queue plugins.
-        not_leaf = invalid(
-            path, name, f"queue `{name}` is not a leaf queue (child queues: {', '.join(found.children)}): Volcano may place workloads in leaf queues only"
-        )
+        # Volcano's PodGroup webhook, which judges Kthena's PodGroups, does not require a leaf
+        # (its Job webhook does), and the default `proportion` plugin has no hierarchy: refused
+        # only where the cluster is said to run `capacity` with hierarchy, whose
+        # buildHierarchicalQueueAttrs then fails every allocate, enqueue and reclaim.
+        not_leaf = invalid(path, name, stalls(name, found.children))
+        if ctx.settings.capacity_hierarchy:
+            return Verdict(errors=[not_leaf])
         return Verdict(warnings=[str(not_leaf)])
     return Verdict()
