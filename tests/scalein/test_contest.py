@@ -8,6 +8,7 @@ import queue
 
 import pytest
 
+from webhook.config import compose
 from webhook.scalein.cluster import Cluster, WorkloadTypes
 from webhook.scalein.contest import BACKING_OFF, CONTESTED, OVERWRITE, Contests
 from webhook.scalein.events import Answered, Changed, Event, Listed
@@ -32,7 +33,7 @@ class World:
 
     def __init__(self, s1: dict, **kw) -> None:
         base = dict(enable_scale_in_score=True, health_port=0, resync_seconds=0)
-        self.settings = ReconcileSettings(**{**base, **kw})
+        self.settings = compose(ReconcileSettings, **{**base, **kw})
         self.clock = Clock()
         self.events: queue.Queue[Event] = queue.Queue()
         self.writes = WriteQueue(clock=self.clock)
@@ -40,7 +41,7 @@ class World:
         self.told: list[tuple[str, int, str | None]] = []
         self.worker = Worker(
             self.settings,
-            Cluster(self.settings, WorkloadTypes()),
+            Cluster(self.settings.scoring, WorkloadTypes()),
             self.events,
             self.writes,
             self.metrics,

@@ -113,11 +113,11 @@ def clear_costs(patcher: Patcher, pods: list[dict[str, Any]], settings: Reconcil
         if stop.is_set():
             break
         meta = pod.get("metadata") or {}
-        ops = scoring.clear_patch(meta.get("annotations"), s.score_annotation_key, RECORD_KEY)
+        ops = scoring.clear_patch(meta.get("annotations"), s.scoring.score_annotation_key, RECORD_KEY)
         if not ops:
             continue
         key = f"{meta.get('namespace')}/{meta.get('name')}"
-        if s.dry_run:
+        if s.runtime.dry_run:
             log.info({"msg": "would clear cost (dry run)", "pod": key})
             continue
         for _ in range(3):
@@ -132,7 +132,7 @@ def clear_costs(patcher: Patcher, pods: list[dict[str, Any]], settings: Reconcil
                 if fresh.status != "found" or fresh.pod is None:
                     failed += 1
                     break
-                ops = scoring.clear_patch((fresh.pod.get("metadata") or {}).get("annotations"), s.score_annotation_key, RECORD_KEY)
+                ops = scoring.clear_patch((fresh.pod.get("metadata") or {}).get("annotations"), s.scoring.score_annotation_key, RECORD_KEY)
                 if not ops:
                     break
                 continue

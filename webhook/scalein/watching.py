@@ -83,9 +83,9 @@ class Watcher:
             watch=True,
             resource_version=rv,
             allow_watch_bookmarks=True,
-            timeout_seconds=self.settings.watch_timeout_seconds,
+            timeout_seconds=self.settings.runtime.watch_timeout_seconds,
             _preload_content=False,
-            _request_timeout=(10, self.settings.watch_timeout_seconds + 30),
+            _request_timeout=(10, self.settings.runtime.watch_timeout_seconds + 30),
         )
         events = watch_events(resp)
         try:
