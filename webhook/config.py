@@ -240,7 +240,7 @@ def read_data_file(path: str) -> Any:
 def _read_config_file(path: str) -> dict[str, Any]:
     try:
         with open(path, encoding="utf-8") as fh:
-            data = yaml.load(fh, Loader=_FileLoader) or {}  # noqa: S506 - a SafeLoader
+            data = yaml.load(fh, Loader=_FileLoader) or {}  # a SafeLoader
     except OSError as exc:
         raise ConfigError(f"--config {path}: cannot read: {exc.strerror}") from None
     except yaml.YAMLError as exc:

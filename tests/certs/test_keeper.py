@@ -145,7 +145,7 @@ def test_replicas_starting_together_end_with_one_certificate(cluster, fake_api, 
         try:
             barrier.wait()
             keeper.bootstrap(settings(tmp_path / f"r{i}"), api, now=lambda: T0)
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:
             errors.append(exc)
         finally:
             api.close()

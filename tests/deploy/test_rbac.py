@@ -154,8 +154,8 @@ def looked_up_resources() -> set[tuple[str, str]]:
             if isinstance(node, ast.Call) and ast.unparse(node.func).endswith("lookups.get"):
                 scope = vars(module)
                 try:
-                    api_version = eval(compile(ast.Expression(node.args[0]), str(path), "eval"), scope)  # noqa: S307
-                    kind = eval(compile(ast.Expression(node.args[1]), str(path), "eval"), scope)  # noqa: S307
+                    api_version = eval(compile(ast.Expression(node.args[0]), str(path), "eval"), scope)
+                    kind = eval(compile(ast.Expression(node.args[1]), str(path), "eval"), scope)
                 except NameError as exc:
                     raise AssertionError(f"{path}:{node.lineno}: use module constants for the looked-up apiVersion and kind ({exc})") from None
                 out.add((api_version.rpartition("/")[0], plural_of(kind)))

@@ -245,7 +245,7 @@ def test_the_rule_denies_by_default_and_follows_its_action(kit):
     ms = _ms(_role(ports=[{"containerPort": 0}]))
     assert RULE in kit.validate(ms).rules and not kit.validate(ms).allowed
     warned = kit.validate(ms, ctx=kit.ctx(rule_actions={RULE: "warn"}))
-    assert warned.allowed and any("containerPort" in w for w in warned.warning_texts)
+    assert warned.allowed and any("containerPort" in w.text for w in warned.warnings)
 
 
 # ---- bad input: field errors, never a crash -------------------------------------------------------

@@ -24,7 +24,7 @@ def test_complete_kthena_pod_is_left_alone(kit):
     req = kit.request(COMPLETE)
     out = engine.mutate(req, kit.ctx())
     assert out.matched and out.allowed
-    assert out.patch == [] and out.warning_texts == [] and out.changes == []
+    assert out.patch == [] and [w.text for w in out.warnings] == [] and out.changes == []
     answer = review_response(req, out)["response"]
     assert "patch" not in answer and "patchType" not in answer
 
@@ -32,7 +32,7 @@ def test_complete_kthena_pod_is_left_alone(kit):
 @pytest.mark.parametrize("name", ["pods-create-dry-run-mutating", "pods-create-by-replicaset-npu-mutating", "pods-create-by-replicaset-sa-token-mutating"])
 def test_recorded_pods_needing_nothing(kit, name):
     out = engine.mutate(kit.request(name), kit.ctx())
-    assert out.patch == [] and out.warning_texts == [] and out.changes == []
+    assert out.patch == [] and [w.text for w in out.warnings] == [] and out.changes == []
 
 
 def test_recorded_pod_missing_scheduler_annotations_and_role_id(kit):
@@ -43,7 +43,7 @@ def test_recorded_pod_missing_scheduler_annotations_and_role_id(kit):
         {"op": "add", "path": "/metadata/annotations", "value": {"scheduling.k8s.io/group-name": "sample-0", "volcano.sh/task-spec": "prefill-1"}},
         {"op": "replace", "path": "/spec/schedulerName", "value": "volcano"},
     ]
-    assert out.warning_texts == [], "routine changes are recorded, not warned"
+    assert [w.text for w in out.warnings] == [], "routine changes are recorded, not warned"
     assert changes(out) == [
         "set spec.schedulerName to 'volcano' for gang scheduling",
         "added label modelserving.volcano.sh/role-id=prefill-1",
@@ -106,7 +106,7 @@ def test_opt_in_pod_maps_gang_and_subgroup(kit):
         {"op": "add", "path": "/metadata/annotations", "value": {"scheduling.k8s.io/group-name": "npu-infer", "volcano.sh/task-spec": "tp-0"}},
         {"op": "replace", "path": "/spec/schedulerName", "value": "volcano"},
     ]
-    assert len(changes(out)) == 5 and out.warning_texts == []
+    assert len(changes(out)) == 5 and [w.text for w in out.warnings] == []
 
 
 def test_skip_label_and_skipped_namespace(kit):
@@ -122,7 +122,7 @@ def test_other_explicit_scheduler_is_kept_with_a_warning(kit):
     pod["spec"]["schedulerName"] = "my-scheduler"
     out = kit.mutate(pod)
     assert out.patch == [{"op": "add", "path": "/metadata/labels/modelserving.volcano.sh~1role-id", "value": "prefill-1"}]
-    assert out.warning_texts[0] == "servinggate: spec.schedulerName 'my-scheduler' kept; gang scheduling needs 'volcano'"
+    assert [w.text for w in out.warnings][0] == "servinggate: spec.schedulerName 'my-scheduler' kept; gang scheduling needs 'volcano'"
 
 
 def test_configured_scheduler_name(kit):
@@ -212,4 +212,4 @@ def test_surge_ordinals_beyond_replicas_and_with_gaps(kit):
     assert (labels["modelserving.volcano.sh/group-name"], labels["modelserving.volcano.sh/role-id"]) == ("sample-3", "prefill-12")
     assert "modelserving.volcano.sh/entry" not in labels
     assert notes["scheduling.k8s.io/group-name"] == "sample-3" and notes["volcano.sh/task-spec"] == "prefill-12"
-    assert out.allowed and out.warning_texts == []
+    assert out.allowed and [w.text for w in out.warnings] == []

@@ -180,7 +180,7 @@ def test_contests_alone():
     assert c.on_foreign("a/p") == OVERWRITE
     c.wrote("a/p", -5, overwrite=True)
     now[0] = 99
-    assert c.on_foreign("a/p") == CONTESTED and c.is_contested("a/p") and c.active() == 1
+    assert c.on_foreign("a/p") == CONTESTED and c.contested["a/p"] > now[0] and c.active() == 1
     now[0] = 198
     assert c.on_foreign("a/p") == BACKING_OFF
     now[0] = 199.5

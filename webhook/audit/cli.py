@@ -118,7 +118,7 @@ def keep_auditing(
         if clock() >= due and (elector is None or elector.is_leader()):
             try:
                 run, written = auditor.run()
-            except Exception as exc:  # noqa: BLE001 - a failed run is counted and logged; the next one is tried
+            except Exception as exc:  # a failed run is counted and logged; the next one is tried
                 metrics.failed()
                 if isinstance(exc, KubeAccessError):
                     log.error({"msg": "audit run failed", "error": str(exc)})

@@ -295,7 +295,7 @@ def start_renewer(
             except OperatorError as exc:  # RBAC or the API server: the one line says it all
                 log.warning("certificate check failed (%s); retrying in %.0f s", exc, retry_interval)
                 wait = retry_interval
-            except Exception:  # noqa: BLE001 - keep serving the current certificate; try again soon
+            except Exception:  # keep serving the current certificate; try again soon
                 log.exception("certificate check failed; retrying in %.0f s", retry_interval)
                 wait = retry_interval
 

@@ -2,11 +2,11 @@
 
 Two removals, both silent on the server and both told here as `Dropped` records:
 
-- `drop_unknown`: JSON decoding drops a field the minor's schema does not have (`FIELDS` of
+- unknown fields: JSON decoding drops a field the minor's schema does not have (`FIELDS` of
   versions.py). Kthena's controller creates pods with client-go's default field validation, so
   the server drops such a field with a warning and judges the rest: a 1.28 server given a
   `preStop` whose only handler is `sleep` sees an empty hook (`must specify a handler type`).
-- `drop_disabled`: `dropDisabledFields` (pkg/api/pod/util.go, kubernetes/kubernetes 1.28 to 1.34)
+- disabled fields: `dropDisabledFields` (pkg/api/pod/util.go, kubernetes/kubernetes 1.28 to 1.34)
   drops on create each field whose feature gate is off (`GATED_FIELDS`), with upstream's few
   special cases: a `sleep` handler takes its hook along when no other handler is left
   (dropPodLifecycleSleepAction), a `stopSignal` its emptied `lifecycle` (dropContainerStopSignals),
@@ -25,13 +25,12 @@ function changes the spec in place.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
 from functools import cache
 from typing import Any, NamedTuple
 
 from ..kubeversion import NEWEST
-from .errors import Errors, FieldPath, type_invalid
+from .errors import FieldPath
 from .options import PodOptions
 from .versions import FIELDS, GATED_FIELDS, has_field
 
@@ -191,8 +190,7 @@ _SPECIAL = set(_PER_CONTAINER) | {"ImageVolume"}
 
 
 class _Plan(NamedTuple):
-    unknown: _Node
-    disabled: _Node
+    unknown: _Node  # what JSON decoding alone drops (strict decoding refuses it instead)
     both: _Node
     per_container: tuple[tuple[ContainerDrop, str], ...]
     container_keys: frozenset[str]
@@ -202,7 +200,7 @@ class _Plan(NamedTuple):
 @cache
 def _plan(opts: PodOptions) -> _Plan:
     """What `opts`' minor removes, computed once per minor."""
-    unknown, disabled, both = _Node(), _Node(), _Node()
+    unknown, both = _Node(), _Node()
     for pattern in FIELDS:
         if not has_field(pattern, opts.version):
             why = _unknown_why(pattern, opts)
@@ -212,12 +210,11 @@ def _plan(opts: PodOptions) -> _Plan:
     for gate in off:
         if gate not in _SPECIAL:
             for pattern in GATED_FIELDS[gate]:
-                disabled.add(pattern, _gate_why(gate, opts))
                 both.add(pattern, _gate_why(gate, opts))
     per_container = tuple((_PER_CONTAINER[gate][0], _gate_why(gate, opts)) for gate in off if gate in _PER_CONTAINER)
     keys = frozenset(key for gate in off if gate in _PER_CONTAINER for key in _PER_CONTAINER[gate][1])
     images = _gate_why("ImageVolume", opts) if "ImageVolume" in off else None
-    return _Plan(unknown, disabled, both, per_container, keys, images)
+    return _Plan(unknown, both, per_container, keys, images)
 
 
 def _walk(spec: Any, trie: _Node, plan: _Plan | None) -> list[Dropped]:
@@ -237,28 +234,7 @@ def _walk(spec: Any, trie: _Node, plan: _Plan | None) -> list[Dropped]:
     return [Dropped(path, why) for path, why in found]
 
 
-def drop_unknown(spec: Any, opts: PodOptions) -> list[Dropped]:
-    """Remove the fields `opts.version`'s Pod schema does not have, as its JSON decoding does."""
-    return _walk(spec, _plan(opts).unknown, None)
-
-
-def drop_disabled(spec: Any, opts: PodOptions) -> list[Dropped]:
-    """dropDisabledFields on a new pod: remove each field whose gate exists and is off."""
-    plan = _plan(opts)
-    return _walk(spec, plan.disabled, plan)
-
-
 def drop_all(spec: Any, opts: PodOptions) -> list[Dropped]:
-    """`drop_unknown` and `drop_disabled` in one walk (see the module doc)."""
+    """Both removals in one walk (see the module doc)."""
     plan = _plan(opts)
     return _walk(spec, plan.both, plan)
-
-
-def unknown_field_errors(spec: Any, opts: PodOptions, spec_path: FieldPath) -> Errors:
-    """Strict decoding (`fieldValidation=Strict`, what `kubectl apply` asks for): each field the
-    minor's schema lacks refuses the whole object (400 `unknown field "<path>"`), as type errors."""
-    errs: Errors = []
-    for d in drop_unknown(copy.deepcopy(spec), opts):
-        at = spec_path.child(*d.path)
-        errs.append(type_invalid(at, d.path[-1], f'unknown field "{at}"'))
-    return errs

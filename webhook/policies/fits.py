@@ -165,11 +165,6 @@ class Selector:
         )
 
 
-def selects(c: NodeClass, spec: dict[str, Any]) -> bool:
-    """The pod's nodeSelector and required node affinity can match some node of the class."""
-    return Selector(spec).matches(c)
-
-
 def _tolerates(tolerations: list[Any], taint: tuple[str, str, str]) -> bool:
     key, value, effect = taint
     for tol in tolerations:

@@ -113,7 +113,7 @@ def read_live(kubeconfig: str) -> Snapshot:
                 if resource in ("hypernodes", "events") and exc.status in (403, 404):
                     break  # optional (see above)
                 raise KubeAccessError(describe_api_error(exc, ApiCall("list", resource), api.configuration.host)) from None
-            except Exception as exc:  # noqa: BLE001 - the client raises many types; all become one line
+            except Exception as exc:  # the client raises many types; all become one line
                 raise KubeAccessError(describe_api_error(exc, ApiCall("list", resource), api.configuration.host)) from None
             items += page.get("items") or []
             token = (page.get("metadata") or {}).get("continue")

@@ -150,7 +150,7 @@ def resolve_types(api_client: client.ApiClient, settings: ReconcileSettings) -> 
         except ApiException as exc:
             log.warning({"msg": "third-party type not served by the cluster; ignored", "type": entry, "status": exc.status})
             continue
-        except Exception as exc:  # noqa: BLE001 - discovery must not stop the start
+        except Exception as exc:  # discovery must not stop the start
             log.warning({"msg": "cannot discover third-party type; ignored", "type": entry, "error": str(exc)})
             continue
         kind = next((r.get("kind") for r in body.get("resources") or () if r.get("name") == resource), None)

@@ -132,7 +132,7 @@ class Watcher:
                 log.warning({"msg": "list/watch failed; backing off", "kind": kind, "status": exc.status, "seconds": wait})
                 self.stop.wait(min(wait, self.sleep_cap))
                 backoff = min(backoff * 2, MAX_BACKOFF)
-            except Exception as exc:  # noqa: BLE001 - network trouble: back off, go on
+            except Exception as exc:  # network trouble: back off, go on
                 if self.stop.is_set():
                     break
                 self.metrics.errors.labels(f"watch-{kind}", "0").inc()

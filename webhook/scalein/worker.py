@@ -192,7 +192,7 @@ class Worker:
                 touched.nodes |= self.replace(event)
             elif isinstance(event, Resync):
                 touched.nodes |= self.resync()
-        except Exception:  # noqa: BLE001
+        except Exception:
             self.metrics.errors.labels("event", "0").inc()
             if isinstance(event, Changed):
                 meta = event.obj.get("metadata") if isinstance(event.obj, dict) else None
