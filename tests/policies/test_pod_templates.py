@@ -383,9 +383,9 @@ def test_a_cluster_newer_than_we_know_is_judged_as_the_newest_and_told_so():
     found = _verdict(make_request(_ms(role), operation="CREATE"), Context(kubernetes_version=KubeVersion(1, 37)))
     assert found.errors == []
     assert found.warnings == [
-        "spec.template.roles[0].entryTemplate.spec.containers[0].readinessProbe.httpGet.protocol: dropped: Kubernetes 1.34 has"
-        " no such Pod field (added in 1.37) (the cluster runs Kubernetes 1.37, newer than 1.34, the newest whose Pod"
-        " validation we mirror: judged as 1.34)"
+        "spec.template.roles[0].entryTemplate.spec.containers[0].readinessProbe.httpGet.protocol: not validated: Kubernetes 1.37"
+        " has this Pod field (added in 1.37) and 1.34, the newest whose Pod validation we mirror, has not: the API server keeps"
+        " it and judges it; we judge the rest of the Pod"
     ]
 
 
