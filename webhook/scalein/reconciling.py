@@ -235,12 +235,14 @@ def run(settings: ReconcileSettings, api_client: client.ApiClient, stop: threadi
             server.server_close()
 
 
-def main(argv: Sequence[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m webhook reconcile", description="write pod-deletion-cost so that scale-in compacts accelerators")
+def _own_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--clear", action="store_true", help="remove the costs we wrote (where our record still matches), then exit")
-    config.add_arguments(parser, ReconcileSettings)
-    args = parser.parse_args(list(argv))
-    settings = config.load(ReconcileSettings, args)
+
+
+def main(argv: Sequence[str]) -> int:
+    settings, args = config.parse_command(
+        ReconcileSettings, argv, "python -m webhook reconcile", "write pod-deletion-cost so that scale-in compacts accelerators", extra=_own_arguments
+    )
     logs.configure(settings.log.log_level)
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
