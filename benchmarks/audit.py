@@ -43,7 +43,7 @@ from webhook.policies import PolicySettings  # noqa: E402
 from webhook.policies.store import ProjectionStore  # noqa: E402
 
 
-def _serve(count: int, conn) -> None:  # noqa: ANN001 - a multiprocessing pipe end
+def _serve(count: int, conn) -> None:  # a multiprocessing pipe end
     base = load_admission("modelservings-create-gang-example-validating")["request"]["object"]
     api = FakeAPI().start()
     for kind in audited_kinds():

@@ -36,6 +36,7 @@ import orjson
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
+from webhook.config import compose
 from webhook.scalein import planning, scoring  # noqa: E402
 from webhook.scalein.cluster import Cluster, WorkloadTypes  # noqa: E402
 from webhook.scalein.events import Changed  # noqa: E402
@@ -206,10 +207,10 @@ def timed(args: argparse.Namespace) -> None:
         f"synthetic cluster: {args.nodes} nodes x 8 NPUs, {args.npu_pods} NPU pods, {args.other_pods} other pods "
         f"(generated in {time.perf_counter() - t:.1f} s; peak RSS so far {rss_mib():.0f} MiB)"
     )
-    settings = ReconcileSettings(enable_scale_in_score=True, health_port=0, compaction_scope=args.scope)
+    settings = compose(ReconcileSettings, enable_scale_in_score=True, health_port=0, compaction_scope=args.scope)
 
     # the worker alone, handed its cache and queues: no API client (writes refused as not leader)
-    rec = Worker(settings, Cluster(settings, WorkloadTypes()), queue.Queue(), WriteQueue(), Metrics(), may_write=lambda: False)
+    rec = Worker(settings, Cluster(settings.scoring, WorkloadTypes()), queue.Queue(), WriteQueue(), Metrics(), may_write=lambda: False)
     c = rec.cluster
     rss_before = rss_mib()
     t = time.perf_counter()

@@ -63,14 +63,21 @@ POD = REPO / "tests/fixtures/admission/pods-create-kthena-entry-missing-schedule
 
 def run_server(kind: str, tls: bool, port: int, certs: str, workers: int, gunicorn_ctx: bool = False, threads: int = 0, placement: str = "ours") -> None:
     sys.path.insert(0, str(REPO))
+    from webhook.config import compose
     from webhook.server.serving import prepare_metrics_dir
-    from webhook.server.settings import ServeSettings
+    from webhook.settings.serve import ServeSettings
 
-    settings = ServeSettings(host="127.0.0.1", port=port, certs_dir=Path(certs), workers=workers, kube_lookups="off", log_level="info", metrics_port=0)
-    if threads:
-        import dataclasses
-
-        settings = dataclasses.replace(settings, threads=threads)
+    settings = compose(
+        ServeSettings,
+        host="127.0.0.1",
+        port=port,
+        certs_dir=Path(certs),
+        workers=workers,
+        kube_lookups="off",
+        log_level="info",
+        metrics_port=0,
+        **({"threads": threads} if threads else {}),
+    )
     prepare_metrics_dir(settings)
     from webhook import logs
     from webhook.server import metrics
@@ -79,7 +86,7 @@ def run_server(kind: str, tls: bool, port: int, certs: str, workers: int, gunico
     from webhook.server.tls import CertificateSource
 
     logs.configure("info")  # the product default: denials and audit findings only, per review
-    certificates = CertificateSource(settings.certs_dir, on_load=metrics.certificate_loaded)
+    certificates = CertificateSource(settings.listener.certs_dir, on_load=metrics.certificate_loaded)
     if kind == "product":
         app = create_app(settings, certificates=certificates)
     else:

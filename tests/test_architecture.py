@@ -154,3 +154,21 @@ def test_ruff_finds_nothing_and_the_code_is_formatted():
         if re.search(r"#\s*noqa(?!:\s*[A-Z]+[0-9]+)", line)
     ]
     assert not bare, f"noqa without a rule code: {bare}"
+
+
+def test_every_noqa_names_a_rule_ruff_selects():
+    """A `noqa` for a rule ruff does not run silences nothing and only misleads the reader: each
+    code a `noqa` names is one of [tool.ruff.lint] select's rules."""
+    import tomllib
+
+    selected = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["ruff"]["lint"]["select"]
+    unselected = [
+        f"{path.relative_to(REPO)}:{n} {code}"
+        for path in sorted(REPO.glob("**/*.py"))
+        if ".venv" not in path.parts and "fixtures" not in path.parts
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        for codes in re.findall(r"#\s*noqa:\s*([A-Z]+[0-9]+(?:\s*,\s*[A-Z]+[0-9]+)*)", line)
+        for code in re.split(r"\s*,\s*", codes)
+        if not any(code.startswith(prefix) and code[len(prefix) :].isdigit() for prefix in selected)
+    ]
+    assert not unselected, f"noqa for rules ruff does not select: {unselected}"

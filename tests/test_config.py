@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from webhook.config import ConfigError, add_arguments, load
-from webhook.server.settings import ServeSettings
+from webhook.settings.serve import ServeSettings
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -23,16 +23,16 @@ def parse(argv, env=None):
 
 def test_defaults():
     s = parse([])
-    assert (s.port, s.workers, s.scheduler_name, s.max_body_bytes) == (8443, 2, "volcano", 7 * 1024 * 1024)
+    assert (s.listener.port, s.listener.workers, s.policies.scheduler_name, s.listener.max_body_bytes) == (8443, 2, "volcano", 7 * 1024 * 1024)
 
 
 def test_precedence_flag_env_file(tmp_path):
     cfg = tmp_path / "c.yaml"
     cfg.write_text("port: 9000\nworkers: 3\nscheduler-name: from-file\nskip_namespaces: [a, b]\n")
     s = parse(["--config", str(cfg), "--port", "9100"], {"SERVINGGATE_WORKERS": "4"})
-    assert s.port == 9100 and s.workers == 4 and s.scheduler_name == "from-file" and s.skip_namespaces == {"a", "b"}
+    assert s.listener.port == 9100 and s.listener.workers == 4 and s.policies.scheduler_name == "from-file" and s.policies.skip_namespaces == {"a", "b"}
     s = parse([], {"SERVINGGATE_CONFIG": str(cfg)})
-    assert s.port == 9000
+    assert s.listener.port == 9000
 
 
 @pytest.mark.parametrize(
@@ -133,26 +133,29 @@ def test_the_kubernetes_version_is_one_declaration_every_judging_command_shares(
 
     from webhook.audit.settings import AuditSettings
     from webhook.check.settings import CheckSettings
-    from webhook.config import KubernetesVersionSettings
+    from webhook.config import KubernetesVersionSettings, _settings_fields
     from webhook.smoke.settings import SmokeSettings
 
     declared = KubernetesVersionSettings.__dataclass_fields__["kubernetes_version"]
     for cls in (ServeSettings, CheckSettings, AuditSettings, SmokeSettings):
-        assert {f.name: f for f in dataclasses.fields(cls)}["kubernetes_version"] is declared, cls
+        assert {f.name: f for f in _settings_fields(cls)}["kubernetes_version"] is declared, cls
+        assert {f.name: f.metadata["group"] for f in dataclasses.fields(cls)}["version"] is KubernetesVersionSettings, cls
 
 
 def test_the_kubernetes_version_from_flag_env_and_file(tmp_path):
     from webhook.kubeversion import KubeVersion
 
-    assert parse([]).kubernetes_version == "auto"
-    assert parse(["--kubernetes-version", "AUTO"]).kubernetes_version == "auto"
-    assert parse(["--kubernetes-version", "1.30"]).kubernetes_version == KubeVersion(1, 30)
-    assert parse([], {"SERVINGGATE_KUBERNETES_VERSION": "v1.31.2-eks-1"}).kubernetes_version == KubeVersion(1, 31)
+    assert parse([]).version.kubernetes_version == "auto"
+    assert parse(["--kubernetes-version", "AUTO"]).version.kubernetes_version == "auto"
+    assert parse(["--kubernetes-version", "1.30"]).version.kubernetes_version == KubeVersion(1, 30)
+    assert parse([], {"SERVINGGATE_KUBERNETES_VERSION": "v1.31.2-eks-1"}).version.kubernetes_version == KubeVersion(1, 31)
     cfg = tmp_path / "c.yaml"
     cfg.write_text("kubernetes-version: 1.30\n")  # a YAML float: read as written, not as 1.3
-    assert parse(["--config", str(cfg)]).kubernetes_version == KubeVersion(1, 30)
-    assert parse(["--config", str(cfg)], {"SERVINGGATE_KUBERNETES_VERSION": "1.29"}).kubernetes_version == KubeVersion(1, 29)
-    assert parse(["--config", str(cfg), "--kubernetes-version", "1.28"], {"SERVINGGATE_KUBERNETES_VERSION": "1.29"}).kubernetes_version == KubeVersion(1, 28)
+    assert parse(["--config", str(cfg)]).version.kubernetes_version == KubeVersion(1, 30)
+    assert parse(["--config", str(cfg)], {"SERVINGGATE_KUBERNETES_VERSION": "1.29"}).version.kubernetes_version == KubeVersion(1, 29)
+    assert parse(["--config", str(cfg), "--kubernetes-version", "1.28"], {"SERVINGGATE_KUBERNETES_VERSION": "1.29"}).version.kubernetes_version == KubeVersion(
+        1, 28
+    )
 
 
 @pytest.mark.parametrize(
@@ -174,3 +177,52 @@ def test_a_kubernetes_version_below_1_28_stops_every_command_with_one_line(comma
     proc = subprocess.run([sys.executable, "-m", "webhook", command, "--kubernetes-version", "1.20"], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
     assert proc.stderr == f"servinggate {command}: --kubernetes-version: invalid value '1.20': must be 1.28 or newer (got 1.20)\n"
+
+
+# ---- composition: one settings object per command, one field per concern -----------------------
+
+
+def test_every_command_settings_is_one_field_per_concern():
+    """No command inherits its groups: each field of a command's settings is a group (a concern),
+    and the groups' settings stay flat flags, variables and file keys."""
+    import dataclasses
+
+    from webhook.docs import _command_settings
+
+    for command, cls in _command_settings().items():
+        fields = dataclasses.fields(cls)
+        assert fields and all("group" in f.metadata for f in fields), command
+        assert cls.__bases__ == (object,), command
+    assert parse(["--port", "9001", "--rule-actions", "pods.gang-labels=off"]).policies.rule_actions == (("pods.gang-labels", "off"),)
+
+
+def test_compose_routes_each_setting_to_its_group_and_refuses_unknown_names():
+    from webhook.config import compose
+
+    s = compose(ServeSettings, port=9001, kubeconfig="k", log_every_review=True)
+    assert (s.listener.port, s.kube.kubeconfig, s.review_log.log_every_review, s.listener.host) == (9001, "k", True, "0.0.0.0")
+    with pytest.raises(TypeError, match="no setting named nope"):
+        compose(ServeSettings, nope=1)
+
+
+def test_a_setting_two_groups_of_one_command_declare_is_refused():
+    from dataclasses import dataclass
+
+    from webhook.config import KubeSettings, _settings_fields, group, setting
+
+    @dataclass(frozen=True)
+    class AlsoKube:
+        kubeconfig: str = setting("", str, "again")
+
+    @dataclass(frozen=True)
+    class Twice:
+        kube: KubeSettings = group(KubeSettings)
+        again: AlsoKube = group(AlsoKube)
+
+    with pytest.raises(TypeError, match="kubeconfig declared in more than one group"):
+        _settings_fields(Twice)
+
+
+def test_each_group_checks_its_own_fields_when_loaded():
+    with pytest.raises(ConfigError, match="--rule-actions: unknown rule"):
+        parse(["--rule-actions", "no.such-rule=off"])

@@ -134,8 +134,45 @@ def env_of(f: dataclasses.Field[Any]) -> str:
     return ENV_PREFIX + f.name.upper()
 
 
+def group(cls: type[T]) -> T:
+    """Declare one concern of a command's settings: a field holding a group of settings (a dataclass
+    of `setting(...)` fields), defaulted to the group's defaults. A command's settings class is a
+    frozen dataclass of such fields, one per concern; its flags, variables and file keys stay flat."""
+    return field(default_factory=cls, metadata={"group": cls})
+
+
+def groups_of(cls: type) -> list[tuple[str, type]]:
+    """(field name, group class) of each concern of a command's settings, in declaration order; a
+    group on its own is one concern without a name."""
+    named = [(f.name, f.metadata["group"]) for f in dataclasses.fields(cls) if "group" in f.metadata]
+    return named or [("", cls)]
+
+
 def _settings_fields(cls: type) -> list[dataclasses.Field[Any]]:
-    return [f for f in dataclasses.fields(cls) if "parse" in f.metadata]
+    """Every setting of `cls`, group after group; a name may appear in one group only, since flags,
+    variables and file keys are flat."""
+    fields = [f for _, g in groups_of(cls) for f in dataclasses.fields(g) if "parse" in f.metadata]
+    names = [f.name for f in fields]
+    if len(names) != len(set(names)):
+        twice = sorted({n for n in names if names.count(n) > 1})
+        raise TypeError(f"{cls.__name__}: setting(s) {', '.join(twice)} declared in more than one group")
+    return fields
+
+
+def compose(cls: type[T], **values: Any) -> T:
+    """`cls` from flat setting values (`port=8443`), each routed to the group that declares it;
+    a name no group declares is a TypeError, as for a dataclass."""
+    named = groups_of(cls)
+    if named == [("", cls)]:
+        return cls(**values)
+    rest = dict(values)
+    parts = {}
+    for name, g in named:
+        own = {f.name for f in dataclasses.fields(g)}
+        parts[name] = g(**{k: rest.pop(k) for k in list(rest) if k in own})
+    if rest:
+        raise TypeError(f"{cls.__name__}: no setting named {', '.join(sorted(rest))}")
+    return cls(**parts)
 
 
 def add_arguments(parser: argparse.ArgumentParser, cls: type) -> None:
@@ -203,7 +240,7 @@ def read_data_file(path: str) -> Any:
 def _read_config_file(path: str) -> dict[str, Any]:
     try:
         with open(path, encoding="utf-8") as fh:
-            data = yaml.load(fh, Loader=_FileLoader) or {}  # noqa: S506 - a SafeLoader
+            data = yaml.load(fh, Loader=_FileLoader) or {}  # a SafeLoader
     except OSError as exc:
         raise ConfigError(f"--config {path}: cannot read: {exc.strerror}") from None
     except yaml.YAMLError as exc:
@@ -245,12 +282,12 @@ def load(
             values[f.name] = parse(raw if isinstance(raw, (list, tuple)) else str(raw))
         except ValueError as exc:
             raise ConfigError(f"{source}: invalid value {str(raw)!r}: {exc}") from None
-    settings = cls(**values)
+    settings = compose(cls, **values)
     # Each concern checks its own fields across fields (`check` in the group's class body).
-    for group in reversed(cls.__mro__):
-        own_check = group.__dict__.get("check")
+    for name, g in groups_of(cls):
+        own_check = g.__dict__.get("check")
         if own_check is not None:
-            own_check(settings)
+            own_check(getattr(settings, name) if name else settings)
     return settings
 
 
@@ -261,21 +298,17 @@ def settings_table(cls: type) -> list[tuple[str, str, str, str]]:
 
 def settings_groups(cls: type) -> list[tuple[type, list[tuple[str, str, str, str]]]]:
     """The concerns a command's settings are composed of, each with its own rows (docs/configuration.md)."""
-    groups: list[tuple[type, list[tuple[str, str, str, str]]]] = []
-    for group in reversed(cls.__mro__):
-        own = group.__dict__.get("__annotations__", {})
-        rows = [row for row, f in zip(settings_table(cls), _settings_fields(cls)) if f.name in own]
-        if rows:
-            groups.append((group, rows))
-    return groups
+    return [(g, settings_table(g)) for _, g in groups_of(cls) if settings_table(g)]
 
 
 # ---- the groups more than one command composes ------------------------------------------------
 #
-# A command's settings class inherits the groups it uses, and each group lives with the code that
-# reads it: `serve` composes webhook/server/settings.py, `check` webhook/check/settings.py (both
-# with webhook/policies/settings.py), `plan` and `reconcile` webhook/scalein/settings.py. Only
-# the groups of no single package are declared here.
+# A command's settings class holds one field per concern (`group(...)`), and each group lives with
+# the code that reads it: the rules' in webhook/policies/settings.py, the certificate's in
+# webhook/certs/settings.py, `plan` and `reconcile`'s in webhook/scalein/settings.py, `audit`'s in
+# webhook/audit/settings.py; `serve`'s settings are composed in webhook/settings/serve.py, below
+# every command, since `check`, `audit` and `smoke` read its file. Only the groups of no single
+# package are declared here.
 
 
 @dataclass(frozen=True)

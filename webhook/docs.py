@@ -19,8 +19,8 @@ from pathlib import Path
 from . import config
 from .audit.settings import AuditSettings
 from .check.settings import CheckSettings
-from .scalein.settings import ReconcileSettings, ScoringSettings
-from .server.settings import ServeSettings
+from .scalein.settings import PlanSettings, ReconcileSettings
+from .settings.serve import ServeSettings
 from .smoke.settings import SmokeSettings
 
 
@@ -28,7 +28,7 @@ def _command_settings() -> dict[str, type]:
     return {
         "serve": ServeSettings,
         "check": CheckSettings,
-        "plan": ScoringSettings,
+        "plan": PlanSettings,
         "reconcile": ReconcileSettings,
         "audit": AuditSettings,
         "smoke": SmokeSettings,

@@ -23,7 +23,7 @@ def serve(host: str, port: int, routes: Mapping[str, Route], name: str = "plain-
     """Start answering GET on `routes` (404 elsewhere, 405 for other methods) on a daemon thread."""
 
     class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802
+        def do_GET(self) -> None:
             route = routes.get(self.path.split("?")[0])
             code, body, ctype = route() if route is not None else (404, b"not found\n", "text/plain")
             self._answer(code, body, ctype)
@@ -31,7 +31,7 @@ def serve(host: str, port: int, routes: Mapping[str, Route], name: str = "plain-
         def _refuse(self) -> None:
             self._answer(405, b"method not allowed\n", "text/plain")
 
-        do_POST = do_PUT = do_DELETE = do_PATCH = _refuse  # noqa: N815
+        do_POST = do_PUT = do_DELETE = do_PATCH = _refuse
 
         def _answer(self, code: int, body: bytes, ctype: str) -> None:
             self.send_response(code)

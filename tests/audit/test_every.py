@@ -12,6 +12,7 @@ from auditobjects import modelserving
 from webhook.audit.cli import Auditor, keep_auditing
 from webhook.audit.metrics import AuditMetrics
 from webhook.audit.settings import AuditSettings, duration
+from webhook.config import compose
 from webhook.kube.errors import KubeAccessError
 
 
@@ -26,7 +27,7 @@ def test_durations():
 def test_runs_again_after_a_failed_run_and_keeps_metrics(cluster, caplog):
     cluster.add_custom(modelserving("bad", "team-a", spaced_image=True))
     cluster.fail("GET", r"/modelservings$", 500, "InternalError", "etcd is away", times=1)
-    settings = AuditSettings(every=1, write_reports=True)
+    settings = compose(AuditSettings, every=1, write_reports=True)
     metrics, stop = AuditMetrics(prom.CollectorRegistry()), threading.Event()
     runs = []
     auditor = Auditor(settings, cluster.client())
@@ -65,7 +66,7 @@ class _Follower:
 
 
 def test_only_the_leader_audits(cluster):
-    settings = AuditSettings(every=1)
+    settings = compose(AuditSettings, every=1)
     metrics, stop, elector = AuditMetrics(prom.CollectorRegistry()), threading.Event(), _Follower()
     auditor = Auditor(settings, cluster.client())
     timer = threading.Timer(1.5, stop.set)
@@ -109,6 +110,6 @@ def test_the_version_is_read_at_start_and_again_after_a_failed_run(cluster, monk
 def test_a_named_version_is_never_read(cluster):
     from webhook.kubeversion import KubeVersion
 
-    auditor = Auditor(AuditSettings(kubernetes_version=KubeVersion(1, 28)), cluster.client())
+    auditor = Auditor(compose(AuditSettings, kubernetes_version=KubeVersion(1, 28)), cluster.client())
     auditor.run()
     assert auditor.kubernetes.current.version == KubeVersion(1, 28) and cluster.calls("GET", "^/version/?$") == []

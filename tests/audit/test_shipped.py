@@ -19,8 +19,8 @@ def test_the_deployment_audits_every_10_minutes_with_reports_and_a_lease():
     command, *args = container["args"]
     assert command == "audit"
     settings, _ = parse_command(AuditSettings, args, "audit", "", shared_with=SHARES_FILE_WITH)
-    assert (settings.every, settings.write_reports, settings.leader_elect) == (600, True, True)
-    assert settings.health_port == container["ports"][0]["containerPort"]
+    assert (settings.auditor.every, settings.auditor.write_reports, settings.auditor.leader_elect) == (600, True, True)
+    assert settings.auditor.health_port == container["ports"][0]["containerPort"]
     assert deployment["spec"]["replicas"] == 1
     base = yaml.safe_load((REPO / "manifests" / "base" / "kustomization.yaml").read_text())
     assert {"auditor-rbac.yaml", "auditor-deployment.yaml"} <= set(base["resources"])

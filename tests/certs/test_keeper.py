@@ -18,13 +18,14 @@ from support.certdata import FOREIGN, HOSTS, NS, SECRET, T0
 
 from webhook.certs import keeper, rotation
 from webhook.certs.issuing import SERVING_DAYS, generate_ca, generate_serving
+from webhook.config import compose
 from webhook.errors import OperatorError
 from webhook.kube import KubeAccessError
-from webhook.server.settings import ServeSettings
+from webhook.settings.serve import ServeSettings
 
 
 def settings(certs_dir: Path) -> ServeSettings:
-    return ServeSettings(certs_dir=certs_dir, cert_management="self")
+    return compose(ServeSettings, certs_dir=certs_dir, cert_management="self")
 
 
 def certs_in(pem: bytes) -> list[x509.Certificate]:
@@ -144,7 +145,7 @@ def test_replicas_starting_together_end_with_one_certificate(cluster, fake_api, 
         try:
             barrier.wait()
             keeper.bootstrap(settings(tmp_path / f"r{i}"), api, now=lambda: T0)
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:
             errors.append(exc)
         finally:
             api.close()
@@ -352,8 +353,11 @@ def test_a_configuration_named_without_its_kind_gets_its_bundle_through_the_righ
         if doc["kind"] == "MutatingWebhookConfiguration":
             doc["metadata"]["name"] = "gate-admission"
         fake_api.put_hook(doc)
-    named = ServeSettings(
-        certs_dir=tmp_path / "certs", cert_management="self", webhook_config_names=("validating/servinggate-validating", "mutating/gate-admission")
+    named = compose(
+        ServeSettings,
+        certs_dir=tmp_path / "certs",
+        cert_management="self",
+        webhook_config_names=("validating/servinggate-validating", "mutating/gate-admission"),
     )
     kept = keeper.bootstrap(named, api_client, now=lambda: T0)
 
@@ -377,4 +381,4 @@ def test_a_configuration_without_a_valid_kind_is_refused_at_start(raw):
 
 def test_the_default_names_both_committed_configurations_with_their_kinds(committed_configurations):
     kinds = {"ValidatingWebhookConfiguration": "validating", "MutatingWebhookConfiguration": "mutating"}
-    assert set(ServeSettings().webhook_config_names) == {f"{kinds[d['kind']]}/{d['metadata']['name']}" for d in committed_configurations}
+    assert set(ServeSettings().certs.webhook_config_names) == {f"{kinds[d['kind']]}/{d['metadata']['name']}" for d in committed_configurations}

@@ -100,3 +100,20 @@ def test_a_bad_version_is_exit_2_and_one_line(tmp_path, capsys, value, reason):
     assert webhook_main(["check", "--kubernetes-version", value, str(f)]) == 2
     err = capsys.readouterr().err
     assert err == f"servinggate check: --kubernetes-version: invalid value {value!r}: {reason}\n"
+
+
+@pytest.mark.parametrize(("version", "fields"), [("1.36", ["schedulingGroup"]), ("1.37", ["schedulingGroup", "evictionResponders"])])
+def test_a_pod_field_the_newer_cluster_has_is_not_validated_not_dropped(version, fields, tmp_path, capsys):
+    """`check --kubernetes-version 1.37` on a Pod with schedulingGroup: the 1.37 API server keeps
+    the field, so check says it is not validated here, not that it is dropped."""
+    obj = pod()
+    obj["spec"]["schedulingGroup"] = {"podGroupName": "g"}
+    if "evictionResponders" in fields:
+        obj["spec"]["evictionResponders"] = [{"name": "example.com/drain", "priority": 1}]
+    f = tmp_path / "pod.yaml"
+    f.write_text(yaml.safe_dump(obj))
+    assert webhook_main(["check", "--kubernetes-version", version, str(f)]) == 0
+    out = capsys.readouterr().out
+    assert "dropped" not in out
+    for field in fields:
+        assert f"spec.{field}: not validated: Kubernetes {version} has this Pod field" in out

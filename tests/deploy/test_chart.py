@@ -12,11 +12,11 @@ import pytest
 import yaml
 from deploy.helmchart import CHART, NAMESPACE, lint, render, schema_refusal
 
-from webhook.config import parse_args
+from webhook.config import compose, parse_args
 from webhook.deploy import chartschema, generating
 from webhook.deploy.configurations import registry_rules
 from webhook.policies.settings import MUTATING_ACTIONS, VALIDATING_ACTIONS
-from webhook.server.settings import ServeSettings
+from webhook.settings.serve import ServeSettings
 
 CA = base64.b64encode(b"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n").decode()
 DEPLOYMENTS = ("servinggate-webhook", "servinggate-reconciler", "servinggate-auditor")
@@ -87,7 +87,7 @@ def _no_priority(r):
 
 
 def _log_level(r):
-    assert _serve_args(r).log_level == "debug"
+    assert _serve_args(r).log.log_level == "debug"
     assert "log-level: debug" in r.find("ConfigMap", "servinggate-reconciler")["data"]["reconcile.yaml"]
 
 
@@ -98,7 +98,7 @@ def _webhook_groups(r):
 
 
 def _rule_actions(r):
-    assert dict(_serve_args(r).rule_actions) == {"modelservings.kthena.images": "warn", "pods.gang-labels": "off"}
+    assert dict(_serve_args(r).policies.rule_actions) == {"modelservings.kthena.images": "warn", "pods.gang-labels": "off"}
     # the auditor gets the same, so both call the same findings a deny
     assert [a for a in _audit_args(r) if a.startswith("--rule-actions=")] == ["--rule-actions=modelservings.kthena.images=warn,pods.gang-labels=off"]
 
@@ -106,11 +106,11 @@ def _rule_actions(r):
 def _excluded(r):
     for hook in r.webhooks().values():
         assert hook["namespaceSelector"]["matchExpressions"][0]["values"] == ["batch", "kube-node-lease", "kube-system", NAMESPACE]
-    assert _serve_args(r).skip_namespaces == {"batch", "kube-node-lease", "kube-system"}
+    assert _serve_args(r).policies.skip_namespaces == {"batch", "kube-node-lease", "kube-system"}
 
 
 def _cert_manager(r):
-    assert _serve_args(r).cert_management == "files"
+    assert _serve_args(r).certs.cert_management == "files"
     assert _volume(r, "certs")["secret"]["secretName"] == "servinggate-webhook-tls"
     for config in ("servinggate-validating", "servinggate-mutating"):
         kind = "ValidatingWebhookConfiguration" if "validating" in config else "MutatingWebhookConfiguration"
@@ -121,7 +121,7 @@ def _cert_manager(r):
 
 
 def _manual(r):
-    assert _serve_args(r).cert_management == "files"
+    assert _serve_args(r).certs.cert_management == "files"
     assert _volume(r, "certs")["secret"]["secretName"] == "my-tls"
     assert all(h["clientConfig"]["caBundle"] == CA for h in r.webhooks().values())
     assert not {"Certificate", "Issuer"} & r.kinds()
@@ -132,7 +132,7 @@ def _url(r):
     for name, hook in r.webhooks().items():
         path = "/validate" if ".validate." in name else "/mutate"
         assert hook["clientConfig"] == {"url": f"https://203.0.113.7:8443{path}", "caBundle": CA}
-    assert _serve_args(r).cert_management == "files"
+    assert _serve_args(r).certs.cert_management == "files"
 
 
 def _service_monitor(r):
@@ -143,7 +143,7 @@ def _service_monitor(r):
 
 
 def _client_ca(r):
-    assert _serve_args(r).client_ca_file == "/var/run/servinggate/client-ca/ca.crt"
+    assert _serve_args(r).listener.client_ca_file == "/var/run/servinggate/client-ca/ca.crt"
     assert _volume(r, "client-ca")["secret"]["secretName"] == "apiserver-clients"
     webhook = r.container("servinggate-webhook")
     assert {"name": "client-ca", "mountPath": "/var/run/servinggate/client-ca", "readOnly": True} in webhook["volumeMounts"]
@@ -421,7 +421,7 @@ def test_the_schema_lists_every_rule_with_the_actions_serve_accepts():
         allowed = VALIDATING_ACTIONS if rule.action == "validate" else MUTATING_ACTIONS
         assert properties[rule.name]["enum"] == list(allowed)
         for action in allowed:  # every action the schema allows, serve accepts
-            ServeSettings(rule_actions=((rule.name, action),)).check()
+            compose(ServeSettings, rule_actions=((rule.name, action),)).policies.check()
     assert schema_refusal({"ruleActions": {r.name: ("warn" if r.action == "validate" else "off") for r in registry_rules()}}) == ""
 
 

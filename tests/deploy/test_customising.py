@@ -14,7 +14,7 @@ from webhook.certs.issuing import service_sans
 from webhook.config import parse_args
 from webhook.deploy import configurations
 from webhook.scalein.settings import ReconcileSettings
-from webhook.server.settings import ServeSettings
+from webhook.settings.serve import ServeSettings
 
 NS, OTHER = "servinggate-system", "ai-platform"
 FOLLOW = MANIFESTS / "follow-namespace"
@@ -87,13 +87,13 @@ def test_another_namespace_reaches_every_reference(variant, render_overlay):
     lease_role = find(docs, "Role", "servinggate-reconciler-lease")
     assert lease_role["metadata"]["namespace"] == OTHER
     if variant == CERT_MANAGER:
-        assert settings.cert_management == "files"
+        assert settings.certs.cert_management == "files"
         cert = find(docs, "Certificate", "servinggate-webhook")
-        assert set(cert["spec"]["dnsNames"]) == set(service_sans(settings.service_name, OTHER))
+        assert set(cert["spec"]["dnsNames"]) == set(service_sans(settings.certs.service_name, OTHER))
         for config in (d for d in docs if d["kind"].endswith("WebhookConfiguration")):
             assert config["metadata"]["annotations"]["cert-manager.io/inject-ca-from"] == f"{OTHER}/{cert['metadata']['name']}"
     else:
-        assert settings.cert_management == "self"
+        assert settings.certs.cert_management == "self"
 
 
 def test_without_the_transformer_the_embedded_namespace_stays_behind(render_overlay):
@@ -134,8 +134,8 @@ def test_metrics_services_reach_the_metrics_ports(render_overlay):
     ports = {d["metadata"]["name"]: {p["name"]: p["containerPort"] for p in container(d)["ports"]} for d in (webhook, reconciler, auditor)}
     # The webhook's metrics are on their own plain-HTTP port; the default of the setting when
     # the server has it (until then: the port the server must listen on).
-    assert ports["servinggate-webhook"]["metrics"] == getattr(ServeSettings(), "metrics_port", WEBHOOK_METRICS_PORT) == WEBHOOK_METRICS_PORT
-    assert ports["servinggate-reconciler"]["health"] == ReconcileSettings().health_port
+    assert ports["servinggate-webhook"]["metrics"] == ServeSettings().listener.metrics_port == WEBHOOK_METRICS_PORT
+    assert ports["servinggate-reconciler"]["health"] == ReconcileSettings().runtime.health_port
     assert "--health-port=8081" in container(auditor)["args"] and ports["servinggate-auditor"]["health"] == 8081
     for name, deployment in (
         ("servinggate-webhook-metrics", webhook),
@@ -212,7 +212,7 @@ def test_the_documented_network_policy_limits_scraping_and_never_the_admission_p
     admission = {"https"}, {p["containerPort"] for p in container(webhook)["ports"] if p["name"] == "https"}
     assert any(_allows(r, *admission) and not r.get("from") for r in rules)
     # The metrics ports only from named scrapers.
-    metrics = {"metrics", "health"}, {WEBHOOK_METRICS_PORT, ReconcileSettings().health_port}
+    metrics = {"metrics", "health"}, {WEBHOOK_METRICS_PORT, ReconcileSettings().runtime.health_port}
     assert any(_allows(r, *metrics) for r in rules)
     for rule in rules:
         if _allows(rule, *metrics):
@@ -247,7 +247,7 @@ def test_the_client_ca_component_requires_client_certificates_and_moves_the_prob
     docs = render_overlay([MANIFESTS], components=[COMPONENTS / "client-ca"])
     webhook = container(find(docs, "Deployment", "servinggate-webhook"))
     settings = parse_args(ServeSettings, webhook["args"][1:], "serve", "")
-    assert settings.client_ca_file == "/var/run/servinggate/client-ca/ca.crt"
+    assert settings.listener.client_ca_file == "/var/run/servinggate/client-ca/ca.crt"
     pod = find(docs, "Deployment", "servinggate-webhook")["spec"]["template"]["spec"]
     assert {"name": "client-ca", "secret": {"secretName": "servinggate-client-ca", "defaultMode": 0o440}} in pod["volumes"]
     # the chart's clientCA value renders the same container, but for the Secret's name

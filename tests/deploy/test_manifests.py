@@ -16,7 +16,7 @@ from webhook.certs.issuing import service_sans
 from webhook.config import _settings_fields, env_of, load, parse_args
 from webhook.deploy import configurations, generating
 from webhook.scalein.settings import ReconcileSettings
-from webhook.server.settings import ServeSettings
+from webhook.settings.serve import ServeSettings
 
 REPO = Path(__file__).resolve().parents[2]
 K8S_VERSION = "1.28.0"
@@ -136,7 +136,9 @@ def test_every_webhook_entry_has_the_safe_settings(base_docs):
         ("ValidatingWebhookConfiguration", "servinggate-validating"),
         ("MutatingWebhookConfiguration", "servinggate-mutating"),
     }
-    assert set(ServeSettings().webhook_config_names) == {f"{c['kind'].removesuffix('WebhookConfiguration').lower()}/{c['metadata']['name']}" for c in configs}
+    assert set(ServeSettings().certs.webhook_config_names) == {
+        f"{c['kind'].removesuffix('WebhookConfiguration').lower()}/{c['metadata']['name']}" for c in configs
+    }
     for config in configs:
         validating = config["kind"].startswith("Validating")
         assert config["webhooks"]
@@ -257,23 +259,23 @@ def test_the_webhook_deployment_is_highly_available_and_hardened(base_docs):
     c = _container(dep)
     assert c["args"][0] == "serve"
     settings = parse_args(ServeSettings, c["args"][1:], "serve", "")
-    assert settings.cert_management == "self"
+    assert settings.certs.cert_management == "self"
     port = next(p for p in c["ports"] if p["name"] == "https")
-    assert port["containerPort"] == settings.port == 8443
+    assert port["containerPort"] == settings.listener.port == 8443
     assert c["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "https", "scheme": "HTTPS"}
     assert c["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "https", "scheme": "HTTPS"}
     # The certificate folder and the metrics folder are writable volumes (read-only root).
     mounts = {m["mountPath"]: m["name"] for m in c["volumeMounts"]}
     volumes = {v["name"]: v for v in pod["volumes"]}
-    assert "emptyDir" in volumes[mounts[str(settings.certs_dir)]]
-    assert settings.metrics_dir.startswith("/tmp/") and "emptyDir" in volumes[mounts["/tmp"]]
+    assert "emptyDir" in volumes[mounts[str(settings.listener.certs_dir)]]
+    assert settings.listener.metrics_dir.startswith("/tmp/") and "emptyDir" in volumes[mounts["/tmp"]]
     # Shutdown: a delay before SIGTERM so the endpoint is gone first, then gunicorn's graceful
     # timeout; both fit in the grace period.
     delay_cmd = c["lifecycle"]["preStop"]["exec"]["command"]
     assert delay_cmd[0] == "python"
     delay = float(delay_cmd[-1].rsplit("(", 1)[1].rstrip(")"))
     assert delay >= 5
-    assert pod["terminationGracePeriodSeconds"] > delay + settings.graceful_timeout
+    assert pod["terminationGracePeriodSeconds"] > delay + settings.listener.graceful_timeout
     # Environment variables are real settings.
     known = {env_of(f) for f in _settings_fields(ServeSettings)}
     assert {e["name"] for e in c.get("env", ())} <= known
@@ -285,8 +287,8 @@ def test_the_service_sends_443_to_the_webhook_port(base_docs):
     dep = find_(base_docs, "Deployment", "servinggate-webhook")
     assert svc["spec"]["ports"] == [{"name": "https", "port": 443, "targetPort": "https", "protocol": "TCP"}]
     assert svc["spec"]["selector"] == dep["spec"]["selector"]["matchLabels"]
-    assert ServeSettings().service_name == svc["metadata"]["name"]
-    assert ServeSettings().service_namespace == svc["metadata"]["namespace"]
+    assert ServeSettings().certs.service_name == svc["metadata"]["name"]
+    assert ServeSettings().certs.service_namespace == svc["metadata"]["namespace"]
 
 
 # ---- the reconciler -----------------------------------------------------------------------------
@@ -305,13 +307,13 @@ def test_the_reconciler_runs_two_leader_elected_replicas_from_its_configmap(base
     cm = find_(base_docs, "ConfigMap", volume["configMap"]["name"])
     (tmp_path / config_path.name).write_text(cm["data"][config_path.name])
     settings = load(ReconcileSettings, {}, environ={"SERVINGGATE_CONFIG": str(tmp_path / config_path.name)})
-    assert settings.enable_scale_in_score is True
-    assert settings.leader_elect is True
-    assert settings.dry_run is False
+    assert settings.scoring.enable_scale_in_score is True
+    assert settings.runtime.leader_elect is True
+    assert settings.runtime.dry_run is False
     known = {env_of(f) for f in _settings_fields(ReconcileSettings)} | {"SERVINGGATE_CONFIG", "POD_NAME"}
     assert set(env) <= known
     port = next(p for p in c["ports"] if p["name"] == "health")
-    assert port["containerPort"] == settings.health_port
+    assert port["containerPort"] == settings.runtime.health_port
     assert c["livenessProbe"]["httpGet"]["path"] == "/healthz"
     assert dep["spec"]["template"]["spec"]["serviceAccountName"] == "servinggate-reconciler"
 
@@ -323,14 +325,14 @@ def test_the_cert_manager_overlay_mounts_the_issued_secret_and_turns_self_manage
     dep = find_(overlay_docs, "Deployment", "servinggate-webhook")
     c = _container(dep)
     settings = parse_args(ServeSettings, c["args"][1:], "serve", "")
-    assert settings.cert_management == "files"
+    assert settings.certs.cert_management == "files"
     mounts = {m["mountPath"]: m for m in c["volumeMounts"]}
-    certs_mount = mounts[str(settings.certs_dir)]
+    certs_mount = mounts[str(settings.listener.certs_dir)]
     assert certs_mount.get("readOnly") is True
     volume = next(v for v in dep["spec"]["template"]["spec"]["volumes"] if v["name"] == certs_mount["name"])
     cert = find_(overlay_docs, "Certificate", "servinggate-webhook")
     assert volume["secret"]["secretName"] == cert["spec"]["secretName"]
-    assert set(cert["spec"]["dnsNames"]) >= set(service_sans(settings.service_name, settings.service_namespace))
+    assert set(cert["spec"]["dnsNames"]) >= set(service_sans(settings.certs.service_name, settings.certs.service_namespace))
     assert "server auth" in cert["spec"]["usages"]
     issuer = find_(overlay_docs, "Issuer", cert["spec"]["issuerRef"]["name"])
     ca_secret = issuer["spec"]["ca"]["secretName"]
@@ -429,6 +431,6 @@ def test_the_image_builds_the_http_parser_the_server_requires():
     assert "gcc" in build and 'python -c "import gunicorn_h1c"' in build
     assert any(dep.startswith("gunicorn_h1c") for dep in tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"])
     from webhook.server.serving import gunicorn_options
-    from webhook.server.settings import ServeSettings
+    from webhook.settings.serve import ServeSettings
 
     assert gunicorn_options(ServeSettings(), certificates=None)["http_parser"] == "fast"

@@ -25,7 +25,7 @@ from webhook.certs.settings import webhook_configuration
 from webhook.policies.projections import KEPT
 from webhook.scalein import topology as hypernode_topology
 from webhook.scalein.settings import ReconcileSettings
-from webhook.server.settings import ServeSettings
+from webhook.settings.serve import ServeSettings
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = REPO / "webhook"
@@ -65,16 +65,16 @@ CUSTOM = {
 
 def configured(kind: str) -> list[str]:
     """The names of the webhook configurations of `kind` the keeper is set to patch."""
-    return [name for k, name in map(webhook_configuration, SERVE.webhook_config_names) if k == kind]
+    return [name for k, name in map(webhook_configuration, SERVE.certs.webhook_config_names) if k == kind]
 
 
 # Objects the code addresses by a configured name (so the grant can name them), and where.
 NAMED = {
-    (WEBHOOK_SA, "", "secrets"): (SERVE.service_namespace, [SERVE.cert_secret_name]),
+    (WEBHOOK_SA, "", "secrets"): (SERVE.certs.service_namespace, [SERVE.certs.cert_secret_name]),
     (WEBHOOK_SA, "admissionregistration.k8s.io", "validatingwebhookconfigurations"): (None, configured("validating")),
     (WEBHOOK_SA, "admissionregistration.k8s.io", "mutatingwebhookconfigurations"): (None, configured("mutating")),
-    (RECONCILER_SA, "coordination.k8s.io", "leases"): (RECONCILE.lease_namespace, [RECONCILE.lease_name]),
-    (AUDITOR_SA, "coordination.k8s.io", "leases"): (AUDIT.lease_namespace, [AUDIT.lease_name]),
+    (RECONCILER_SA, "coordination.k8s.io", "leases"): (RECONCILE.runtime.lease_namespace, [RECONCILE.runtime.lease_name]),
+    (AUDITOR_SA, "coordination.k8s.io", "leases"): (AUDIT.auditor.lease_namespace, [AUDIT.auditor.lease_name]),
 }
 VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
 
@@ -154,8 +154,8 @@ def looked_up_resources() -> set[tuple[str, str]]:
             if isinstance(node, ast.Call) and ast.unparse(node.func).endswith("lookups.get"):
                 scope = vars(module)
                 try:
-                    api_version = eval(compile(ast.Expression(node.args[0]), str(path), "eval"), scope)  # noqa: S307
-                    kind = eval(compile(ast.Expression(node.args[1]), str(path), "eval"), scope)  # noqa: S307
+                    api_version = eval(compile(ast.Expression(node.args[0]), str(path), "eval"), scope)
+                    kind = eval(compile(ast.Expression(node.args[1]), str(path), "eval"), scope)
                 except NameError as exc:
                     raise AssertionError(f"{path}:{node.lineno}: use module constants for the looked-up apiVersion and kind ({exc})") from None
                 out.add((api_version.rpartition("/")[0], plural_of(kind)))

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from kubernetes import client
 
+from webhook.config import compose
 from webhook.kube import KubeAccessError, load_api_client
 
 
@@ -80,10 +81,10 @@ def test_the_servers_lookups_use_the_same_loader(outside_a_cluster, monkeypatch)
     from webhook.config import ConfigError
     from webhook.kube.lookups import KubeLookups
     from webhook.server.app import default_lookups
-    from webhook.server.settings import ServeSettings
+    from webhook.settings.serve import ServeSettings
 
-    assert not isinstance(default_lookups(ServeSettings(kube_lookups="auto")), KubeLookups)
+    assert not isinstance(default_lookups(compose(ServeSettings, kube_lookups="auto")), KubeLookups)
     with pytest.raises(ConfigError, match="--kube-lookups on: no usable Kubernetes API configuration"):
-        default_lookups(ServeSettings(kube_lookups="on"))
+        default_lookups(compose(ServeSettings, kube_lookups="on"))
     monkeypatch.setenv("KUBECONFIG", str(write_kubeconfig(outside_a_cluster / "c", "https://127.0.0.1:6443")))
-    assert isinstance(default_lookups(ServeSettings(kube_lookups="auto")), KubeLookups)
+    assert isinstance(default_lookups(compose(ServeSettings, kube_lookups="auto")), KubeLookups)

@@ -10,7 +10,6 @@ from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import MaxRetryError, NewConnectionError, ReadTimeoutError
 
 from webhook.kube import ApiCall, describe_api_error
-from webhook.kube.errors import is_api_failure
 
 SECRET = ApiCall("get", "secrets", "servinggate-system", "servinggate-webhook-tls")
 
@@ -70,10 +69,3 @@ def test_a_timeout_is_unreachable_too():
 def test_a_bare_socket_error():
     assert "connection refused" in describe_api_error(ConnectionRefusedError(111, "Connection refused"), SECRET, host="https://h:1")
     assert "timed out" in describe_api_error(TimeoutError("timed out"), SECRET, host="https://h:1")
-
-
-def test_what_counts_as_an_api_failure():
-    assert is_api_failure(api_exception(403, "Forbidden"))
-    assert is_api_failure(refused())
-    assert not is_api_failure(PermissionError(13, "Permission denied"))  # a local file: not the API
-    assert not is_api_failure(KeyError("bug"))

@@ -113,3 +113,45 @@ def test_wrong_types_are_field_errors() -> None:
     # the wrong item reads as "" (Go's zero value), which is then no label name either
     assert [e.split(":")[0] for e in errs] == [f"{base}.matchLabelKeys"] + [f"{base}.mismatchLabelKeys[0]"] * 3
     assert "must be of type array" in errs[0] and "must be of type string" in errs[1]
+
+
+# ---- what a new Pod's labels append first (mutatePodAffinity, 1.31 to 1.34) ---------------------
+
+
+def _labelled(labels: dict[str, str], term: dict[str, Any], kind: str = "podAntiAffinity", required: bool = True) -> dict[str, Any]:
+    pod = _affinity(kind, required, term)
+    pod["metadata"]["labels"] = labels
+    return pod
+
+
+@pytest.mark.parametrize(("kind", "required"), PLACES)
+def test_a_match_key_the_selector_names_is_refused_once_the_pod_carries_its_label(kind: str, required: bool) -> None:
+    """The strategy appends `app In (web)` to the selector before validation: `app` is then named
+    twice. The written selector alone (a template, or a pod without the label) passes."""
+    term = {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": "kubernetes.io/hostname", "matchLabelKeys": ["app"]}
+    assert gated_errors(_labelled({"app": "web"}, term, kind, required), GATE) == [
+        f'{_base(kind, required)}[0]: Invalid value: "app": exists in both matchLabelKeys and labelSelector'
+    ]
+    assert gated_errors(_labelled({"tier": "web"}, term, kind, required), GATE) == []
+    assert gated_errors(_labelled({"app": "web"}, term, kind, required)) == []  # gate off: the fields are dropped
+
+
+def test_an_expression_key_counts_and_a_match_key_named_twice_is_refused_at_its_last_index() -> None:
+    expression = {"labelSelector": {"matchExpressions": [{"key": "app", "operator": "Exists"}]}, "topologyKey": "zone", "matchLabelKeys": ["app"]}
+    twice = {"labelSelector": {}, "topologyKey": "zone", "matchLabelKeys": ["app", "app"]}
+    base = _base("podAntiAffinity", True)
+    assert gated_errors(_labelled({"app": "web"}, expression), GATE) == [f'{base}[0]: Invalid value: "app": exists in both matchLabelKeys and labelSelector']
+    assert gated_errors(_labelled({"app": "web"}, twice), GATE) == [f'{base}[1]: Invalid value: "app": exists in both matchLabelKeys and labelSelector']
+
+
+def test_a_mismatch_key_the_selector_names_stays_allowed() -> None:
+    """`key NotIn (value)` appended beside the selector's own use of the key is what mismatchLabelKeys is for."""
+    term = {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": "zone", "mismatchLabelKeys": ["app"]}
+    assert gated_errors(_labelled({"app": "web"}, term), GATE) == []
+
+
+def test_a_nil_selector_gets_nothing_appended() -> None:
+    term = {"topologyKey": "zone", "matchLabelKeys": ["app"]}
+    assert gated_errors(_labelled({"app": "web"}, term), GATE) == [
+        f"{_base('podAntiAffinity', True)}.matchLabelKeys: Forbidden: must not be specified when labelSelector is not set"
+    ]

@@ -108,8 +108,26 @@ def test_a_newer_cluster_is_judged_as_the_newest_minor_and_says_so():
     copy_ = copy.deepcopy(spec)
     dropped = prepare_spec(copy_, opts)
     assert [".".join(map(str, d.path)) for d in dropped] == ["containers.0.readinessProbe.httpGet.protocol"]
-    assert "added in 1.37" in dropped[0].reason and "the cluster runs Kubernetes 1.37" in dropped[0].reason
+    # the 1.37 cluster has the field: it is kept (not dropped) and told as not validated
+    assert dropped[0].kept and "Kubernetes 1.37 has this Pod field (added in 1.37)" in dropped[0].reason
+    assert copy_["containers"][0]["readinessProbe"]["httpGet"]["protocol"] == "HTTP"
+    assert dropped[0].warning(SPEC.child(*dropped[0].path)).startswith("spec.containers[0].readinessProbe.httpGet.protocol: not validated: ")
     assert not pod_spec_errors(copy_, SPEC, is_pod=True, opts=opts)
+
+
+@pytest.mark.parametrize(
+    ("minor", "fields"), [(35, {}), (36, {"schedulingGroup": True}), (37, {"schedulingGroup": True, "evictionResponders": True})], ids=["1.35", "1.36", "1.37"]
+)
+def test_a_field_the_newer_cluster_has_is_kept_and_one_it_lacks_is_dropped(minor, fields):
+    """The bundled schemas: schedulingGroup from 1.36, evictionResponders from 1.37. What the
+    cluster has stays and is not validated; what it lacks too is dropped, as its decoding does."""
+    spec = pod({})
+    spec["schedulingGroup"] = {"podGroupName": "g"}
+    spec["evictionResponders"] = [{"name": "example.com/drain", "priority": 1}]
+    found = {d.path[0]: d for d in prepare_spec(spec, options_for(V[minor]))}
+    assert {name: d.kept for name, d in found.items()} == {"schedulingGroup": False, "evictionResponders": False} | fields
+    assert set(spec) & {"schedulingGroup", "evictionResponders"} == set(fields)
+    assert not pod_spec_errors(spec, SPEC, is_pod=True, opts=options_for(V[minor]))
 
 
 # ---- sleep hooks (KEP-3960, KEP-4818) -------------------------------------------------------------

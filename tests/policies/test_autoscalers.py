@@ -36,7 +36,7 @@ def disaggregated(kit, roles=None, ratio=None):
 
 def test_recorded_homogeneous_policy_allowed(kit):
     out = engine.validate(kit.request(HOMOGENEOUS), kit.ctx())
-    assert out.matched and out.allowed and out.warning_texts == []
+    assert out.matched and out.allowed and [w.text for w in out.warnings] == []
 
 
 def test_recorded_inverted_bounds_denied(kit):
@@ -93,7 +93,7 @@ def test_heterogeneous_params_min_max(kit):
 
 def test_disaggregated_against_the_gang_example(kit):
     out = kit.validate(disaggregated(kit), ctx=kit.ctx(kit.gang_ms()))
-    assert out.allowed and out.warning_texts == []
+    assert out.allowed and [w.text for w in out.warnings] == []
 
 
 def test_disaggregated_role_missing_and_below_gang_floor(kit):
@@ -119,10 +119,12 @@ def test_disaggregated_role_missing_and_below_gang_floor(kit):
 def test_disaggregated_target_missing_or_unreadable_warns(kit):
     out = kit.validate(disaggregated(kit), ctx=kit.ctx())
     assert out.allowed
-    assert out.warning_texts == ["servinggate: role bounds not checked, ModelServing default/sample does not exist yet"]
+    assert [w.text for w in out.warnings] == ["servinggate: role bounds not checked, ModelServing default/sample does not exist yet"]
     out = kit.validate(disaggregated(kit), ctx=Context(lookups=NoLookups()))
     assert out.allowed
-    assert out.warning_texts == ["servinggate: role bounds not checked, ModelServing default/sample unreadable: no Kubernetes API access configured"]
+    assert [w.text for w in out.warnings] == [
+        "servinggate: role bounds not checked, ModelServing default/sample unreadable: no Kubernetes API access configured"
+    ]
 
 
 def test_disaggregated_kthena_checks(kit):
@@ -185,7 +187,7 @@ HOMO_TARGET = {"target": {"targetRef": {"kind": "ModelServing", "name": "sample"
 
 def test_binding_allowed_when_policy_exists(kit):
     out = kit.validate(binding(homogeneousTarget=HOMO_TARGET), ctx=kit.ctx(kit.obj(HOMOGENEOUS)))
-    assert out.allowed and out.warning_texts == []
+    assert out.allowed and [w.text for w in out.warnings] == []
 
 
 def test_binding_checks(kit):
@@ -240,7 +242,9 @@ def test_binding_role_target_against_gang_floor(kit):
 def test_binding_policy_lookup_failure_warns(kit):
     out = kit.validate(binding(homogeneousTarget=HOMO_TARGET), ctx=Context(lookups=NoLookups()))
     assert out.allowed
-    assert out.warning_texts == ["servinggate: policyRef not checked, AutoscalingPolicy default/sample-kv unreadable: no Kubernetes API access configured"]
+    assert [w.text for w in out.warnings] == [
+        "servinggate: policyRef not checked, AutoscalingPolicy default/sample-kv unreadable: no Kubernetes API access configured"
+    ]
 
 
 # ---- HPA ------------------------------------------------------------------------------------------
@@ -290,7 +294,7 @@ def isvc(raw=False, **predictor):
 
 def test_inference_service_allowed(kit):
     out = kit.validate(isvc(minReplicas=0, maxReplicas=3, scaleMetric="concurrency", scaleTarget=10))
-    assert out.allowed and out.warning_texts == []
+    assert out.allowed and [w.text for w in out.warnings] == []
 
 
 def test_inference_service_denied(kit):
@@ -309,7 +313,7 @@ def test_inference_service_denied(kit):
 def test_inference_service_cpu_target_above_100_warns(kit):
     out = kit.validate(isvc(scaleMetric="cpu", scaleTarget=150))
     assert out.allowed
-    assert out.warning_texts == ["servinggate: spec.predictor.scaleTarget 150 is above 100% cpu utilisation; the autoscaler may never scale up"]
+    assert [w.text for w in out.warnings] == ["servinggate: spec.predictor.scaleTarget 150 is above 100% cpu utilisation; the autoscaler may never scale up"]
 
 
 # ---- CronHPA --------------------------------------------------------------------------------------

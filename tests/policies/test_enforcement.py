@@ -10,7 +10,7 @@ from webhook.check.settings import CheckSettings
 from webhook.config import ConfigError, load
 from webhook.policies import REGISTRY, Context, DictLookups, NoLookups, engine
 from webhook.policies.settings import PolicySettings
-from webhook.server.settings import ServeSettings
+from webhook.settings.serve import ServeSettings
 
 RESERVED = "modelservings.reserved-labels"
 
@@ -88,8 +88,8 @@ def test_serve_and_check_read_the_same_rule_actions():
     warn_by_default = {r.name: r.default_action for r in REGISTRY.rules() if r.default_action}
     assert warn_by_default and set(warn_by_default.values()) == {"warn"}
     assert (
-        load(ServeSettings, {}, environ=env).actions()
-        == load(CheckSettings, {}, environ=env).actions()
+        load(ServeSettings, {}, environ=env).policies.actions()
+        == load(CheckSettings, {}, environ=env).policies.actions()
         == {**warn_by_default, RESERVED: "warn", "pods.gang-labels": "off"}
     )
 

@@ -103,7 +103,9 @@ def test_taints_no_toleration_covers(kit):
 def test_a_selector_or_required_affinity_no_node_matches(kit):
     [(field, detail), *_] = found(judge(_ms(kit, 4, selector={"accelerator": "gpu"}), ctx_of(*NODES)), RULE)
     assert field == "spec.template.roles[0].entryTemplate.spec"
-    assert detail == "could never fit: no node matches its nodeSelector and required node affinity (free capacity not considered)"
+    assert detail == (
+        "could never fit: no node has the label accelerator=gpu its nodeSelector asks for (nodes have accelerator=ascend) (free capacity not considered)"
+    )
     affinity = {
         "nodeAffinity": {
             "requiredDuringSchedulingIgnoredDuringExecution": {
@@ -116,9 +118,11 @@ def test_a_selector_or_required_affinity_no_node_matches(kit):
     }
     assert not found(judge(_ms(kit, 4, affinity=affinity), ctx_of(*NODES)), RULE)  # the second term matches npu-3
     affinity["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"].pop()
-    assert found(judge(_ms(kit, 4, affinity=affinity), ctx_of(*NODES)), RULE)
+    [(_, detail), *_] = found(judge(_ms(kit, 4, affinity=affinity), ctx_of(*NODES)), RULE)
+    assert detail.startswith("could never fit: no node matches its required node affinity: no node has accelerator In (gpu) (")
     empty_term = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{}]}}}
-    assert found(judge(_ms(kit, 4, affinity=empty_term), ctx_of(*NODES)), RULE)  # an empty term matches no node
+    [(_, detail), *_] = found(judge(_ms(kit, 4, affinity=empty_term), ctx_of(*NODES)), RULE)
+    assert "an empty term matches no node" in detail
     # affinity of the wrong shape is not ours to refuse
     for odd in (
         {"nodeAffinity": []},
@@ -184,3 +188,45 @@ def test_an_update_that_keeps_the_template_is_not_judged_again(kit):
     assert not found(judge(new, ctx_of(*NODES), old=old), RULE)
     changed = _ms(kit, 12)
     assert found(judge(changed, ctx_of(*NODES), old=old), RULE)
+
+
+def test_the_never_fit_warning_names_what_no_node_has(kit):
+    """The key and value no node matches, each term's own, and a nodeSelector's labels that no
+    node has together; what the nodes do have for a key is shown beside it."""
+    both = {"accelerator": "ascend", "kubernetes.io/hostname": "cpu-0"}
+    [(_, detail), *_] = found(judge(_ms(kit, 4, selector=both), ctx_of(*NODES)), RULE)
+    assert detail.startswith("could never fit: no node has all the labels its nodeSelector asks for (accelerator=ascend, kubernetes.io/hostname=cpu-0)")
+    [(_, detail), *_] = found(judge(_ms(kit, 4, selector={"zone": "a"}), ctx_of(*NODES)), RULE)
+    assert "no node has the label zone=a its nodeSelector asks for (no node has the label zone)" in detail
+    terms = [
+        {"matchExpressions": [{"key": "accelerator", "operator": "Exists"}, {"key": "accelerator", "operator": "In", "values": ["gpu", "tpu"]}]},
+        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["gpu-9"]}]},
+        {
+            "matchExpressions": [
+                {"key": "accelerator", "operator": "In", "values": ["ascend"]},
+                {"key": "kubernetes.io/hostname", "operator": "In", "values": ["cpu-1"]},
+            ]
+        },
+    ]
+    affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}
+    [(_, detail), *_] = found(judge(_ms(kit, 4, affinity=affinity), ctx_of(*NODES)), RULE)
+    assert detail == (
+        "could never fit: no node matches its required node affinity: no node has accelerator In (gpu, tpu);"
+        " no node has field metadata.name In (gpu-9);"
+        " no node meets all of accelerator In (ascend), kubernetes.io/hostname In (cpu-1) (free capacity not considered)"
+    )
+    [(_, detail), *_] = found(
+        judge(
+            _ms(
+                kit,
+                4,
+                selector={"accelerator": "ascend"},
+                affinity={"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms[1:2]}}},
+            ),
+            ctx_of(*NODES),
+        ),
+        RULE,
+    )
+    assert detail.startswith(
+        "could never fit: no node matches its required node affinity among the nodes with accelerator=ascend: no node has field metadata.name"
+    )

@@ -32,7 +32,7 @@ BOTH_ZERO = "maxUnavailable and maxSurge cannot both resolve to 0"
 def test_recorded_modelserving_requests_are_allowed(kit, name):
     out = engine.validate(kit.request(name), kit.ctx())
     assert out.matched and out.allowed and out.code == 200
-    assert out.errors == [] and out.warning_texts == []
+    assert out.errors == [] and [w.text for w in out.warnings] == []
 
 
 # ---- 1. generated names ---------------------------------------------------------------------------
@@ -385,7 +385,7 @@ def test_other_template_labels_are_fine(kit):
 @pytest.mark.parametrize("name", ["modelservings-scale-update-kubectl-scale-to-3-validating", "modelservings-scale-update-by-hpa-controller-6-to-4-validating"])
 def test_recorded_scale_allowed_with_the_modelserving(kit, name):
     out = engine.validate(kit.request(name), kit.ctx(kit.gang_ms()))
-    assert out.matched and out.allowed and out.warning_texts == []
+    assert out.matched and out.allowed and [w.text for w in out.warnings] == []
 
 
 def test_scale_that_breaks_generated_names(kit):
@@ -411,13 +411,15 @@ def test_scale_that_breaks_generated_names(kit):
 def test_scale_allows_with_warning_when_lookup_fails(kit):
     out = engine.validate(kit.request("modelservings-scale-update-kubectl-scale-to-3-validating"), Context(lookups=NoLookups()))
     assert out.allowed
-    assert out.warning_texts == ["servinggate: scale to 3 not checked, ModelServing default/sample unreadable: no Kubernetes API access configured"]
+    assert [w.text for w in out.warnings] == [
+        "servinggate: scale to 3 not checked, ModelServing default/sample unreadable: no Kubernetes API access configured"
+    ]
 
 
 def test_scale_allows_with_warning_when_not_found(kit):
     out = engine.validate(kit.request("modelservings-scale-update-kubectl-scale-to-3-validating"), kit.ctx())
     assert out.allowed
-    assert out.warning_texts == ["servinggate: scale to 3 not checked, ModelServing default/sample not found"]
+    assert [w.text for w in out.warnings] == ["servinggate: scale to 3 not checked, ModelServing default/sample not found"]
 
 
 # ---- never a crash on odd input ------------------------------------------------------------------

@@ -269,7 +269,7 @@ def test_the_rule_denies_by_default_and_follows_its_action(kit):
     ms = _ms(_role(ports=[{"containerPort": 0}]))
     assert RULE in kit.validate(ms).rules and not kit.validate(ms).allowed
     warned = kit.validate(ms, ctx=kit.ctx(rule_actions={RULE: "warn"}))
-    assert warned.allowed and any("containerPort" in w for w in warned.warning_texts)
+    assert warned.allowed and any("containerPort" in w.text for w in warned.warnings)
 
 
 # ---- bad input: field errors, never a crash -------------------------------------------------------
@@ -407,9 +407,9 @@ def test_a_cluster_newer_than_we_know_is_judged_as_the_newest_and_told_so():
     found = _verdict(make_request(_ms(role), operation="CREATE"), Context(kubernetes_version=KubeVersion(1, 37)))
     assert found.errors == []
     assert found.warnings == [
-        "spec.template.roles[0].entryTemplate.spec.containers[0].readinessProbe.httpGet.protocol: dropped: Kubernetes 1.34 has"
-        " no such Pod field (added in 1.37) (the cluster runs Kubernetes 1.37, newer than 1.34, the newest whose Pod"
-        " validation we mirror: judged as 1.34)"
+        "spec.template.roles[0].entryTemplate.spec.containers[0].readinessProbe.httpGet.protocol: not validated: Kubernetes 1.37"
+        " has this Pod field (added in 1.37) and 1.34, the newest whose Pod validation we mirror, has not: the API server keeps"
+        " it and judges it; we judge the rest of the Pod"
     ]
 
 
@@ -468,3 +468,29 @@ def test_newer_fields_of_any_shape_give_field_errors_at_any_minor(container, ini
     spec["initContainers"] = [init]
     found = _verdict(make_request(_ms(role), operation="CREATE"), Context(kubernetes_version=KubeVersion(1, minor)))
     assert all(isinstance(str(e), str) for e in found.errors) and all(isinstance(w, str) for w in found.warnings)
+
+
+def _anti_affinity_on(key: str) -> dict[str, Any]:
+    return {
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": {"matchLabels": {key: "x"}}, "topologyKey": "kubernetes.io/hostname", "matchLabelKeys": [key]}
+            ]
+        }
+    }
+
+
+@pytest.mark.parametrize("labels", [None, {"app": "llm"}], ids=["controller-labels-only", "template-labels"])
+def test_a_match_label_key_the_pods_carry_and_the_selector_names_is_refused_at_1_34(labels):
+    """Kthena's pods carry the template's labels and its own: the API server appends each carried
+    matchLabelKeys key to the selector and refuses the key named twice (mutatePodAffinity)."""
+    key = "app" if labels else "modelserving.volcano.sh/role"
+    role = _role()
+    role["entryTemplate"]["spec"]["affinity"] = _anti_affinity_on(key)
+    if labels:
+        role["entryTemplate"]["metadata"] = {"labels": labels}
+    found = _verdict(make_request(_ms(role), operation="CREATE"), Context(kubernetes_version=KubeVersion(1, 34)))
+    at = "spec.template.roles[0].entryTemplate.spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0][0]"
+    assert [str(e) for e in found.errors] == [f'{at}: Invalid value: "{key}": exists in both matchLabelKeys and labelSelector']
+    role["entryTemplate"]["spec"]["affinity"] = _anti_affinity_on("not-carried")
+    assert _verdict(make_request(_ms(role), operation="CREATE"), Context(kubernetes_version=KubeVersion(1, 34))).errors == []

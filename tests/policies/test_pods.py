@@ -26,7 +26,7 @@ def test_complete_kthena_pod_is_left_alone(kit):
     req = kit.request(COMPLETE)
     out = engine.mutate(req, kit.ctx())
     assert out.matched and out.allowed
-    assert out.patch == [] and out.warning_texts == [] and out.changes == []
+    assert out.patch == [] and [w.text for w in out.warnings] == [] and out.changes == []
     answer = review_response(req, out)["response"]
     assert "patch" not in answer and "patchType" not in answer
 
@@ -34,7 +34,7 @@ def test_complete_kthena_pod_is_left_alone(kit):
 @pytest.mark.parametrize("name", ["pods-create-dry-run-mutating", "pods-create-by-replicaset-npu-mutating", "pods-create-by-replicaset-sa-token-mutating"])
 def test_recorded_pods_needing_nothing(kit, name):
     out = engine.mutate(kit.request(name), kit.ctx())
-    assert out.patch == [] and out.warning_texts == [] and out.changes == []
+    assert out.patch == [] and [w.text for w in out.warnings] == [] and out.changes == []
 
 
 def test_recorded_pod_missing_scheduler_annotations_and_role_id(kit):
@@ -45,7 +45,7 @@ def test_recorded_pod_missing_scheduler_annotations_and_role_id(kit):
         {"op": "add", "path": "/metadata/annotations", "value": {"scheduling.k8s.io/group-name": "sample-0", "volcano.sh/task-spec": "prefill-1"}},
         {"op": "replace", "path": "/spec/schedulerName", "value": "volcano"},
     ]
-    assert out.warning_texts == [], "routine changes are recorded, not warned"
+    assert [w.text for w in out.warnings] == [], "routine changes are recorded, not warned"
     assert changes(out) == [
         "set spec.schedulerName to 'volcano' for gang scheduling",
         "added label modelserving.volcano.sh/role-id=prefill-1",
@@ -106,7 +106,7 @@ def test_opt_in_pod_maps_gang_and_subgroup(kit):
         {"op": "add", "path": "/metadata/annotations", "value": {"scheduling.k8s.io/group-name": "npu-infer", "volcano.sh/task-spec": "tp-0"}},
         {"op": "replace", "path": "/spec/schedulerName", "value": "volcano"},
     ]
-    assert len(changes(out)) == 3 and out.warning_texts == []
+    assert len(changes(out)) == 3 and [w.text for w in out.warnings] == []
 
 
 def test_an_opt_in_gang_gets_none_of_kthenas_labels(kit):
@@ -134,7 +134,7 @@ def test_other_explicit_scheduler_is_kept_with_a_warning(kit):
     pod["spec"]["schedulerName"] = "my-scheduler"
     out = kit.mutate(pod)
     assert out.patch == [{"op": "add", "path": "/metadata/labels/modelserving.volcano.sh~1role-id", "value": "prefill-1"}]
-    assert out.warning_texts[0] == "servinggate: spec.schedulerName 'my-scheduler' kept; gang scheduling needs 'volcano'"
+    assert [w.text for w in out.warnings][0] == "servinggate: spec.schedulerName 'my-scheduler' kept; gang scheduling needs 'volcano'"
 
 
 def test_configured_scheduler_name(kit):
@@ -224,7 +224,7 @@ def test_surge_ordinals_beyond_replicas_and_with_gaps(kit):
     assert (labels["modelserving.volcano.sh/group-name"], labels["modelserving.volcano.sh/role-id"]) == ("sample-3", "prefill-12")
     assert "modelserving.volcano.sh/entry" not in labels
     assert notes["scheduling.k8s.io/group-name"] == "sample-3" and notes["volcano.sh/task-spec"] == "prefill-12"
-    assert out.allowed and out.warning_texts == []
+    assert out.allowed and [w.text for w in out.warnings] == []
 
 
 # ---- a PodGroup annotation only for a PodGroup that will exist (issue 36 item 2) -------------------
@@ -259,7 +259,7 @@ def test_annotations_follow_kthenas_own_condition(kit, scheduler, crd, annotated
     out = kit.mutate(kit.obj(MISSING), ctx=ctx_of(*objects))
     assert _notes_added(out) == (NOTES if annotated else set())
     assert {"op": "add", "path": "/metadata/labels/modelserving.volcano.sh~1role-id", "value": "prefill-1"} in out.patch
-    assert out.warning_texts == []
+    assert [w.text for w in out.warnings] == []
 
 
 def test_a_gang_scheduler_other_than_volcano_gets_no_podgroup_annotations(kit):
@@ -269,14 +269,14 @@ def test_a_gang_scheduler_other_than_volcano_gets_no_podgroup_annotations(kit):
     pod["spec"]["schedulerName"] = "volcano-npu"
     ctx = ctx_of(_owner(kit, "volcano-npu"), podgroup_crd(True), settings={"scheduler_name": "volcano-npu"})
     out = kit.mutate(pod, ctx=ctx)
-    assert _notes_added(out) == set() and out.warning_texts == []
+    assert _notes_added(out) == set() and [w.text for w in out.warnings] == []
     assert out.patch == [{"op": "add", "path": "/metadata/labels/modelserving.volcano.sh~1role-id", "value": "prefill-1"}]
 
 
 def test_an_unlisted_podgroup_crd_counts_as_installed_and_says_so(kit):
     out = kit.mutate(kit.obj(MISSING), ctx=ctx_of(_owner(kit, "volcano"), unlisted=("CustomResourceDefinition",)))
     assert _notes_added(out) == NOTES
-    assert [w for w in out.warning_texts if "PodGroup CRD not checked" in w]
+    assert [w for w in [w.text for w in out.warnings] if "PodGroup CRD not checked" in w]
 
 
 @pytest.mark.parametrize("lookups", [NoLookups(), DictLookups()], ids=["unreadable", "not-found"])
@@ -287,7 +287,7 @@ def test_an_owner_not_read_adds_no_annotation_kthena_did_not_make(kit, lookups):
     out = engine.mutate(make_request(kit.obj(MISSING)), Context(lookups=lookups))
     assert _notes_added(out) == set()
     assert {"op": "replace", "path": "/spec/schedulerName", "value": "volcano"} in out.patch
-    unreadable = [w for w in out.warning_texts if "its scheduler choice was not checked" in w]
+    unreadable = [w for w in [w.text for w in out.warnings] if "its scheduler choice was not checked" in w]
     assert len(unreadable) == (1 if isinstance(lookups, NoLookups) else 0)
     pod = kit.obj(MISSING)
     pod["metadata"]["annotations"] = {"scheduling.k8s.io/group-name": "sample-0"}
@@ -300,5 +300,5 @@ def test_an_opt_in_gang_without_a_podgroup_crd_is_not_annotated_and_told_why(kit
     pod["metadata"]["labels"]["servinggate.io/gang"] = "npu-infer"
     out = kit.mutate(pod, ctx=ctx_of())
     assert _notes_added(out) == set()
-    assert out.warning_texts == ["servinggate: no PodGroup CRD is installed, so gang 'npu-infer' can have no PodGroup: not annotated"]
+    assert [w.text for w in out.warnings] == ["servinggate: no PodGroup CRD is installed, so gang 'npu-infer' can have no PodGroup: not annotated"]
     assert _notes_added(kit.mutate(pod, ctx=ctx_of(podgroup_crd(False)))) == {"scheduling.k8s.io/group-name"}

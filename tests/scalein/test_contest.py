@@ -8,6 +8,7 @@ import queue
 
 import pytest
 
+from webhook.config import compose
 from webhook.scalein.cluster import Cluster, WorkloadTypes
 from webhook.scalein.contest import BACKING_OFF, CONTESTED, OVERWRITE, Contests
 from webhook.scalein.events import Answered, Changed, Event, Listed
@@ -32,7 +33,7 @@ class World:
 
     def __init__(self, s1: dict, **kw) -> None:
         base = dict(enable_scale_in_score=True, health_port=0, resync_seconds=0)
-        self.settings = ReconcileSettings(**{**base, **kw})
+        self.settings = compose(ReconcileSettings, **{**base, **kw})
         self.clock = Clock()
         self.events: queue.Queue[Event] = queue.Queue()
         self.writes = WriteQueue(clock=self.clock)
@@ -40,7 +41,7 @@ class World:
         self.told: list[tuple[str, int, str | None]] = []
         self.worker = Worker(
             self.settings,
-            Cluster(self.settings, WorkloadTypes()),
+            Cluster(self.settings.scoring, WorkloadTypes()),
             self.events,
             self.writes,
             self.metrics,
@@ -179,7 +180,7 @@ def test_contests_alone():
     assert c.on_foreign("a/p") == OVERWRITE
     c.wrote("a/p", -5, overwrite=True)
     now[0] = 99
-    assert c.on_foreign("a/p") == CONTESTED and c.is_contested("a/p") and c.active() == 1
+    assert c.on_foreign("a/p") == CONTESTED and c.contested["a/p"] > now[0] and c.active() == 1
     now[0] = 198
     assert c.on_foreign("a/p") == BACKING_OFF
     now[0] = 199.5

@@ -8,6 +8,7 @@ import threading
 
 from kubernetes import client
 
+from webhook.config import compose
 from webhook.scalein.health import Metrics
 from webhook.scalein.pacing import RateLimiter
 from webhook.scalein.patching import Patcher
@@ -102,6 +103,6 @@ def test_clear_decides_again_when_the_pod_changed_under_it(s1, fake_api):
             api.pods[key]["metadata"]["annotations"][COST_KEY] = "9"
 
     api.before_patch = someone_else_writes
-    assert reconciling.run(ReconcileSettings(health_port=0), api_client, threading.Event(), clear=True) == 0
+    assert reconciling.run(compose(ReconcileSettings, health_port=0), api_client, threading.Event(), clear=True) == 0
     assert api.annotations(key) == {COST_KEY: "9"}
     assert [c.status for c in api.calls("PATCH", "/pods/")] == [422, 200]

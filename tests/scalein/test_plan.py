@@ -92,8 +92,8 @@ def test_settings_from_env_and_config_file(tmp_path):
     cfg = tmp_path / "c.yaml"
     cfg.write_text("enable-scale-in-score: true\nscale-in-priority: wl\nscoring-qps: 5\nthird-party-types: [apps.kruise.io/v1alpha1/clonesets]\n")
     s = load(ReconcileSettings, {"_config_file": str(cfg)}, environ={"SERVINGGATE_SCORING_QPS": "7"})
-    assert (s.enable_scale_in_score, s.scale_in_priority, s.scoring_qps) == (True, "wl", 7)
-    assert s.third_party() == (("apps.kruise.io", "v1alpha1", "clonesets"),)
+    assert (s.scoring.enable_scale_in_score, s.scoring.scale_in_priority, s.runtime.scoring_qps) == (True, "wl", 7)
+    assert s.scoring.third_party() == (("apps.kruise.io", "v1alpha1", "clonesets"),)
     with pytest.raises(ConfigError, match="SERVINGGATE_SCORING_QPS"):
         load(ReconcileSettings, {}, environ={"SERVINGGATE_SCORING_QPS": "0"})
     with pytest.raises(ConfigError, match="--score-annotation-key"):

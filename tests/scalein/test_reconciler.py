@@ -13,6 +13,7 @@ import pytest
 from kubernetes import client
 from support import free_port
 
+from webhook.config import compose
 from webhook.kube.leases import LeaderElector
 from webhook.scalein import reconciling
 from webhook.scalein.settings import COST_KEY, RECORD_KEY, ReconcileSettings
@@ -24,7 +25,7 @@ NODE_A = "-1"  # S1: node-a full
 def settings(**kw) -> ReconcileSettings:
     base = dict(enable_scale_in_score=True, scoring_qps=1000, health_port=0, watch_timeout_seconds=1, resync_seconds=0)
     base.update(kw)
-    return ReconcileSettings(**base)
+    return compose(ReconcileSettings, **base)
 
 
 def expected_s1(api) -> dict:
@@ -367,14 +368,14 @@ def test_hypernodes_in_the_cluster_order_costs_by_hypernode_and_follow_its_edits
     for hn in HYPERNODES:
         api.add_custom(hn)
     running(settings(), api_client)
-    by_hn = {k: str(v) for k, v in planning.make_cluster(settings(), NODES, PODS, HYPERNODES).desired_all().items()}
-    by_node = {k: str(v) for k, v in planning.make_cluster(settings(), NODES, PODS, []).desired_all().items()}
+    by_hn = {k: str(v) for k, v in planning.make_cluster(settings().scoring, NODES, PODS, HYPERNODES).desired_all().items()}
+    by_node = {k: str(v) for k, v in planning.make_cluster(settings().scoring, NODES, PODS, []).desired_all().items()}
     assert by_hn != by_node
     waiter(lambda: converged(api, by_hn), what="costs by HyperNode")
     # hn-b loses n4: n4 now ranks by node alone, and hn-b's rank changes
     edited = hypernode("hn-b", 1, exact("n3"))
     api.add_custom(edited)
-    want = {k: str(v) for k, v in planning.make_cluster(settings(), NODES, PODS, [HYPERNODES[0], edited, HYPERNODES[2]]).desired_all().items()}
+    want = {k: str(v) for k, v in planning.make_cluster(settings().scoring, NODES, PODS, [HYPERNODES[0], edited, HYPERNODES[2]]).desired_all().items()}
     waiter(lambda: converged(api, want), what="costs after the HyperNode edit")
     assert api.annotations("default/b4-0")[COST_KEY] == str(scoring.in_hypernode(int(by_node["default/b4-0"]), 0))  # in no HyperNode now
 
@@ -386,7 +387,7 @@ def test_without_the_hypernode_crd_costs_order_by_node(fake_api, running, waiter
 
     api, api_client = fake_api(NODES, PODS)
     r = running(settings(), api_client)
-    by_node = {k: str(v) for k, v in planning.make_cluster(settings(), NODES, PODS, []).desired_all().items()}
+    by_node = {k: str(v) for k, v in planning.make_cluster(settings().scoring, NODES, PODS, []).desired_all().items()}
     waiter(lambda: converged(api, by_node), what="costs by node")
     assert api.count("GET", "/apis/topology.volcano.sh/v1alpha1/hypernodes") >= 1
     # a missing CRD is no error, and no watch is tried on it
@@ -430,7 +431,7 @@ def test_a_reconciler_not_allowed_to_read_hypernodes_orders_by_node(fake_api, ru
     api.fail("GET", r"^/apis/topology\.volcano\.sh/", 403, "Forbidden", "hypernodes is forbidden")
     caplog.set_level(logging.INFO, "servinggate.scalein")
     running(settings(), api_client)
-    by_node = {k: str(v) for k, v in planning.make_cluster(settings(), NODES, PODS, []).desired_all().items()}
+    by_node = {k: str(v) for k, v in planning.make_cluster(settings().scoring, NODES, PODS, []).desired_all().items()}
     waiter(lambda: converged(api, by_node), what="costs by node")
     waiter(lambda: api.count("GET", "/apis/topology.volcano.sh/v1alpha1/hypernodes") >= 3, what="asked again")
     assert sum("no HyperNodes to read" in r.getMessage() for r in caplog.records) == 1

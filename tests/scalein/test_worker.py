@@ -9,6 +9,7 @@ import threading
 
 import pytest
 
+from webhook.config import compose
 from webhook.scalein.cluster import Cluster, WorkloadTypes
 from webhook.scalein.events import Answered, Changed, Event, Listed, Resync
 from webhook.scalein.health import Metrics
@@ -25,12 +26,12 @@ NODE_A = -1  # S1: node-a full
 class Harness:
     def __init__(self, **kw) -> None:
         base = dict(enable_scale_in_score=True, health_port=0, resync_seconds=0)
-        self.settings = ReconcileSettings(**{**base, **kw})
+        self.settings = compose(ReconcileSettings, **{**base, **kw})
         self.events: queue.Queue[Event] = queue.Queue()
         self.writes = WriteQueue()
         self.metrics = Metrics()
         self.stop = threading.Event()
-        self.worker = Worker(self.settings, Cluster(self.settings, WorkloadTypes()), self.events, self.writes, self.metrics, stop=self.stop)
+        self.worker = Worker(self.settings, Cluster(self.settings.scoring, WorkloadTypes()), self.events, self.writes, self.metrics, stop=self.stop)
         self.thread = threading.Thread(target=self.worker.run, daemon=True)
         self.events.put(Listed("hypernodes", []))  # a cluster without HyperNodes
 

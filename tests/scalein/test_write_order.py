@@ -11,6 +11,7 @@ import urllib.request
 
 from support import free_port
 
+from webhook.config import compose
 from webhook.scalein import reconciling, scoring
 from webhook.scalein.settings import COST_KEY, RECORD_KEY, REMOVE_LAST_KEY, ReconcileSettings
 
@@ -23,7 +24,7 @@ FULL = str(scoring.cost(8, 8, 1))  # -1
 def settings(**kw) -> ReconcileSettings:
     base = dict(enable_scale_in_score=True, scoring_qps=1000, health_port=0, watch_timeout_seconds=1, resync_seconds=0)
     base.update(kw)
-    return ReconcileSettings(**base)
+    return compose(ReconcileSettings, **base)
 
 
 def node(name: str, npus: int = 8) -> dict:

@@ -15,11 +15,12 @@ from hypothesis import strategies as st
 from support import ADMISSION_FIXTURES, FIXTURES
 
 from webhook.admission.review import MAX_NESTING
+from webhook.config import compose
 from webhook.logs import JsonFormatter
 from webhook.policies import NoLookups
 from webhook.server import metrics
 from webhook.server.app import create_app
-from webhook.server.settings import ServeSettings
+from webhook.settings.serve import ServeSettings
 
 FINDINGS = FIXTURES / "fuzz-findings"
 
@@ -56,7 +57,7 @@ EXPECTED = {
 
 @pytest.fixture(scope="module")
 def client(tmp_path_factory):
-    settings = ServeSettings(certs_dir=tmp_path_factory.mktemp("certs"))
+    settings = compose(ServeSettings, certs_dir=tmp_path_factory.mktemp("certs"))
     return create_app(settings, lookups=NoLookups()).test_client()
 
 

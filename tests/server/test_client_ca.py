@@ -14,11 +14,19 @@ import subprocess
 import sys
 
 import pytest
+from cryptography.x509.oid import ExtendedKeyUsageOID
 from serverproc import Server  # noqa: E402  (tests/server is on sys.path via conftest)
 from support import REPO  # noqa: E402  (tests/ is on sys.path via the root conftest)
 
 from webhook.certs.files import write_file
-from webhook.certs.issuing import generate_ca, generate_client
+from webhook.certs.issuing import SERVING_DAYS, Pair, _leaf, generate_ca
+
+
+def generate_client(ca: Pair, common_name: str) -> Pair:
+    """A client certificate (TLS client authentication) named `common_name`, signed by `ca`: what
+    the API server presents to a webhook that requires one (`--client-ca-file`). Only tests make
+    one; the serving certificate's leaf builder signs it."""
+    return _leaf(ca, common_name, [], ExtendedKeyUsageOID.CLIENT_AUTH, SERVING_DAYS, None)
 
 
 def _write_client(tmp, name, ca):

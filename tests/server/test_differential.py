@@ -80,7 +80,7 @@ def gunicorn_reads(raw: bytes, parser: str, cuts: list[int] = ()) -> Reading:
         return Reading("unfinished")
     except StopIteration:
         return Reading("unfinished")
-    except Exception as exc:  # noqa: BLE001 - every parser error is a refusal with a status
+    except Exception as exc:  # every parser error is a refusal with a status
         return Reading("refused", code=adapter.parse_error_status(exc), error=f"{type(exc).__name__}: {exc}"[:120])
     rest = reader.unreader.take_buffered()
     try:

@@ -11,13 +11,14 @@ from flask import Flask
 from support import ADMISSION_FIXTURES as FIXTURES
 from werkzeug.test import EnvironBuilder
 
+from webhook.config import compose
 from webhook.policies import NoLookups
 from webhook.policies.context import NOT_HERE
 from webhook.server import app as app_module
 from webhook.server import metrics
 from webhook.server.app import create_app
 from webhook.server.replies import DEFERRED
-from webhook.server.settings import ServeSettings
+from webhook.settings.serve import ServeSettings
 
 POD_MUTATE = (FIXTURES / "pods-create-kthena-entry-missing-scheduler-annotations-roleid-mutating.json").read_bytes()
 MS_VALIDATE = (FIXTURES / "modelservings-create-gang-example-validating.json").read_bytes()
@@ -36,7 +37,7 @@ CASES = [
 
 @pytest.fixture
 def app(tmp_path):
-    return create_app(ServeSettings(certs_dir=tmp_path), lookups=NoLookups())
+    return create_app(compose(ServeSettings, certs_dir=tmp_path), lookups=NoLookups())
 
 
 def call(wsgi_app, path: str, body: bytes, content_type: str) -> tuple[str, list[tuple[str, str]], bytes]:
@@ -117,7 +118,7 @@ def test_a_review_that_may_not_wait_is_deferred_before_anything_is_recorded(tmp_
     """The event loop's call (may_wait=False): a lookup the store cannot answer stops the review
     with DEFERRED, nothing counted or logged; the thread's call then waits and answers."""
     lookups = StoreOnly(None)
-    app = create_app(ServeSettings(certs_dir=tmp_path), lookups=lookups)
+    app = create_app(compose(ServeSettings, certs_dir=tmp_path), lookups=lookups)
 
     def environ():
         return EnvironBuilder(path="/mutate", method="POST", data=POD_MUTATE, content_type="application/json").get_environ()

@@ -9,18 +9,19 @@ import pytest
 from support import ADMISSION_FIXTURES as FIXTURES
 
 from webhook.admission import allowed
+from webhook.config import compose
 from webhook.policies import DictLookups, NoLookups, Registry
 from webhook.policies.registry import Target
 from webhook.server import metrics
 from webhook.server.app import create_app
-from webhook.server.settings import ServeSettings
+from webhook.settings.serve import ServeSettings
 
 POD_MUTATE = (FIXTURES / "pods-create-kthena-entry-missing-scheduler-annotations-roleid-mutating.json").read_bytes()
 
 
 @pytest.fixture
 def settings(tmp_path):
-    return ServeSettings(certs_dir=tmp_path, max_body_bytes=64 * 1024)
+    return compose(ServeSettings, certs_dir=tmp_path, max_body_bytes=64 * 1024)
 
 
 @pytest.fixture
@@ -100,13 +101,13 @@ def test_the_application_leaves_the_body_limit_to_the_worker(client, settings):
     # application runs (test_tls_server: test_bad_input_matrix_over_tls and
     # test_oversized_chunked_body_is_413_over_tls; test_slow_clients:
     # test_a_client_still_sending_a_refused_body_reads_the_413_and_a_clean_close).
-    padded = POD_MUTATE + b" " * settings.max_body_bytes
+    padded = POD_MUTATE + b" " * settings.listener.max_body_bytes
     resp = client.post("/mutate", data=padded, content_type="application/json")
     assert resp.status_code == 200 and resp.get_json()["response"]["allowed"] is True
 
 
 def test_default_limit_is_7_mib():
-    assert ServeSettings().max_body_bytes == 7 * 1024 * 1024
+    assert ServeSettings().listener.max_body_bytes == 7 * 1024 * 1024
 
 
 def test_unregistered_resource_is_allowed_without_patch(client):
@@ -157,7 +158,7 @@ def test_healthz_and_readyz(client, settings):
     assert not_ready.status_code == 503  # no certificate in the folder yet
     from webhook.certs.files import ensure_dev_certs
 
-    ensure_dev_certs(settings.certs_dir, "svc", "ns")
+    ensure_dev_certs(settings.listener.certs_dir, "svc", "ns")
     ready = create_app(settings, lookups=NoLookups()).test_client().get("/readyz")
     assert ready.status_code == 200 and "valid until" in ready.get_json()["detail"]
 
@@ -171,8 +172,8 @@ def test_readyz_fails_for_an_expired_certificate(settings):
     long_ago = dt.datetime.now(dt.UTC) - dt.timedelta(days=400)
     ca = generate_ca(now=long_ago)
     pair = generate_serving(ca, ["localhost"], days=30, now=long_ago)
-    write_file(settings.certs_dir / "tls.crt", pair.cert_pem, 0o644)
-    write_file(settings.certs_dir / "tls.key", pair.key_pem, 0o600)
+    write_file(settings.listener.certs_dir / "tls.crt", pair.cert_pem, 0o644)
+    write_file(settings.listener.certs_dir / "tls.key", pair.key_pem, 0o600)
     resp = create_app(settings, lookups=NoLookups()).test_client().get("/readyz")
     assert resp.status_code == 503 and "expired" in resp.get_json()["detail"]
 
@@ -188,7 +189,9 @@ def test_metrics_name_each_rule_verdict_and_the_build(settings):
     from webhook import __version__
     from webhook.config import load
 
-    configured = load(ServeSettings, {"certs_dir": str(settings.certs_dir)}, environ={"SERVINGGATE_RULE_ACTIONS": "modelservings.reserved-labels=audit"})
+    configured = load(
+        ServeSettings, {"certs_dir": str(settings.listener.certs_dir)}, environ={"SERVINGGATE_RULE_ACTIONS": "modelservings.reserved-labels=audit"}
+    )
     client = create_app(configured, lookups=DictLookups([])).test_client()
     text = metrics.render()[0].decode()
     # present from the start, at zero, with the configured action

@@ -9,12 +9,13 @@ import pytest
 from support import ADMISSION_FIXTURES as FIXTURES
 
 from webhook.admission import allowed
+from webhook.config import compose
 from webhook.kube.serverversion import FollowedVersion
 from webhook.kubeversion import NEWEST, KubeVersion
 from webhook.policies import NoLookups, Registry
 from webhook.policies.registry import Target
 from webhook.server.app import create_app
-from webhook.server.settings import ServeSettings
+from webhook.settings.serve import ServeSettings
 
 POD_REVIEW = (FIXTURES / "pods-create-kthena-entry-missing-scheduler-annotations-roleid-mutating.json").read_bytes()
 
@@ -39,7 +40,7 @@ def review(app) -> None:
 
 def test_a_named_version_reaches_the_rules(tmp_path, seen):
     registry, versions = seen
-    settings = ServeSettings(certs_dir=tmp_path, kubernetes_version=KubeVersion(1, 30))
+    settings = compose(ServeSettings, certs_dir=tmp_path, kubernetes_version=KubeVersion(1, 30))
     review(create_app(settings, registry=registry, lookups=NoLookups()))
     assert versions == [KubeVersion(1, 30)]
 
@@ -48,7 +49,7 @@ def test_auto_is_read_from_the_api_server_and_followed_after_a_reconnect(fake_ap
     registry, versions = seen
     fake_api.version = {"major": "1", "minor": "29", "gitVersion": "v1.29.6"}
     kubeconfig = fake_api.write_kubeconfig(tmp_path / "kubeconfig")
-    settings = ServeSettings(certs_dir=tmp_path / "c", kubeconfig=str(kubeconfig), kube_lookups="off")
+    settings = compose(ServeSettings, certs_dir=tmp_path / "c", kubeconfig=str(kubeconfig), kube_lookups="off")
     with caplog.at_level(logging.INFO, "servinggate.server"):
         app = create_app(settings, registry=registry, lookups=NoLookups())
     started = [r.msg for r in caplog.records if isinstance(r.msg, dict) and r.msg.get("msg", "").startswith("judging by")]
@@ -66,7 +67,7 @@ def test_an_unreadable_version_starts_with_the_newest_and_says_so(fake_api, tmp_
     registry, versions = seen
     fake_api.fail("GET", "^/version/?$", 503, "ServiceUnavailable", "the control plane is restarting")
     kubeconfig = fake_api.write_kubeconfig(tmp_path / "kubeconfig")
-    settings = ServeSettings(certs_dir=tmp_path / "c", kubeconfig=str(kubeconfig), kube_lookups="off")
+    settings = compose(ServeSettings, certs_dir=tmp_path / "c", kubeconfig=str(kubeconfig), kube_lookups="off")
     with caplog.at_level(logging.WARNING):
         app = create_app(settings, registry=registry, lookups=NoLookups())
     review(app)
@@ -79,7 +80,7 @@ def test_an_unreadable_version_starts_with_the_newest_and_says_so(fake_api, tmp_
 def test_readyz_shows_the_version_beside_the_certificate(tmp_path):
     from webhook.certs.files import ensure_dev_certs
 
-    settings = ServeSettings(certs_dir=tmp_path, kubernetes_version=KubeVersion(1, 31))
+    settings = compose(ServeSettings, certs_dir=tmp_path, kubernetes_version=KubeVersion(1, 31))
     ensure_dev_certs(tmp_path, "svc", "ns")
     app = create_app(settings, lookups=NoLookups(), kubernetes=FollowedVersion(KubeVersion(1, 31), connect=lambda: None))
     body = app.test_client().get("/readyz").get_json()
@@ -95,7 +96,7 @@ def test_the_lookups_watch_reads_the_version_again_when_it_reconnects(fake_api, 
     fake_api.version = {"gitVersion": "v1.30.1"}
     kubeconfig = fake_api.write_kubeconfig(tmp_path / "kubeconfig")
     fake_api.fail("GET", "/modelservings$", 503, "ServiceUnavailable", "upgrading", times=1)
-    settings = ServeSettings(certs_dir=tmp_path / "c", kubeconfig=str(kubeconfig))
+    settings = compose(ServeSettings, certs_dir=tmp_path / "c", kubeconfig=str(kubeconfig))
     app = create_app(settings)
     ctx = app.extensions["servinggate"]["context"]
     assert ctx.kubernetes_version == KubeVersion(1, 30)
@@ -114,7 +115,7 @@ def test_a_lenient_start_takes_the_version_when_the_watch_first_connects(fake_ap
     fake_api.install_custom("workload.serving.volcano.sh", "autoscalingpolicies")
     fake_api.version = {"gitVersion": "v1.29.9"}
     fake_api.fail("GET", "^/version/?$", 503, "ServiceUnavailable", "starting", times=1)
-    settings = ServeSettings(certs_dir=tmp_path / "c", kubeconfig=str(fake_api.write_kubeconfig(tmp_path / "kubeconfig")))
+    settings = compose(ServeSettings, certs_dir=tmp_path / "c", kubeconfig=str(fake_api.write_kubeconfig(tmp_path / "kubeconfig")))
     app = create_app(settings)
     ctx = app.extensions["servinggate"]["context"]
     assert ctx.kubernetes_version == NEWEST and app.extensions["servinggate"]["kubernetes"].current.lenient

@@ -14,6 +14,7 @@ import pytest
 from serverproc import Server  # noqa: E402  (tests/server is on sys.path via conftest)
 from support.procfs import status_kib  # noqa: E402
 
+from webhook.config import compose
 from webhook.server import memory
 
 
@@ -84,10 +85,10 @@ def test_the_master_freezes_its_heap_before_each_fork(tmp_path):
     from types import SimpleNamespace
 
     from webhook.server.serving import gunicorn_options
-    from webhook.server.settings import ServeSettings
+    from webhook.settings.serve import ServeSettings
 
     built_at_start = [{"kept": [n]} for n in range(1000)]
-    options = gunicorn_options(ServeSettings(certs_dir=tmp_path), certificates=None)
+    options = gunicorn_options(compose(ServeSettings, certs_dir=tmp_path), certificates=None)
     gc.unfreeze()
     try:
         options["pre_fork"](SimpleNamespace(WORKERS={}), SimpleNamespace())
@@ -127,13 +128,13 @@ def test_each_worker_starts_its_trimmer_after_the_fork(tmp_path, monkeypatch):
     from types import SimpleNamespace
 
     from webhook.server.serving import gunicorn_options
-    from webhook.server.settings import ServeSettings
+    from webhook.settings.serve import ServeSettings
 
     started = []
     monkeypatch.setattr(memory, "start_heap_trimmer", lambda *a, **k: started.append(True))
     interval = sys.getswitchinterval()
     try:
-        options = gunicorn_options(ServeSettings(certs_dir=tmp_path), certificates=None)
+        options = gunicorn_options(compose(ServeSettings, certs_dir=tmp_path), certificates=None)
         options["post_fork"](SimpleNamespace(), SimpleNamespace())
     finally:
         sys.setswitchinterval(interval)

@@ -8,8 +8,9 @@ import tempfile
 
 from serverproc import Server  # noqa: E402  (tests/server is on sys.path via conftest)
 
+from webhook.config import compose
 from webhook.server import serving
-from webhook.server.settings import ServeSettings
+from webhook.settings.serve import ServeSettings
 
 
 def ours(parent: str) -> set[str]:
@@ -21,7 +22,7 @@ def test_a_given_folder_is_used_and_emptied(tmp_path, monkeypatch):
     given = tmp_path / "given"
     given.mkdir()
     (given / "old.db").write_bytes(b"x")
-    assert serving.prepare_metrics_dir(ServeSettings(certs_dir=tmp_path, metrics_dir=str(given))) == str(given)
+    assert serving.prepare_metrics_dir(compose(ServeSettings, certs_dir=tmp_path, metrics_dir=str(given))) == str(given)
     assert os.listdir(given) == [] and os.environ["PROMETHEUS_MULTIPROC_DIR"] == str(given)
 
 

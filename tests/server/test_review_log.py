@@ -9,17 +9,18 @@ import logging
 import pytest
 from support import ADMISSION_FIXTURES
 
+from webhook.config import compose
 from webhook.logs import JsonFormatter
 from webhook.policies import NoLookups
 from webhook.server.app import create_app
-from webhook.server.settings import ServeSettings
+from webhook.settings.serve import ServeSettings
 
 ALLOWED = (ADMISSION_FIXTURES / "pods-create-kthena-entry-missing-scheduler-annotations-roleid-mutating.json").read_bytes()
 DENIED = (ADMISSION_FIXTURES / "autoscalingpolicies-create-min-greater-than-max-validating.json").read_bytes()
 
 
 def client(tmp_path, **overrides):
-    settings = ServeSettings(certs_dir=tmp_path, **overrides)
+    settings = compose(ServeSettings, certs_dir=tmp_path, **overrides)
     return create_app(settings, lookups=NoLookups()).test_client()
 
 

@@ -144,7 +144,3 @@ class Decision:
         if self.errors:
             return 422
         return 403 if self.refusal is not None else 200
-
-    @property
-    def warning_texts(self) -> list[str]:
-        return [w.text for w in self.warnings]

@@ -163,10 +163,6 @@ class FieldError:
         return str(self.path) or "<nil>"
 
     @property
-    def type_text(self) -> str:
-        return TYPE_TEXT[self.kind]
-
-    @property
     def from_api_server(self) -> bool:
         return self.origin in API_SERVER_ORIGINS
 

@@ -48,17 +48,17 @@ class Auditor:
 
     def __init__(self, settings: AuditSettings, api_client: Any, kubernetes: FollowedVersion | None = None) -> None:
         self.settings = settings
-        self.kubernetes = kubernetes or FollowedVersion.on(settings.kubernetes_version, api_client)
+        self.kubernetes = kubernetes or FollowedVersion.on(settings.version.kubernetes_version, api_client)
         self.recovering = False  # the last run failed: read the version again before the next
-        self.lister = Lister(api_client, namespace=settings.namespace, page_size=settings.page_size)
-        self.writer = ReportWriter(api_client, namespace=settings.namespace) if settings.write_reports else None
+        self.lister = Lister(api_client, namespace=settings.auditor.namespace, page_size=settings.auditor.page_size)
+        self.writer = ReportWriter(api_client, namespace=settings.auditor.namespace) if settings.auditor.write_reports else None
         self._noted_no_crd = False
 
     def run(self) -> tuple[AuditRun, Written | None]:
         if self.recovering:
             self.kubernetes.refresh()
         try:
-            run = audit(self.lister, self.settings, namespace=self.settings.namespace, kubernetes_version=self.kubernetes.current.version)
+            run = audit(self.lister, self.settings.policies, namespace=self.settings.auditor.namespace, kubernetes_version=self.kubernetes.current.version)
             written = self._write(run)
         except Exception:
             self.recovering = True
@@ -118,7 +118,7 @@ def keep_auditing(
         if clock() >= due and (elector is None or elector.is_leader()):
             try:
                 run, written = auditor.run()
-            except Exception as exc:  # noqa: BLE001 - a failed run is counted and logged; the next one is tried
+            except Exception as exc:  # a failed run is counted and logged; the next one is tried
                 metrics.failed()
                 if isinstance(exc, KubeAccessError):
                     log.error({"msg": "audit run failed", "error": str(exc)})
@@ -127,7 +127,7 @@ def keep_auditing(
             else:
                 metrics.completed(run, time.time())
                 log_run(run, written)
-            due = clock() + auditor.settings.every
+            due = clock() + auditor.settings.auditor.every
         stop.wait(max(0.05, min(1.0, due - clock())))
     return EXIT_OK
 
@@ -157,21 +157,29 @@ def main(argv: list[str]) -> int:
     if args.output in REFUSED:
         print(f"audit: --output {args.output}: {REFUSED[args.output]}", file=sys.stderr)
         return EXIT_UNUSABLE
-    logs.configure(settings.log_level)
-    api_client = load_api_client(settings.kubeconfig)
+    logs.configure(settings.log.log_level)
+    api_client = load_api_client(settings.kube.kubeconfig)
     auditor = Auditor(settings, api_client)
-    if not settings.every:  # its version is on the "audit run" line; a failure stays one line
+    if not settings.auditor.every:  # its version is on the "audit run" line; a failure stays one line
         return once(auditor, args.output, sys.stdout)
     log.info({"msg": "judging by Kubernetes " + str(auditor.kubernetes.current.judged), **auditor.kubernetes.current.log_fields()})
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
     metrics = AuditMetrics()
-    server = plainhttp.serve_health(settings.health_host, settings.health_port, lambda: True, metrics.registry) if settings.health_port else None
+    server = (
+        plainhttp.serve_health(settings.auditor.health_host, settings.auditor.health_port, lambda: True, metrics.registry)
+        if settings.auditor.health_port
+        else None
+    )
     elector = None
-    if settings.leader_elect:
+    if settings.auditor.leader_elect:
         elector = elector_for(
-            api_client, name=settings.lease_name, namespace=settings.lease_namespace, identity=settings.holder_identity(), logger="servinggate.audit.lease"
+            api_client,
+            name=settings.auditor.lease_name,
+            namespace=settings.auditor.lease_namespace,
+            identity=settings.auditor.holder_identity(),
+            logger="servinggate.audit.lease",
         )
     try:
         return keep_auditing(auditor, stop, metrics, elector=elector)

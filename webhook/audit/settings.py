@@ -3,8 +3,8 @@ reports and leader election, Kubernetes access and logging.
 
 Like `check`, it reads a `serve` config file (the webhook's settings, `--rule-actions` among
 them) and ignores that file's other keys: pointing both at one file is how the auditor and the
-webhook agree on each rule's action. That is the one import of webhook/server/ from here
-(declarations only)."""
+webhook agree on each rule's action (`serve`'s settings are webhook/settings/serve.py,
+declarations only)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ import re
 import socket
 from dataclasses import dataclass
 
-from ..config import KubernetesVersionSettings, KubeSettings, LogSettings, int_range, non_empty, parse_bool, setting
+from ..config import KubernetesVersionSettings, KubeSettings, LogSettings, group, int_range, non_empty, parse_bool, setting
 from ..policies.settings import PolicySettings
-from ..server.settings import ServeSettings
+from ..settings.serve import ServeSettings
 
 _DURATION = re.compile(r"(\d+)(h|m|s)")
 _UNIT = {"h": 3600, "m": 60, "s": 1}
@@ -57,8 +57,14 @@ class AuditorSettings:
 
 
 @dataclass(frozen=True)
-class AuditSettings(LogSettings, KubeSettings, KubernetesVersionSettings, AuditorSettings, PolicySettings):
+class AuditSettings:
     """`audit`: the policy settings and the Kubernetes version (shared with `serve`), the auditor's own, Kubernetes access, logging."""
+
+    policies: PolicySettings = group(PolicySettings)
+    auditor: AuditorSettings = group(AuditorSettings)
+    version: KubernetesVersionSettings = group(KubernetesVersionSettings)
+    kube: KubeSettings = group(KubeSettings)
+    log: LogSettings = group(LogSettings)
 
 
 SHARES_FILE_WITH = ServeSettings  # `config.load(..., shared_with=)`: the webhook's keys it tolerates in its file

@@ -84,12 +84,6 @@ def generate_serving(ca: Pair, hosts: list[str], days: int = SERVING_DAYS, now: 
     return _leaf(ca, hosts[0], sans, ExtendedKeyUsageOID.SERVER_AUTH, days, now)
 
 
-def generate_client(ca: Pair, common_name: str, days: int = SERVING_DAYS, now: dt.datetime | None = None) -> Pair:
-    """A client certificate (TLS client authentication) named `common_name`, signed by `ca`: what
-    the API server presents to a webhook that requires one (`--client-ca-file`)."""
-    return _leaf(ca, common_name, [], ExtendedKeyUsageOID.CLIENT_AUTH, days, now)
-
-
 def _leaf(ca: Pair, common_name: str, sans: list[x509.GeneralName], usage: x509.ObjectIdentifier, days: int, now: dt.datetime | None) -> Pair:
     now = now or _now()
     ca_cert = x509.load_pem_x509_certificate(ca.cert_pem)
@@ -128,14 +122,6 @@ def _leaf(ca: Pair, common_name: str, sans: list[x509.GeneralName], usage: x509.
         .sign(ca_key, hashes.SHA256())  # type: ignore[arg-type]
     )
     return Pair(cert.public_bytes(serialization.Encoding.PEM), _key_pem(key))
-
-
-def cert_not_after(cert_pem: bytes) -> dt.datetime:
-    return x509.load_pem_x509_certificate(cert_pem).not_valid_after_utc
-
-
-def cert_serial(cert_pem: bytes) -> int:
-    return x509.load_pem_x509_certificate(cert_pem).serial_number
 
 
 def default_hosts(service: str, namespace: str) -> list[str]:

@@ -82,7 +82,7 @@ def _now() -> dt.datetime:
 def api_client_for(settings: KeeperSettings) -> client.ApiClient:
     """The shared loader with `--kubeconfig`, its failure worded for `serve`."""
     try:
-        return load_api_client(settings.kubeconfig)
+        return load_api_client(settings.kube.kubeconfig)
     except KubeAccessError as exc:
         raise KubeAccessError(f"{SELF} needs access to the API server (in-cluster or a kubeconfig): {exc}") from None
 
@@ -96,10 +96,10 @@ class CertKeeper:
         self.core = client.CoreV1Api(api_client)
         self.admission = client.AdmissionregistrationV1Api(api_client)
         self.now = now
-        self.name = settings.cert_secret_name
-        self.namespace = settings.service_namespace
-        self.hosts = service_sans(settings.service_name, settings.service_namespace)
-        self.renew_before = dt.timedelta(days=settings.renew_before_days)
+        self.name = settings.certs.cert_secret_name
+        self.namespace = settings.certs.service_namespace
+        self.hosts = service_sans(settings.certs.service_name, settings.certs.service_namespace)
+        self.renew_before = dt.timedelta(days=settings.certs.renew_before_days)
 
     @contextmanager
     def _api(self, verb: str, resource: str, name: str = "", *, expected: tuple[int, ...] = ()) -> Iterator[None]:
@@ -201,7 +201,7 @@ class CertKeeper:
     def inject_bundle(self, bundle: bytes) -> bool:
         """Put `bundle` into our configurations. True when all of them are current."""
         complete = True
-        for entry in self.settings.webhook_config_names:
+        for entry in self.settings.certs.webhook_config_names:
             try:
                 kind, name = webhook_configuration(entry)
             except ValueError as exc:  # the flag parser refuses these; settings built in code may not
@@ -216,7 +216,7 @@ class CertKeeper:
                     log.warning("webhook configuration %s not found; caBundle not injected yet", name)
                     complete = False
                     break
-                body = bundle_patch(configuration, bundle, self.settings.service_name, self.settings.service_namespace)
+                body = bundle_patch(configuration, bundle, self.settings.certs.service_name, self.settings.certs.service_namespace)
                 if body is None:
                     break
                 try:
@@ -242,7 +242,7 @@ class CertKeeper:
             complete = self.inject_bundle(trusted_bundle(data, now))
         else:
             log.warning("Secret %s/%s has no ca.crt: caBundle left as it is", self.namespace, self.name)
-        certs_dir = Path(self.settings.certs_dir)
+        certs_dir = Path(self.settings.listener.certs_dir)
         for filename, (content, mode) in disk_files(data, now).items():
             path = certs_dir / filename
             try:
@@ -295,7 +295,7 @@ def start_renewer(
             except OperatorError as exc:  # RBAC or the API server: the one line says it all
                 log.warning("certificate check failed (%s); retrying in %.0f s", exc, retry_interval)
                 wait = retry_interval
-            except Exception:  # noqa: BLE001 - keep serving the current certificate; try again soon
+            except Exception:  # keep serving the current certificate; try again soon
                 log.exception("certificate check failed; retrying in %.0f s", retry_interval)
                 wait = retry_interval
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from ..config import choice, csv_list, int_range, non_empty, setting
+from ..config import KubeSettings, choice, csv_list, int_range, non_empty, setting
 
 WEBHOOK_CONFIGURATION_KINDS = ("validating", "mutating")
 
@@ -46,22 +46,21 @@ class CertSettings:
     renew_before_days: int = setting(30, int_range(1, 3650), "renew the serving certificate this many days before it expires")
 
 
-class KeeperSettings(Protocol):
-    """What the keeper reads: the certificate group, the kubeconfig and the folder it writes the
-    files to. `serve`'s settings have them all; naming them here keeps certs/ from importing the
-    server that uses it."""
+class _Folder(Protocol):
+    """The listener's folder of certificate files."""
 
     @property
-    def service_name(self) -> str: ...
-    @property
-    def service_namespace(self) -> str: ...
-    @property
-    def cert_secret_name(self) -> str: ...
-    @property
-    def webhook_config_names(self) -> tuple[str, ...]: ...
-    @property
-    def renew_before_days(self) -> int: ...
-    @property
-    def kubeconfig(self) -> str: ...
-    @property
     def certs_dir(self) -> Path: ...
+
+
+class KeeperSettings(Protocol):
+    """What the keeper reads: the certificate group, the kubeconfig and the folder it writes the
+    files to (the listener's). `serve`'s settings have them all; naming them here keeps certs/ from
+    importing the settings of the server that uses it."""
+
+    @property
+    def certs(self) -> CertSettings: ...
+    @property
+    def kube(self) -> KubeSettings: ...
+    @property
+    def listener(self) -> _Folder: ...

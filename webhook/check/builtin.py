@@ -60,11 +60,6 @@ class Builtins:
     def serves(self, group: str, version: str, kind: str) -> bool:
         return _file_key(group, version, kind) in self._files
 
-    def serves_kind(self, group: str, kind: str) -> bool:
-        """The kind exists in this group in some version (so another version is `no matches`)."""
-        prefix = _file_key(group, "", kind)
-        return any(name.startswith(prefix) for name in self._files)
-
     def schema(self, group: str, version: str, kind: str) -> dict[str, Any] | None:
         key = _file_key(group, version, kind)
         if key not in self._files:

@@ -124,7 +124,7 @@ def _message(rule: dict[str, Any], ctx: dict[str, Any]) -> str:
     if isinstance(expression, str) and expression.strip():
         try:
             text = program(expression).execute(ctx)
-        except Exception:  # noqa: BLE001 - the API server falls back to the default message too
+        except Exception:  # the API server falls back to the default message too
             text = None
         if isinstance(text, str) and text.strip():
             return text.strip()
@@ -194,7 +194,7 @@ def evaluate(sites: list[RuleSite], is_update: bool) -> tuple[list[FieldError], 
                 detail = f"no such key: {exc.args[0] if exc.args else ''} evaluating rule: {_error_text(rule)}"
                 errors.append(invalid(path, site.schema.type, detail, origin=CEL))
                 continue
-            except Exception as exc:  # noqa: BLE001 - any runtime error is the rule's error, as in cel-go
+            except Exception as exc:  # any runtime error is the rule's error, as in cel-go
                 detail = f"{' '.join(str(exc).split())} evaluating rule: {_error_text(rule)}"
                 errors.append(invalid(path, site.schema.type, detail, origin=CEL))
                 continue

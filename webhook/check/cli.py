@@ -197,7 +197,7 @@ def _main(argv: list[str]) -> int:
     if args.files.count("-") + args.old.count("-") > 1:
         print("check: stdin (-) can be given only once", file=sys.stderr)
         return EXIT_UNUSABLE
-    for note in version_notes(chosen_version(settings.kubernetes_version)):
+    for note in version_notes(chosen_version(settings.version.kubernetes_version)):
         print(f"check: {note}", file=sys.stderr)
     try:
         facts = cluster_facts(args.cluster, args.kubeconfig)
@@ -208,10 +208,10 @@ def _main(argv: list[str]) -> int:
         results, problems = run(
             args.files,
             args.old,
-            settings,
+            settings.policies,
             crd_paths=args.crd,
             field_validation=args.field_validation,
-            kubernetes_version=settings.kubernetes_version,
+            kubernetes_version=settings.version.kubernetes_version,
             previews=not args.no_pods,
             facts=facts,
         )

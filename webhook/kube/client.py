@@ -23,7 +23,7 @@ def _from_kubeconfig(path: str, configuration: client.Configuration) -> None:
         raise KubeAccessError(f"unusable kubeconfig {path}: no such file")
     try:
         kube_config.load_kube_config(config_file=path, client_configuration=configuration)
-    except Exception as exc:  # noqa: BLE001 - whatever the library raises, the file is what to fix
+    except Exception as exc:  # whatever the library raises, the file is what to fix
         reason = " ".join(str(exc).split())[:300] or type(exc).__name__
         if isinstance(exc, OSError) and exc.strerror:
             reason = exc.strerror

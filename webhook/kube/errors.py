@@ -118,10 +118,3 @@ def describe_api_error(exc: BaseException, call: ApiCall, host: str = "") -> str
     if isinstance(exc, (HTTPError, OSError)):
         return f"API server unreachable at {_host_of(exc, host)}: {_transport_reason(exc)} (while trying to {call.verb} {call.target()})"
     return f"cannot {call.verb} {call.target()}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}".rstrip(": ")
-
-
-def is_api_failure(exc: BaseException) -> bool:
-    """True for failures the API server or the network caused (as opposed to bugs in our code).
-    urllib3 wraps socket and TLS errors in its own `HTTPError`s, so local `OSError`s (a full disk
-    while writing a certificate) are not mistaken for network trouble."""
-    return isinstance(exc, (ApiException, HTTPError))

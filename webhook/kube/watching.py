@@ -185,7 +185,7 @@ class StoreWatcher:
                     rv = self._missing(entry)
                     continue
                 backoff, down = self._failed(entry, exc, backoff), True
-            except Exception as exc:  # noqa: BLE001 - network trouble: back off, go on
+            except Exception as exc:  # network trouble: back off, go on
                 if self._stop.is_set():
                     break
                 backoff, down = self._failed(entry, exc, backoff), True
@@ -200,7 +200,7 @@ class StoreWatcher:
                 return False
             try:
                 self._on_reconnect()
-            except Exception:  # noqa: BLE001 - the watch goes on whatever the listener does
+            except Exception:  # the watch goes on whatever the listener does
                 log.exception({"msg": "on_reconnect failed"})
         return False
 

@@ -2,11 +2,11 @@
 
 Two removals, both silent on the server and both told here as `Dropped` records:
 
-- `drop_unknown`: JSON decoding drops a field the minor's schema does not have (`FIELDS` of
+- unknown fields: JSON decoding drops a field the minor's schema does not have (`FIELDS` of
   versions.py). Kthena's controller creates pods with client-go's default field validation, so
   the server drops such a field with a warning and judges the rest: a 1.28 server given a
   `preStop` whose only handler is `sleep` sees an empty hook (`must specify a handler type`).
-- `drop_disabled`: `dropDisabledFields` (pkg/api/pod/util.go, kubernetes/kubernetes 1.28 to 1.34)
+- disabled fields: `dropDisabledFields` (pkg/api/pod/util.go, kubernetes/kubernetes 1.28 to 1.34)
   drops on create each field whose feature gate is off (`GATED_FIELDS`), with upstream's few
   special cases: a `sleep` handler takes its hook along when no other handler is left
   (dropPodLifecycleSleepAction), a `stopSignal` its emptied `lifecycle` (dropContainerStopSignals),
@@ -15,6 +15,10 @@ Two removals, both silent on the server and both told here as `Dropped` records:
   (dropImageVolumes). The `...InUse(oldPodSpec)` exceptions never apply: a pod is always new.
   (Removing an image volume shifts the volumes after it: an error in one of those is reported at
   its index in the list the server validates, as the server itself would.)
+
+On a cluster newer than the newest minor we mirror (`opts.cluster`), a field that cluster's
+schema has and the judged minor's lacks is neither: the cluster keeps it and judges it, our port
+cannot, so it is left in place and told as `kept` ("not validated"), never as dropped.
 
 On the server decoding comes before the v1 defaults and the gate drops after them; the defaults
 neither add nor read a field either removal takes, so `drop_all` makes both in one walk before
@@ -25,13 +29,12 @@ function changes the spec in place.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
 from functools import cache
 from typing import Any, NamedTuple
 
 from ..kubeversion import NEWEST
-from .errors import Errors, FieldPath, type_invalid
+from .errors import FieldPath
 from .options import PodOptions
 from .versions import FIELDS, GATED_FIELDS, has_field
 
@@ -41,12 +44,16 @@ Found = list[tuple[Path, str]]  # (where, why)
 
 
 class Dropped(NamedTuple):
+    """A field the API server removes, or with `kept` one it keeps that our port cannot judge (a
+    field of a cluster newer than the newest minor we mirror)."""
+
     path: Path
     reason: str
+    kept: bool = False
 
     def warning(self, at: FieldPath) -> str:
         """The review warning for the field found at `at` (the caller's path of `self.path`)."""
-        return f"{at}: dropped: {self.reason}"
+        return f"{at}: {'not validated' if self.kept else 'dropped'}: {self.reason}"
 
 
 class _Node:
@@ -75,9 +82,10 @@ class _Node:
         return tuple(self.children.items())
 
 
-def _remove(node: Any, trie: _Node, at: list[str | int], found: Found) -> None:
-    """Remove from `node` every field `trie` names, noting each (its path, why). The path is
-    built only for what is removed (a spec with none of the fields costs a lookup per key)."""
+def _remove(node: Any, trie: _Node, at: list[str | int], found: Found, *, keep: bool = False) -> None:
+    """Remove from `node` every field `trie` names (with `keep`, leave it), noting each (its path,
+    why). The path is built only for what is found (a spec with none of the fields costs a lookup
+    per key)."""
     if type(node) is not dict:
         return  # a type error validation reports
     for key, sub in trie.children.items():
@@ -85,12 +93,13 @@ def _remove(node: Any, trie: _Node, at: list[str | int], found: Found) -> None:
         if value is None:
             continue
         if sub.why is not None:
-            del node[key]
+            if not keep:
+                del node[key]
             found.append((tuple(at) + (key,), sub.why))
             continue
         at.append(key)
         if sub.children:
-            _remove(value, sub, at, found)
+            _remove(value, sub, at, found, keep=keep)
         each = sub.each
         if each is not None and type(value) is list:
             only = next(iter(each.children)) if len(each.children) == 1 else None
@@ -98,7 +107,7 @@ def _remove(node: Any, trie: _Node, at: list[str | int], found: Found) -> None:
                 if only is not None and (type(item) is not dict or only not in item):
                     continue  # the one key that matters is absent (most env vars: no valueFrom)
                 at.append(i)
-                _remove(item, each, at, found)
+                _remove(item, each, at, found, keep=keep)
                 at.pop()
         at.pop()
 
@@ -108,6 +117,14 @@ def _newer(opts: PodOptions) -> str:
         ""
         if opts.cluster is None
         else (f" (the cluster runs Kubernetes {opts.cluster}, newer than {NEWEST}, the newest whose Pod validation we mirror: judged as {NEWEST})")
+    )
+
+
+def _kept_why(pattern: str, opts: PodOptions) -> str:
+    added = FIELDS[pattern][0]
+    return (
+        f"Kubernetes {opts.cluster} has this Pod field (added in 1.{added}) and {opts.version}, the newest whose Pod validation we mirror,"
+        " has not: the API server keeps it and judges it; we judge the rest of the Pod"
     )
 
 
@@ -191,9 +208,9 @@ _SPECIAL = set(_PER_CONTAINER) | {"ImageVolume"}
 
 
 class _Plan(NamedTuple):
-    unknown: _Node
-    disabled: _Node
+    unknown: _Node  # what JSON decoding alone drops (strict decoding refuses it instead)
     both: _Node
+    kept: _Node  # on a newer cluster, its fields the minor judged as lacks: kept, not validated
     per_container: tuple[tuple[ContainerDrop, str], ...]
     container_keys: frozenset[str]
     image_volumes: str | None  # why, when ImageVolume is off
@@ -202,9 +219,11 @@ class _Plan(NamedTuple):
 @cache
 def _plan(opts: PodOptions) -> _Plan:
     """What `opts`' minor removes, computed once per minor."""
-    unknown, disabled, both = _Node(), _Node(), _Node()
+    unknown, both, kept = _Node(), _Node(), _Node()
     for pattern in FIELDS:
-        if not has_field(pattern, opts.version):
+        if not has_field(pattern, opts.version) and opts.cluster is not None and has_field(pattern, opts.cluster):
+            kept.add(pattern, _kept_why(pattern, opts))
+        elif not has_field(pattern, opts.version):
             why = _unknown_why(pattern, opts)
             unknown.add(pattern, why)
             both.add(pattern, why)
@@ -212,12 +231,11 @@ def _plan(opts: PodOptions) -> _Plan:
     for gate in off:
         if gate not in _SPECIAL:
             for pattern in GATED_FIELDS[gate]:
-                disabled.add(pattern, _gate_why(gate, opts))
                 both.add(pattern, _gate_why(gate, opts))
     per_container = tuple((_PER_CONTAINER[gate][0], _gate_why(gate, opts)) for gate in off if gate in _PER_CONTAINER)
     keys = frozenset(key for gate in off if gate in _PER_CONTAINER for key in _PER_CONTAINER[gate][1])
     images = _gate_why("ImageVolume", opts) if "ImageVolume" in off else None
-    return _Plan(unknown, disabled, both, per_container, keys, images)
+    return _Plan(unknown, both, kept, per_container, keys, images)
 
 
 def _walk(spec: Any, trie: _Node, plan: _Plan | None) -> list[Dropped]:
@@ -234,31 +252,13 @@ def _walk(spec: Any, trie: _Node, plan: _Plan | None) -> list[Dropped]:
                             drop((kind, i), c, why, found)
         if plan.image_volumes is not None:
             _image_volumes(spec, plan.image_volumes, found)
-    return [Dropped(path, why) for path, why in found]
-
-
-def drop_unknown(spec: Any, opts: PodOptions) -> list[Dropped]:
-    """Remove the fields `opts.version`'s Pod schema does not have, as its JSON decoding does."""
-    return _walk(spec, _plan(opts).unknown, None)
-
-
-def drop_disabled(spec: Any, opts: PodOptions) -> list[Dropped]:
-    """dropDisabledFields on a new pod: remove each field whose gate exists and is off."""
-    plan = _plan(opts)
-    return _walk(spec, plan.disabled, plan)
+    kept: Found = []
+    if plan is not None and plan.kept.children:
+        _remove(spec, plan.kept, [], kept, keep=True)
+    return [Dropped(path, why) for path, why in found] + [Dropped(path, why, kept=True) for path, why in kept]
 
 
 def drop_all(spec: Any, opts: PodOptions) -> list[Dropped]:
-    """`drop_unknown` and `drop_disabled` in one walk (see the module doc)."""
+    """Both removals in one walk (see the module doc)."""
     plan = _plan(opts)
     return _walk(spec, plan.both, plan)
-
-
-def unknown_field_errors(spec: Any, opts: PodOptions, spec_path: FieldPath) -> Errors:
-    """Strict decoding (`fieldValidation=Strict`, what `kubectl apply` asks for): each field the
-    minor's schema lacks refuses the whole object (400 `unknown field "<path>"`), as type errors."""
-    errs: Errors = []
-    for d in drop_unknown(copy.deepcopy(spec), opts):
-        at = spec_path.child(*d.path)
-        errs.append(type_invalid(at, d.path[-1], f'unknown field "{at}"'))
-    return errs

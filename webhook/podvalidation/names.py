@@ -13,7 +13,6 @@ from functools import wraps
 
 _LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 _SUBDOMAIN_FMT = _LABEL_FMT + "(\\." + _LABEL_FMT + ")*"
-_DNS1035_FMT = "[a-z]([-a-z0-9]*[a-z0-9])?"
 _QNAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
 _LABEL_VALUE_FMT = "(" + _QNAME_FMT + ")?"
 _ENV_FMT = "[-._a-zA-Z][-._a-zA-Z0-9]*"
@@ -22,7 +21,6 @@ _HEADER_FMT = "[-A-Za-z0-9]+"
 
 _LABEL = re.compile(_LABEL_FMT)
 _SUBDOMAIN = re.compile(_SUBDOMAIN_FMT)
-_DNS1035 = re.compile(_DNS1035_FMT)
 _QNAME = re.compile(_QNAME_FMT)
 _LABEL_VALUE = re.compile(_LABEL_VALUE_FMT)
 _ENV = re.compile(_ENV_FMT)
@@ -33,7 +31,7 @@ _PORT_NAME_CHARS = re.compile("[-a-z0-9]+")
 _QNAME_MSG = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
 
 
-MEMO_MAX_ENTRIES = 512  # per check; eight checks remember, so at most about 1 MiB in all
+MEMO_MAX_ENTRIES = 512  # per check; seven checks remember, so at most about 1 MiB in all
 MEMO_MAX_TEXT = 128  # longer than the names a template repeats (labels, containers, env names)
 
 
@@ -121,22 +119,6 @@ def is_dns1123_subdomain(value: str) -> list[str]:
                 "must start and end with an alphanumeric character",
                 _SUBDOMAIN_FMT,
                 "example.com",
-            )
-        )
-    return errs
-
-
-@_memo
-def is_dns1035_label(value: str) -> list[str]:
-    errs = [max_len_error(63)] if len(value) > 63 else []
-    if not _match(_DNS1035, value):
-        errs.append(
-            regex_error(
-                "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
-                "alphabetic character, and end with an alphanumeric character",
-                _DNS1035_FMT,
-                "my-name",
-                "abc-123",
             )
         )
     return errs

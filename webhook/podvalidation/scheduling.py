@@ -3,7 +3,8 @@
 `matchLabelKeys`/`mismatchLabelKeys` of pod (anti-)affinity terms (gate
 MatchLabelKeysInPodAffinity, 1.29 alpha, 1.31 on) port validateMatchLabelKeysAndMismatchLabelKeys
 and validateLabelKeys of kube-apiserver's `pkg/apis/core/validation/validation.go` at commit
-000f2605 (between 1.32 and 1.33; unchanged 1.31-1.34).
+000f2605 (between 1.32 and 1.33; unchanged 1.31-1.34), and on a new Pod what mutatePodAffinity
+(`pkg/registry/core/pod/strategy.go`) appends to the selector first (`affinity_label_key_errors`).
 """
 
 from __future__ import annotations
@@ -191,6 +192,64 @@ def _match_and_mismatch_label_keys(term: dict[str, Any], path: FieldPath, errs: 
     for i, key in enumerate(match):
         if key in both:
             errs.append(invalid(path.child("matchLabelKeys").index(i), key, "exists in both matchLabelKeys and mismatchLabelKeys"))
+
+
+def affinity_label_key_errors(spec: Any, labels: Any, path: FieldPath, *, opts: PodOptions = DEFAULT_OPTIONS) -> Errors:
+    """What a new Pod's labels add to the check above: mutatePodAffinity
+    (pkg/registry/core/pod/strategy.go, kubernetes/kubernetes 1.31 to 1.34, with
+    MatchLabelKeysInPodAffinity on) appends to each term's labelSelector, before validation, one
+    `key In (value)` per matchLabelKeys key and one `key NotIn (value)` per mismatchLabelKeys key
+    whose label the pod carries. validateMatchLabelKeysAndMismatchLabelKeys then walks those
+    expressions too, so a matchLabelKeys key the written selector already names (in matchLabels
+    or an expression), or that matchLabelKeys names twice, is refused once the pod carries it.
+
+    These are the errors of the appended expressions only (the written ones are the spec's,
+    `_match_and_mismatch_label_keys`), at upstream's path: the term's, indexed by the key's last
+    position in matchLabelKeys. A pod template is not mutated (ValidatePodTemplateSpec sees the
+    selector as written), so only a Pod, or a template judged as the pod made from it, has them."""
+    if not opts.on("MatchLabelKeysInPodAffinity") or type(spec) is not dict or type(labels) is not dict or not labels:
+        return []
+    affinity = spec.get("affinity")
+    if type(affinity) is not dict:
+        return []
+    errs: Errors = []
+    for kind in ("podAffinity", "podAntiAffinity"):
+        pa = affinity.get(kind)
+        if type(pa) is not dict:
+            continue
+        at = path.child(kind)
+        for i, term in enumerate(_list(pa.get("requiredDuringSchedulingIgnoredDuringExecution"))):
+            _appended_keys(term, labels, at.child("requiredDuringSchedulingIgnoredDuringExecution").index(i), errs)
+        for i, weighted in enumerate(_list(pa.get("preferredDuringSchedulingIgnoredDuringExecution"))):
+            if type(weighted) is dict:
+                _appended_keys(
+                    weighted.get("podAffinityTerm"), labels, at.child("preferredDuringSchedulingIgnoredDuringExecution").index(i).child("podAffinityTerm"), errs
+                )
+    return errs
+
+
+def _list(value: Any) -> list[Any]:
+    return value if type(value) is list else []
+
+
+def _appended_keys(term: Any, labels: dict[str, Any], path: FieldPath, errs: Errors) -> None:
+    """applyMatchLabelKeysAndMismatchLabelKeys on one term, then the rest of upstream's walk over
+    the selector's expressions: those the merge appended, after the written ones."""
+    if type(term) is not dict or type(term.get("labelSelector")) is not dict:
+        return  # a nil labelSelector matches nothing: upstream appends nothing
+    match = [k for k in _list(term.get("matchLabelKeys")) if type(k) is str]
+    mismatch = [k for k in _list(term.get("mismatchLabelKeys")) if type(k) is str]
+    appended = [k for k in match + mismatch if k in labels]
+    if not appended:
+        return
+    selector = term["labelSelector"]
+    index = {key: i for i, key in enumerate(match)}
+    seen = {str(k) for k in selector.get("matchLabels") or {}} if type(selector.get("matchLabels")) is dict else set()
+    seen |= {e["key"] for e in _list(selector.get("matchExpressions")) if type(e) is dict and type(e.get("key")) is str}
+    for key in appended:
+        if key in index and key in seen:
+            errs.append(invalid(path.index(index[key]), key, "exists in both matchLabelKeys and labelSelector"))
+        seen.add(key)
 
 
 def _label_keys(keys: list[str], selector: dict[str, Any] | None, path: FieldPath, errs: Errors) -> None:

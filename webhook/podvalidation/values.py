@@ -8,7 +8,7 @@ never meet a type they do not expect and never raise.
 
 from __future__ import annotations
 
-from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
+from decimal import ROUND_CEILING, Decimal
 from typing import Any
 
 from ..quantity import parse_quantity
@@ -142,12 +142,6 @@ def _format(value: Any) -> str:
         if "e" in body.lower().lstrip("+-0123456789.") and not body.endswith("E"):
             return "DecimalExponent"
     return "DecimalSI"
-
-
-def round_up_milli(amount: Decimal) -> Decimal:
-    """SetDefaults_ResourceList: anything finer than a thousandth rounds away from zero."""
-    rounding = ROUND_CEILING if amount >= 0 else ROUND_FLOOR
-    return amount.quantize(Decimal("0.001"), rounding=rounding) if amount != amount.quantize(Decimal("0.001"), rounding=rounding) else amount
 
 
 def canonical(value: Any, amount: Decimal) -> str:

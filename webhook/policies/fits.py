@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import difflib
 import functools
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -152,12 +152,8 @@ class Selector:
 
     def matches(self, c: NodeClass) -> bool:
         """Some node of the class can match (an empty term matches no node)."""
-        for key, value in self.labels:
-            if key == HOSTNAME_LABEL:
-                if value not in c.hostnames:
-                    return False
-            elif c.labels.get(key) != value:
-                return False
+        if not all(_has_label(c, key, value) for key, value in self.labels):
+            return False
         if self.terms is None:
             return True
         return any(
@@ -165,9 +161,48 @@ class Selector:
         )
 
 
-def selects(c: NodeClass, spec: dict[str, Any]) -> bool:
-    """The pod's nodeSelector and required node affinity can match some node of the class."""
-    return Selector(spec).matches(c)
+def _has_label(c: NodeClass, key: str, value: Any) -> bool:
+    """Some node of the class has the nodeSelector label `key=value`."""
+    return value in c.hostnames if key == HOSTNAME_LABEL else c.labels.get(key) == value
+
+
+def _requirement(expr: dict[str, Any], *, field: bool = False) -> str:
+    """A nodeSelectorRequirement as one reads it: `zone In (a, b)`, `gpu Exists`."""
+    op, values = str(expr.get("operator")), [str(v) for v in as_list(expr.get("values"))]
+    shown = f"{'field ' if field else ''}{expr['key']} {op}"
+    if op in ("In", "NotIn"):
+        return f"{shown} ({', '.join(values)})"
+    return f"{shown} {values[0]}" if op in ("Gt", "Lt") and values else shown
+
+
+def _values_of(classes: Sequence[NodeClass], key: str) -> str:
+    """What the nodes have for `key`: a hint beside the value no node has."""
+    have = sorted(set().union(*(c.hostnames for c in classes))) if key == HOSTNAME_LABEL else sorted({c.labels[key] for c in classes if key in c.labels})
+    if not have:
+        return f"no node has the label {key}"
+    return f"nodes have {key}={', '.join(have[:5])}" + (f" and {len(have) - 5} more" if len(have) > 5 else "")
+
+
+def _unmatched(classes: Sequence[NodeClass], selector: Selector) -> str:
+    """Why no node matches the pod's nodeSelector and required node affinity, naming what no node
+    has: the first nodeSelector label no node carries; else, per required node affinity term, the
+    first requirement no node left by the nodeSelector meets."""
+    for key, value in selector.labels:
+        if not any(_has_label(c, key, value) for c in classes):
+            return f"no node has the label {key}={value} its nodeSelector asks for ({_values_of(classes, key)})"
+    pool = [c for c in classes if all(_has_label(c, key, value) for key, value in selector.labels)]
+    asked = ", ".join(f"{key}={value}" for key, value in selector.labels)
+    if not pool:
+        return f"no node has all the labels its nodeSelector asks for ({asked})"
+    reasons = []
+    for exprs, fields in selector.terms or []:
+        checked = [(e, False) for e in exprs] + [(f, True) for f in fields]
+        shaped = [(e, field) for e, field in checked if isinstance(e, dict) and isinstance(e.get("key"), str)]
+        unmet = next((_requirement(e, field=field) for e, field in shaped if not any(_expression(c, e, field=field) for c in pool)), None)
+        every = ", ".join(_requirement(e, field=field) for e, field in shaped)
+        reasons.append("an empty term matches no node" if not checked else f"no node has {unmet}" if unmet else f"no node meets all of {every}")
+    where = f" among the nodes with {asked}" if selector.labels else ""
+    return f"no node matches its required node affinity{where}: " + "; ".join(reasons)
 
 
 def _tolerates(tolerations: list[Any], taint: tuple[str, str, str]) -> bool:
@@ -215,7 +250,7 @@ def _placement_problem(facts: ClusterFacts, classes: tuple[NodeClass, ...], spec
     selector = Selector(spec)
     selected = [c for c in _candidates(facts, classes, selector) if selector.matches(c)]
     if not selected:
-        return "no node matches its nodeSelector and required node affinity"
+        return _unmatched(classes, selector)
     tolerations = as_list(spec.get("tolerations"))
     refused: dict[tuple[tuple[str, str, str], ...], bool] = {}  # classes share taint sets: judge each set once
     tolerated = []

@@ -68,10 +68,6 @@ class Contests:
             return CONTESTED
         return OVERWRITE
 
-    def is_contested(self, key: str) -> bool:
-        until = self.contested.get(key)
-        return until is not None and self.clock() < until
-
     def active(self) -> int:
         """Pods left alone now; expired entries are dropped on the way."""
         now = self.clock()

@@ -99,7 +99,7 @@ class EventPoster:
                     log.warning({"msg": "cannot post Events (grant create on events); scale-in goes on without them", "status": code})
             else:
                 log.warning({"msg": "cannot post Event", "pod": f"{ns}/{body['involvedObject']['name']}", "status": code})
-        except Exception as exc:  # noqa: BLE001 - the network: an Event is never worth stopping for
+        except Exception as exc:  # the network: an Event is never worth stopping for
             self.metrics.errors.labels("event", "0").inc()
             log.warning({"msg": "cannot post Event", "error": repr(exc)})
         return False

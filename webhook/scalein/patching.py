@@ -80,7 +80,7 @@ class Patcher:
             if code == 429:
                 return Outcome("throttled", wait=retry_after(exc, 1.0), code=code)
             return Outcome("failed", code=code)
-        except Exception as exc:  # noqa: BLE001 - the network, a proxy: one pod never stops the loop
+        except Exception as exc:  # the network, a proxy: one pod never stops the loop
             self.metrics.errors.labels(op, "0").inc()
             log.warning({"msg": "patch failed", "pod": key, "error": repr(exc)})
             return Outcome("failed")
@@ -98,7 +98,7 @@ class Patcher:
                 return Outcome("gone", code=404)
             self.metrics.errors.labels("read", str(exc.status)).inc()
             return Outcome("failed", code=int(exc.status or 0))
-        except Exception:  # noqa: BLE001
+        except Exception:
             self.metrics.errors.labels("read", "0").inc()
             return Outcome("failed")
         return Outcome("found", pod=pod, code=200)
@@ -113,11 +113,11 @@ def clear_costs(patcher: Patcher, pods: list[dict[str, Any]], settings: Reconcil
         if stop.is_set():
             break
         meta = pod.get("metadata") or {}
-        ops = scoring.clear_patch(meta.get("annotations"), s.score_annotation_key, RECORD_KEY)
+        ops = scoring.clear_patch(meta.get("annotations"), s.scoring.score_annotation_key, RECORD_KEY)
         if not ops:
             continue
         key = f"{meta.get('namespace')}/{meta.get('name')}"
-        if s.dry_run:
+        if s.runtime.dry_run:
             log.info({"msg": "would clear cost (dry run)", "pod": key})
             continue
         for _ in range(3):
@@ -132,7 +132,7 @@ def clear_costs(patcher: Patcher, pods: list[dict[str, Any]], settings: Reconcil
                 if fresh.status != "found" or fresh.pod is None:
                     failed += 1
                     break
-                ops = scoring.clear_patch((fresh.pod.get("metadata") or {}).get("annotations"), s.score_annotation_key, RECORD_KEY)
+                ops = scoring.clear_patch((fresh.pod.get("metadata") or {}).get("annotations"), s.scoring.score_annotation_key, RECORD_KEY)
                 if not ops:
                     break
                 continue

@@ -30,7 +30,7 @@ from . import topology
 from .cluster import Cluster, WorkloadTypes
 from .ranking import Workload, build_plan, contested_pods, hypernode_usage, node_usage
 from .rendering import to_json, to_svg, to_text
-from .settings import ReconcileSettings, ScoringSettings
+from .settings import PlanSettings, ReconcileSettings, ScoringSettings
 
 __all__ = ["SnapshotError", "build_plan", "load_snapshot", "main", "make_cluster", "node_usage"]
 
@@ -113,7 +113,7 @@ def read_live(kubeconfig: str) -> Snapshot:
                 if resource in ("hypernodes", "events") and exc.status in (403, 404):
                     break  # optional (see above)
                 raise KubeAccessError(describe_api_error(exc, ApiCall("list", resource), api.configuration.host)) from None
-            except Exception as exc:  # noqa: BLE001 - the client raises many types; all become one line
+            except Exception as exc:  # the client raises many types; all become one line
                 raise KubeAccessError(describe_api_error(exc, ApiCall("list", resource), api.configuration.host)) from None
             items += page.get("items") or []
             token = (page.get("metadata") or {}).get("continue")
@@ -177,14 +177,14 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("--output", choices=("text", "json"), default="text")
     parser.add_argument("--svg", default=None, metavar="FILE", help="also draw the node map before and after to FILE")
     parser.add_argument("--svg-all-nodes", action="store_true", help="draw every accelerator node, not only those the scale-in frees devices on")
-    config.add_arguments(parser, ScoringSettings)
+    config.add_arguments(parser, PlanSettings)
     args = parser.parse_args(list(argv))
     if args.remove < 0:
         parser.error("--remove must be 0 or more")
     if args.snapshot and args.kubeconfig:
         parser.error("give --snapshot or --kubeconfig, not both")
     # the reconciler's own config file works here too: its scoring settings apply, the rest is ignored
-    settings = config.load(ScoringSettings, args, shared_with=ReconcileSettings)
+    settings = config.load(PlanSettings, args, shared_with=ReconcileSettings).scoring
     # a short-lived process building millions of small objects: the cyclic GC would only
     # re-scan them over and over (4x slower on 150,000 pods) and find nothing to free
     gc.disable()

@@ -77,13 +77,15 @@ class Reconciler:
         core = client.CoreV1Api(api_client)
         self.events: queue.Queue[Event] = queue.Queue()
         self.watcher = Watcher(core, client.CustomObjectsApi(api_client), settings, self.events, self.metrics, self.stop, sleep_cap)
-        self.patcher = Patcher(core, RateLimiter(settings.scoring_qps), self.metrics, self.stop)
+        self.patcher = Patcher(core, RateLimiter(settings.runtime.scoring_qps), self.metrics, self.stop)
         self.writes = WriteQueue()
         self.metrics.track(self.writes.size, self.writes.oldest_age)
         self.writers = Writers(
             self.writes, self.patcher, settings, self.metrics, may_write, lambda attempt: self.events.put(Answered(attempt)), self.stop, sleep_cap
         )
-        self.notices = EventPoster(core, settings.score_annotation_key, settings.contest_backoff_seconds, self.metrics, self.stop, settings.holder_identity())
+        self.notices = EventPoster(
+            core, settings.scoring.score_annotation_key, settings.scoring.contest_backoff_seconds, self.metrics, self.stop, settings.runtime.holder_identity()
+        )
         self.sleep_cap = sleep_cap
         self.worker: Worker | None = None
         self.threads: list[threading.Thread] = []
@@ -94,7 +96,7 @@ class Reconciler:
         """The worker, with an empty cache for `types`; one list+watch thread per kind, and the writers."""
         self.worker = Worker(
             self.settings,
-            Cluster(self.settings, types),
+            Cluster(self.settings.scoring, types),
             self.events,
             self.writes,
             self.metrics,
@@ -103,7 +105,7 @@ class Reconciler:
             notify=self.notices.post,
         )
         for kind in RESOURCES:
-            if kind == "hypernodes" and self.settings.compaction_scope == "node":
+            if kind == "hypernodes" and self.settings.scoring.compaction_scope == "node":
                 continue
             t = threading.Thread(target=self.watcher.loop, args=(kind,), name=f"watch-{kind}", daemon=True)
             t.start()
@@ -141,14 +143,14 @@ def resolve_types(api_client: client.ApiClient, settings: ReconcileSettings) -> 
     warning, the others go on."""
     custom = client.CustomObjectsApi(api_client)
     kinds = []
-    for group, version, resource in settings.third_party():
+    for group, version, resource in settings.scoring.third_party():
         entry = f"{group}/{version}/{resource}"
         try:
             body = json_body(custom.get_api_resources(group, version, _preload_content=False))
         except ApiException as exc:
             log.warning({"msg": "third-party type not served by the cluster; ignored", "type": entry, "status": exc.status})
             continue
-        except Exception as exc:  # noqa: BLE001 - discovery must not stop the start
+        except Exception as exc:  # discovery must not stop the start
             log.warning({"msg": "cannot discover third-party type; ignored", "type": entry, "error": str(exc)})
             continue
         kind = next((r.get("kind") for r in body.get("resources") or () if r.get("name") == resource), None)
@@ -163,7 +165,7 @@ def resolve_types(api_client: client.ApiClient, settings: ReconcileSettings) -> 
 def api_client_for(settings: ReconcileSettings) -> client.ApiClient:
     """The shared loader with `--kubeconfig`; its failure is a start error naming the flag."""
     try:
-        return load_api_client(settings.kubeconfig)
+        return load_api_client(settings.kube.kubeconfig)
     except KubeAccessError as exc:
         raise config.ConfigError(f"--kubeconfig: {exc}") from None
 
@@ -193,21 +195,21 @@ def run(settings: ReconcileSettings, api_client: client.ApiClient, stop: threadi
         log.info({"msg": "cleared costs we wrote", "pods": done, "failed": failed})
         return 0 if not failed else 1
     elector = None
-    if settings.leader_elect:
+    if settings.runtime.leader_elect:
         elector = LeaderElector(
             client.CoordinationV1Api(api_client),
-            name=settings.lease_name,
-            namespace=settings.lease_namespace,
-            identity=settings.holder_identity(),
-            lease_duration=settings.lease_duration_seconds,
-            renew_deadline=settings.renew_deadline_seconds,
-            retry_period=settings.retry_period_seconds,
+            name=settings.runtime.lease_name,
+            namespace=settings.runtime.lease_namespace,
+            identity=settings.runtime.holder_identity(),
+            lease_duration=settings.runtime.lease_duration_seconds,
+            renew_deadline=settings.runtime.renew_deadline_seconds,
+            retry_period=settings.runtime.retry_period_seconds,
         )
     may_write = elector.is_leader if elector else (lambda: True)
     rec = Reconciler(settings, api_client, metrics, may_write=may_write, stop=stop)
-    server = serve_health(settings.health_host, settings.health_port, rec.healthy, metrics) if settings.health_port else None
+    server = serve_health(settings.runtime.health_host, settings.runtime.health_port, rec.healthy, metrics) if settings.runtime.health_port else None
     try:
-        if not settings.enable_scale_in_score and not settings.dry_run:
+        if not settings.scoring.enable_scale_in_score and not settings.runtime.dry_run:
             log.info({"msg": "enable-scale-in-score is off: writing nothing, existing costs stay"})
             while not stop.wait(1.0):
                 rec.heartbeat = time.monotonic()
@@ -233,17 +235,19 @@ def run(settings: ReconcileSettings, api_client: client.ApiClient, stop: threadi
             server.server_close()
 
 
-def main(argv: Sequence[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m webhook reconcile", description="write pod-deletion-cost so that scale-in compacts accelerators")
+def _own_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--clear", action="store_true", help="remove the costs we wrote (where our record still matches), then exit")
-    config.add_arguments(parser, ReconcileSettings)
-    args = parser.parse_args(list(argv))
-    settings = config.load(ReconcileSettings, args)
-    logs.configure(settings.log_level)
+
+
+def main(argv: Sequence[str]) -> int:
+    settings, args = config.parse_command(
+        ReconcileSettings, argv, "python -m webhook reconcile", "write pod-deletion-cost so that scale-in compacts accelerators", extra=_own_arguments
+    )
+    logs.configure(settings.log.log_level)
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
     api_client = api_client_for(settings)
-    if args.clear or settings.enable_scale_in_score or settings.dry_run:  # otherwise it reads nothing
+    if args.clear or settings.scoring.enable_scale_in_score or settings.runtime.dry_run:  # otherwise it reads nothing
         preflight(api_client)
     return run(settings, api_client, stop, clear=args.clear)

@@ -232,12 +232,6 @@ def in_hypernode(node_cost: int, rank: int) -> int:
     return -(level_part * HN_RANKS * 1000 + rank * 1000 + idle)
 
 
-def level_of(value: int) -> tuple[int, int]:
-    """(utilization per mille, idle devices after removal) read back from a cost, for people."""
-    v = -value
-    return LEVELS - v // 1000, v % 1000
-
-
 def parse_cost(raw: str | None) -> int | None:
     """An annotation value as the API server validates it (int32, no '+', no leading zeros)."""
     if raw is None:

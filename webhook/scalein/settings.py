@@ -7,7 +7,7 @@ import re
 import socket
 from dataclasses import dataclass
 
-from ..config import ConfigError, KubeSettings, LogSettings, choice, csv_list, int_range, non_empty, parse_bool, setting
+from ..config import ConfigError, KubeSettings, LogSettings, choice, csv_list, group, int_range, non_empty, parse_bool, setting
 
 COST_KEY = "controller.kubernetes.io/pod-deletion-cost"
 KNOWN_COST_KEYS = (COST_KEY, "openvessel.io/workload-balancer-score")
@@ -97,5 +97,17 @@ class RuntimeSettings:
 
 
 @dataclass(frozen=True)
-class ReconcileSettings(LogSettings, KubeSettings, RuntimeSettings, ScoringSettings):
+class PlanSettings:
+    """`plan`: scoring only (it reads a snapshot or a cluster given by its own arguments)."""
+
+    scoring: ScoringSettings = group(ScoringSettings)
+
+
+@dataclass(frozen=True)
+class ReconcileSettings:
     """`reconcile`: scoring (shared with `plan`), how it runs, Kubernetes access, logging."""
+
+    scoring: ScoringSettings = group(ScoringSettings)
+    runtime: RuntimeSettings = group(RuntimeSettings)
+    kube: KubeSettings = group(KubeSettings)
+    log: LogSettings = group(LogSettings)

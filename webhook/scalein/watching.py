@@ -83,9 +83,9 @@ class Watcher:
             watch=True,
             resource_version=rv,
             allow_watch_bookmarks=True,
-            timeout_seconds=self.settings.watch_timeout_seconds,
+            timeout_seconds=self.settings.runtime.watch_timeout_seconds,
             _preload_content=False,
-            _request_timeout=(10, self.settings.watch_timeout_seconds + 30),
+            _request_timeout=(10, self.settings.runtime.watch_timeout_seconds + 30),
         )
         events = watch_events(resp)
         try:
@@ -132,7 +132,7 @@ class Watcher:
                 log.warning({"msg": "list/watch failed; backing off", "kind": kind, "status": exc.status, "seconds": wait})
                 self.stop.wait(min(wait, self.sleep_cap))
                 backoff = min(backoff * 2, MAX_BACKOFF)
-            except Exception as exc:  # noqa: BLE001 - network trouble: back off, go on
+            except Exception as exc:  # network trouble: back off, go on
                 if self.stop.is_set():
                     break
                 self.metrics.errors.labels(f"watch-{kind}", "0").inc()

@@ -77,7 +77,7 @@ class Worker:
         self.events, self.writes = events, writes  # what it reads, what it leaves for the writers
         self.may_write, self.stop = may_write, stop or threading.Event()
         # in node scope HyperNodes are not watched (reconciling.py): nothing to wait for
-        self.synced = {resource: resource == "hypernodes" and settings.compaction_scope == "node" for resource in RESOURCES}
+        self.synced = {resource: resource == "hypernodes" and settings.scoring.compaction_scope == "node" for resource in RESOURCES}
         self.retries: list[tuple[float, str]] = []  # heap of (due, pod key)
         self.failures: dict[str, int] = {}
         self.heartbeat = time.monotonic()
@@ -93,7 +93,7 @@ class Worker:
         self.converging: tuple[float, int] | None = None  # a full pass: (started, writes then)
         self.written = 0
         # what we wrote to each pod, and the pods another writer contests (contest.py)
-        self.contests = contest.Contests(settings.contest_backoff_seconds, clock)
+        self.contests = contest.Contests(settings.scoring.contest_backoff_seconds, clock)
         self.notify: Notify = notify or (lambda pod, want, current: None)
 
     def _everything(self) -> set[str]:
@@ -168,7 +168,7 @@ class Worker:
             pass
         if not all(self.synced.values()):
             return
-        resync = self.settings.resync_seconds
+        resync = self.settings.runtime.resync_seconds
         if resync and time.monotonic() - self.last_full > resync:
             self._full_pass()
             touched.nodes |= set(self.cluster.by_node) | set(self.desired_by_node)
@@ -192,7 +192,7 @@ class Worker:
                 touched.nodes |= self.replace(event)
             elif isinstance(event, Resync):
                 touched.nodes |= self.resync()
-        except Exception:  # noqa: BLE001
+        except Exception:
             self.metrics.errors.labels("event", "0").inc()
             if isinstance(event, Changed):
                 meta = event.obj.get("metadata") if isinstance(event.obj, dict) else None
@@ -252,18 +252,18 @@ class Worker:
             self.writes.discard(key)
             return
         d = c.cost_action(key, want)
-        if d.action == scoring.WRITE and self.contests.foreign(key, pod.annotation(s.score_annotation_key)):
+        if d.action == scoring.WRITE and self.contests.foreign(key, pod.annotation(s.scoring.score_annotation_key)):
             # it matches the record annotation but not what we wrote: someone set both
-            d = scoring.decide(pod.annotation(s.score_annotation_key), None, want, s.scale_in_priority)
+            d = scoring.decide(pod.annotation(s.scoring.score_annotation_key), None, want, s.scoring.scale_in_priority)
         if d.action in (scoring.NONE, scoring.FOREIGN):
             self.metrics.skips.labels("unchanged" if d.action == scoring.NONE else "foreign").inc()
             if d.action == scoring.FOREIGN:
                 log.debug({"msg": "cost set by someone else; left alone (scale-in-priority wl)", "pod": key, "value": d.value})
             self.writes.discard(key)
             return
-        if s.dry_run or not s.enable_scale_in_score:
-            self.metrics.skips.labels("dry-run" if s.dry_run else "disabled").inc()
-            log.info({"msg": "would write cost (dry run)", "pod": key, "from": pod.annotation(s.score_annotation_key), "to": want})
+        if s.runtime.dry_run or not s.scoring.enable_scale_in_score:
+            self.metrics.skips.labels("dry-run" if s.runtime.dry_run else "disabled").inc()
+            log.info({"msg": "would write cost (dry run)", "pod": key, "from": pod.annotation(s.scoring.score_annotation_key), "to": want})
             return
         if not self.may_write():
             self.metrics.skips.labels("not-leader").inc()
@@ -282,14 +282,14 @@ class Worker:
             return True
         self.metrics.skips.labels("contested").inc()
         if verdict == contest.CONTESTED:
-            current = pod.annotation(self.settings.score_annotation_key)
+            current = pod.annotation(self.settings.scoring.score_annotation_key)
             log.warning(
                 {
                     "msg": "another writer keeps changing this pod's cost; leaving it alone",
                     "pod": pod.key,
                     "value": current,
                     "wanted": want,
-                    "seconds": self.settings.contest_backoff_seconds,
+                    "seconds": self.settings.scoring.contest_backoff_seconds,
                 }
             )
             self.notify(pod, want, current)
@@ -378,7 +378,7 @@ class Worker:
     def _full_pass(self) -> None:
         """A list, relist or resync began: time it until every cost it found is written."""
         s = self.settings
-        if self.converging is None and s.enable_scale_in_score and not s.dry_run and self.may_write():
+        if self.converging is None and s.scoring.enable_scale_in_score and not s.runtime.dry_run and self.may_write():
             self.converging = (time.monotonic(), self.written)
 
     def _check_converged(self) -> None:

@@ -82,7 +82,7 @@ class Writers:
             self.metrics.skips.labels("not-leader").inc()
             return WriteAttempt(entry, None)
         s = self.settings
-        ops = scoring.write_patch(entry.annotations, entry.resource_version, s.score_annotation_key, RECORD_KEY, str(entry.value))
+        ops = scoring.write_patch(entry.annotations, entry.resource_version, s.scoring.score_annotation_key, RECORD_KEY, str(entry.value))
         outcome = self.patcher.send(entry.key, ops, entry.purpose, paced=False)
         if outcome.status == "written":
             if entry.event_at is not None:
@@ -92,7 +92,7 @@ class Writers:
                     {
                         "msg": "overwrote a cost set by someone else (scale-in-priority binpack)",
                         "pod": entry.key,
-                        "from": (entry.annotations or {}).get(s.score_annotation_key),
+                        "from": (entry.annotations or {}).get(s.scoring.score_annotation_key),
                         "to": entry.value,
                     }
                 )

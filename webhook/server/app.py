@@ -39,10 +39,10 @@ from ..policies import REGISTRY, Context, Lookups, NoLookups, Registry, engine
 from ..policies.clusterfacts import ClusterFacts, NoFacts
 from ..policies.registry import Action
 from ..policies.store import ProjectionStore
+from ..settings.serve import ServeSettings
 from . import metrics
 from .lookups import CountingLookups
 from .replies import DEFERRED, JSON, Reply, http_error, json_response
-from .settings import ServeSettings
 from .tls import CertificateSource
 
 log = logging.getLogger("servinggate.server")
@@ -75,21 +75,21 @@ def _decision_fields(decision: Decision) -> dict[str, Any]:
 def default_lookups(settings: ServeSettings, on_reconnect: Callable[[], None] | None = None) -> Lookups:
     """The Kubernetes API when reachable (kube-lookups auto/on), otherwise lookups that fail softly.
     `on_reconnect()`: called when the lookups' watch answers again after a failure."""
-    if settings.kube_lookups == "off":
+    if settings.lookups.kube_lookups == "off":
         return NoLookups()
     from ..kube import KubeAccessError
     from ..kube.lookups import serving_lookups
 
     try:
         return serving_lookups(
-            settings.kubeconfig,
-            budget=settings.lookup_budget_seconds,
-            resync=settings.lookup_resync_seconds,
+            settings.kube.kubeconfig,
+            budget=settings.lookups.lookup_budget_seconds,
+            resync=settings.lookups.lookup_resync_seconds,
             on_change=metrics.lookup_cache_changed,
             on_reconnect=on_reconnect,
         )
     except KubeAccessError as exc:
-        if settings.kube_lookups == "on":
+        if settings.lookups.kube_lookups == "on":
             from ..config import ConfigError
 
             raise ConfigError(f"--kube-lookups on: {exc}") from None
@@ -386,19 +386,21 @@ def create_app(
     if kubernetes is None:
         from ..kube.serverversion import FollowedVersion
 
-        kubernetes = FollowedVersion.of(settings.kubernetes_version, settings.kubeconfig)
+        kubernetes = FollowedVersion.of(settings.version.kubernetes_version, settings.kube.kubeconfig)
     chosen: Chosen = kubernetes.current
     # a warning when the cluster is newer than the newest port: its new fields are dropped, not judged
     log.log(logging.WARNING if chosen.judged < chosen.version else logging.INFO, {"msg": "judging by Kubernetes " + str(chosen.judged), **chosen.log_fields()})
     inner = lookups if lookups is not None else default_lookups(settings, getattr(kubernetes, "refresh", None))
     counted = CountingLookups(inner)
-    ctx = Context(settings=settings, lookups=counted, kubernetes_version=chosen.version, facts=cluster_facts(inner))
+    ctx = Context(settings=settings.policies, lookups=counted, kubernetes_version=chosen.version, facts=cluster_facts(inner))
     kubernetes.listeners.append(lambda fresh: ctx.follow_version(fresh.version))
-    certificates = certificates or CertificateSource.for_settings(settings, on_load=metrics.certificate_loaded)
+    certificates = certificates or CertificateSource.for_settings(settings.listener, on_load=metrics.certificate_loaded)
     defaults = {"validate": "deny", "mutate": "on"}
     metrics.initialise([(r.name, ctx.actions.get(r.name, defaults[r.action])) for r in registry.rules()], __version__)
     actions: tuple[Action, ...] = ("validate", "mutate")
-    reviewing = Reviewing(ctx, registry, {action: Series.of(action) for action in actions}, logging.INFO if settings.log_every_review else logging.DEBUG)
+    reviewing = Reviewing(
+        ctx, registry, {action: Series.of(action) for action in actions}, logging.INFO if settings.review_log.log_every_review else logging.DEBUG
+    )
 
     app = WebhookFlask("servinggate")
     app.reviews = {f"/{action}": partial(review_environ, action, reviewing) for action in actions}

@@ -14,10 +14,10 @@ from typing import Any
 from .. import logs
 from ..certs.files import ensure_dev_certs
 from ..config import ConfigError, parse_args
+from ..settings.serve import ServeSettings
 from . import memory
 from .gunicorn_adapter import BaseApplication
 from .gunicorn_adapter import Logger as GunicornLogger
-from .settings import ServeSettings
 
 
 class JsonLogger(GunicornLogger):
@@ -50,7 +50,7 @@ def plain_routes(certificates: Any) -> dict[str, Any]:
 
 def gunicorn_options(settings: ServeSettings, certificates: Any) -> dict[str, Any]:
     """Every gunicorn setting we rely on; an unknown key is an error, not a silent no-op."""
-    host = f"[{settings.host}]" if ":" in settings.host else settings.host
+    host = f"[{settings.listener.host}]" if ":" in settings.listener.host else settings.listener.host
 
     def ssl_context(conf: Any, default_factory: Any) -> Any:
         # Called for every accepted connection; the source hands out a cached context.
@@ -58,7 +58,7 @@ def gunicorn_options(settings: ServeSettings, certificates: Any) -> dict[str, An
 
     from .worker import Limits, WebhookWorker
 
-    limits = Limits(max_body=settings.max_body_bytes, request_timeout=settings.request_timeout)
+    limits = Limits(max_body=settings.listener.max_body_bytes, request_timeout=settings.listener.request_timeout)
 
     def pre_fork(server: Any, worker: Any) -> None:
         memory.freeze_startup_heap()
@@ -78,36 +78,36 @@ def gunicorn_options(settings: ServeSettings, certificates: Any) -> dict[str, An
 
     def when_ready(server: Any) -> None:
         # In the master, once: the plain-HTTP port (see `plain_routes`).
-        if settings.metrics_port:
+        if settings.listener.metrics_port:
             from .. import plainhttp
 
-            plainhttp.serve(settings.host, settings.metrics_port, plain_routes(certificates), name="metrics")
+            plainhttp.serve(settings.listener.host, settings.listener.metrics_port, plain_routes(certificates), name="metrics")
 
     return {
         "when_ready": when_ready,
         "pre_fork": pre_fork,
         "post_fork": post_fork,
-        "bind": [f"{host}:{settings.port}"],
-        "workers": settings.workers,
+        "bind": [f"{host}:{settings.listener.port}"],
+        "workers": settings.listener.workers,
         # gthread's thread pool for the application; handshakes, request reading, deadlines,
         # and error answers in its event loop (worker.py).
         "worker_class": WebhookWorker,
-        "threads": settings.threads,
+        "threads": settings.listener.threads,
         # gunicorn's C parser, required: our readers are proven against it (test_differential.py).
         "http_parser": "fast",
         # The API server reuses connections; a long keep-alive spares a TLS handshake per review.
-        "keepalive": settings.keepalive,
-        "graceful_timeout": settings.graceful_timeout,
+        "keepalive": settings.listener.keepalive,
+        "graceful_timeout": settings.listener.graceful_timeout,
         "timeout": 30,
-        "certfile": str(settings.certs_dir / "tls.crt"),
-        "keyfile": str(settings.certs_dir / "tls.key"),
+        "certfile": str(settings.listener.certs_dir / "tls.crt"),
+        "keyfile": str(settings.listener.certs_dir / "tls.key"),
         "ssl_context": ssl_context,
         "child_exit": child_exit,
         "preload_app": True,
         "accesslog": None,
         "errorlog": "-",
         "logger_class": JsonLogger,
-        "loglevel": settings.log_level,
+        "loglevel": settings.log.log_level,
         "proc_name": "servinggate-webhook",
         "worker_tmp_dir": "/dev/shm" if os.path.isdir("/dev/shm") else None,
         # Never recycle workers: prometheus multiprocess files would pile up (client_python#275).
@@ -137,7 +137,7 @@ class WebhookServer(BaseApplication):
 def prepare_metrics_dir(settings: ServeSettings) -> str:
     """Point prometheus_client at an empty folder before it is imported (multiprocess mode)."""
     try:
-        path = settings.metrics_dir or tempfile.mkdtemp(prefix="servinggate-metrics-")
+        path = settings.listener.metrics_dir or tempfile.mkdtemp(prefix="servinggate-metrics-")
         if os.path.isdir(path):
             for entry in os.listdir(path):
                 full = os.path.join(path, entry)
@@ -148,19 +148,19 @@ def prepare_metrics_dir(settings: ServeSettings) -> str:
         else:
             os.makedirs(path)
     except OSError as exc:
-        raise ConfigError(f"--metrics-dir {settings.metrics_dir or tempfile.gettempdir()}: {exc.strerror or exc}") from None
+        raise ConfigError(f"--metrics-dir {settings.listener.metrics_dir or tempfile.gettempdir()}: {exc.strerror or exc}") from None
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = path
     return path
 
 
 def main(argv: list[str]) -> int:
     settings = parse_args(ServeSettings, argv, "python -m webhook serve", "Run the ServingGate admission webhook over HTTPS.")
-    logs.configure(settings.log_level)
+    logs.configure(settings.log.log_level)
     memory.keep_large_blocks_unmapped()  # before the fork: every worker inherits it
     if "prometheus_client" in sys.modules and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         raise ConfigError("internal: prometheus_client was imported before the metrics folder was set")
     metrics_dir = prepare_metrics_dir(settings)
-    if not settings.metrics_dir:  # a folder of our own making: removed when the server stops
+    if not settings.listener.metrics_dir:  # a folder of our own making: removed when the server stops
         master = os.getpid()
         atexit.register(lambda: shutil.rmtree(metrics_dir, ignore_errors=True) if os.getpid() == master else None)
 
@@ -169,23 +169,26 @@ def main(argv: list[str]) -> int:
     from .app import create_app
     from .tls import CertificateSource, require_client_certificates
 
-    if settings.cert_management == "self":
+    if settings.certs.cert_management == "self":
         from ..certs import keeper
 
         # A refused permission or an unreachable API server stops the start with one line (exit 2).
         keeper.bootstrap(settings)
         keeper.start_renewer(settings)
-    elif ensure_dev_certs(Path(settings.certs_dir), settings.service_name, settings.service_namespace):
-        print(f"generated a development CA and serving certificate in {settings.certs_dir}/ (trust {settings.certs_dir}/ca.crt)", file=sys.stderr)
+    elif ensure_dev_certs(Path(settings.listener.certs_dir), settings.certs.service_name, settings.certs.service_namespace):
+        print(
+            f"generated a development CA and serving certificate in {settings.listener.certs_dir}/ (trust {settings.listener.certs_dir}/ca.crt)",
+            file=sys.stderr,
+        )
 
-    if settings.client_ca_file:
+    if settings.listener.client_ca_file:
         try:
-            require_client_certificates(ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER), Path(settings.client_ca_file))
+            require_client_certificates(ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER), Path(settings.listener.client_ca_file))
         except (OSError, ssl.SSLError, ValueError) as exc:
-            raise ConfigError(f"--client-ca-file {settings.client_ca_file}: {exc}") from None
-    certificates = CertificateSource.for_settings(settings, on_load=metrics.certificate_loaded)
+            raise ConfigError(f"--client-ca-file {settings.listener.client_ca_file}: {exc}") from None
+    certificates = CertificateSource.for_settings(settings.listener, on_load=metrics.certificate_loaded)
     if certificates.current() is None:
-        raise ConfigError(f"--certs-dir {settings.certs_dir}: no usable tls.crt/tls.key")
+        raise ConfigError(f"--certs-dir {settings.listener.certs_dir}: no usable tls.crt/tls.key")
     app = create_app(settings, certificates=certificates)
     WebhookServer(app, gunicorn_options(settings, certificates)).run()
     return 0

@@ -67,10 +67,10 @@ def main(argv: list[str]) -> int:
         )
     except SystemExit as exc:  # argparse: 0 for --help, 2 for a usage error
         return int(exc.code or 0)
-    api = load_api_client(settings.kubeconfig)  # KubeAccessError: exit 2 through __main__
+    api = load_api_client(settings.kube.kubeconfig)  # KubeAccessError: exit 2 through __main__
     failed = False
     try:
-        print(f"INFO      {judged_by(settings.kubernetes_version, api)}")
+        print(f"INFO      {judged_by(settings.version.kubernetes_version, api)}")
         for title, obj, judge in steps(args.namespace):
             what = f"{obj['kind']} {args.namespace}/{obj['metadata']['name']}"
             status, body = dryrun.create(api, obj)

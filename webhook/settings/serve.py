@@ -1,10 +1,9 @@
-"""Settings of `serve`: its own groups (the listener, Kubernetes lookups) composed with the
-certificate group (webhook/certs/settings.py), the policy settings (webhook/policies/settings.py)
-and the shared groups of webhook/config.py.
+"""Settings of `serve`: its own groups (the listener, Kubernetes lookups, the review log) composed
+with the certificate group (webhook/certs/settings.py), the policy settings
+(webhook/policies/settings.py) and the shared groups of webhook/config.py, one field per concern.
 
-A command's settings class inherits the groups it uses; dataclasses collect fields in reverse
-method-resolution order, so the bases are listed last group first to keep the listener on top of
-the `serve` table.
+Declarations only, below every command: `check`, `audit` and `smoke` read the webhook's config
+file too and must know its keys to ignore them.
 """
 
 from __future__ import annotations
@@ -13,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..certs.settings import CertSettings
-from ..config import KubernetesVersionSettings, KubeSettings, LogSettings, byte_size, choice, float_range, int_range, non_empty, parse_bool, setting
+from ..config import KubernetesVersionSettings, KubeSettings, LogSettings, byte_size, choice, float_range, group, int_range, non_empty, parse_bool, setting
 from ..policies.settings import PolicySettings
 
 
@@ -74,5 +73,14 @@ class ReviewLogSettings:
 
 
 @dataclass(frozen=True)
-class ServeSettings(ReviewLogSettings, LogSettings, KubeSettings, KubernetesVersionSettings, LookupSettings, PolicySettings, CertSettings, ListenerSettings):
+class ServeSettings:
     """`serve`: the listener, the certificate keeper, the policy settings, the Kubernetes version, Kubernetes access, logging."""
+
+    listener: ListenerSettings = group(ListenerSettings)
+    certs: CertSettings = group(CertSettings)
+    policies: PolicySettings = group(PolicySettings)
+    lookups: LookupSettings = group(LookupSettings)
+    version: KubernetesVersionSettings = group(KubernetesVersionSettings)
+    kube: KubeSettings = group(KubeSettings)
+    log: LogSettings = group(LogSettings)
+    review_log: ReviewLogSettings = group(ReviewLogSettings)
