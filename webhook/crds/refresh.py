@@ -28,13 +28,10 @@ from typing import Any, NamedTuple
 import orjson
 import yaml
 
+from ..shapes import as_dict
 from . import VERSIONS_FILE, crd_files, is_crd, strip_descriptions, versions
 
 HERE = Path(__file__).resolve().parent
-
-
-def as_dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 def _git(folder: Path, *args: str) -> str:

@@ -11,15 +11,8 @@ import re
 from typing import Any, TypeGuard
 
 from ..kthena import MODELSERVING_API_VERSION, MODELSERVING_KIND
+from ..shapes import as_dict, as_object, objects
 from .context import Context, LookupFailed
-
-
-def as_dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def as_list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
 
 
 def is_int(value: Any) -> TypeGuard[int]:
@@ -134,14 +127,14 @@ def lookup_modelserving(ctx: Context, namespace: str, name: str) -> tuple[dict[s
         found = ctx.lookups.get(MODELSERVING_API_VERSION, MODELSERVING_KIND, namespace, name)
     except LookupFailed as exc:
         return None, str(exc) or "lookup failed"
-    return (found if isinstance(found, dict) else None), None
+    return as_object(found), None
 
 
 def role_index(ms: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """The roles of a ModelServing by name (later duplicates win, as in Kthena's map)."""
     roles: dict[str, dict[str, Any]] = {}
-    for role in as_list(as_dict(as_dict(ms.get("spec")).get("template")).get("roles")):
-        if isinstance(role, dict) and isinstance(role.get("name"), str):
+    for _, role in objects(as_dict(as_dict(ms.get("spec")).get("template")).get("roles")):
+        if isinstance(role.get("name"), str):
             roles[role["name"]] = role
     return roles
 

@@ -27,7 +27,8 @@ from ..admission.fields import FieldError, FieldPath, forbidden, invalid, requir
 from ..admission.review import Request
 from ..kthena import LABEL_PREFIX as MS_LABEL_PREFIX
 from ..kthena import MODELSERVING_GROUP
-from .common import DNS1035_LABEL, as_dict, dns1035_label_errors, int_or, int_or_percent_errors, is_int, lookup_modelserving
+from ..shapes import as_dict
+from .common import DNS1035_LABEL, dns1035_label_errors, int_or, int_or_percent_errors, is_int, lookup_modelserving
 from .context import Context
 from .kthena_pods import modelserving_name
 from .modelserving_pods import judge_pod_templates

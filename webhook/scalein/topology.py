@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..admission.selectors import selector_matches
+from ..shapes import as_dict
 
 GROUP, VERSION, PLURAL, KIND = "topology.volcano.sh", "v1alpha1", "hypernodes", "HyperNode"
 
@@ -43,11 +44,11 @@ class HyperNodeView:
 def hypernode_view(obj: Mapping[str, Any]) -> HyperNodeView | None:
     """The projection of a HyperNode object; None when it has no name. A tier that is not a
     whole number counts as 0 (the API server would not have stored it)."""
-    meta = _mapping(obj.get("metadata"))
+    meta = as_dict(obj.get("metadata"))
     name = meta.get("name")
     if not isinstance(name, str) or not name:
         return None
-    spec = _mapping(obj.get("spec"))
+    spec = as_dict(obj.get("spec"))
     tier = spec.get("tier")
     nodes: list[dict[str, Any]] = []
     children: list[dict[str, Any]] = []
@@ -56,12 +57,8 @@ def hypernode_view(obj: Mapping[str, Any]) -> HyperNodeView | None:
         if not isinstance(member, dict) or not isinstance(member.get("selector"), dict):
             continue
         (nodes if member.get("type") == "Node" else children if member.get("type") == "HyperNode" else []).append(member["selector"])
-    labels = _mapping(meta.get("labels"))
+    labels = as_dict(meta.get("labels"))
     return HyperNodeView(name, tier if isinstance(tier, int) and not isinstance(tier, bool) else 0, tuple(nodes), tuple(children), labels)
-
-
-def _mapping(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 def _pattern(raw: Any) -> re.Pattern[str] | None:
