@@ -11,7 +11,7 @@ import pytest
 
 from webhook.policies.kthena_autoscaling import binding_errors
 from webhook.shapes import as_dict, as_list, as_object, labels_of, metadata, namespace_of, objects, only_objects
-from webhook.shapes.kthena import DISAGGREGATED, HETEROGENEOUS, HOMOGENEOUS, autoscaling_targets
+from webhook.shapes.kthena import DISAGGREGATED, HETEROGENEOUS, HOMOGENEOUS, autoscaling_targets, modelserving
 
 ODD: list[Any] = [None, "text", 3, 1.5, True, ["a"], []]
 
@@ -49,3 +49,14 @@ def test_a_binding_with_a_malformed_target_is_not_told_to_set_one() -> None:
     errs = binding_errors({"spec": {HOMOGENEOUS: "oops"}})
     assert not any(str(e.path) == "spec.homogeneousTarget" for e in errs)
     assert any(str(e.path) == "spec.homogeneousTarget" for e in binding_errors({"spec": {}}))
+
+
+def test_a_modelserving_view_keeps_the_roles_that_are_objects_and_indexes_them_by_name() -> None:
+    first, later = {"name": "prefill", "replicas": 1}, {"name": "prefill", "replicas": 2}
+    ms = {"spec": {"template": {"roles": ["odd", first, {"name": 7}, later], "gangPolicy": {"minRoleReplicas": {"prefill": 1}}}}}
+    view = modelserving(ms)
+    assert [i for i, _ in view.roles] == [1, 2, 3]
+    assert view.role_index() == {"prefill": later}  # later duplicates win, as in Kthena's map
+    assert view.mins == {"prefill": 1} and view.strategy is None
+    broken = modelserving({"spec": {"template": {"roles": "odd", "gangPolicy": []}, "rolloutStrategy": "x"}})
+    assert broken.roles == [] and broken.mins == {} and broken.strategy is None and broken.role_index() == {}

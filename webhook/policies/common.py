@@ -11,7 +11,7 @@ import re
 from typing import Any, TypeGuard
 
 from ..kthena import MODELSERVING_API_VERSION, MODELSERVING_KIND
-from ..shapes import as_dict, as_object, objects
+from ..shapes import as_object
 from .context import Context, LookupFailed
 
 
@@ -128,17 +128,3 @@ def lookup_modelserving(ctx: Context, namespace: str, name: str) -> tuple[dict[s
     except LookupFailed as exc:
         return None, str(exc) or "lookup failed"
     return as_object(found), None
-
-
-def role_index(ms: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """The roles of a ModelServing by name (later duplicates win, as in Kthena's map)."""
-    roles: dict[str, dict[str, Any]] = {}
-    for _, role in objects(as_dict(as_dict(ms.get("spec")).get("template")).get("roles")):
-        if isinstance(role.get("name"), str):
-            roles[role["name"]] = role
-    return roles
-
-
-def min_role_replicas(ms: dict[str, Any]) -> dict[str, Any]:
-    template = as_dict(as_dict(ms.get("spec")).get("template"))
-    return as_dict(as_dict(template.get("gangPolicy")).get("minRoleReplicas"))

@@ -22,8 +22,8 @@ from ..admission.review import Request
 from ..kthena import AUTOSCALINGPOLICY_API_VERSION, AUTOSCALINGPOLICY_KIND, MODELSERVING_GROUP, MODELSERVING_KIND
 from ..quantity import parse_quantity
 from ..shapes import as_dict, as_list, as_object, objects
-from ..shapes.kthena import DISAGGREGATED, HETEROGENEOUS, HOMOGENEOUS, autoscaling_targets
-from .common import is_int, lookup_modelserving, min_role_replicas, parse_duration, role_index
+from ..shapes.kthena import DISAGGREGATED, HETEROGENEOUS, HOMOGENEOUS, autoscaling_targets, modelserving
+from .common import is_int, lookup_modelserving, parse_duration
 from .context import Context, LookupFailed
 from .registry import REGISTRY, CelCheck, Target
 
@@ -72,7 +72,8 @@ def _role_bounds(ctx: Context, namespace: str, ms_name: str, roles: list[tuple[F
         return [], [f"servinggate: role bounds not checked, ModelServing {namespace}/{ms_name} unreadable: {failure}"]
     if ms is None:
         return [], [f"servinggate: role bounds not checked, ModelServing {namespace}/{ms_name} does not exist yet"]
-    by_name, floors = role_index(ms), min_role_replicas(ms)
+    view = modelserving(ms)
+    by_name, floors = view.role_index(), view.mins
     errs: list[FieldError] = []
     for path, role, min_path, minimum in roles:
         if role not in by_name:
