@@ -49,6 +49,7 @@ AUDIT_EVERY = "10m"
 STALE_INTERVALS = 3
 # The Services the ServiceMonitor scrapes; the Prometheus Operator names the job after them.
 WEBHOOK_JOB = "servinggate-webhook-metrics"
+RECONCILER_JOB = "servinggate-reconciler-metrics"
 WEBHOOK_DEPLOYMENT = "servinggate-webhook"
 
 ENDPOINTS = {"validate": "validating", "mutate": "mutating"}  # our endpoint label -> chart values group
@@ -282,6 +283,7 @@ def dashboard(rules: list[Rule]) -> dict[str, Any]:
         _panel("Deletion-cost writes and failures", [
             ("sum by (kind) (rate(servinggate_scalein_writes_total[5m]))", "write {{kind}}"),
             ("sum by (op, code) (rate(servinggate_scalein_errors_total[5m]))", "error {{op}} {{code}}"),
+            (f'sum by (resource, code) (rate(servinggate_listwatch_errors_total{{job="{RECONCILER_JOB}"}}[5m]))', "list/watch error {{resource}} {{code}}"),
             ("sum(rate(servinggate_scalein_conflicts_total[5m]))", "conflicts")], "ops"),
         _panel("Write backlog", [
             ("max(servinggate_scalein_write_backlog)", "pods waiting"),

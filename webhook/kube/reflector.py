@@ -22,13 +22,15 @@ The first answer of the API server after start, and the first after a failure, i
 (`Reconnects`): told once per outage to whoever listens, whichever resource's reflector gets it,
 because every watch breaks together when the API server restarts.
 
-The model is client-go's Reflector (k8s.io/client-go tools/cache/reflector.go: ListAndWatch,
-list with its pager, watch, watchHandler, the exponential backoff manager it is built with) and
-kopf's watcher (kopf/_cogs/clients/watching.py: continuous_watch, which lists, marks the end of
-the listing and restarts from a list on a 410 ERROR event). Where we differ: our backoff has no
-jitter and no reset timer (it resets when a watch ends cleanly), a 429's Retry-After is honoured,
-the initial list is a consistent read (no resourceVersion "0": the lookups must not answer from a
-stale watch cache), and the periodic relist is a real list, not client-go's replay of the cache.
+The model is client-go's Reflector (k8s.io/client-go tools/cache/reflector.go as read at
+kubernetes/kubernetes 000c6651: ListAndWatch, list with its pager, watch, watchHandler, and the
+exponential backoff manager NewReflectorWithOptions builds) and kopf's watcher
+(kopf/_cogs/clients/watching.py as read at nolar/kopf 06d75840: continuous_watch, which lists,
+marks the end of the listing and restarts from a list on a 410 ERROR event). Where we differ: our
+backoff starts at 1 s and stops at 60 s (client-go: 800 ms to 30 s), has no jitter and no reset
+timer (it resets when a watch ends cleanly), and honours a 429's Retry-After; every list is a
+consistent read (no resourceVersion, where client-go's first list asks for "0", the watch cache);
+and the periodic relist is a real list, not client-go's replay of its own cache.
 """
 
 from __future__ import annotations
