@@ -158,11 +158,12 @@ def test_groups_with_no_live_pods_or_already_deleting_come_first():
         kpod("llm-0", cost="-100"),
         kpod("llm-1", node="n1", cost="50", terminating=True),  # every pod being deleted: Deleting
         kpod("llm-2", node="n2", cost="60", phase="Failed"),  # no live pod
-        kpod("llm-3", node="n3", cost="-200"),
+        kpod("llm-3", node="n3", cost="70", phase="Succeeded"),  # no live pod either
+        kpod("llm-4", node="n3", cost="-200"),
     ]
     w = plan_of(pods)
-    assert order(w) == ["llm-1", "llm-2", "llm-3", "llm-0"]
-    assert [u.status for u in w.units] == [binpack.DELETING, binpack.NOT_RUNNING, binpack.RUNNING, binpack.RUNNING]
+    assert order(w) == ["llm-1", "llm-2", "llm-3", "llm-4", "llm-0"]
+    assert [u.status for u in w.units] == [binpack.DELETING, binpack.NOT_RUNNING, binpack.NOT_RUNNING, binpack.RUNNING, binpack.RUNNING]
 
 
 # ---- Running as Kthena's datastore derives it ------------------------------------------------------
