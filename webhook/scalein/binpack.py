@@ -30,13 +30,22 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ..kthena import LABEL_ROLE, LABEL_ROLE_ID
 from .scoring import INT64_MAX, INT64_MIN, go_int
 
-if TYPE_CHECKING:
-    from .cluster import PodView
+
+class PodView(Protocol):
+    """What the states are read from (cluster.PodView has it; cluster.py imports this module)."""
+
+    name: str
+    phase: str
+    ready: bool
+    terminating: bool
+    restarted: bool
+    labels: dict[str, str]
+
 
 RUNNING, DELETING, NOT_RUNNING = "Running", "Deleting", "not running"
 

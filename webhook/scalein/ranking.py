@@ -171,9 +171,9 @@ def build_plan(cluster: Cluster, contested: set[str] | frozenset[str] = frozense
         kthena = _entry(pod, desired.get(key), contested, s, scoring.kthena_cost) if ms or group is not None else None
         if group is not None and kthena is not None:
             labelled[(pod.namespace, group)].append(kthena)
-        if ms:
+        if ms and kthena is not None:
             api_version, kind, name = owner  # type: ignore[misc]
-            owners[(scoring.group_of(api_version), kind, pod.namespace, name)].append(kthena)  # type: ignore[arg-type]
+            owners[(scoring.group_of(api_version), kind, pod.namespace, name)].append(kthena)
         elif _active(pod) and pod.accel and cluster.types.scored(owner):
             api_version, kind, name = owner  # type: ignore[misc]
             owners[(scoring.group_of(api_version), kind, pod.namespace, name)].append(_entry(pod, desired.get(key), contested, s, scoring.parse_cost))
