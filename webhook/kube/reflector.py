@@ -235,7 +235,7 @@ class Reconnects:
             return
         try:
             self._on_reconnect()
-        except Exception:  # noqa: BLE001 - the watch goes on whatever the listener does
+        except Exception:  # the watch goes on whatever the listener does
             log.exception({"msg": "on_reconnect failed"})
 
     def failed(self) -> None:
@@ -319,7 +319,7 @@ class Reflector:
                     self._not_served(exc.status)
                 else:
                     self._failed(exc)
-            except Exception as exc:  # noqa: BLE001 - network trouble, an unreadable answer: back off, go on
+            except Exception as exc:  # network trouble, an unreadable answer: back off, go on
                 if self._stop.is_set():
                     break
                 self._failed(exc)
