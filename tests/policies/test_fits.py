@@ -156,7 +156,8 @@ def test_the_gang_within_one_hypernode_of_the_allowed_tier(kit):
                 {"type": "Node", "selector": {"labelMatch": {"matchLabels": {"kubernetes.io/hostname": "npu-3"}}}},
             ],
         ),
-        hypernode("spine", 2, "spine", [{"type": "HyperNode", "selector": {"regexMatch": {"pattern": "^leaf-"}}}]),
+        # HyperNode members by exact name: Volcano resolves no other kind (see the test below)
+        hypernode("spine", 2, "spine", [{"type": "HyperNode", "selector": {"exactMatch": {"name": n}}} for n in ("leaf-a", "leaf-b")]),
     ]
     ms = _ms(kit, 4, topology={"groupPolicy": {"highestTierAllowed": 1}})  # 24 NPUs; one leaf has 16
     got = found(judge(ms, ctx_of(*NODES, *leaf)), RULE)
@@ -170,6 +171,36 @@ def test_the_gang_within_one_hypernode_of_the_allowed_tier(kit):
     assert not found(judge(_ms(kit, 4, topology={"groupPolicy": {"highestTierName": "spine"}}), ctx_of(*NODES, *leaf)), RULE)
     soft = _ms(kit, 4, topology={"groupPolicy": {"highestTierAllowed": 1, "mode": "soft"}})
     assert not found(judge(soft, ctx_of(*NODES, *leaf)), RULE)
+
+
+def _never_fits(tier: int, most: int) -> list[tuple[str, str]]:
+    return [
+        (
+            "spec.template.networkTopology.groupPolicy",
+            f"could never fit: one ServingGroup's gang needs 24 {NPU} within one HyperNode of tier {tier} or lower, "
+            f"and the largest has {most} (free capacity not considered)",
+        )
+    ]
+
+
+def test_hypernode_members_as_volcano_resolves_them(kit, caplog):
+    """volcano pkg/util/hypernode/member_selector.go: an empty labelMatch selects no node, a HyperNode
+    member given by regex names no HyperNode, a pattern that does not compile selects nothing (noted)."""
+    by_tier_1 = _ms(kit, 4, topology={"groupPolicy": {"highestTierAllowed": 1}})  # 24 NPUs
+    everything = [hypernode("all", 1, "leaf", [{"type": "Node", "selector": {"regexMatch": {"pattern": "npu"}}}])]
+    assert not found(judge(by_tier_1, ctx_of(*NODES, *everything)), RULE)  # 32 NPUs in one HyperNode
+    empty = [hypernode("all", 1, "leaf", [{"type": "Node", "selector": {"labelMatch": {}}}])]
+    assert found(judge(by_tier_1, ctx_of(*NODES, *empty)), RULE) == _never_fits(1, 0)
+    bad = [hypernode("all", 1, "leaf", [{"type": "Node", "selector": {"regexMatch": {"pattern": "npu-(?=0)"}}}])]  # look-ahead: not RE2
+    assert found(judge(by_tier_1, ctx_of(*NODES, *bad)), RULE) == _never_fits(1, 0)
+    assert any("does not compile as Go's RE2" in r.getMessage() for r in caplog.records)
+    leaves = [
+        hypernode("leaf-a", 1, "leaf", [{"type": "Node", "selector": {"regexMatch": {"pattern": "^npu-[01]$"}}}]),
+        hypernode("leaf-b", 1, "leaf", [{"type": "Node", "selector": {"regexMatch": {"pattern": "^npu-[23]$"}}}]),
+        hypernode("spine", 2, "spine", [{"type": "HyperNode", "selector": {"regexMatch": {"pattern": "^leaf-"}}}]),
+    ]
+    by_spine = _ms(kit, 4, topology={"groupPolicy": {"highestTierName": "spine"}})
+    assert found(judge(by_spine, ctx_of(*NODES, *leaves)), RULE) == _never_fits(2, 16)
 
 
 def test_no_nodes_unlisted_nodes_and_bad_quantities(kit):

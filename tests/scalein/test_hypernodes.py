@@ -93,6 +93,40 @@ def test_bad_topology_ranks_the_pod_by_node_alone_and_is_noted_once(hypernodes, 
     assert sum(note in r.getMessage() for r in caplog.records) == 1
 
 
+@pytest.mark.parametrize(
+    "member, note",
+    [
+        (
+            {"labelMatch": {"matchExpressions": [{"key": "rack", "operator": "Sometimes", "values": ["r1"]}]}},
+            "'Sometimes' is not a valid label selector operator",
+        ),
+        ({"labelMatch": {"matchExpressions": [{"key": "rack", "operator": "In"}]}}, "values set can't be empty"),
+        ({"regexMatch": {"pattern": "n(?=1)"}}, "does not compile as Go's RE2"),
+    ],
+)
+def test_a_member_volcano_cannot_resolve_holds_no_node_and_is_noted_once(member, note, caplog):
+    caplog.set_level(logging.WARNING, "servinggate.scalein")
+    hns = [hypernode("x", 1, member), hypernode("y", 1, exact("n2"))]
+    c = build(hns)
+    assert "n1" not in c.topology.leaf_of and c.topology.leaf_of["n2"] == "y"
+    assert any(n.startswith("HyperNode x: Node member 1: ") and note in n for n in c.topology.notes)
+    assert "HyperNode x: its members select no node" in c.topology.notes
+    c.replace_hypernodes(hns)
+    c.upsert_node(node("n1", labels={"rack": "r1"}))
+    assert sum(note in r.getMessage() for r in caplog.records) == 1
+
+
+def test_hypernode_members_given_other_than_by_exact_name_are_not_children():
+    """Volcano resolves a HyperNode member by exactMatch only: a regex naming a HyperNode makes no
+    edge, so no cycle, and the tier-1 HyperNode keeps its node."""
+    x = hypernode("x", 1, exact("n1"))
+    x["spec"]["members"].append({"type": "HyperNode", "selector": {"regexMatch": {"pattern": "^y$"}}})
+    c = build([x, hypernode("y", 2, exact("x"), kind="HyperNode")])
+    assert c.topology.leaf_of.get("n1") == "x"
+    assert not any("cycle" in n for n in c.topology.notes)
+    assert "HyperNode x: members[1]: a HyperNode member is resolved by exactMatch only, and this one has none: it is skipped" in c.topology.notes
+
+
 def test_malformed_hypernode_objects_are_skipped_never_fatal():
     c = build(
         [{"metadata": {}}, {"metadata": {"name": "z"}, "spec": "nope"}, {"metadata": {"name": "t"}, "spec": {"tier": "x", "members": [1, {"type": "Node"}]}}]

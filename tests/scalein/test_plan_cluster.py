@@ -39,7 +39,7 @@ def test_snapshot_of_another_shape_is_refused(tmp_path):
     snap = tmp_path / "x.yaml"
     snap.write_text("kind: ConfigMap\ndata: {}\n")
     r = plan("--snapshot", str(snap))
-    assert r.returncode == 2 and "kubectl get nodes,pods,hypernodes,events -A -o yaml" in r.stderr
+    assert r.returncode == 2 and "kubectl get nodes,pods,hypernodes,events,modelservings -A -o yaml" in r.stderr
 
 
 def test_remove_more_than_a_workload_has_is_an_error(s2_path):

@@ -106,7 +106,7 @@ def test_409_429_and_5xx_are_survived(s1, fake_api, running, waiter):
     m = r.metrics.registry
     assert m.get_sample_value("servinggate_scalein_errors_total", {"op": "patch", "code": "429"}) == 1
     assert m.get_sample_value("servinggate_scalein_errors_total", {"op": "patch", "code": "503"}) == 1
-    assert m.get_sample_value("servinggate_scalein_errors_total", {"op": "watch-pods", "code": "500"}) == 1
+    assert m.get_sample_value("servinggate_listwatch_errors_total", {"resource": "pods", "code": "500"}) == 1
     assert m.get_sample_value("servinggate_scalein_conflicts_total") >= 1
     assert api.count("PATCH", "/api/v1/namespaces/") == len(api.pods) + 3
 
@@ -116,7 +116,7 @@ def test_410_gone_on_watch_lists_again(s1, fake_api, running, waiter):
     api.fault("GET", "/api/v1/pods", 410, watch=True)
     r = running(settings(), api_client)
     waiter(lambda: converged(api, expected_s1(api)), what="S1 costs")
-    waiter(lambda: r.metrics.registry.get_sample_value("servinggate_scalein_relists_total", {"kind": "pods"}) >= 2, what="re-list")
+    waiter(lambda: r.metrics.registry.get_sample_value("servinggate_listwatch_lists_total", {"resource": "pods"}) >= 2, what="re-list")
     assert api.count("GET", "/api/v1/pods", watch="true") >= 1
     lists = [c.query for c in api.requests if c.method == "GET" and c.path == "/api/v1/pods" and c.query.get("watch") != "true"]
     assert len(lists) >= 2
@@ -391,7 +391,7 @@ def test_without_the_hypernode_crd_costs_order_by_node(fake_api, running, waiter
     waiter(lambda: converged(api, by_node), what="costs by node")
     assert api.count("GET", "/apis/topology.volcano.sh/v1alpha1/hypernodes") >= 1
     # a missing CRD is no error, and no watch is tried on it
-    assert r.sample("servinggate_scalein_errors_total", {"op": "watch-hypernodes", "code": "404"}) == 0
+    assert r.sample("servinggate_listwatch_errors_total", {"resource": "hypernodes", "code": "404"}) == 0
     assert api.count("GET", "/apis/topology.volcano.sh/v1alpha1/hypernodes", watch="true") == 0
 
 

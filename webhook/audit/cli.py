@@ -46,11 +46,13 @@ log = logging.getLogger("servinggate.audit")
 class Auditor:
     """One audit run at a time against one API client: list and judge, then the reports."""
 
-    def __init__(self, settings: AuditSettings, api_client: Any, kubernetes: FollowedVersion | None = None) -> None:
+    def __init__(self, settings: AuditSettings, api_client: Any, kubernetes: FollowedVersion | None = None, metrics: AuditMetrics | None = None) -> None:
         self.settings = settings
         self.kubernetes = kubernetes or FollowedVersion.on(settings.version.kubernetes_version, api_client)
         self.recovering = False  # the last run failed: read the version again before the next
-        self.lister = Lister(api_client, namespace=settings.auditor.namespace, page_size=settings.auditor.page_size)
+        self.lister = Lister(
+            api_client, namespace=settings.auditor.namespace, page_size=settings.auditor.page_size, metrics=metrics.listwatch if metrics else None
+        )
         self.writer = ReportWriter(api_client, namespace=settings.auditor.namespace) if settings.auditor.write_reports else None
         self._noted_no_crd = False
 
@@ -159,14 +161,14 @@ def main(argv: list[str]) -> int:
         return EXIT_UNUSABLE
     logs.configure(settings.log.log_level)
     api_client = load_api_client(settings.kube.kubeconfig)
-    auditor = Auditor(settings, api_client)
-    if not settings.auditor.every:  # its version is on the "audit run" line; a failure stays one line
+    metrics = AuditMetrics() if settings.auditor.every else None  # a single run's figures are in its report
+    auditor = Auditor(settings, api_client, metrics=metrics)
+    if metrics is None:  # its version is on the "audit run" line; a failure stays one line
         return once(auditor, args.output, sys.stdout)
     log.info({"msg": "judging by Kubernetes " + str(auditor.kubernetes.current.judged), **auditor.kubernetes.current.log_fields()})
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
-    metrics = AuditMetrics()
     server = (
         plainhttp.serve_health(settings.auditor.health_host, settings.auditor.health_port, lambda: True, metrics.registry)
         if settings.auditor.health_port

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import prometheus_client as prom
 
+from ..kube.reflector import ReflectorMetrics
 from .auditing import AuditRun
 
 
@@ -22,6 +23,7 @@ class AuditMetrics:
         self.last_run = prom.Gauge("servinggate_audit_last_run_timestamp_seconds", "when the last audit completed (Unix time)", registry=r)
         self.runs = prom.Counter("servinggate_audit_runs", "audit runs, by outcome (ok, failed)", ["outcome"], registry=r)
         self.leader = prom.Gauge("servinggate_audit_leader", "1 while this replica holds the auditor's Lease (or runs without election)", registry=r)
+        self.listwatch = ReflectorMetrics(r)  # the lists of each run, and the failed ones (kube/reflector.py)
 
     def completed(self, run: AuditRun, now: float) -> None:
         self.findings.clear()

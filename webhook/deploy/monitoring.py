@@ -49,6 +49,7 @@ AUDIT_EVERY = "10m"
 STALE_INTERVALS = 3
 # The Services the ServiceMonitor scrapes; the Prometheus Operator names the job after them.
 WEBHOOK_JOB = "servinggate-webhook-metrics"
+RECONCILER_JOB = "servinggate-reconciler-metrics"
 WEBHOOK_DEPLOYMENT = "servinggate-webhook"
 
 ENDPOINTS = {"validate": "validating", "mutate": "mutating"}  # our endpoint label -> chart values group
@@ -171,6 +172,11 @@ def _scalein_alerts() -> list[dict[str, Any]]:
         _alert("ServingGateScaleInWritesFailing", "sum by (op, code) (rate(servinggate_scalein_errors_total[10m])) > 0", "warning",
                "The scale-in reconciler's {{ $labels.op }} calls fail with code {{ $labels.code }}",
                "{{ $value | humanize }} failed API calls per second for 15 minutes (code 0: no answer).", "15m"),
+        _alert("ServingGateListWatchFailing",
+               f'sum by (job, resource, code) (rate(servinggate_listwatch_errors_total{{job!="{WEBHOOK_JOB}"}}[10m])) > 0', "warning",
+               "{{ $labels.job }} cannot list or watch {{ $labels.resource }} (code {{ $labels.code }})",
+               "{{ $value | humanize }} failed list or watch requests per second for 15 minutes (code 0: no answer); it backs off and "
+               "keeps trying, working from what it read before. The webhook's own reads show in ServingGateLookupCacheUnsynced.", "15m"),
         _alert("ServingGateScaleInContested", "max(servinggate_scalein_contested_pods) > 0", "info",
                "Another controller writes the deletion cost of {{ $value }} of our pods",
                "Pods whose pod-deletion-cost another writer keeps changing are left alone for the backoff window; "
@@ -277,6 +283,7 @@ def dashboard(rules: list[Rule]) -> dict[str, Any]:
         _panel("Deletion-cost writes and failures", [
             ("sum by (kind) (rate(servinggate_scalein_writes_total[5m]))", "write {{kind}}"),
             ("sum by (op, code) (rate(servinggate_scalein_errors_total[5m]))", "error {{op}} {{code}}"),
+            (f'sum by (resource, code) (rate(servinggate_listwatch_errors_total{{job="{RECONCILER_JOB}"}}[5m]))', "list/watch error {{resource}} {{code}}"),
             ("sum(rate(servinggate_scalein_conflicts_total[5m]))", "conflicts")], "ops"),
         _panel("Write backlog", [
             ("max(servinggate_scalein_write_backlog)", "pods waiting"),

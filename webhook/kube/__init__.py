@@ -1,9 +1,9 @@
 """The edge between ServingGate and the Kubernetes API server.
 
-Everything that turns settings into an API client (`client`), that reads objects for the rules
-(`lookups`), or that turns an API failure into a sentence an operator can act on (`errors`)
-lives here, so that the rest of the package never has to know how the official `kubernetes`
-client is configured. Only this package, the certificate keeper and the reconciler's I/O
+Everything that turns settings into an API client (`client`), that lists and watches resources
+(`reflector`, for every command that reads them), that reads objects for the rules (`lookups`),
+or that turns an API failure into a sentence an operator can act on (`errors`) lives here, so
+that the rest of the package never has to know how the official `kubernetes` client is configured. Only this package, the certificate keeper and the reconciler's I/O
 modules import `kubernetes`.
 """
 

@@ -30,6 +30,7 @@ from ..policies.context import NOT_HERE, LookupFailed, NotHere
 from ..policies.projections import LookedUp, looked_up, project
 from ..policies.store import ProjectionStore
 from .client import load_api_client
+from .reflector import ReflectorMetrics
 from .responses import json_body
 from .watching import StoreWatcher
 
@@ -69,7 +70,6 @@ class KubeLookups:
             return
         with self._start_lock:
             if self._started_in != os.getpid():
-                self._watcher.threads = []
                 self._watcher.start()
                 self._started_in = os.getpid()
 
@@ -157,8 +157,8 @@ def serving_lookups(
 ) -> KubeLookups:
     """The webhook's lookups: a store of every looked-up kind, fed by a watcher on its own client,
     and a review client that never retries (a retry would outlast the budget). `on_reconnect`:
-    the watcher's, called on each kind's first answer and first answer after a failure. Raises
+    the watcher's, called on the API server's first answer and its first after a failure. Raises
     KubeAccessError when no API configuration is usable."""
     store = ProjectionStore()
-    watcher = StoreWatcher(load_api_client(kubeconfig), store, resync=resync, on_change=on_change, on_reconnect=on_reconnect)
+    watcher = StoreWatcher(load_api_client(kubeconfig), store, resync=resync, on_change=on_change, on_reconnect=on_reconnect, metrics=ReflectorMetrics.shared())
     return KubeLookups(store, load_api_client(kubeconfig, retries=False), budget=budget, watcher=watcher)

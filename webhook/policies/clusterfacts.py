@@ -16,21 +16,22 @@ a cluster it was not shown).
 
 from __future__ import annotations
 
-import re
+import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, TypeVar
 
-from ..admission.selectors import selector_matches
+from ..hypernodes import members_of, resolve_nodes
 from ..quantity import parse_quantity
-from ..shapes import as_dict, as_list, only_objects
+from ..shapes import as_dict, only_objects
 from .context import Context, LookupFailed
 from .projections import HOSTNAME_LABEL, HYPERNODE, NODE, PODGROUP_CRD, PODGROUP_CRD_NAME, QUEUE, LookedUp, NodeShape
 from .scalers import SCALERS, ScaleTarget, scale_targets
 from .store import ProjectionStore
 
 T = TypeVar("T")
+log = logging.getLogger("servinggate.facts")
 
 
 # ---- node classes --------------------------------------------------------------------------------
@@ -85,51 +86,43 @@ class HyperNodeCapacity:
     allocatable: dict[str, Decimal]
 
 
-def _member_matches(selector: dict[str, Any], name: str, labels: dict[str, str] | None) -> bool:
-    """A HyperNode member selector (exact name, regex, or labels: the last only for nodes) against one name."""
-    exact = as_dict(selector.get("exactMatch")).get("name")
-    if isinstance(exact, str) and exact:
-        return name == exact
-    pattern = as_dict(selector.get("regexMatch")).get("pattern")
-    if isinstance(pattern, str) and pattern:
-        try:
-            return re.search(pattern, name) is not None
-        except re.error:
-            return False
-    label = selector.get("labelMatch")
-    if isinstance(label, dict) and labels is not None:
-        return selector_matches(label, labels)
-    return False
-
-
 def hypernode_capacities(hypernodes: list[dict[str, Any]], nodes: list[dict[str, Any]], classes: tuple[NodeClass, ...]) -> list[HyperNodeCapacity]:
-    """Each HyperNode's nodes (its own members and those of member HyperNodes, each node once)
-    and their allocatable summed."""
+    """Each HyperNode's nodes (its own Node members and those of the HyperNodes it names, each
+    node once) and their allocatable summed. Members resolve as Volcano resolves them
+    (webhook/hypernodes.py, shared with the scale-in reconciler): a HyperNode whose members cannot
+    be resolved holds no node from them (ClusterFacts logs why, once)."""
+    return _capacities(hypernodes, nodes, classes)[0]
+
+
+def _capacities(hypernodes: list[dict[str, Any]], nodes: list[dict[str, Any]], classes: tuple[NodeClass, ...]) -> tuple[list[HyperNodeCapacity], list[str]]:
     by_shape = {c.shape: c for c in classes}
-    node_facts = []
+    node_labels: dict[str, dict[str, str]] = {}
+    node_shape: dict[str, NodeShape] = {}
     for n in nodes:
         shape = n.get("shape")
         if isinstance(shape, NodeShape):
             labels = dict(shape.labels)
             if n.get("hostname"):
                 labels[HOSTNAME_LABEL] = n["hostname"]
-            node_facts.append((str(as_dict(n.get("metadata")).get("name") or ""), labels, shape))
+            name = str(as_dict(n.get("metadata")).get("name") or "")
+            node_labels[name], node_shape[name] = labels, shape
     specs = {str(as_dict(h.get("metadata")).get("name") or ""): as_dict(h.get("spec")) for h in hypernodes}
-    members: dict[str, set[int]] = {}
+    own: dict[str, set[str]] = {}
+    children: dict[str, tuple[str, ...]] = {}
+    notes: list[str] = []
+    for name, spec in specs.items():
+        own[name], problems = resolve_nodes(spec, node_labels)
+        children[name] = members_of(spec).children
+        notes += [f"HyperNode {name}: {p}" for p in problems]
+    members: dict[str, set[str]] = {}
 
-    def resolve(name: str, seen: frozenset[str]) -> set[int]:
+    def resolve(name: str, seen: frozenset[str]) -> set[str]:
         if name in members:
             return members[name]
-        found: set[int] = set()
-        for member in as_list(specs.get(name, {}).get("members")):
-            member = as_dict(member)
-            selector = as_dict(member.get("selector"))
-            if member.get("type") == "HyperNode":
-                for other in specs:
-                    if other not in seen and other != name and _member_matches(selector, other, None):
-                        found |= resolve(other, seen | {name})
-            else:
-                found |= {i for i, (node, labels, _) in enumerate(node_facts) if _member_matches(selector, node, labels)}
+        found = set(own.get(name, ()))
+        for child in children.get(name, ()):
+            if child not in seen and child != name and child in specs:
+                found |= resolve(child, seen | {name})
         members[name] = found
         return found
 
@@ -139,13 +132,13 @@ def hypernode_capacities(hypernodes: list[dict[str, Any]], nodes: list[dict[str,
         if not isinstance(tier, int) or isinstance(tier, bool):
             continue
         total: dict[str, Decimal] = {}
-        for i in resolve(name, frozenset()):
-            cls = by_shape.get(node_facts[i][2])
+        for node in resolve(name, frozenset()):
+            cls = by_shape.get(node_shape[node])
             for res, value in cls.allocatable.items() if cls is not None else ():
                 total[res] = total.get(res, Decimal(0)) + value
         tier_name = spec.get("tierName")
         out.append(HyperNodeCapacity(name, tier, tier_name if isinstance(tier_name, str) else "", total))
-    return out
+    return out, notes
 
 
 ROOT_QUEUE = "root"  # Volcano's root queue: every queue without spec.parent is its child
@@ -175,6 +168,7 @@ class ClusterFacts:
     def __init__(self, store: ProjectionStore) -> None:
         self.store = store
         self._memo: dict[str, tuple[Any, Any]] = {}
+        self._noted: set[str] = set()  # HyperNode notes already logged
 
     def _derived(self, key: str, kinds: tuple[LookedUp, ...], make: Callable[[], T]) -> T:
         """`make()`, remembered until one of `kinds` changes (a read of a shared tuple: no lock)."""
@@ -297,7 +291,12 @@ class ClusterFacts:
             hypernodes = self._items(HYPERNODE)
             if not self.installed(HYPERNODE):
                 return None
-            return hypernode_capacities(hypernodes, self._items(NODE), self.node_classes())
+            capacities, notes = _capacities(hypernodes, self._items(NODE), self.node_classes())
+            for note in notes:
+                if note not in self._noted:  # once per process (the derived facts are recomputed on every change)
+                    self._noted.add(note)
+                    log.warning("HyperNode topology: %s", note)
+            return capacities
 
         return self._derived("hypernode-capacity", (HYPERNODE, NODE), make)
 

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..admission.review import plural_of
-from . import scoring, topology
+from ..kthena import LABEL_GROUP
+from . import binpack, scoring, topology
 from .settings import RECORD_KEY, REMOVE_LAST_KEY, ScoringSettings
 
 log = logging.getLogger("servinggate.scalein")
@@ -34,6 +35,8 @@ class PodView:
     ready_since: str
     restarts: int
     created: str
+    terminating: bool = False  # deletionTimestamp set
+    restarted: bool = False  # some container or init container restarted (Kthena's ContainerRestarted, whatever the phase)
 
     def annotation(self, key: str) -> str | None:
         return self.annotations.get(key) if self.annotations else None
@@ -64,6 +67,7 @@ def pod_view(pod: Mapping[str, Any], is_accel: scoring.AcceleratorMatcher, accel
             ready = cond.get("status") == "True"
             since = cond.get("lastTransitionTime") or ""
     restarts = max((cs.get("restartCount") or 0 for cs in status.get("containerStatuses") or ()), default=0)
+    init_restarts = max((cs.get("restartCount") or 0 for cs in status.get("initContainerStatuses") or ()), default=0)
     ns, name = meta.get("namespace") or "", meta.get("name") or ""
     return PodView(
         key=f"{ns}/{name}",
@@ -82,6 +86,8 @@ def pod_view(pod: Mapping[str, Any], is_accel: scoring.AcceleratorMatcher, accel
         ready_since=since,
         restarts=restarts,
         created=meta.get("creationTimestamp") or "",
+        terminating=bool(meta.get("deletionTimestamp")),
+        restarted=restarts > 0 or init_restarts > 0,
     )
 
 
@@ -135,6 +141,9 @@ class Cluster:
         self.pods: dict[str, PodView] = {}
         self.by_node: dict[str, set[str]] = {}
         self.hypernodes: dict[str, topology.HyperNodeView] = {}
+        # "namespace/name" -> what Kthena's scale-down reads of a ModelServing (`plan` only: the
+        # reconciler writes costs and needs no ranking)
+        self.modelservings: dict[str, binpack.ServingSpec] = {}
         self.topology = topology.Topology()
         self.notes_seen: set[str] = set()
         self._used: dict[str, int] = {}  # node -> devices in use (cache)
@@ -252,10 +261,13 @@ class Cluster:
         return self._changed({name}, allocatable=True)
 
     def upsert_pod(self, pod: Mapping[str, Any]) -> set[str]:
-        """Only pods that request an accelerator are kept: the others neither take devices nor
-        get a cost, and a container's requests cannot change into an accelerator later."""
+        """Only pods that request an accelerator are kept, and those Kthena counts in a
+        ServingGroup (its `group-name` label): the others neither take devices nor get a cost,
+        and a container's requests cannot change into an accelerator later. A ServingGroup's pod
+        without accelerators gets no cost either, but Kthena sums whatever cost it carries and
+        reads its state (binpack_scaledown.go), so `plan` must see it."""
         accel = scoring.effective_requests(pod.get("spec") or {}, self.is_accel)
-        if not accel:
+        if not accel and LABEL_GROUP not in ((pod.get("metadata") or {}).get("labels") or {}):
             meta = pod.get("metadata") or {}
             key = f"{meta.get('namespace') or ''}/{meta.get('name') or ''}"
             return self.delete_pod(key) if key in self.pods else set()
@@ -264,6 +276,8 @@ class Cluster:
     def put_pod(self, view: PodView) -> set[str]:
         old = self.pods.get(view.key)
         self.pods[view.key] = view
+        if not view.accel:
+            return set()  # no devices, no cost: on no node's books (upsert_pod)
         touched = set()
         if old is not None and old.node and old.node != view.node:
             self.by_node.get(old.node, set()).discard(view.key)
@@ -277,7 +291,7 @@ class Cluster:
 
     def delete_pod(self, key: str) -> set[str]:
         old = self.pods.pop(key, None)
-        if old is None or not old.node:
+        if old is None or not old.node or not old.accel:
             return set()
         self.by_node.get(old.node, set()).discard(key)
         return self._changed({old.node})
@@ -289,6 +303,9 @@ class Cluster:
             self.upsert_node(n)
         self.hypernodes = hypernodes
         self._retopologize()
+
+    def replace_modelservings(self, items: Iterable[Mapping[str, Any]]) -> None:
+        self.modelservings = dict(filter(None, map(binpack.serving_spec, items)))
 
     def replace_pods(self, pods: Iterable[Mapping[str, Any]]) -> None:
         self.pods, self.by_node, self._used, self._hn_use = {}, {}, {}, {}

@@ -12,6 +12,7 @@ from collections.abc import Callable
 import prometheus_client as prom
 
 from .. import plainhttp
+from ..kube.reflector import ReflectorMetrics
 
 
 class Metrics:
@@ -23,7 +24,9 @@ class Metrics:
         self.writes = prom.Counter("servinggate_scalein_writes", "pod patches sent", ["kind"], registry=r)
         self.skips = prom.Counter("servinggate_scalein_skips", "pods whose cost was not written", ["reason"], registry=r)
         self.conflicts = prom.Counter("servinggate_scalein_conflicts", "patches refused because the pod changed (422 test failed, 409)", registry=r)
-        self.errors = prom.Counter("servinggate_scalein_errors", "failed API calls", ["op", "code"], registry=r)
+        self.errors = prom.Counter(
+            "servinggate_scalein_errors", "failed API calls other than lists and watches (servinggate_listwatch_errors)", ["op", "code"], registry=r
+        )
         self.scored = prom.Gauge("servinggate_scalein_pods_scored", "pods with a desired cost in the cache", registry=r)
         self.pass_seconds = prom.Histogram(
             "servinggate_scalein_pass_duration_seconds",
@@ -33,7 +36,7 @@ class Metrics:
             registry=r,
         )
         self.leader = prom.Gauge("servinggate_scalein_leader", "1 while this replica may write", registry=r)
-        self.relists = prom.Counter("servinggate_scalein_relists", "full lists (start, 410 Gone)", ["kind"], registry=r)
+        self.listwatch = ReflectorMetrics(r)  # its lists, list/watch failures and backoff (kube/reflector.py)
         # convergence: how much is left to write, how long the oldest has waited, and how soon
         # an event's write goes out (read at scrape time from the write queue, see `track`)
         self.backlog = prom.Gauge("servinggate_scalein_write_backlog", "pods waiting for a cost write (not counting writes in flight)", registry=r)

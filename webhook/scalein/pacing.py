@@ -1,18 +1,15 @@
-"""How fast the reconciler talks to the API server: a token bucket for its writes, exponential
-back-off for its list/watch loops, and the server's own `Retry-After` when it throttles us.
+"""How fast the reconciler writes to the API server: a token bucket, paused for the server's own
+`Retry-After` when it throttles us (kube/reflector.py reads it; the list/watch back-off is there too).
 
-Shared by watching.py, patching.py and writing.py, and pure (a clock in, seconds out) so the
-numbers are tested without a server. The bucket is shared by several writer threads, hence its
-lock; `hold` is how one throttled answer pauses every writer, as the server asked."""
+Shared by patching.py and writing.py, and pure (a clock in, seconds out) so the numbers are tested
+without a server. The bucket is shared by several writer threads, hence its lock; `hold` is how one
+throttled answer pauses every writer, as the server asked."""
 
 from __future__ import annotations
 
 import threading
 import time
 from collections.abc import Callable
-
-MAX_BACKOFF = 60.0  # seconds: the longest a failing list/watch or write waits before trying again
-MAX_RETRY_AFTER = 120.0  # seconds: a larger Retry-After is capped (a bad proxy must not stall us)
 
 
 class RateLimiter:
@@ -44,14 +41,3 @@ class RateLimiter:
             now = self.clock()
             self.held_until = max(self.held_until, now + seconds)
             self.tokens, self.stamp = 0.0, self.held_until
-
-
-def retry_after(exc: BaseException, default: float) -> float:
-    """The `Retry-After` seconds of a throttled answer (an `ApiException`), capped; `default`
-    when the answer has none or an unreadable one."""
-    headers = getattr(exc, "headers", None) or {}
-    raw = headers.get("Retry-After") if hasattr(headers, "get") else None
-    try:
-        return min(max(float(raw), 0.0), MAX_RETRY_AFTER) if raw is not None else default
-    except ValueError:
-        return default

@@ -17,10 +17,11 @@ from typing import Any, Literal
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
+from ..kube.reflector import retry_after
 from ..kube.responses import json_body
 from . import scoring
 from .health import Metrics
-from .pacing import RateLimiter, retry_after
+from .pacing import RateLimiter
 from .settings import RECORD_KEY, ReconcileSettings
 
 log = logging.getLogger("servinggate.scalein")

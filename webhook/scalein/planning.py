@@ -6,10 +6,12 @@ the reconciler, then orders each workload's pods the way its controller does (re
 ReplicaSet `ActivePodsWithRanks`, CloneSet's sorter, Kthena's summed Role/ServingGroup cost).
 
 A snapshot is JSON or YAML: `{"nodes": NodeList, "pods": PodList}` (optionally with
-`"hypernodes": HyperNodeList` and `"events": EventList`), or the `List` that
-`kubectl get nodes,pods,hypernodes,events -A -o yaml > snapshot.yaml` prints (the items together).
-HyperNodes (Volcano's network topology) decide the compaction scope; Events tell which pods the
-reconciler leaves alone because another writer contests their cost."""
+`"hypernodes": HyperNodeList`, `"events": EventList` and `"modelservings": ModelServingList`), or
+the `List` that `kubectl get nodes,pods,hypernodes,events,modelservings -A -o yaml > snapshot.yaml`
+prints (the items together). HyperNodes (Volcano's network topology) decide the compaction scope;
+Events tell which pods the reconciler leaves alone because another writer contests their cost;
+ModelServings give the `partition` and role counts Kthena's scale-down reads (without them a
+ModelServing's groups rank by their pods alone, unprotected)."""
 
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ import orjson
 from .. import config
 from ..config import DataFileError, read_data_file
 from ..errors import OperatorError
+from ..kthena import MODELSERVING_GROUP, MODELSERVING_KIND, MODELSERVING_VERSION
 from ..shapes import as_dict, as_list, only_objects
 from . import topology
 from .cluster import Cluster, WorkloadTypes
@@ -41,19 +44,20 @@ class SnapshotError(OperatorError, ValueError):
 
 
 SNAPSHOT_FORMS = (
-    '{"nodes": NodeList, "pods": PodList[, "hypernodes": HyperNodeList, "events": EventList]}, '
-    "or the List `kubectl get nodes,pods,hypernodes,events -A -o yaml` prints"
+    '{"nodes": NodeList, "pods": PodList[, "hypernodes": HyperNodeList, "events": EventList, "modelservings": ModelServingList]}, '
+    "or the List `kubectl get nodes,pods,hypernodes,events,modelservings -A -o yaml` prints"
 )
 
 
 @dataclass
 class Snapshot:
-    """What `plan` reads: nodes and pods, and (optional) HyperNodes and Events."""
+    """What `plan` reads: nodes and pods, and (optional) HyperNodes, Events and ModelServings."""
 
     nodes: list[dict[str, Any]]
     pods: list[dict[str, Any]]
     hypernodes: list[dict[str, Any]] = field(default_factory=list)
     events: list[dict[str, Any]] = field(default_factory=list)
+    modelservings: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _items(data: dict[str, Any], key: str) -> list[dict[str, Any]]:
@@ -67,21 +71,27 @@ def load_snapshot(path: str) -> Snapshot:
     except DataFileError as exc:
         raise SnapshotError(f"{path}: {exc}") from None
     if isinstance(data, dict) and isinstance(data.get("nodes"), dict) and isinstance(data.get("pods"), dict):
-        return Snapshot(_items(data, "nodes"), _items(data, "pods"), _items(data, "hypernodes"), _items(data, "events"))
+        return Snapshot(_items(data, "nodes"), _items(data, "pods"), _items(data, "hypernodes"), _items(data, "events"), _items(data, "modelservings"))
     if isinstance(data, dict) and isinstance(data.get("items"), list):
         items = list(only_objects(data["items"]))
         nodes = [i for i in items if i.get("kind") == "Node"]
         pods = [i for i in items if i.get("kind") == "Pod"]
         if nodes or pods:
-            return Snapshot(nodes, pods, [i for i in items if i.get("kind") == topology.KIND], [i for i in items if i.get("kind") == "Event"])
+            return Snapshot(
+                nodes,
+                pods,
+                [i for i in items if i.get("kind") == topology.KIND],
+                [i for i in items if i.get("kind") == "Event"],
+                [i for i in items if i.get("kind") == MODELSERVING_KIND],
+            )
     raise SnapshotError(f"{path}: must be {SNAPSHOT_FORMS}")
 
 
 def read_live(kubeconfig: str) -> Snapshot:
     """Nodes and pods from the API server, a page of 500 at a time; a refused or failed request is
-    one line naming what to grant or fix (exit 2), as for every command. HyperNodes and the
-    contested-cost Events are optional: a cluster without the CRD, or a reader not allowed to
-    list them, plans without them (as the reconciler does)."""
+    one line naming what to grant or fix (exit 2), as for every command. HyperNodes, the
+    contested-cost Events and ModelServings are optional: a cluster without the CRD, or a reader
+    not allowed to list them, plans without them (as the reconciler does)."""
     from kubernetes import client as kube_client
     from kubernetes.client.exceptions import ApiException
 
@@ -98,6 +108,7 @@ def read_live(kubeconfig: str) -> Snapshot:
         ("pods", core.list_pod_for_all_namespaces, {}),
         ("hypernodes", lambda **kw: custom.list_cluster_custom_object(topology.GROUP, topology.VERSION, topology.PLURAL, **kw), {}),
         ("events", core.list_event_for_all_namespaces, {"field_selector": "reason=DeletionCostContested"}),
+        ("modelservings", lambda **kw: custom.list_cluster_custom_object(MODELSERVING_GROUP, MODELSERVING_VERSION, "modelservings", **kw), {}),
     )
     for resource, call, extra in calls:
         items: list[dict[str, Any]] = []
@@ -109,7 +120,7 @@ def read_live(kubeconfig: str) -> Snapshot:
                     kwargs["_continue"] = token
                 page = json_body(call(**kwargs))
             except ApiException as exc:
-                if resource in ("hypernodes", "events") and exc.status in (403, 404):
+                if resource in ("hypernodes", "events", "modelservings") and exc.status in (403, 404):
                     break  # optional (see above)
                 raise KubeAccessError(describe_api_error(exc, ApiCall("list", resource), api.configuration.host)) from None
             except Exception as exc:  # the client raises many types; all become one line
@@ -119,15 +130,22 @@ def read_live(kubeconfig: str) -> Snapshot:
             if not token:
                 break
         out[resource] = items
-    return Snapshot(out["nodes"], out["pods"], out["hypernodes"], out["events"])
+    return Snapshot(out["nodes"], out["pods"], out["hypernodes"], out["events"], out["modelservings"])
 
 
-def make_cluster(settings: ScoringSettings, nodes: list[dict[str, Any]], pods: list[dict[str, Any]], hypernodes: list[dict[str, Any]] | None = None) -> Cluster:
+def make_cluster(
+    settings: ScoringSettings,
+    nodes: list[dict[str, Any]],
+    pods: list[dict[str, Any]],
+    hypernodes: list[dict[str, Any]] | None = None,
+    modelservings: list[dict[str, Any]] | None = None,
+) -> Cluster:
     """Offline there is no discovery: a third-party resource matches an owner kind by its plural."""
     cluster = Cluster(settings, WorkloadTypes(guess=settings.third_party()))
     cluster.replace_nodes(nodes)
     cluster.replace_hypernodes(hypernodes or [])
     cluster.replace_pods(pods)
+    cluster.replace_modelservings(modelservings or [])
     return cluster
 
 
@@ -189,7 +207,7 @@ def main(argv: Sequence[str]) -> int:
     gc.disable()
     # SnapshotError, KubeAccessError: exit 2 with their line (webhook/__main__.py)
     snap = load_snapshot(args.snapshot) if args.snapshot else read_live(args.kubeconfig)
-    cluster = make_cluster(settings, snap.nodes, snap.pods, snap.hypernodes)
+    cluster = make_cluster(settings, snap.nodes, snap.pods, snap.hypernodes, snap.modelservings)
     # a snapshot's Events count whatever their age (it was taken then); live ones within the window
     contested = contested_pods(snap.events, settings.contest_backoff_seconds, None if args.snapshot else time.time())
     workloads = _select(build_plan(cluster, contested), args.workload)

@@ -11,13 +11,14 @@ import datetime as dt
 import functools
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..kthena import LABEL_GROUP, LABEL_ROLE, LABEL_ROLE_ID, MODELSERVING
-from . import scoring
+from . import binpack, scoring
 from .cluster import Cluster, PodView
-from .settings import RECORD_KEY
+from .settings import RECORD_KEY, ScoringSettings
 
 PHASE_RANK = {"Pending": 0, "Unknown": 1, "Running": 2}
 _ORDINAL = re.compile(r"^(.*)-([0-9]+)$")
@@ -98,6 +99,9 @@ class Unit:
     running: bool
     ordinal: int
     roles: list[Unit] = field(default_factory=list)
+    status: str = ""  # Kthena's: Running, Deleting, not running (binpack.py)
+    why: str = ""  # why not Running
+    protected: bool = False  # among the first `partition`: removed only after every other
 
 
 @dataclass
@@ -127,12 +131,27 @@ def pod_key(e: Entry, colocated: int) -> tuple:
 
 
 def group_key(u: Unit) -> tuple:
-    """Kthena: not-running first, then lower summed cost, then higher ordinal."""
+    """Kthena (binpack_scaledown.go): not Running first, then lower summed cost, then higher ordinal."""
     return (1 if u.running else 0, u.cost, -u.ordinal)
 
 
 def _active(p: PodView) -> bool:
     return p.holds  # the controllers skip terminated and terminating pods too
+
+
+def _entry(pod: PodView, desired: int | None, contested: set[str] | frozenset[str], s: ScoringSettings, parse: Callable[[str | None], int | None]) -> Entry:
+    """One pod's entry: the cost it will carry (what the reconciler writes, or what it has) as
+    `parse` (its controller's reading) ranks it."""
+    current = pod.annotation(s.score_annotation_key)
+    if desired is not None:
+        d = scoring.decide(current, pod.annotation(RECORD_KEY), desired, s.scale_in_priority)
+        planned = scoring.ranking_cost(d.value, parse)
+        action = d.action
+        if action == scoring.OVERWRITE and pod.key in contested:
+            planned, action = scoring.ranking_cost(current, parse), "contested"
+    else:
+        planned, action = scoring.ranking_cost(current, parse), "unscored"
+    return Entry(pod, current, planned, action, pod.remove_last and desired is not None)
 
 
 def build_plan(cluster: Cluster, contested: set[str] | frozenset[str] = frozenset()) -> list[Workload]:
@@ -141,26 +160,28 @@ def build_plan(cluster: Cluster, contested: set[str] | frozenset[str] = frozense
     desired = cluster.desired_all()
     s = cluster.settings
     owners: dict[tuple[str, str, str, str], list[Entry]] = defaultdict(list)
+    labelled: dict[tuple[str, str], list[Entry]] = defaultdict(list)  # Kthena's pod index: namespace/group-name
     for key, pod in cluster.pods.items():
-        if not _active(pod) or not cluster.types.scored(pod.owner):
+        owner = pod.owner
+        ms = owner is not None and (scoring.group_of(owner[0]), owner[1]) == MODELSERVING
+        group = pod.labels.get(LABEL_GROUP)
+        if not ms and group is None and (not _active(pod) or not pod.accel or not cluster.types.scored(owner)):
             continue
-        current = pod.annotation(s.score_annotation_key)
-        if key in desired:
-            d = scoring.decide(current, pod.annotation(RECORD_KEY), desired[key], s.scale_in_priority)
-            planned = scoring.ranking_cost(d.value)
-            action = d.action
-            if action == scoring.OVERWRITE and key in contested:
-                planned, action = scoring.ranking_cost(current), "contested"
-        else:
-            planned, action = scoring.ranking_cost(current), "unscored"
-        api_version, kind, name = pod.owner  # type: ignore[misc]
-        entry = Entry(pod, current, planned, action, pod.remove_last and key in desired)
-        owners[(scoring.group_of(api_version), kind, pod.namespace, name)].append(entry)
+        # Kthena reads costs with strconv.Atoi, the ReplicaSet controller with its own parser
+        kthena = _entry(pod, desired.get(key), contested, s, scoring.kthena_cost) if ms or group is not None else None
+        if group is not None and kthena is not None:
+            labelled[(pod.namespace, group)].append(kthena)
+        if ms and kthena is not None:
+            api_version, kind, name = owner  # type: ignore[misc]
+            owners[(scoring.group_of(api_version), kind, pod.namespace, name)].append(kthena)
+        elif _active(pod) and pod.accel and cluster.types.scored(owner):
+            api_version, kind, name = owner  # type: ignore[misc]
+            owners[(scoring.group_of(api_version), kind, pod.namespace, name)].append(_entry(pod, desired.get(key), contested, s, scoring.parse_cost))
 
     workloads = []
     for (group, kind, ns, name), entries in sorted(owners.items(), key=lambda kv: (kv[0][2], kv[0][3], kv[0][1])):
         if (group, kind) == MODELSERVING:
-            workloads.append(_modelserving(ns, name, entries))
+            workloads.append(_modelserving(ns, name, entries, labelled, cluster.modelservings.get(f"{ns}/{name}")))
             continue
         per_node: dict[str, int] = defaultdict(int)
         for e in entries:
@@ -177,25 +198,55 @@ def build_plan(cluster: Cluster, contested: set[str] | frozenset[str] = frozense
     return workloads
 
 
-def _rollup(name: str, entries: list[Entry]) -> Unit:
-    running = all(e.pod.phase == "Running" and e.pod.ready for e in entries)
-    return Unit(name, sorted(entries, key=lambda e: _natural(e.pod.name)), sum(e.planned for e in entries), running, _ordinal(name))
+def _rollup(name: str, entries: list[Entry], state: tuple[str, str]) -> Unit:
+    """A ServingGroup or Role replica: its pods, Kthena's summed cost (Go int arithmetic) and state."""
+    status, why = state
+    cost = scoring.go_sum(e.planned for e in entries)
+    return Unit(name, sorted(entries, key=lambda e: _natural(e.pod.name)), cost, status == binpack.RUNNING, _ordinal(name), status=status, why=why)
 
 
-def _modelserving(ns: str, name: str, entries: list[Entry]) -> Workload:
+def _kthena_order(units: list[Unit], partition: int) -> list[Unit]:
+    """scaleDownServingGroups / scaleDownRoles: the first `partition` units in ordinal order are
+    protected; the others go first, each part by (status, summed cost, higher ordinal)."""
+    ordered = sorted(units, key=lambda u: (u.ordinal, u.name))
+    protected = ordered[:partition] if partition > 0 else []
+    for u in protected:
+        u.protected = True
+    return sorted(ordered[len(protected) :], key=group_key) + sorted(protected, key=group_key)
+
+
+def _modelserving(ns: str, name: str, entries: list[Entry], labelled: dict[tuple[str, str], list[Entry]], spec: binpack.ServingSpec | None) -> Workload:
+    """A ModelServing's ServingGroups in Kthena's removal order. A group's pods are every pod its
+    index holds under the group's name (terminating, Failed and Succeeded ones too, and any pod
+    carrying the label); `spec` (the ModelServing, when `plan` has it) gives `partition` and the
+    role counts its Running state needs."""
     groups: dict[str, list[Entry]] = defaultdict(list)
     for e in entries:
-        groups[e.pod.labels.get(LABEL_GROUP, "?")].append(e)
+        gname = e.pod.labels.get(LABEL_GROUP)
+        if gname is None:
+            groups["?"].append(e)
+    for gname in {e.pod.labels[LABEL_GROUP] for e in entries if LABEL_GROUP in e.pod.labels}:
+        groups[gname] = labelled.get((ns, gname), [])
     units = []
     for gname, gentries in groups.items():
-        unit = _rollup(gname, gentries)
-        roles: dict[str, list[Entry]] = defaultdict(list)
+        unit = _rollup(gname, gentries, binpack.group_state([e.pod for e in gentries], spec))
+        roles: dict[tuple[str, str], list[Entry]] = defaultdict(list)
         for e in gentries:
-            roles[e.pod.labels.get(LABEL_ROLE_ID, "?")].append(e)
-        unit.roles = sorted((_rollup(r, es) for r, es in roles.items()), key=lambda u: (u.entries[0].pod.labels.get(LABEL_ROLE, ""),) + group_key(u))
+            role, rid = e.pod.labels.get(LABEL_ROLE, ""), e.pod.labels.get(LABEL_ROLE_ID, "")
+            if role and rid:  # RoleIDIndexFunc indexes only pods with all three labels
+                roles[(role, rid)].append(e)
+        names = sorted({role for role, _ in roles}, key=lambda r: (list(spec.roles).index(r) if spec is not None and r in spec.roles else len(roles), r))
+        for role in names:
+            replicas = [_rollup(rid, es, binpack.role_state([e.pod for e in es], role, spec)) for (r, rid), es in roles.items() if r == role]
+            partition = binpack.role_partition(spec, role)
+            # the partition counts Deleting replicas (roleList), the ranking skips them
+            protected = {u.name for u in sorted(replicas, key=lambda u: (u.ordinal, u.name))[: max(partition, 0)]}
+            ranked = [u for u in replicas if u.status != binpack.DELETING]
+            for u in ranked:
+                u.protected = u.name in protected
+            unit.roles += sorted((u for u in ranked if not u.protected), key=group_key) + sorted((u for u in ranked if u.protected), key=group_key)
         units.append(unit)
-    units.sort(key=group_key)
-    return Workload("ModelServing", ns, name, f"ModelServing {name}", units)
+    return Workload("ModelServing", ns, name, f"ModelServing {name}", _kthena_order(units, binpack.group_partition(spec)))
 
 
 # ---- node usage before/after ------------------------------------------------------------------
@@ -208,7 +259,7 @@ def node_usage(cluster: Cluster, workloads: list[Workload], remove: int) -> list
     for w in workloads:
         for u in w.units[:remove]:
             for e in u.entries:
-                if e.pod.node:
+                if e.pod.node and e.pod.holds:  # a terminating or terminated pod frees nothing more
                     removed[e.pod.node].append(e.pod)
     rows = []
     for name in sorted(cluster.nodes):

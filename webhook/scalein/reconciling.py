@@ -5,7 +5,7 @@ API client, checks once that the cluster answers and allows what the reconciler 
 the third-party workload types, elects a leader if asked, wires the pieces to the API server
 (`Reconciler`) and runs them. The pieces live in their own modules:
 
-- watching.py: one list+watch loop per kind (Nodes, Pods, HyperNodes) feeding a queue of events (events.py);
+- watching.py: one reflector (../kube/reflector.py) per kind (Nodes, Pods, HyperNodes) feeding a queue of events (events.py);
 - worker.py: the worker that owns the cache, re-scores only what an event touches and
   decides what to write;
 - writequeue.py: the pending writes, one per pod with its latest cost, events before the
@@ -37,12 +37,13 @@ from urllib3.exceptions import HTTPError
 from .. import config, logs
 from ..kube import ApiCall, KubeAccessError, describe_api_error, load_api_client
 from ..kube.leases import LeaderElector
+from ..kube.reflector import MAX_BACKOFF
 from ..kube.responses import json_body
 from .cluster import Cluster, WorkloadTypes
 from .events import RESOURCES, Answered, Event, Resync
 from .health import Metrics, serve_health
 from .notices import EventPoster
-from .pacing import MAX_BACKOFF, RateLimiter
+from .pacing import RateLimiter
 from .patching import Patcher, clear_costs
 from .settings import ReconcileSettings
 from .watching import Watcher
@@ -76,7 +77,7 @@ class Reconciler:
         self.stop = stop or threading.Event()
         core = client.CoreV1Api(api_client)
         self.events: queue.Queue[Event] = queue.Queue()
-        self.watcher = Watcher(core, client.CustomObjectsApi(api_client), settings, self.events, self.metrics, self.stop, sleep_cap)
+        self.watcher = Watcher(api_client, settings, self.events, self.metrics.listwatch, self.stop, sleep_cap)
         self.patcher = Patcher(core, RateLimiter(settings.runtime.scoring_qps), self.metrics, self.stop)
         self.writes = WriteQueue()
         self.metrics.track(self.writes.size, self.writes.oldest_age)
@@ -107,7 +108,7 @@ class Reconciler:
         for kind in RESOURCES:
             if kind == "hypernodes" and self.settings.scoring.compaction_scope == "node":
                 continue
-            t = threading.Thread(target=self.watcher.loop, args=(kind,), name=f"watch-{kind}", daemon=True)
+            t = threading.Thread(target=self.watcher.reflector(kind).run, name=f"watch-{kind}", daemon=True)
             t.start()
             self.threads.append(t)
         self.writer_threads = self.writers.start()
@@ -134,7 +135,7 @@ class Reconciler:
 
     def clear(self) -> tuple[int, int]:
         """Remove the costs we wrote where our record still matches. Returns (patched, failed)."""
-        pods, _ = self.watcher.list_all("pods")
+        pods = self.watcher.list_all("pods")
         return clear_costs(self.patcher, pods, self.settings, self.stop, self.sleep_cap)
 
 

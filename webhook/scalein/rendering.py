@@ -41,6 +41,10 @@ def _entry_json(e: Entry) -> dict[str, Any]:
 
 def _unit_json(u: Unit) -> dict[str, Any]:
     out: dict[str, Any] = {"name": u.name, "cost": u.cost, "running": u.running}
+    if u.status:  # a Kthena ServingGroup or Role replica
+        out["status"], out["protected"] = u.status, u.protected
+        if u.why:
+            out["why"] = u.why
     if u.ordinal >= 0:
         out["ordinal"] = u.ordinal
     if u.roles:
@@ -135,8 +139,10 @@ def _reason_pod(u: Unit, kept: Unit | None, colocated: dict[str, int]) -> str:
 def _reason_group(u: Unit, kept: Unit | None, colocated: dict[str, int]) -> str:
     if kept is None:
         return "every ServingGroup is removed"
+    if u.protected != kept.protected:
+        return "not protected by the partition, before the first groups it protects"
     if u.running != kept.running:
-        return "not running, before running groups"
+        return f"{u.status or 'not running'}{f' ({u.why})' if u.why else ''}, before running groups"
     if u.cost != kept.cost:
         return f"lowest summed cost {u.cost} (next kept group: {kept.cost})"
     return f"same summed cost, higher ordinal ({u.ordinal} > {kept.ordinal})"
@@ -172,13 +178,19 @@ def to_text(
         out.append("")
         reasons = removal_reasons(w, remove)
         if w.kind == "ModelServing":
-            out.append(f"{w.label} ({w.namespace}): ServingGroups in removal order (Kthena: not running first, lower summed cost, higher ordinal)")
+            out.append(
+                f"{w.label} ({w.namespace}): ServingGroups in removal order "
+                "(Kthena: the partition's first groups last; not running first, lower summed cost, higher ordinal)"
+            )
             for i, g in enumerate(w.units, 1):
                 mark = f"  <- removed: {reasons[i - 1]}" if i <= remove else ""
                 protected = "  (holds a remove-last pod)" if any(e.remove_last for e in g.entries) else ""
-                out.append(f"  {i}. {g.name}  sum {g.cost}  {'Running' if g.running else 'not running'}{protected}{mark}")
+                protected += "  (protected by the partition)" if g.protected else ""
+                state = g.status or ("Running" if g.running else "not running")
+                out.append(f"  {i}. {g.name}  sum {g.cost}  {state}{f' ({g.why})' if g.why else ''}{protected}{mark}")
                 for role in g.roles:
-                    out.append(f"       role {role.name}: sum {role.cost}")
+                    role_state = "" if role.status == "Running" else f", {role.status}" + (f" ({role.why})" if role.why else "")
+                    out.append(f"       role {role.name}: sum {role.cost}{role_state}{'  (protected by the partition)' if role.protected else ''}")
                     for e in role.entries:
                         out.append(f"         {e.pod.name}  on {e.pod.node or '-'}  cost {e.planned}{_marks(e)}  ({_note(e)})")
         else:

@@ -2,29 +2,29 @@
 ranks by. Pure: HyperNode objects and node labels in, a node -> HyperNode map and notes out.
 
 A HyperNode (topology.volcano.sh/v1alpha1) has a `tier` and `members`, each of `type` Node or
-HyperNode, selected by exact name, by regular expression on the name, or by labels. Members are
-resolved as Volcano resolves them (volcano `pkg/util/hypernode/member_selector.go` GetMembers,
-v1.15): an exact name is taken as is, a pattern is an unanchored RE2 search on the name, a label
-selector with neither matchLabels nor matchExpressions selects nothing, and a pattern that does
-not compile selects nothing.
+HyperNode. Members are resolved by the resolver the will-it-run rules use too
+(webhook/hypernodes.py, a port of volcano `pkg/util/hypernode/member_selector.go` GetMembers):
+the union over Node members; an exact name as given; an unanchored RE2 pattern; a label selector
+with neither matchLabels nor matchExpressions, a pattern that does not compile and an unknown
+operator select nothing; HyperNode members are named by exact name only.
 
 A node's HyperNode is the smallest one holding it: the lowest tier among the HyperNodes whose
 Node members select it. The cluster's word on topology can be wrong, and then a pod ranks by its
 node alone rather than by a guess; each case is a note (logged once by the caller):
 
-- a HyperNode whose Node members select no node, or name a node that does not exist;
+- a HyperNode whose Node members select no node, or name a node that does not exist, or a member
+  that cannot be resolved (a bad pattern, a refused label selector, an unknown member type);
 - HyperNodes in a cycle of HyperNode members (Volcano refuses to build them);
 - a node held by two HyperNodes of its lowest tier.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..admission.selectors import selector_matches
+from .. import hypernodes
 from ..shapes import as_dict
 
 GROUP, VERSION, PLURAL, KIND = "topology.volcano.sh", "v1alpha1", "hypernodes", "HyperNode"
@@ -32,13 +32,14 @@ GROUP, VERSION, PLURAL, KIND = "topology.volcano.sh", "v1alpha1", "hypernodes", 
 
 @dataclass(frozen=True, slots=True)
 class HyperNodeView:
-    """One HyperNode, projected: its tier and its member selectors by member type."""
+    """One HyperNode, projected: its tier, its Node member selectors, the HyperNodes it names, and
+    the members that could not be read."""
 
     name: str
     tier: int
     nodes: tuple[dict[str, Any], ...]  # selectors of Node members
-    children: tuple[dict[str, Any], ...]  # selectors of HyperNode members
-    labels: dict[str, str] = field(default_factory=dict)
+    children: tuple[str, ...]  # HyperNode members, by exact name
+    problems: tuple[str, ...] = ()
 
 
 def hypernode_view(obj: Mapping[str, Any]) -> HyperNodeView | None:
@@ -50,48 +51,15 @@ def hypernode_view(obj: Mapping[str, Any]) -> HyperNodeView | None:
         return None
     spec = as_dict(obj.get("spec"))
     tier = spec.get("tier")
-    nodes: list[dict[str, Any]] = []
-    children: list[dict[str, Any]] = []
-    members = spec.get("members")
-    for member in members if isinstance(members, list) else ():
-        if not isinstance(member, dict) or not isinstance(member.get("selector"), dict):
-            continue
-        (nodes if member.get("type") == "Node" else children if member.get("type") == "HyperNode" else []).append(member["selector"])
-    labels = as_dict(meta.get("labels"))
-    return HyperNodeView(name, tier if isinstance(tier, int) and not isinstance(tier, bool) else 0, tuple(nodes), tuple(children), labels)
+    read = hypernodes.members_of(spec)
+    return HyperNodeView(name, tier if isinstance(tier, int) and not isinstance(tier, bool) else 0, read.nodes, read.children, read.problems)
 
 
-def _pattern(raw: Any) -> re.Pattern[str] | None:
-    if not isinstance(raw, str) or not raw:
-        return None
-    try:
-        return re.compile(raw)
-    except re.error:
-        return None
-
-
-def select(selector: Mapping[str, Any], names: Mapping[str, Mapping[str, str]]) -> tuple[set[str], list[str]]:
-    """The names among `names` (name -> labels) that one member selector picks, and the exact
-    names it gives that are not there."""
-    out: set[str] = set()
-    missing: list[str] = []
-    exact = selector.get("exactMatch")
-    if isinstance(exact, dict):
-        name = exact.get("name")
-        if isinstance(name, str) and name:
-            if name in names:
-                out.add(name)
-            else:
-                missing.append(name)
-    regex = selector.get("regexMatch")
-    if isinstance(regex, dict):
-        pattern = _pattern(regex.get("pattern"))
-        if pattern is not None:
-            out.update(n for n in names if pattern.search(n))
-    match = selector.get("labelMatch")
-    if isinstance(match, dict) and (match.get("matchLabels") or match.get("matchExpressions")):
-        out.update(n for n, labels in names.items() if selector_matches(match, labels))
-    return out, missing
+def select(selector: Mapping[str, Any], names: Mapping[str, Mapping[str, str]]) -> tuple[set[str], list[str], str]:
+    """The names among `names` (name -> labels) that one Node member's selector picks, the exact
+    names it gives that are not there, and why it selects nothing when it is at fault."""
+    got = hypernodes.node_members(selector, names)
+    return {n for n in got.names if n in names}, sorted(n for n in got.names if n not in names), got.problem
 
 
 @dataclass
@@ -105,8 +73,7 @@ class Topology:
 
 def _in_cycles(hypernodes: Mapping[str, HyperNodeView]) -> set[str]:
     """HyperNodes that reach themselves through HyperNode members."""
-    names = {n: hn.labels for n, hn in hypernodes.items()}
-    edges = {n: set().union(*(select(s, names)[0] for s in hn.children)) if hn.children else set() for n, hn in hypernodes.items()}
+    edges = {n: {c for c in hn.children if c in hypernodes} for n, hn in hypernodes.items()}
     cyclic: set[str] = set()
     for start in edges:
         seen, stack = set(), list(edges[start])
@@ -131,12 +98,16 @@ def resolve(hypernodes: Mapping[str, HyperNodeView], nodes: Mapping[str, Mapping
         top.notes.append(f"HyperNode {name} is in a cycle of HyperNode members: its nodes rank by node alone")
     holders: dict[str, list[HyperNodeView]] = {}
     for hn in hypernodes.values():
+        for problem in hn.problems:
+            top.notes.append(f"HyperNode {hn.name}: {problem}: it is skipped")
         if not hn.nodes or hn.name in cyclic:
             continue
         picked: set[str] = set()
-        for selector in hn.nodes:
-            got, missing = select(selector, nodes)
+        for i, selector in enumerate(hn.nodes):
+            got, missing, problem = select(selector, nodes)
             picked |= got
+            if problem:
+                top.notes.append(f"HyperNode {hn.name}: Node member {i + 1}: {problem}: it selects nothing")
             for name in missing:
                 top.notes.append(f"HyperNode {hn.name} names node {name}, which does not exist")
         if not picked:

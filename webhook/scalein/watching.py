@@ -1,16 +1,17 @@
-"""The reconciler's view of the cluster: one list+watch loop per kind (Nodes, Pods, and
-Volcano's HyperNodes unless --compaction-scope is node).
+"""The reconciler's view of the cluster: one Reflector (kube/reflector.py) per kind (Nodes, Pods,
+and Volcano's HyperNodes unless --compaction-scope is node), feeding the worker's queue.
 
-Each loop lists everything once (pages of 500, decoded straight from JSON), then watches from
-the list's resourceVersion; every change goes to the worker's queue as a `Changed` stamped with
-the time it arrived (the start of the event-to-write latency), and a full list as a `Listed`
-(events.py). A watch that is too old (410 Gone, as a status or as an ERROR event) starts over
-with a list; any other failure backs off (Retry-After on 429) and tries again, forever: the
-worker keeps scoring from the cache it has meanwhile.
+A full list goes to the queue as a `Listed`, every change as a `Changed` stamped with the time it
+arrived (the start of the event-to-write latency; events.py). The reflector lists again when a
+watch is too old and backs off on any other failure, forever: the worker keeps scoring from the
+cache it has meanwhile.
 
 HyperNodes are optional: a cluster without Volcano's topology CRD (404), or a reconciler not
-allowed to read them (403), has none. That is listed once as an empty list, so scoring goes on by
-node, and asked again every few minutes, quietly, in case the CRD is installed later."""
+allowed to read them (403), has none. That is told once as an empty list, so scoring goes on by
+node, and asked again every few minutes, quietly, in case the CRD is installed later.
+
+This module holds the calls the reconciler's identity makes to list and watch (its RBAC follows
+them); the loop itself is the reflector's."""
 
 from __future__ import annotations
 
@@ -18,16 +19,14 @@ import functools
 import logging
 import queue
 import threading
-from collections.abc import Callable
-from typing import Any, cast, get_args
+from collections.abc import Iterator
+from typing import Any, cast
 
 from kubernetes import client
-from kubernetes.client.exceptions import ApiException
 
-from ..kube.responses import WatchExpired, json_body, watch_events
+from ..kube import ApiCall
+from ..kube.reflector import CHANGES, MAX_BACKOFF, Backoff, ListWatch, Reflector, ReflectorMetrics, read
 from .events import Change, Changed, Event, Listed, Resource
-from .health import Metrics
-from .pacing import MAX_BACKOFF, retry_after
 from .settings import ReconcileSettings
 from .topology import GROUP as HN_GROUP
 from .topology import PLURAL as HN_PLURAL
@@ -35,8 +34,28 @@ from .topology import VERSION as HN_VERSION
 
 log = logging.getLogger("servinggate.scalein")
 
-CHANGES = frozenset(get_args(Change))  # the watch event types that change an object
 ABSENT_RETRY = 300.0  # seconds between asks for HyperNodes while the cluster has none to give
+
+
+class _IntoQueue:
+    """A Reflector's Sink that turns what it reads into the worker's events."""
+
+    def __init__(self, resource: Resource, events: queue.Queue[Event]) -> None:
+        self.resource, self.events = resource, events
+
+    def replace(self, items: Iterator[dict[str, Any]]) -> None:
+        self.events.put(Listed(self.resource, list(items)))
+
+    def apply(self, event: str, obj: dict[str, Any]) -> None:
+        if event in CHANGES:
+            self.events.put(Changed(cast(Change, event), self.resource, obj))
+
+    def absent(self, status: int) -> None:
+        log.info({"msg": "no HyperNodes to read; costs order by node", "status": status})
+        self.events.put(Listed(self.resource, []))  # scoring goes on by node
+
+    def health(self, trouble: str) -> None:
+        """Nothing to do: the reflector logs and counts the failure, the worker scores on."""
 
 
 class Watcher:
@@ -44,98 +63,45 @@ class Watcher:
 
     def __init__(
         self,
-        core: client.CoreV1Api,
-        custom: client.CustomObjectsApi,
+        api_client: client.ApiClient,
         settings: ReconcileSettings,
         events: queue.Queue[Event],
-        metrics: Metrics,
+        metrics: ReflectorMetrics,
         stop: threading.Event,
         sleep_cap: float = MAX_BACKOFF,
     ) -> None:
-        self.core = core
-        self.custom = custom
+        self.core = client.CoreV1Api(api_client)
+        self.custom = client.CustomObjectsApi(api_client)
+        self.host = str(getattr(api_client.configuration, "host", "") or "")
         self.settings = settings
         self.events = events
         self.metrics = metrics
         self.stop = stop
         self.sleep_cap = sleep_cap
 
-    def _list_fn(self, kind: Resource) -> Callable[..., Any]:
+    def list_watch(self, kind: Resource) -> ListWatch:
         if kind == "hypernodes":
-            return functools.partial(self.custom.list_cluster_custom_object, HN_GROUP, HN_VERSION, HN_PLURAL)
-        return self.core.list_node if kind == "nodes" else self.core.list_pod_for_all_namespaces
+            listing = functools.partial(self.custom.list_cluster_custom_object, HN_GROUP, HN_VERSION, HN_PLURAL)
+            return ListWatch(ApiCall("list", HN_PLURAL, group=HN_GROUP), listing, functools.partial(listing, watch=True), self.host)
+        if kind == "nodes":
+            return ListWatch(ApiCall("list", "nodes"), self.core.list_node, functools.partial(self.core.list_node, watch=True), self.host)
+        pods = self.core.list_pod_for_all_namespaces
+        return ListWatch(ApiCall("list", "pods"), pods, functools.partial(pods, watch=True), self.host)
 
-    def list_all(self, kind: Resource) -> tuple[list[dict[str, Any]], str]:
-        """A full list in pages of 500, decoded straight from JSON (no model objects)."""
-        items: list[dict[str, Any]] = []
-        cont = None
-        while True:
-            body = json_body(self._list_fn(kind)(limit=500, _continue=cont, _preload_content=False, _request_timeout=60))
-            items += body.get("items") or []
-            meta = body.get("metadata") or {}
-            cont = meta.get("continue")
-            if not cont:
-                return items, meta.get("resourceVersion") or ""
-
-    def watch_once(self, kind: Resource, rv: str) -> str:
-        """One watch request from `rv`; events go to the queue; returns the last resourceVersion."""
-        resp = self._list_fn(kind)(
-            watch=True,
-            resource_version=rv,
-            allow_watch_bookmarks=True,
-            timeout_seconds=self.settings.runtime.watch_timeout_seconds,
-            _preload_content=False,
-            _request_timeout=(10, self.settings.runtime.watch_timeout_seconds + 30),
+    def reflector(self, kind: Resource) -> Reflector:
+        """The kind's reflector; HyperNodes may be absent (403, 404) without it being a failure."""
+        return Reflector(
+            self.list_watch(kind),
+            _IntoQueue(kind, self.events),
+            stop=self.stop,
+            metrics=self.metrics,
+            watch_timeout=self.settings.runtime.watch_timeout_seconds,
+            absent_statuses=frozenset({403, 404}) if kind == "hypernodes" else frozenset(),
+            absent_retry=min(ABSENT_RETRY, self.sleep_cap),
+            backoff=Backoff(self.sleep_cap),
+            logger=log,
         )
-        events = watch_events(resp)
-        try:
-            for etype, obj in events:
-                if self.stop.is_set():
-                    break
-                rv = (obj.get("metadata") or {}).get("resourceVersion") or rv
-                if etype in CHANGES:
-                    self.events.put(Changed(cast(Change, etype), kind, obj))
-        finally:
-            events.close()
-        return rv
 
-    def loop(self, kind: Resource) -> None:
-        """List, then watch, again and again; never raises (failures back off)."""
-        rv, backoff, absent = "", 1.0, False
-        while not self.stop.is_set():
-            try:
-                if not rv:
-                    items, rv = self.list_all(kind)
-                    self.metrics.relists.labels(kind).inc()
-                    self.events.put(Listed(kind, items))
-                    absent = False
-                rv = self.watch_once(kind, rv)
-                backoff = 1.0
-            except WatchExpired:
-                log.info({"msg": "watch expired (410 Gone); listing again", "kind": kind})
-                rv = ""
-            except ApiException as exc:
-                if exc.status == 410:
-                    log.info({"msg": "watch expired (410 Gone); listing again", "kind": kind})
-                    rv = ""
-                    continue
-                if kind == "hypernodes" and exc.status in (403, 404):
-                    if not absent:  # said once; an empty list lets scoring go on by node
-                        absent = True
-                        log.info({"msg": "no HyperNodes to read; costs order by node", "status": exc.status})
-                        self.events.put(Listed(kind, []))
-                    rv = ""
-                    self.stop.wait(min(ABSENT_RETRY, self.sleep_cap))
-                    continue
-                self.metrics.errors.labels(f"watch-{kind}", str(exc.status)).inc()
-                wait = retry_after(exc, backoff) if exc.status == 429 else backoff
-                log.warning({"msg": "list/watch failed; backing off", "kind": kind, "status": exc.status, "seconds": wait})
-                self.stop.wait(min(wait, self.sleep_cap))
-                backoff = min(backoff * 2, MAX_BACKOFF)
-            except Exception as exc:  # network trouble: back off, go on
-                if self.stop.is_set():
-                    break
-                self.metrics.errors.labels(f"watch-{kind}", "0").inc()
-                log.warning({"msg": "list/watch failed; backing off", "kind": kind, "error": repr(exc), "seconds": backoff})
-                self.stop.wait(min(backoff, self.sleep_cap))
-                backoff = min(backoff * 2, MAX_BACKOFF)
+    def list_all(self, kind: Resource) -> list[dict[str, Any]]:
+        """Every object of the kind, once (`--clear`); KubeAccessError when it cannot be read."""
+        return [item for page in read(self.list_watch(kind)) for item in page.items]

@@ -1,7 +1,7 @@
 """The reconciler's worker: it owns the cache, re-scores only the nodes an event touches, and
 decides which costs must be written; the writer threads (writing.py) send them.
 
-Events (events.py) come from watching.py (one list+watch loop per kind) and the writers' answers
+Events (events.py) come from watching.py (one reflector per kind) and the writers' answers
 come back on the same queue, so the worker is the one thread that touches the cache and needs no
 lock. It is handed its queue, cache and write queue (reconciling.py wires them to the API
 server), so it does no I/O of its own and tests drive it with plain objects. It

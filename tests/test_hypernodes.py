@@ -1,0 +1,196 @@
+"""HyperNode members as Volcano resolves them (webhook/hypernodes.py), and the two users of the
+resolver, the scale-in topology and the will-it-run facts, agreeing on every case.
+
+The first table restates the cases of volcano `pkg/util/hypernode/member_selector_test.go`
+(TestGetMembers, master ed72c7c8) on the same three nodes, then the rules of `GetMembers` and
+`metav1.LabelSelectorAsSelector` it relies on, in our own words."""
+
+from __future__ import annotations
+
+import pytest
+from support.willrun import hypernode, node
+
+from webhook import hypernodes
+from webhook.policies.clusterfacts import ClusterFacts, store_of_objects
+from webhook.scalein import topology
+
+NODES = {"worker-1": {"role": "worker"}, "worker-2": {"role": "worker"}, "control-plane-1": {"role": "control-plane"}}
+
+
+def expr(key: str, op: str, *values: str) -> dict:
+    e: dict = {"key": key, "operator": op}
+    if values:
+        e["values"] = list(values)
+    return e
+
+
+@pytest.mark.parametrize(
+    "selector, names",
+    [
+        # Volcano's own cases
+        ({"exactMatch": {"name": "worker-1"}}, {"worker-1"}),
+        ({"regexMatch": {"pattern": "^worker-"}}, {"worker-1", "worker-2"}),
+        ({"regexMatch": {"pattern": "["}}, set()),
+        ({"labelMatch": {"matchLabels": {"role": "worker"}}}, {"worker-1", "worker-2"}),
+        ({"labelMatch": {}}, set()),
+        # an exact name is taken as given, whether or not such a node exists
+        ({"exactMatch": {"name": "ghost"}}, {"ghost"}),
+        ({"exactMatch": {"name": ""}, "regexMatch": {"pattern": "worker"}}, set()),
+        # a pattern is searched for anywhere in the name (MatchString)
+        ({"regexMatch": {"pattern": "plane"}}, {"control-plane-1"}),
+        ({"regexMatch": {"pattern": "-[12]$"}}, {"worker-1", "worker-2", "control-plane-1"}),
+        # the union of what one selector's fields pick (the CRD allows one field; Volcano unites them)
+        ({"exactMatch": {"name": "worker-1"}, "regexMatch": {"pattern": "plane"}}, {"worker-1", "control-plane-1"}),
+        ({"exactMatch": {"name": "worker-1"}, "regexMatch": {"pattern": "("}}, set()),  # a bad pattern empties the whole member
+        ({"exactMatch": {"name": "worker-1"}, "labelMatch": {}}, {"worker-1"}),  # an empty labelMatch keeps what came before
+        # label selectors as LabelSelectorAsSelector converts them
+        ({"labelMatch": {"matchLabels": {}, "matchExpressions": []}}, set()),
+        ({"labelMatch": {"matchExpressions": [expr("role", "In", "worker", "x")]}}, {"worker-1", "worker-2"}),
+        ({"labelMatch": {"matchExpressions": [expr("role", "NotIn", "worker")]}}, {"control-plane-1"}),
+        ({"labelMatch": {"matchExpressions": [expr("role", "Exists")]}}, set(NODES)),
+        ({"labelMatch": {"matchExpressions": [expr("zone", "DoesNotExist")]}}, set(NODES)),
+        ({"labelMatch": {"matchExpressions": [expr("role", "Equals", "worker")]}}, set()),  # unknown operator
+        ({"labelMatch": {"matchExpressions": [expr("role", "In")]}}, set()),  # In needs values
+        ({"labelMatch": {"matchExpressions": [expr("role", "Exists", "worker")]}}, set()),  # Exists takes none
+        ({"labelMatch": {"matchExpressions": [expr("bad key!", "DoesNotExist")]}}, set()),  # not a label key
+        ({"labelMatch": {"matchLabels": {"role": "not a value"}}}, set()),
+        ({"labelMatch": {"matchLabels": {"role": "worker"}, "matchExpressions": [expr("role", "Nope")]}}, set()),
+        # junk never crashes
+        ({"labelMatch": "x"}, set()),
+        ({"regexMatch": {"pattern": 5}}, set()),
+        ({"exactMatch": None, "regexMatch": None, "labelMatch": None}, set()),
+        ("not a selector", set()),
+    ],
+)
+def test_node_members(selector, names):
+    assert set(hypernodes.node_members(selector, NODES).names) == names
+
+
+@pytest.mark.parametrize(
+    "pattern, matches, misses",
+    [
+        ("(?i)WORKER", ["worker-1"], ["control-plane-1"]),
+        ("(?i:W)orker", ["worker-1"], []),
+        ("(?P<n>worker)-1", ["worker-1"], ["worker-2"]),
+        ("(?<n>worker)-1", ["worker-1"], ["worker-2"]),  # Go 1.22's spelling of a named group
+        ("worker-1\\z", ["worker-1"], ["worker-10"]),
+        ("\\Qworker-1\\E", ["worker-1"], ["workerx1"]),
+        ("worker\\x2d1", ["worker-1"], ["worker-2"]),
+        ("worker\\x{2d}1", ["worker-1"], []),
+        ("worker\\0551", ["worker-1"], []),  # octal 055 is '-'
+        ("worker-[[:digit:]]$", ["worker-1"], ["worker-a"]),
+        ("^[^[:digit:]]+$", ["worker"], ["worker-1"]),
+        ("worker-{,1}1", ["worker-{,1}1"], ["worker-1"]),  # not a repeat in RE2: literal braces
+        ("a{2}", ["aa"], ["a"]),
+        ("a{1000}", ["a" * 1000], []),
+        ("(?)worker", ["worker"], []),
+    ],
+)
+def test_go_patterns_that_compile(pattern, matches, misses):
+    compiled = hypernodes.go_regex(pattern)
+    assert not isinstance(compiled, str), compiled
+    assert all(compiled.search(n) for n in matches) and not any(compiled.search(n) for n in misses)
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        "[",
+        "(",
+        "worker(?=-1)",  # look-ahead
+        "worker(?!-1)",
+        "(?<=w)orker",  # look-behind
+        "(w)\\1",  # back-reference
+        "(?P<n>w)(?P=n)",
+        "(?>worker)",  # atomic group
+        "(?#comment)worker",
+        "worker*+",  # possessive: nested repetition in RE2
+        "worker**",
+        "a{1001}",
+        "a{1,1001}",
+        "worker\\Z",
+        "(?x)worker",
+        "(?a)worker",
+        "\\u0041",
+        "\\e",
+        "[[:foo:]]",
+        "\\8",
+    ],
+)
+def test_patterns_re2_refuses_select_nothing(pattern):
+    assert isinstance(hypernodes.go_regex(pattern), str)
+    assert hypernodes.node_members({"regexMatch": {"pattern": pattern}}, {"worker": {}, "a" * 1001: {}}).problem
+
+
+@pytest.mark.parametrize("pattern", ["\\pL", "(?U)a+", "a(?i)b", "[[:^digit:]]"])
+def test_re2_forms_python_cannot_spell_select_nothing_and_say_so(pattern):
+    picked = hypernodes.node_members({"regexMatch": {"pattern": pattern}}, NODES)
+    assert picked.names == frozenset() and "does not compile" in picked.problem
+
+
+def test_hypernode_members_are_named_by_exact_name_only():
+    read = hypernodes.members_of(
+        {
+            "members": [
+                {"type": "HyperNode", "selector": {"exactMatch": {"name": "leaf-a"}}},
+                {"type": "HyperNode", "selector": {"regexMatch": {"pattern": "leaf-"}}},
+                {"type": "HyperNode", "selector": {"labelMatch": {"matchLabels": {"tier": "1"}}}},
+                {"type": "Node", "selector": {"exactMatch": {"name": "n1"}}},
+                {"type": "Switch", "selector": {"exactMatch": {"name": "s"}}},
+                "junk",
+            ]
+        }
+    )
+    assert read.children == ("leaf-a",)
+    assert read.nodes == ({"exactMatch": {"name": "n1"}},)
+    assert len(read.problems) == 4 and "unknown member type 'Switch'" in read.problems[2]
+
+
+# ---- the reconciler and the admission rules agree -------------------------------------------------
+
+SELECTORS = [
+    {"exactMatch": {"name": "npu-1"}},
+    {"exactMatch": {"name": "ghost"}},
+    {"regexMatch": {"pattern": "npu-[12]"}},
+    {"regexMatch": {"pattern": "pu-1$"}},
+    {"regexMatch": {"pattern": "(?!x)npu"}},
+    {"regexMatch": {"pattern": "(?i)NPU-0"}},
+    {"labelMatch": {}},
+    {"labelMatch": {"matchLabels": {"rack": "r1"}}},
+    {"labelMatch": {"matchExpressions": [expr("rack", "NotIn", "r1")]}},
+    {"labelMatch": {"matchExpressions": [expr("rack", "Sometimes", "r1")]}},
+    {"labelMatch": {"matchLabels": {"kubernetes.io/hostname": "npu-2"}}},
+]
+CLUSTER = [node(f"npu-{i}", {"huawei.com/Ascend910": "1"}, {"rack": f"r{i % 2}", "kubernetes.io/hostname": f"npu-{i}"}) for i in range(4)]
+
+
+@pytest.mark.parametrize("selector", SELECTORS)
+def test_scale_in_and_the_will_it_run_rules_see_the_same_nodes(selector):
+    obj = hypernode("h", 1, members=[{"type": "Node", "selector": selector}])
+    labels = {n["metadata"]["name"]: n["metadata"]["labels"] for n in CLUSTER}
+    view = topology.hypernode_view(obj)
+    assert view is not None
+    by_scale_in = set(topology.resolve({"h": view}, labels).members.get("h", ()))
+    (capacity,) = ClusterFacts(store_of_objects([*CLUSTER, obj])).hypernode_capacity() or []
+    assert len(by_scale_in) == capacity.allocatable.get("huawei.com/Ascend910", 0)
+    expected = {n for n in hypernodes.node_members(selector, labels).names if n in labels}
+    assert by_scale_in == expected
+
+
+def test_a_tier_2_hypernode_holds_its_children_by_exact_name_on_both_sides():
+    leaves = [
+        hypernode("leaf-a", 1, members=[{"type": "Node", "selector": {"regexMatch": {"pattern": "npu-[01]"}}}]),
+        hypernode("leaf-b", 1, members=[{"type": "Node", "selector": {"regexMatch": {"pattern": "npu-[23]"}}}]),
+    ]
+    spine = hypernode(
+        "spine",
+        2,
+        members=[
+            {"type": "HyperNode", "selector": {"exactMatch": {"name": "leaf-a"}}},
+            {"type": "HyperNode", "selector": {"regexMatch": {"pattern": "leaf-b"}}},
+        ],
+    )
+    caps = {c.name: c.allocatable.get("huawei.com/Ascend910", 0) for c in ClusterFacts(store_of_objects([*CLUSTER, *leaves, spine])).hypernode_capacity() or []}
+    assert caps == {"leaf-a": 2, "leaf-b": 2, "spine": 2}
+    view = topology.hypernode_view(spine)
+    assert view is not None and view.children == ("leaf-a",)
