@@ -1,19 +1,19 @@
-"""Settings of `check`: the policy settings and the Kubernetes version, so it gives the webhook's answer. It also reads
-a `serve` config file (the webhook's ConfigMap) and ignores that file's other keys, which is why it
-knows `serve`'s settings class (the one import of webhook/server/ from here: declarations only)."""
+"""Settings of `check`: the policy settings, the Kubernetes version and the CRD files, so it gives the webhook's and the
+API server's answer. It also reads a `serve` config file (the webhook's ConfigMap) and ignores that file's other keys,
+which is why it knows `serve`'s settings class (the one import of webhook/server/ from here: declarations only)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..config import KubernetesVersionSettings
+from ..config import CrdSettings, KubernetesVersionSettings
 from ..policies.settings import PolicySettings
 from ..server.settings import ServeSettings
 
 
 @dataclass(frozen=True)
-class CheckSettings(KubernetesVersionSettings, PolicySettings):
-    """`check`: the policy settings and the Kubernetes version; it also reads a `serve` config file and ignores the rest."""
+class CheckSettings(KubernetesVersionSettings, PolicySettings, CrdSettings):
+    """`check`: the policy settings, the Kubernetes version and the CRDs; it also reads a `serve` config file and ignores the rest."""
 
 
 SHARES_FILE_WITH = ServeSettings  # `config.load(..., shared_with=)`: the keys `check` tolerates in its file
