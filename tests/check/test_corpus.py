@@ -1,6 +1,6 @@
-"""The verdict corpus: manifests and what a real kube-apiserver 1.28.7 with the bundled CRDs said
+"""The verdict corpus: manifests and what a real kube-apiserver 1.28.7 with Kthena's and Volcano's CRDs said
 about each (tests/fixtures/verdicts/, recorded by record.py). `check` must give the same verdict,
-the same status code, and, for a refusal, the same errors: every `field: message` of the API
+the same status code (validated against our own small CRDs, tests/fixtures/crds/), and, for a refusal, the same errors: every `field: message` of the API
 server's Status causes (order aside: the API server's order follows Go map iteration), or the
 same message for a 400 and for kubectl's `no matches for kind`."""
 
