@@ -189,3 +189,14 @@ def test_refreshed_crds_are_what_check_list_and_version_use(tmp_path):
     version = webhook("version").stdout
     assert f"  cache {tmp_path / 'xdg' / 'servinggate' / 'crds'} (python -m webhook crds refresh PATH):" in version
     assert "    modelservings.workload.serving.volcano.sh v1alpha1: our fixtures, modelserving.yaml" in version
+
+
+def test_a_crd_quoting_braces_in_a_description_is_read_and_a_templated_one_is_not(tmp_path):
+    described = {**PODGROUP, "spec": {**PODGROUP["spec"], "versions": [dict(PODGROUP["spec"]["versions"][0])]}}
+    described["spec"]["versions"][0]["schema"] = {"openAPIV3Schema": {"type": "object", "description": "use {{ .Values.x }} in your templates"}}
+    (tmp_path / "described.yaml").write_text(yaml.safe_dump(described))
+    templated = {**PODGROUP, "metadata": {"name": "{{ .Values.prefix }}podgroups.scheduling.volcano.sh"}}
+    (tmp_path / "templated.yaml").write_text(yaml.safe_dump(templated))
+    found = scan([tmp_path])
+    assert [str(f.file.name) for f in found.crds] == ["described.yaml"]
+    assert (found.helm_templates, found.problems) == (1, [])

@@ -7,8 +7,9 @@ API server applies the CRD before either sees an object).
 `scan` walks files and folders (a Helm chart's `crds/`, a whole checkout) for
 `kind: CustomResourceDefinition` documents. Each YAML document is parsed on its own, so one that
 does not parse is named with its file and line and the others are still read. Helm templates
-(files holding `{{`), documents of other kinds and non-CRD text that does not parse are counted
-and skipped; hidden folders (`.git`) are not searched.
+(files holding `{{` that do not parse, or whose CRD names are templated), documents of other kinds
+and non-CRD text that does not parse are counted and skipped; hidden folders (`.git`) are not
+searched. A CRD whose descriptions quote `{{` is read.
 
 The cache is `$XDG_CACHE_HOME/servinggate/crds` (`~/.cache/servinggate/crds` without it): one
 JSON file per CRD, without its `description` texts (most of the 1.4 MB ModelServing CRD, read by
@@ -129,9 +130,7 @@ def _read_file(file: Path, root: Path, out: Scan) -> None:
     except OSError as exc:
         out.problems.append(f"{file}: cannot read: {exc.strerror}")
         return
-    if b"{{" in raw:
-        out.helm_templates += 1
-        return
+    templated = b"{{" in raw  # a Helm template, or a CRD whose descriptions hold `{{` (Go templates in its docs)
     sha = hashlib.sha256(raw).hexdigest()
     try:  # a JSON file (a cache entry, `kubectl get crd -o json`): orjson is the fast parser
         parsed: list[tuple[int, Any]] = [(1, orjson.loads(raw))]
@@ -142,6 +141,9 @@ def _read_file(file: Path, root: Path, out: Scan) -> None:
             try:
                 parsed.append((first, yaml.load(text, Loader=_LOADER)))
             except (yaml.YAMLError, ValueError, RecursionError) as exc:  # ValueError: bytes that are not UTF-8/16 text
+                if templated:  # Helm renders it; we cannot
+                    out.helm_templates += 1
+                    return
                 if b"CustomResourceDefinition" in text:
                     mark = getattr(exc, "problem_mark", None)
                     at = line + (mark.line if mark is not None else 0)
@@ -157,6 +159,9 @@ def _read_file(file: Path, root: Path, out: Scan) -> None:
                 out.other_documents += 1
                 continue
             problem = malformed(item)
+            if templated and problem is None and "{{" in f"{item['metadata']['name']}{item['spec']['group']}{item['spec']['names']['kind']}":
+                out.helm_templates += 1  # a template that happens to parse: its names are Helm's to fill
+                return
             if problem:
                 out.problems.append(f"{file}:{line}: a CustomResourceDefinition that cannot be used: {problem}")
                 continue
