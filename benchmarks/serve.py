@@ -21,7 +21,7 @@ a fixed CPU loop timed between rounds. `--placement-only` runs just that part.
 
 Versus (`--versus-only`, also part of a full run): ours, the Go allow-all and agnhost, the Go
 webhook of the Kubernetes e2e tests (its `webhook` mode, `/mutating-pods`, same certificate and
-body; $AGNHOST or ~/k8s/bin/agnhost, skipped with build instructions when absent), in interleaved
+body; it runs $AGNHOST, or ~/k8s/bin/agnhost when that is unset, and skips saying so when there is none), in interleaved
 rounds: CPU per review and throughput, ours/agnhost as the median of per-round ratios and the
 worst round, and the bytes our server logged per review. `--versus-tree DIR` adds another checkout of
 this repository (say main's, to see what a change is worth) to the same rounds.
@@ -357,9 +357,8 @@ def start_server(
     return proc, port
 
 
-AGNHOST_MISSING = """  agnhost not found: skipped. Set AGNHOST to its binary or put it at ~/k8s/bin/agnhost. It is the
-  Go webhook of the Kubernetes e2e tests; in a checkout of the Kubernetes source (any 1.2x tag), build it
-  with `go build -tags providerless -o agnhost ./test/images/agnhost`."""
+AGNHOST_MISSING = """  agnhost not found: skipped. It is looked for at $AGNHOST, or at ~/k8s/bin/agnhost when that is unset: the Go
+  webhook of the Kubernetes e2e tests (its `webhook` mode), a binary this repository does not provide."""
 
 
 def start_agnhost(certs: Path) -> tuple[subprocess.Popen, int] | None:

@@ -17,7 +17,7 @@ if str(TESTS) not in sys.path:
     sys.path.insert(0, str(TESTS))
 
 from fakes.apiserver import FakeAPI  # noqa: E402
-from support import cluster_path, load_cluster, wait_for  # noqa: E402
+from support import CRDS, cluster_path, load_cluster, wait_for  # noqa: E402
 
 # ---- every test ----------------------------------------------------------------------------------
 
@@ -32,6 +32,15 @@ def _root_logging_restored():
     handlers, level = root.handlers[:], root.level
     yield
     root.handlers[:], root.level = handlers, level
+
+
+@pytest.fixture(autouse=True)
+def _crds_of_our_own(monkeypatch, tmp_path_factory):
+    """`check` reads CRDs from the user's cache and SERVINGGATE_CRDS: every test gets an empty
+    cache of its own (never the user's) and our CRD fixtures in SERVINGGATE_CRDS, as a user who
+    names their CRDs would; a test of the missing-CRD path takes the variable away."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
+    monkeypatch.setenv("SERVINGGATE_CRDS", str(CRDS))
 
 
 # ---- recorded data -------------------------------------------------------------------------------

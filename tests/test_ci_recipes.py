@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from support import CRDS
 
 from webhook.smoke import objects
 
@@ -41,7 +42,14 @@ def _write(path: Path, docs: list[dict]) -> None:
 
 
 def _env() -> dict:
-    return {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
+    """The runner's environment: the venv's scripts on PATH, and no SERVINGGATE_CRDS (the recipes name their CRDs)."""
+    env = {k: v for k, v in os.environ.items() if k != "SERVINGGATE_CRDS"}
+    return {**env, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
+
+
+def _pulled_crds(folder: Path) -> None:
+    """What the recipes' `helm pull --untar` leaves, stood in for by the test suite's own CRDs (no network here)."""
+    shutil.copytree(CRDS, folder / "kthena" / "crds")
 
 
 def test_the_workflow_uploads_sarif_and_fails_on_refusals():
@@ -54,6 +62,14 @@ def test_the_workflow_uploads_sarif_and_fails_on_refusals():
     assert check["continue-on-error"] is True and _step("Fail on refused objects")["if"] == "steps.check.outcome == 'failure'"
 
 
+def test_the_workflow_hands_check_the_crds_of_the_charts_it_pulls():
+    names = [s.get("name") for s in _workflow()["jobs"]["check"]["steps"]]
+    assert names.index("CRDs") < names.index("Check")
+    pulls = _step("CRDs")["run"].splitlines()
+    assert any(line.startswith("helm pull oci://ghcr.io/volcano-sh/charts/kthena ") and "--untar --untardir crds" in line for line in pulls)
+    assert "--crds crds/" in _step("Check")["run"]
+
+
 @pytest.mark.skipif(not shutil.which("kubectl"), reason="kubectl renders the kustomization")
 @pytest.mark.parametrize("with_bad, code", [(False, 0), (True, 1)])
 def test_the_workflows_render_and_check_steps(tmp_path, with_bad, code):
@@ -63,11 +79,13 @@ def test_the_workflows_render_and_check_steps(tmp_path, with_bad, code):
     (overlay / "kustomization.yaml").write_text(
         yaml.safe_dump({"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization", "resources": ["servings.yaml"]})
     )
+    _pulled_crds(tmp_path / "crds")
     # The Render step's lines that need no helm binary, then the Check step, as the runner runs them.
     render = [line for line in _step("Render")["run"].splitlines() if not line.startswith("helm ")]
     script = "\n".join(["set -e", *render, _step("Check")["run"]])
     done = subprocess.run(["bash", "-c", script], cwd=tmp_path, env=_env(), capture_output=True, text=True)
     assert done.returncode == code, done.stderr
+    assert "no CRD for" not in done.stderr  # the ModelServings were validated against the CRDs handed over
     sarif = json.loads((tmp_path / "servinggate.sarif").read_text())
     results = sarif["runs"][0]["results"]
     assert [r["ruleId"] for r in results] == ([objects.BAD_RULE] if with_bad else [])
@@ -80,6 +98,12 @@ def _hook() -> dict:
     hooks = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())
     assert [h["id"] for h in hooks] == ["servinggate-check"]
     return hooks[0]
+
+
+def _precommit_config() -> dict:
+    """The `.pre-commit-config.yaml` docs/ci.md gives."""
+    blocks = [yaml.safe_load(b) for b in _yaml_blocks((REPO / "docs" / "ci.md").read_text())]
+    return next(b for b in blocks if isinstance(b, dict) and "repos" in b)
 
 
 def _selected(paths: list[str]) -> list[str]:
@@ -99,6 +123,7 @@ def test_the_hook_leaves_out_files_that_are_not_kubernetes_objects():
         ".github/workflows/ci.yaml",
         ".pre-commit-config.yaml",
         "charts/app/crds/crd.yaml",
+        "ci/crds/kthena/charts/workload/crds/modelservings.yaml",
         "README.md",
         "objects/pod.json",
         "base/service.yml",
@@ -110,13 +135,18 @@ def test_the_hook_passes_a_good_manifest_and_fails_a_bad_one(tmp_path):
     _write(tmp_path / "deploy" / "good.yaml", [objects.good_modelserving("team-a")])
     _write(tmp_path / "deploy" / "bad.yaml", [objects.bad_modelserving("team-a")])
     (tmp_path / "deploy" / "kustomization.yaml").write_text("resources: [good.yaml, bad.yaml]\n")
+    _pulled_crds(tmp_path / "ci" / "crds")
     hook = _hook()
     assert hook["language"] == "python" and hook.get("pass_filenames", True)
+    args = _precommit_config()["repos"][0]["hooks"][0]["args"]
+    assert args[:2] == ["--crds", "ci/crds"]
 
     def run(files: list[str]) -> subprocess.CompletedProcess:
-        return subprocess.run([*shlex.split(hook["entry"]), *_selected(files)], cwd=tmp_path, env=_env(), capture_output=True, text=True)
+        command = [*shlex.split(hook["entry"]), *args, *_selected(files)]
+        return subprocess.run(command, cwd=tmp_path, env=_env(), capture_output=True, text=True)
 
-    good = run(["deploy/good.yaml", "deploy/kustomization.yaml"])
-    assert good.returncode == 0, good.stdout + good.stderr
+    crd_files = [str(p.relative_to(tmp_path)) for p in (tmp_path / "ci").rglob("*.yaml")]
+    good = run(["deploy/good.yaml", "deploy/kustomization.yaml", *crd_files])
+    assert good.returncode == 0 and "no CRD for" not in good.stderr, good.stdout + good.stderr
     bad = run(["deploy/good.yaml", "deploy/bad.yaml", "deploy/kustomization.yaml"])
     assert bad.returncode == 1 and f"deploy/bad.yaml:16:13: error [{objects.BAD_RULE}]" in bad.stdout

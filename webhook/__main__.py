@@ -22,8 +22,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "manifests": ("webhook.deploy.generating", "write the webhook configurations derived from the rule registry"),
     "smoke": ("webhook.smoke.cli", "check that the installed webhooks answer (dry-run creates; exit 0/1/2)"),
     "certs": ("webhook.certs.cli", "generate a development CA and serving certificate"),
-    "crds": ("webhook.crds.refresh", "list or refresh the CRDs bundled for check"),
-    "version": ("webhook.version", "print the product version, the Kubernetes versions judged by and the bundled CRD versions"),
+    "crds": ("webhook.crds.refresh", "list the CRDs check reads from the cache, or cache the CRDs of a chart or checkout"),
+    "version": ("webhook.version", "print the product version, the Kubernetes versions judged by and the CRDs check validates against"),
 }
 
 

@@ -93,6 +93,13 @@ def csv_set(raw: str) -> frozenset[str]:
     return frozenset(csv_list(raw))
 
 
+def path_list(raw: str | Sequence[str]) -> tuple[str, ...]:
+    """Paths: the values of a repeated flag or a config file's list as given, or one string
+    separated as PATH is (`:`, `;` on Windows), as an environment variable holds them."""
+    items = list(raw) if isinstance(raw, (list, tuple)) else str(raw).split(os.pathsep)
+    return tuple(str(x).strip() for x in items if str(x).strip())
+
+
 def non_empty(raw: str) -> str:
     value = str(raw).strip()
     if not value:
@@ -118,9 +125,10 @@ def byte_size(raw: str) -> int:
 # ---- declaring settings -------------------------------------------------------------------------
 
 
-def setting(default: Any, parse: Callable[[str], Any], help: str, *, flag: str | None = None, metavar: str | None = None) -> Any:
-    """Declare a setting field: its default, how a string becomes its value, and its help text."""
-    meta = {"parse": parse, "help": help, "flag": flag, "metavar": metavar}
+def setting(default: Any, parse: Callable[[str], Any], help: str, *, flag: str | None = None, metavar: str | None = None, repeat: bool = False) -> Any:
+    """Declare a setting field: its default, how a string becomes its value, and its help text.
+    `repeat`: the flag may be given more than once, and `parse` gets the list of its values."""
+    meta = {"parse": parse, "help": help, "flag": flag, "metavar": metavar, "repeat": repeat}
     if isinstance(default, (list, dict, set)):
         return field(default_factory=lambda: type(default)(default), metadata=meta)
     return field(default=default, metadata=meta)
@@ -186,6 +194,8 @@ def add_arguments(parser: argparse.ArgumentParser, cls: type) -> None:
             kwargs["metavar"] = "BOOL"
         elif f.metadata.get("metavar"):
             kwargs["metavar"] = f.metadata["metavar"]
+        if f.metadata.get("repeat"):
+            kwargs["action"] = "append"
         parser.add_argument(flag_of(f), **kwargs)
     parser.add_argument(
         "--config",
@@ -329,6 +339,20 @@ class KubernetesVersionSettings:
         "schemas): X.Y, at least 1.28, or auto = serve, audit and smoke read the API server's /version (the newest "
         "supported version when it cannot be read), check takes the newest supported",
         metavar="auto|X.Y",
+    )
+
+
+@dataclass(frozen=True)
+class CrdSettings:
+    """The CRD files `check` validates against; `version` reads the same setting to say which are in use."""
+
+    crds: tuple[str, ...] = setting(
+        (),
+        path_list,
+        "CRD file or folder (a Kthena chart's crds/, a checkout) whose CRDs check validates against, over the cluster's "
+        "(--kubeconfig) or the cache's (crds refresh); repeatable, the last given wins for a kind; the variable separates paths with :",
+        metavar="PATH",
+        repeat=True,
     )
 
 

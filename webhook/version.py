@@ -1,9 +1,13 @@
 """`python -m webhook version` (and `--version`): the product version, the Kubernetes versions it
-judges by, and the CRDs `check` ships."""
+judges by, and the CRDs `check` validates against (the cache's and SERVINGGATE_CRDS's; none ship
+with the product)."""
 
 from __future__ import annotations
 
-from . import __version__, crds
+import os
+
+from . import __version__, config
+from .crds import describe_sources
 from .kubeversion import NEWEST, NEWEST_SCHEMAS, OLDEST
 
 
@@ -16,16 +20,24 @@ def kubernetes_lines() -> list[str]:
     ]
 
 
+def crd_lines() -> list[str]:
+    """The CRDs `check` would use: the cache's, then SERVINGGATE_CRDS's (a config file's `crds`
+    key is read by `check` itself, which knows the rest of that file)."""
+    environ = {k: v for k, v in os.environ.items() if k != config.ENV_PREFIX + "CONFIG"}
+    try:
+        paths = list(config.load(config.CrdSettings, {}, environ).crds)
+    except config.ConfigError as exc:
+        return [f"CRDs: {exc}"]
+    return describe_sources(paths)
+
+
 def lines() -> list[str]:
-    out = [f"servinggate {__version__}", *kubernetes_lines(), "bundled CRDs (python -m webhook crds refresh DIR to update):"]
-    for e in crds.versions():
-        out.append(f"  {e['name']} {','.join(e['versions'])}: {e['upstream']} ({e['source']}, sha256 {e['sha256'][:12]})")
-    return out
+    return [f"servinggate {__version__}", *kubernetes_lines(), *crd_lines()]
 
 
 def main(argv: list[str]) -> int:
     if argv and argv[0] in ("-h", "--help"):
-        print("usage: python -m webhook version\n\nPrint the product version, the Kubernetes versions it judges by and the versions of the bundled CRDs.")
+        print("usage: python -m webhook version\n\nPrint the product version, the Kubernetes versions it judges by and the CRDs check validates against.")
         return 0
     print("\n".join(lines()))
     return 0

@@ -3,11 +3,17 @@ gone when the namespace has none left; and the reports as data (pure)."""
 
 from __future__ import annotations
 
+import logging
+
 from auditobjects import kubeconfig, modelserving
 
 from webhook.__main__ import main
+from webhook.audit.cli import Auditor
 from webhook.audit.judging import Finding, Judged
 from webhook.audit.reports import MAX_RESULTS, reports
+from webhook.audit.settings import AuditSettings
+from webhook.config import compose
+from webhook.kubeversion import KubeVersion
 
 REPORTS = ("wgpolicyk8s.io", "policyreports")
 MS = ("workload.serving.volcano.sh", "modelservings")
@@ -99,8 +105,24 @@ def test_without_the_crd_nothing_is_written_and_the_verdict_stands(fake_api, tmp
     fake_api.add_custom(modelserving("bad", "team-a", spaced_image=True))
     assert _run(fake_api, tmp_path) == 1
     err = capsys.readouterr().err
-    assert err.count("PolicyReport CRD") == 1
+    assert err.count("PolicyReport CRD") == 1 and "docs/audit.md" in err
     assert not fake_api.calls("POST") and not fake_api.calls("PUT")
+
+
+def test_a_missing_crd_is_logged_once_across_runs_and_reports_follow_its_install(fake_api, caplog):
+    """The auditor keeps running without the CRD (ServingGate does not ship it): one log line,
+    no write, as with reports off; once someone installs it, the next run writes the report."""
+    fake_api.add_custom(modelserving("bad", "team-a", spaced_image=True))
+    auditor = Auditor(compose(AuditSettings, write_reports=True, kubernetes_version=KubeVersion(1, 28)), fake_api.client())
+    with caplog.at_level(logging.WARNING, logger="servinggate.audit"):
+        assert auditor.run()[1] is None
+        assert auditor.run()[1] is None
+    assert [r.getMessage().count("PolicyReport CRD") for r in caplog.records] == [1]
+    assert not fake_api.calls("POST") and not fake_api.calls("PUT")
+    fake_api.install_custom(*REPORTS)
+    written = auditor.run()[1]
+    assert written is not None and written.created == 1
+    assert _report(fake_api, "team-a")["summary"]["fail"] == 1
 
 
 def _judged(namespace: str, name: str, result: str) -> Judged:

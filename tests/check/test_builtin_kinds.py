@@ -19,7 +19,7 @@ from webhook.policies.settings import PolicySettings
 
 
 def check_obj(obj: dict):
-    results, problems = run(["-"], [], PolicySettings(), stdin=io.StringIO(yaml.safe_dump(obj, sort_keys=False)))
+    results, problems = run(["-"], [], PolicySettings(), crd_paths=[str(CRDS)], stdin=io.StringIO(yaml.safe_dump(obj, sort_keys=False)))
     assert problems == []
     [r] = results
     return r
@@ -262,6 +262,7 @@ def test_a_cloneset_template_is_judged_like_a_replicasets():
 
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
+from support import CRDS  # noqa: E402
 
 _json = st.recursive(
     st.none() | st.booleans() | st.integers(-3, 4000) | st.text(max_size=5) | st.sampled_from(["Pods", "Resource", "-1", "Utilization"]),

@@ -1,19 +1,23 @@
-"""`python -m webhook crds refresh DIR`: a checkout is read for its CRD documents alone."""
+"""`python -m webhook crds refresh PATH` fills the user's CRD cache from a chart or a checkout,
+read for its CRD documents alone; `crds list`, `check` and `version` read the cache back."""
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import yaml
+from support import CRDS, REPO
 
-from webhook.crds.refresh import main, scan
+from webhook.crds import cache_dir, scan
+from webhook.crds.refresh import main
 
-REPO = Path(__file__).resolve().parents[2]
-PODGROUP = json.loads((REPO / "webhook" / "crds" / "podgroups.scheduling.volcano.sh.json").read_text())
+PODGROUP = yaml.safe_load((CRDS / "podgroup.yaml").read_text())
 HELM_TEMPLATE = """apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -36,30 +40,43 @@ def checkout(root: Path) -> Path:
     return root
 
 
-def bundle(root: Path) -> Path:
-    target = root / "bundle"
-    target.mkdir()
-    (target / "versions.json").write_text("[]")
-    return target
-
-
 def test_scan_reads_the_crd_and_counts_what_it_skips(tmp_path):
     found = scan([checkout(tmp_path / "src")])
-    assert [f.crd["metadata"]["name"] for f in found.crds] == ["podgroups.scheduling.volcano.sh"]
-    assert (found.helm_templates, found.unparsable, found.other_documents) == (1, 2, 2)
+    assert [f.name for f in found.crds] == ["podgroups.scheduling.volcano.sh"]
+    assert (found.helm_templates, found.unparsable, found.other_documents, found.problems) == (1, 2, 2, [])
+
+
+def test_a_crd_that_does_not_parse_is_named_with_file_and_line_and_the_others_are_read(tmp_path):
+    good = yaml.safe_dump(PODGROUP)
+    broken = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: [unclosed\n"
+    (tmp_path / "crds.yaml").write_text(f"{good}---\n{broken}---\n{good.replace('podgroups.', 'others.')}")
+    found = scan([tmp_path / "crds.yaml"])
+    assert [f.name for f in found.crds] == ["podgroups.scheduling.volcano.sh", "others.scheduling.volcano.sh"]
+    start = good.count("\n") + 2  # the broken document's first line
+    [problem] = found.problems
+    assert problem.startswith(f"{tmp_path / 'crds.yaml'}:{start + 3}: a CustomResourceDefinition that does not parse: "), problem
+    assert found.crds[1].line == start + 4
+
+
+def test_a_crd_without_its_kind_is_a_problem_and_a_crd_list_is_read(tmp_path):
+    nameless = {**PODGROUP, "spec": {**PODGROUP["spec"], "names": {}}}
+    (tmp_path / "list.json").write_text(json.dumps({"kind": "CustomResourceDefinitionList", "items": [PODGROUP, nameless]}))
+    found = scan([tmp_path])
+    assert [f.name for f in found.crds] == ["podgroups.scheduling.volcano.sh"]
+    assert found.problems == [f"{tmp_path / 'list.json'}:1: a CustomResourceDefinition that cannot be used: no spec.group or spec.names.kind"]
 
 
 def test_refresh_of_a_checkout_outside_git(tmp_path, capsys):
     src = checkout(tmp_path / "src")
-    target = bundle(tmp_path)
-    assert main(["refresh", "--add", "--upstream", "volcano test", str(src)], target=target) == 0
+    target = tmp_path / "cache"
+    assert main(["refresh", "--upstream", "volcano test", str(src)], target=target) == 0
     out = capsys.readouterr().out.splitlines()
     assert out == [
-        "refreshed podgroups.scheduling.volcano.sh (v1beta1) from charts/crds/podgroup.yaml [volcano test]",
-        "read 1 CRD(s); skipped 1 Helm template file(s), 2 unparsable file(s), 2 other document(s)",
+        "cached podgroups.scheduling.volcano.sh (v1beta1) from charts/crds/podgroup.yaml [volcano test]",
+        f"read 1 CRD(s); skipped 1 Helm template file(s), 2 unparsable file(s) or document(s), 2 other document(s); cache: {target}",
     ]
     [entry] = json.loads((target / "versions.json").read_text())
-    assert "commit" not in entry and entry["source"] == "charts/crds/podgroup.yaml"
+    assert "commit" not in entry and entry["source"] == "charts/crds/podgroup.yaml" and len(entry["sha256"]) == 64
     assert json.loads((target / entry["file"]).read_text())["spec"]["names"]["kind"] == "PodGroup"
 
 
@@ -71,8 +88,8 @@ def test_refresh_records_the_commit_of_a_git_work_tree(tmp_path, capsys):
     subprocess.run([*git, "commit", "-q", "-m", "crds"], check=True)
     head = subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
     (src / ".git" / "stray.yaml").write_text("kind: [broken\n")  # hidden folders are not searched
-    target = bundle(tmp_path)
-    assert main(["refresh", "--add", str(src / "charts")], target=target) == 0
+    target = tmp_path / "cache"
+    assert main(["refresh", str(src / "charts")], target=target) == 0
     [entry] = json.loads((target / "versions.json").read_text())
     assert entry["commit"] == head
     assert entry["upstream"] == head[:7]  # git describe --always without tags: the short commit
@@ -80,21 +97,26 @@ def test_refresh_records_the_commit_of_a_git_work_tree(tmp_path, capsys):
     assert f"@ {head}]" in capsys.readouterr().out
 
 
-def test_a_second_copy_of_a_crd_keeps_the_first(tmp_path, capsys):
+def test_a_second_copy_of_a_crd_replaces_the_first_and_is_said(tmp_path, capsys):
     src = checkout(tmp_path / "src")
     (src / "z-all-in-one.yaml").write_text(yaml.safe_dump(PODGROUP))
-    target = bundle(tmp_path)
-    assert main(["refresh", "--add", "--upstream", "x", str(src)], target=target) == 0
-    assert "ignored a second copy of podgroups.scheduling.volcano.sh in " in capsys.readouterr().out
-    assert json.loads((target / "versions.json").read_text())[0]["source"] == "charts/crds/podgroup.yaml"
-
-
-def test_crds_not_bundled_need_add(tmp_path, capsys):
-    target = bundle(tmp_path)
-    assert main(["refresh", str(checkout(tmp_path / "src"))], target=target) == 2
+    target = tmp_path / "cache"
+    assert main(["refresh", "--upstream", "x", str(src)], target=target) == 0
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "use --add" in err
-    assert json.loads((target / "versions.json").read_text()) == []
+    assert f"podgroups.scheduling.volcano.sh: {src / 'z-all-in-one.yaml'}:1 replaces {src / 'charts/crds/podgroup.yaml'}:1 (the last read wins)" in err
+    assert json.loads((target / "versions.json").read_text())[0]["source"] == "z-all-in-one.yaml"
+
+
+def test_a_refresh_keeps_the_cached_crds_of_other_names(tmp_path):
+    target = tmp_path / "cache"
+    assert main(["refresh", "--upstream", "ours", str(CRDS / "podgroup.yaml")], target=target) == 0
+    assert main(["refresh", "--upstream", "ours", str(CRDS / "autoscaling.yaml")], target=target) == 0
+    names = [e["name"] for e in json.loads((target / "versions.json").read_text())]
+    assert names == [
+        "autoscalingpolicies.workload.serving.volcano.sh",
+        "autoscalingpolicybindings.workload.serving.volcano.sh",
+        "podgroups.scheduling.volcano.sh",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -111,19 +133,26 @@ def test_unusable_path_exits_2_with_one_line(tmp_path, capsys, make, message):
     if src == tmp_path / "src":
         src.mkdir()
         (src / "chart.yaml").write_text(HELM_TEMPLATE)
-    target = bundle(tmp_path)
-    assert main(["refresh", str(src)], target=target) == 2
+    assert main(["refresh", str(src)], target=tmp_path / "cache") == 2
     captured = capsys.readouterr()
     assert captured.out == "" and captured.err.count("\n") == 1 and message in captured.err
     assert "Traceback" not in captured.err
+    assert not (tmp_path / "cache").exists()
 
 
-def test_broken_bundle_index_is_one_line(tmp_path, capsys):
-    target = bundle(tmp_path)
+def test_broken_cache_index_is_one_line(tmp_path, capsys):
+    target = tmp_path / "cache"
+    target.mkdir()
     (target / "versions.json").write_text("{not json")
-    assert main(["refresh", "--add", "--upstream", "x", str(checkout(tmp_path / "src"))], target=target) == 2
+    assert main(["refresh", "--upstream", "x", str(checkout(tmp_path / "src"))], target=target) == 2
     err = capsys.readouterr().err
-    assert err.startswith("crds refresh: cannot update the bundle in ") and err.count("\n") == 1
+    assert err.startswith(f"crds refresh: the CRD cache {target} cannot be read (") and err.count("\n") == 1
+    assert main(["list"], target=target) == 2
+
+
+def test_the_cache_is_under_xdg_cache_home(tmp_path):
+    assert cache_dir({"XDG_CACHE_HOME": str(tmp_path)}) == tmp_path / "servinggate" / "crds"
+    assert cache_dir({"XDG_CACHE_HOME": "relative", "HOME": str(tmp_path)}) == Path(os.path.expanduser("~")) / ".cache" / "servinggate" / "crds"
 
 
 def test_command_line_has_no_traceback_on_a_helm_chart(tmp_path):
@@ -136,10 +165,38 @@ def test_command_line_has_no_traceback_on_a_helm_chart(tmp_path):
     assert proc.stderr.strip().startswith("crds refresh: no CustomResourceDefinition found under")
 
 
-def test_bundled_kthena_crds_name_the_commit_they_come_from(capsys):
-    """ModelServing and AutoscalingPolicy are Kthena's after kthena#1626, refreshed from a checkout."""
-    assert main(["list"]) == 0
-    lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
-    for name in ("modelservings.workload.serving.volcano.sh", "autoscalingpolicies.workload.serving.volcano.sh"):
-        assert lines[name].endswith("commit:2029995cfa57"), lines[name]
-    assert "commit:" not in lines["podgroups.scheduling.volcano.sh"]
+def test_refreshed_crds_are_what_check_list_and_version_use(tmp_path):
+    """`crds refresh` with no target fills $XDG_CACHE_HOME's cache; `check` (no --crds) validates
+    against it, and `crds list` and `version` say where each cached CRD came from."""
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    env.pop("SERVINGGATE_CRDS")
+
+    def webhook(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "webhook", *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+
+    fixtures = tmp_path / "ours"  # outside any git work tree: no commit recorded
+    shutil.copytree(CRDS, fixtures)
+    bad = tmp_path / "ms.yaml"
+    bad.write_text((REPO / "tests" / "fixtures" / "verdicts" / "cases" / "ms-recovery-policy-unsupported.yaml").read_text())
+    before = webhook("check", str(bad))
+    assert before.returncode == 0 and "no CRD for ModelServing" in before.stderr
+    assert webhook("crds", "refresh", "--upstream", "our fixtures", str(fixtures)).returncode == 0
+    after = webhook("check", str(bad))
+    assert after.returncode == 1 and 'spec.recoveryPolicy: Unsupported value: "GroupRecreate"' in after.stdout
+    assert "no CRD for" not in after.stderr
+    listed = webhook("crds", "list").stdout
+    assert "modelservings.workload.serving.volcano.sh  v1alpha1  our fixtures, modelserving.yaml  sha256:" in listed
+    version = webhook("version").stdout
+    assert f"  cache {tmp_path / 'xdg' / 'servinggate' / 'crds'} (python -m webhook crds refresh PATH):" in version
+    assert "    modelservings.workload.serving.volcano.sh v1alpha1: our fixtures, modelserving.yaml" in version
+
+
+def test_a_crd_quoting_braces_in_a_description_is_read_and_a_templated_one_is_not(tmp_path):
+    described = {**PODGROUP, "spec": {**PODGROUP["spec"], "versions": [dict(PODGROUP["spec"]["versions"][0])]}}
+    described["spec"]["versions"][0]["schema"] = {"openAPIV3Schema": {"type": "object", "description": "use {{ .Values.x }} in your templates"}}
+    (tmp_path / "described.yaml").write_text(yaml.safe_dump(described))
+    templated = {**PODGROUP, "metadata": {"name": "{{ .Values.prefix }}podgroups.scheduling.volcano.sh"}}
+    (tmp_path / "templated.yaml").write_text(yaml.safe_dump(templated))
+    found = scan([tmp_path])
+    assert [str(f.file.name) for f in found.crds] == ["described.yaml"]
+    assert (found.helm_templates, found.problems) == (1, [])

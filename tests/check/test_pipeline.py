@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from support import REPO
+from support import CRDS, REPO
 
 from webhook.admission.gofmt import go_float, go_value
-from webhook.check import celrules, run
+from webhook.check import catalog, celrules, run
 from webhook.check.loading import load, resolve_plain
 from webhook.policies.settings import PolicySettings
 
@@ -26,6 +26,7 @@ def ms() -> dict:
 
 
 def check_text(text: str, **kwargs):
+    kwargs.setdefault("crd_paths", [str(CRDS)])
     results, problems = run(["-"], [], PolicySettings(), stdin=io.StringIO(text), **kwargs)
     assert problems == []
     return results
@@ -113,12 +114,12 @@ def test_transition_rules_need_the_old_object():
     new["spec"]["template"]["gangPolicy"]["minRoleReplicas"]["decode"] = 2
     [create] = check_obj(new)
     assert create.status == "allowed"
-    results, _ = run(["-"], [], PolicySettings(), stdin=io.StringIO(yaml.safe_dump(new)))
+    results, _ = run(["-"], [], PolicySettings(), crd_paths=[str(CRDS)], stdin=io.StringIO(yaml.safe_dump(new)))
     assert results[0].status == "allowed"
 
 
 def test_rule_the_library_cannot_compile_is_a_warning_not_a_verdict(tmp_path):
-    crd = json.loads((REPO / "webhook" / "crds" / "podgroups.scheduling.volcano.sh.json").read_text())
+    crd = yaml.safe_load((CRDS / "podgroup.yaml").read_text())
     spec = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
     spec["x-kubernetes-validations"] = [{"rule": "self.minMember >", "message": "broken"}]
     (tmp_path / "pg.json").write_text(json.dumps(crd))
@@ -129,20 +130,25 @@ def test_rule_the_library_cannot_compile_is_a_warning_not_a_verdict(tmp_path):
     assert w.rule == "cel" and "not checked offline" in w.message
 
 
-def test_crd_option_replaces_the_bundled_crd(tmp_path):
-    crd = json.loads((REPO / "webhook" / "crds" / "modelservings.workload.serving.volcano.sh.json").read_text())
+def test_the_last_crd_given_for_a_kind_wins_and_is_said(tmp_path):
+    crd = yaml.safe_load((CRDS / "modelserving.yaml").read_text())
     role = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["template"]["properties"]["roles"]["items"]
     role["properties"]["name"]["maxLength"] = 5
     (tmp_path / "crds").mkdir()
     (tmp_path / "crds" / "ms.yaml").write_text(yaml.safe_dump(crd))
-    [bundled] = check_obj(ms())
-    [own] = check_obj(ms(), crd_paths=[str(tmp_path / "crds")])
-    assert bundled.status == "allowed"
+    [ours] = check_obj(ms())
+    both = catalog.build([str(CRDS), str(tmp_path / "crds")])
+    [own] = check_obj(ms(), crds=both)
+    assert ours.status == "allowed"
     assert own.status == "denied"
     assert [f"{f.field}: {f.message}" for f in own.errors if f.rule == "schema"] == [
         "spec.template.roles[0].name: Too long: may not be longer than 5",
         "spec.template.roles[1].name: Too long: may not be longer than 5",
     ]
+    assert both.replaced == [
+        f"the CRD of ModelServing.workload.serving.volcano.sh from {tmp_path / 'crds' / 'ms.yaml'} replaces the one from {CRDS / 'modelserving.yaml'} (the last given wins)"
+    ]
+    assert both.origins["modelservings.workload.serving.volcano.sh"] == str(tmp_path / "crds" / "ms.yaml")
 
 
 # ---- loading ------------------------------------------------------------------------------------
@@ -232,32 +238,18 @@ def test_go_value():
     assert go_value({"name": "a"}) == 'map[string]interface {}{"name":"a"}'
 
 
-def test_version_names_the_bundled_crds():
+def test_version_names_the_crds_in_use():
+    """`version` says which CRDs `check` uses and where they came from (SERVINGGATE_CRDS: our fixtures, set by conftest)."""
     proc = subprocess.run([sys.executable, "-m", "webhook", "--version"], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0
     lines = proc.stdout.splitlines()
     assert lines[0].startswith("servinggate ")
-    assert any(line.strip().startswith("modelservings.workload.serving.volcano.sh v1alpha1: kthena") for line in lines)
+    assert f"    modelservings.workload.serving.volcano.sh v1alpha1: {CRDS / 'modelserving.yaml'}" in lines
+    assert f"  --crds {CRDS}:" in lines
     from webhook.kubeversion import NEWEST, NEWEST_SCHEMAS, OLDEST
 
     assert lines[1] == (f"Kubernetes versions judged by (--kubernetes-version, default auto): {OLDEST} to {NEWEST}; a newer cluster is judged as {NEWEST}")
     assert f"check's built-in schemas (kubernetes-validate): {OLDEST} to {NEWEST_SCHEMAS}" in proc.stdout
-
-
-def test_crds_refresh_records_upstream_and_sha(tmp_path):
-    from webhook.crds.refresh import refresh
-
-    crd = json.loads((REPO / "webhook" / "crds" / "podgroups.scheduling.volcano.sh.json").read_text())
-    src = tmp_path / "src"
-    src.mkdir()
-    (src / "pg.yaml").write_text(yaml.safe_dump(crd))
-    target = tmp_path / "bundle"
-    target.mkdir()
-    (target / "versions.json").write_text("[]")
-    [entry] = refresh([src], "volcano v9.9", add=True, target=target)
-    assert entry["upstream"] == "volcano v9.9" and entry["source"] == "pg.yaml" and len(entry["sha256"]) == 64
-    assert json.loads((target / "versions.json").read_text()) == [entry]
-    assert json.loads((target / entry["file"]).read_text())["spec"]["names"]["kind"] == "PodGroup"
 
 
 def test_manifests_shaped_like_kthenas_examples_pass():

@@ -20,7 +20,6 @@ from webhook.settings.serve import ServeSettings
 
 CA = base64.b64encode(b"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n").decode()
 DEPLOYMENTS = ("servinggate-webhook", "servinggate-reconciler", "servinggate-auditor")
-CRD_COMPONENT = CHART.parents[1] / "manifests" / "components" / "policyreport-crd" / "wgpolicyk8s.io_policyreports.yaml"
 WEBHOOK_FIELDS = (
     "rules",
     "namespaceSelector",
@@ -184,11 +183,6 @@ def _no_audit(r):
     assert not any(d["metadata"]["labels"].get("app.kubernetes.io/component") == "auditor" for d in r.installed if "labels" in d["metadata"])
 
 
-def _policy_report_crd(r):
-    crds = [d for d in r.installed if d["kind"] == "CustomResourceDefinition"]
-    assert crds == [d for d in yaml.safe_load_all(CRD_COMPONENT.read_text()) if d]
-
-
 def _namespace(r):
     ns = r.find("Namespace", NAMESPACE)
     assert ns["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "restricted"
@@ -257,7 +251,6 @@ VALUE_SETS = {
         _audit,
     ),
     "audit.enabled=false": ({"audit": {"enabled": False}}, _no_audit),
-    "policyReports.installCRD": ({"policyReports": {"installCRD": True}}, _policy_report_crd),
     "excludedNamespaces": ({"excludedNamespaces": ["batch"]}, _excluded),
     "certificates=cert-manager": ({"certificates": {"mode": "cert-manager"}}, _cert_manager),
     "certificates=manual": ({"certificates": {"mode": "manual", "caBundle": CA, "secretName": "my-tls"}}, _manual),
@@ -325,20 +318,16 @@ def test_a_default_render_installs_what_the_kustomize_base_installs(base_docs):
             assert {k: v for k, v in mine.items() if k != "metadata"} == {k: v for k, v in base.items() if k != "metadata"}
 
 
-def test_the_charts_policyreport_crd_is_the_components_file():
-    """The chart cannot read outside its folder, so it holds a copy; the two stay identical."""
-    assert (CHART / "files" / CRD_COMPONENT.name).read_bytes() == CRD_COMPONENT.read_bytes()
-    assert not any(d["kind"] == "CustomResourceDefinition" for d in render().installed)  # opt-in
+def test_the_chart_installs_no_crd():
+    """The PolicyReport CRD is wg-policy-prototypes' (Kyverno's chart installs it too, docs/audit.md):
+    the chart neither holds nor installs it, whatever the values."""
+    assert not (CHART / "files").exists()
+    for values in ({}, *(v for v, _ in VALUE_SETS.values())):
+        assert not any(d["kind"] == "CustomResourceDefinition" for d in render(values).installed + render(values).hooks)
 
 
 def test_every_object_is_valid_against_the_kubernetes_1_28_schemas():
-    everything = {
-        "celFallback": "v1beta1",
-        "namespace": {"create": True},
-        "excludedNamespaces": ["batch"],
-        "ruleActions": {"pods.gang-labels": "off"},
-        "policyReports": {"installCRD": True},
-    }
+    everything = {"celFallback": "v1beta1", "namespace": {"create": True}, "excludedNamespaces": ["batch"], "ruleActions": {"pods.gang-labels": "off"}}
     for r in (render(), render(everything), render(VALUE_SETS["certificates=manual"][0])):
         for doc in r.installed + r.hooks:
             kubernetes_validate.validate(doc, "1.28.0", strict=True)
@@ -350,7 +339,6 @@ def test_everything_follows_the_release_namespace():
         "serviceMonitor": {"enabled": True},
         "celFallback": "v1",
         "certificates": {"mode": "cert-manager"},
-        "policyReports": {"installCRD": True},
         "prometheusRule": {"enabled": True},
         "grafanaDashboard": {"enabled": True},
     }
@@ -407,7 +395,7 @@ def test_the_test_hook_runs_smoke_with_create_only_in_the_smoke_namespace():
         ({"webhook": {"url": "http://plain"}}, "/webhook/url"),
         ({"audit": {"enabled": "yes"}}, "/audit/enabled"),
         ({"audit": {"every": "ten minutes"}}, "/audit/every"),
-        ({"policyReports": {"installCRD": 1}}, "/policyReports/installCRD"),
+        ({"policyReports": {"installCRD": True}}, "policyReports"),  # the chart no longer installs the PolicyReport CRD
     ],
 )
 def test_the_schema_refuses_wrong_values(values, where):

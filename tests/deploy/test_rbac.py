@@ -41,6 +41,7 @@ OWNERS = {
     "webhook/kube/leases.py": [(RECONCILER_SA, EVERYWHERE), (AUDITOR_SA, EVERYWHERE)],
     "webhook/certs/keeper.py": [(WEBHOOK_SA, {"base"})],
     "webhook/scalein/planning.py": [],  # `plan` runs with the kubeconfig of whoever runs it
+    "webhook/kube/crds.py": [],  # `check --kubeconfig` lists CRDs with the kubeconfig of whoever runs it
     "webhook/scalein/": [(RECONCILER_SA, EVERYWHERE)],
     "webhook/audit/": [(AUDITOR_SA, EVERYWHERE)],
 }

@@ -21,6 +21,7 @@ FIXTURES = TESTS / "fixtures"
 ADMISSION_FIXTURES = FIXTURES / "admission"  # AdmissionReview bodies a real kube-apiserver sent
 CLUSTER_FIXTURES = FIXTURES / "cluster"  # node and pod lists from a real cluster, per scale-in scenario
 FUZZ_FINDINGS = FIXTURES / "fuzz-findings"  # inputs that once broke the webhook (data for a later issue)
+CRDS = FIXTURES / "crds"  # CRDs of our own for `check`: the fields, defaults and rules the tests exercise
 
 T = TypeVar("T")
 

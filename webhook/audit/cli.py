@@ -75,8 +75,8 @@ class Auditor:
             if not self._noted_no_crd:
                 log.warning(
                     {
-                        "msg": "the PolicyReport CRD (wgpolicyk8s.io) is not installed: no reports are written "
-                        "(install manifests/components/policyreport-crd, or Kyverno's)"
+                        "msg": "the PolicyReport CRD (policyreports.wgpolicyk8s.io) is not installed: no reports are written "
+                        "until it is (from wg-policy-prototypes, or Kyverno's chart: docs/audit.md)"
                     }
                 )
                 self._noted_no_crd = True

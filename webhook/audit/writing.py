@@ -2,8 +2,8 @@
 update ours with the resourceVersion read (a 409 re-reads once and tries again), delete ours
 where no finding is left. One of the two modules of `audit` that import the Kubernetes client.
 
-Without the PolicyReport CRD (it ships as an optional component: Kyverno installs the same one)
-`installed()` is False and the auditor writes nothing.
+Without the PolicyReport CRD (ServingGate does not ship it: wg-policy-prototypes publishes it and
+Kyverno's chart installs it, docs/audit.md) `installed()` is False and the auditor writes nothing.
 """
 
 from __future__ import annotations

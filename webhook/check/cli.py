@@ -7,6 +7,12 @@ autoscaler's target ModelServing) are answered from the inputs. The cluster-fact
 run: nodes, queues, topology, other autoscalers) judge against a recorded cluster with
 `--cluster FILE` or a live one with `--kubeconfig PATH` (cluster.py), and say nothing without.
 
+CRDs come from where the user's truth is: with `--kubeconfig`, the CRDs the cluster serves;
+otherwise the cache `crds refresh PATH` fills; then each `--crds PATH` (SERVINGGATE_CRDS, the
+config file's `crds`) over them, the last given winning for a kind (said on stderr). A custom
+kind whose CRD is nowhere gets one note naming `--crds`: the API server's stage (schema,
+defaults, CEL) is skipped for it and our own rules still judge it.
+
 Exit codes (stable): 0 every object passes; 1 at least one object is refused or has an error
 finding (or, with --fail-on-warn, a warning); 2 unusable input (unreadable, not YAML, not a
 Kubernetes object, or no object at all) or a usage error. Unusable input wins over 1.
@@ -27,13 +33,15 @@ import sys
 from typing import Any, TextIO, cast
 
 from .. import config
+from ..crds import CacheError, cached, describe_entry, describe_sources
 from ..errors import OperatorError
 from ..kubeversion import NEWEST, NEWEST_SCHEMAS, Chosen, KubeVersion, named, parse_kubernetes_version
 from ..policies import Context, DictLookups, PolicySettings
 from ..policies.clusterfacts import ClusterFacts
 from . import catalog, reporting, templates
 from .builtin import Builtins
-from .cluster import cluster_facts
+from .catalog import Catalog
+from .cluster import cluster_crds, cluster_facts
 from .loading import Loaded, Problem, load
 from .pipeline import DocumentResult, FieldValidation, Finding, Pipeline
 from .settings import SHARES_FILE_WITH, CheckSettings
@@ -73,19 +81,23 @@ def run(
     settings: PolicySettings,
     *,
     crd_paths: list[str] | None = None,
+    crds: Catalog | None = None,
     field_validation: str = "Strict",
     kubernetes_version: KubeVersion | str = "auto",
     previews: bool = True,
     stdin: TextIO = sys.stdin,
     facts: ClusterFacts | None = None,
 ) -> tuple[list[DocumentResult], list[Problem]]:
+    """Every object of `paths` through the pipeline. The CRDs: `crds` (built by the caller from
+    its sources), else those of `crd_paths` alone (catalog.build raises CrdPathError)."""
     # The loaded documents are hundreds of thousands of small objects (values and YAML nodes, kept
     # for line numbers) and hold no reference cycles; with the cyclic collector on, each new
     # generation sweeps them again, which cost more than parsing (1.2 s against 0.3 s for 1 MB).
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _run(paths, old_paths, settings, crd_paths, field_validation, kubernetes_version, previews, stdin, facts)
+        known = crds if crds is not None else catalog.build(list(crd_paths or []))
+        return _run(paths, old_paths, settings, known, field_validation, kubernetes_version, previews, stdin, facts)
     finally:
         if collecting:
             gc.enable()
@@ -95,7 +107,7 @@ def _run(
     paths: list[str],
     old_paths: list[str],
     settings: PolicySettings,
-    crd_paths: list[str] | None,
+    crds: Catalog,
     field_validation: str,
     kubernetes_version: KubeVersion | str,
     previews: bool,
@@ -109,7 +121,7 @@ def _run(
     ctx = Context(
         settings=settings, lookups=DictLookups([d.obj for d in old.documents] + [d.obj for d in new.documents]), kubernetes_version=version, facts=facts
     )
-    pipeline = Pipeline(catalog.build(crd_paths or []), Builtins(str(schema_version(version))), ctx, cast(FieldValidation, field_validation))
+    pipeline = Pipeline(crds, Builtins(str(schema_version(version))), ctx, cast(FieldValidation, field_validation))
     results = [pipeline.run(d, olds.get(_identity(d.obj))) for d in new.documents]
     if previews:
         for r in results:
@@ -148,9 +160,6 @@ def _arguments(p: argparse.ArgumentParser) -> None:
         "--old", action="append", default=[], metavar="PATH", help="the objects as they are now: matching objects are checked as UPDATEs (repeatable)"
     )
     p.add_argument(
-        "--crd", action="append", default=[], metavar="FILE|DIR", help="CRDs to validate against instead of the bundled ones of the same name (repeatable)"
-    )
-    p.add_argument(
         "--field-validation",
         choices=("Strict", "Warn", "Ignore"),
         default="Strict",
@@ -179,14 +188,54 @@ def main(argv: list[str]) -> int:
         gc.freeze()
 
 
+def crd_sources(kubeconfig: str) -> tuple[list[tuple[dict[str, Any], str]], list[str]]:
+    """The CRDs under any `--crds`: the cluster's with a kubeconfig, else the cache's; and the
+    notes to print (a cache that cannot be read is said and skipped, never fatal)."""
+    if kubeconfig:
+        return cluster_crds(kubeconfig), []
+    try:
+        return [(crd, f"the cache ({describe_entry(entry)})") for entry, crd in cached()], []
+    except CacheError as exc:
+        return [], [f"{exc}; its CRDs are not used"]
+
+
+def missing_crd_notes(results: list[DocumentResult]) -> list[str]:
+    """One note per custom kind that had no CRD: the API server's stage was skipped for it."""
+    missing: dict[str, None] = {}
+    for r in results:
+        if r.schema == "" and r.reason != "mapping":
+            missing[f"{r.obj.get('kind')} ({r.obj.get('apiVersion')})"] = None
+    return [
+        f"no CRD for {kind}: the API server's schema, defaults and CEL rules are skipped for it, our rules still judge it; "
+        "give its CRD with --crds PATH (or SERVINGGATE_CRDS, crds refresh PATH, --kubeconfig)"
+        for kind in missing
+    ]
+
+
+def _help_epilog() -> str:
+    """`check --help`'s last lines: which CRDs are in use and where they came from (the
+    environment's and the config file's `crds`; a `--crds` given with --help is not read)."""
+    try:
+        paths = list(config.load(CheckSettings, {}, shared_with=SHARES_FILE_WITH).crds.crds)
+    except OperatorError as exc:
+        return f"CRDs: the settings cannot be read: {exc}"
+    return "\n".join(describe_sources(paths))
+
+
 def _main(argv: list[str]) -> int:
+    epilog = _help_epilog() if any(a in ("-h", "--help") for a in argv) else ""
+
+    def arguments(p: argparse.ArgumentParser) -> None:
+        p.epilog, p.formatter_class = epilog, argparse.RawDescriptionHelpFormatter
+        _arguments(p)
+
     try:
         settings, args = config.parse_command(
             CheckSettings,
             argv,
             "python -m webhook check",
             "Check manifests offline: decoding, CRD defaults, schema, CEL, then the webhook's rules.",
-            extra=_arguments,
+            extra=arguments,
             shared_with=SHARES_FILE_WITH,
         )
     except SystemExit as exc:  # argparse: 0 for --help, 2 for a usage error
@@ -201,24 +250,30 @@ def _main(argv: list[str]) -> int:
         print(f"check: {note}", file=sys.stderr)
     try:
         facts = cluster_facts(args.cluster, args.kubeconfig)
-    except (ValueError, OperatorError) as exc:  # an unusable snapshot, an unreachable cluster
+        base, notes = crd_sources(args.kubeconfig)
+        crds = catalog.build(list(settings.crds.crds), base)
+    except (ValueError, OperatorError) as exc:  # an unusable snapshot or --crds path, an unreachable cluster
         print(f"check: {exc}", file=sys.stderr)
         return EXIT_UNUSABLE
+    for note in notes + crds.problems + crds.replaced:
+        print(f"check: {note}", file=sys.stderr)
     try:
         results, problems = run(
             args.files,
             args.old,
             settings.policies,
-            crd_paths=args.crd,
+            crds=crds,
             field_validation=args.field_validation,
             kubernetes_version=settings.version.kubernetes_version,
             previews=not args.no_pods,
             facts=facts,
         )
-    except ValueError as exc:  # a Kubernetes release without schemas, an unreadable --crd
+    except ValueError as exc:  # a Kubernetes release without schemas
         print(f"check: {exc}", file=sys.stderr)
         return EXIT_UNUSABLE
     reporting.write(args.output, results, problems, sys.stdout, args.verbose)
+    for note in missing_crd_notes(results):
+        print(f"check: {note}", file=sys.stderr)
     for p in problems:
         print(f"check: {p}", file=sys.stderr)
     return exit_code(results, problems, args.fail_on_warn)

@@ -5,7 +5,8 @@
 any other top-level key may hold a List too, and the items may be of any kind the cluster-fact
 rules read (Queues, HyperNodes, the PodGroup CRD, HPAs, ScaledObjects, CronHPAs,
 AutoscalingPolicies). A kind the snapshot holds no object of is taken as not installed, so its
-checks are skipped. `--kubeconfig PATH` lists the same kinds from the API server once.
+checks are skipped. `--kubeconfig PATH` lists the same kinds from the API server once, and its
+CRDs (`cluster_crds`): with a cluster, `check` validates against the CRDs it serves.
 
 Without either, the facts are quiet: `check` says nothing about a cluster it was not shown.
 """
@@ -53,3 +54,13 @@ def cluster_facts(snapshot: str = "", kubeconfig: str = "") -> ClusterFacts:
         StoreWatcher(load_api_client(kubeconfig), store).list_all()
         return ClusterFacts(store)
     return QUIET
+
+
+def cluster_crds(kubeconfig: str) -> list[tuple[dict[str, Any], str]]:
+    """The CRDs the cluster serves, each with where it came from. Raises KubeAccessError."""
+    from ..kube.client import load_api_client
+    from ..kube.crds import list_crds
+
+    api_client = load_api_client(kubeconfig)
+    where = f"the cluster ({getattr(api_client.configuration, 'host', '') or kubeconfig})"
+    return [(crd, where) for crd in list_crds(api_client)]

@@ -1,4 +1,4 @@
-"""The string formats of the bundled CRDs (`date-time`, `uri`), checked as the API server's
+"""The string formats Kthena's and Volcano's CRDs use (`date-time`, `uri`), checked as the API server's
 format registry checks them; other formats are accepted (the API server knows more)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ _BAD_URI = re.compile(r"[\x00-\x1f\x7f]|^:|%(?![0-9A-Fa-f]{2})")
 
 
 def format_ok(fmt: str, value: str) -> bool:
-    """The string formats the bundled CRDs use; others are accepted (the API server knows more)."""
+    """The string formats those CRDs use; others are accepted (the API server knows more)."""
     if fmt == "date-time":
         try:
             datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))

@@ -102,7 +102,6 @@ def schema(rules: list[Rule]) -> dict[str, Any]:
                         "resources": _RESOURCES,
                     }
                 ),
-                "policyReports": _object({"installCRD": _BOOL}),
                 "smoke": _object({"namespace": _NAMESPACE_NAME}),
             }
         ),
