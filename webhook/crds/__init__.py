@@ -1,7 +1,7 @@
 """The CRDs `check` validates against, shipped with the product (package data).
 
-Each bundled CRD is stored as JSON without its `description` texts (they are most of the 1.4 MB
-ModelServing CRD and no check reads them), next to `versions.json`, which records where each came
+Each bundled CRD is stored as JSON without its `description` texts (they are most of the
+ModelServing CRD's size and no check reads them), next to `versions.json`, which records where each came
 from: the upstream project, release or commit, and the sha256 of the upstream file. Refresh them
 with one command (`python -m webhook crds refresh DIR...`, see `refresh.py`); `check --crd`
 reads a cluster's own CRDs instead.
