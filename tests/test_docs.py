@@ -161,11 +161,6 @@ def test_the_long_line_check_sees_a_long_line(tmp_path):
 # dated, not in a comment that outlives it. Constants keep their value in the code, not the comment.
 FIGURE = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?:\s?(?:µs|us|ms|MiB|KiB|GiB|MB|KB)|x)(?!\w)")
 
-# The server is being rebuilt (issue 39, branch `serving`); these files still carry figures in
-# comments and lose them there. Empty this set when that lands: the test fails while a file in it
-# has no figure left, so it can only shrink.
-FIGURES_PENDING = {"webhook/server/app.py", "webhook/server/memory.py", "webhook/server/serving.py"}
-
 
 def comment_texts(source: str) -> list[tuple[int, str]]:
     """Every comment and docstring line of a module, with its line number."""
@@ -187,9 +182,7 @@ def figures(path: Path) -> list[str]:
 
 
 def test_no_measured_figure_in_a_code_comment():
-    found = {str(p.relative_to(REPO)): figures(p) for p in sorted((REPO / "webhook").rglob("*.py"))}
-    assert [f for name, fs in found.items() if name not in FIGURES_PENDING for f in fs] == []
-    assert sorted(name for name in FIGURES_PENDING if not found.get(name)) == [], "figures gone: drop these from FIGURES_PENDING"
+    assert [f for p in sorted((REPO / "webhook").rglob("*.py")) for f in figures(p)] == []
 
 
 def test_the_figure_check_sees_a_figure_in_a_comment_and_a_docstring():
