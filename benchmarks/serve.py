@@ -23,7 +23,7 @@ Versus (`--versus-only`, also part of a full run): ours, the Go allow-all and ag
 webhook of the Kubernetes e2e tests (its `webhook` mode, `/mutating-pods`, same certificate and
 body; it runs $AGNHOST, or ~/k8s/bin/agnhost when that is unset, and skips saying so when there is none), in interleaved
 rounds: CPU per review and throughput, ours/agnhost as the median of per-round ratios and the
-worst round, and the bytes our server logged per review. `--versus-tree DIR` adds another checkout of
+worst round, each server's p99 latency (median and worst round), and the bytes our server logged per review. `--versus-tree DIR` adds another checkout of
 this repository (say main's, to see what a change is worth) to the same rounds.
 
 Usage: python benchmarks/serve.py [--seconds 3] [--rounds 5] [--connections 16] [--threads N]
@@ -449,7 +449,8 @@ def versus(args: argparse.Namespace, certs: Path, lua: Path) -> None:
             proc.wait(30)
     for name, rounds in runs.items():
         cells = "  ".join(f"{r['rps']:5.0f}/s {r['cpu_us']:4.0f}us" for r in rounds)
-        print(f"  {name:<13}{cells}   errors {sum(r['errors'] for r in rounds)}")
+        p99 = sorted(r["p99"] for r in rounds)
+        print(f"  {name:<13}{cells}   errors {sum(r['errors'] for r in rounds)}   p99 ms median {statistics.median(p99):.1f}, worst {p99[-1]:.1f}")
     ours_requests = sum(r["requests"] for r in runs["ours"])
     print(f"  our log: {logged / max(ours_requests, 1):.1f} bytes per review at the default log level")
     if "agnhost" not in runs:

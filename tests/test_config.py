@@ -87,7 +87,7 @@ def test_generated_docs_match_the_declarations_and_the_registry():
     from webhook.policies import REGISTRY
 
     rules = (REPO / "docs" / "policies.md").read_text()
-    assert all(f"| `{name}` |" in rules for name in REGISTRY.names())
+    assert all(f"\n- `{name}`: " in rules for name in REGISTRY.names())
 
 
 def test_check_and_serve_read_the_policy_settings_from_the_same_declarations():

@@ -120,3 +120,92 @@ MAX_DEVELOPMENT_LINE = 300
 def test_development_md_has_no_line_over_300_characters():
     long = [(n, len(line)) for n, line in enumerate((REPO / "docs" / "development.md").read_text().splitlines(), 1) if len(line) > MAX_DEVELOPMENT_LINE]
     assert not long, f"docs/development.md lines (number, length) over {MAX_DEVELOPMENT_LINE} characters: {long}"
+
+
+# ---- docs that stay true (issue 39) ----------------------------------------------------------------
+
+MAX_DOC_LINE = 200
+
+
+def _fenced_spans(text: str) -> set[int]:
+    """Line numbers inside fenced blocks: verbatim program output and commands, shown as printed."""
+    inside, fenced = set(), False
+    for n, line in enumerate(text.splitlines(), 1):
+        if line.lstrip().startswith("```"):  # a fence may be indented, inside a list item
+            fenced = not fenced
+        elif fenced:
+            inside.add(n)
+    return inside
+
+
+def long_lines(path: Path, limit: int = MAX_DOC_LINE) -> list[tuple[int, int]]:
+    text = path.read_text()
+    fenced = _fenced_spans(text)
+    return [(n, len(line)) for n, line in enumerate(text.splitlines(), 1) if len(line) > limit and n not in fenced]
+
+
+def test_no_doc_line_is_over_200_characters():
+    """Prose, lists and tables wrap at 200 characters; a fenced block shows a program's output or a
+    command as printed, which wrapping would make untrue, so only it may run longer."""
+    long = {str(p.relative_to(REPO)): long_lines(p) for p in [README, *DOCS]}
+    assert {k: v for k, v in long.items() if v} == {}
+
+
+def test_the_long_line_check_sees_a_long_line(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text("short\n" + "x" * 201 + "\n```\n" + "y" * 300 + "\n```\n  ```\n" + "z" * 300 + "\n  ```\n")
+    assert long_lines(page) == [(2, 201)]
+
+
+# A measured figure (a number with a unit of time, size or a ratio) belongs in benchmarks/HISTORY.md,
+# dated, not in a comment that outlives it. Constants keep their value in the code, not the comment.
+FIGURE = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?:\s?(?:µs|us|ms|MiB|KiB|GiB|MB|KB)|x)(?!\w)")
+
+
+def comment_texts(source: str) -> list[tuple[int, str]]:
+    """Every comment and docstring line of a module, with its line number."""
+    import ast
+    import io
+    import tokenize
+
+    out = [(t.start[0], t.string) for t in tokenize.generate_tokens(io.StringIO(source).readline) if t.type == tokenize.COMMENT]
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            first = node.body[0] if node.body else None
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+                out += [(first.lineno + i, line) for i, line in enumerate(first.value.value.splitlines())]
+    return out
+
+
+def figures(path: Path) -> list[str]:
+    return [f"{path.relative_to(REPO)}:{n}: {m[0]}" for n, text in comment_texts(path.read_text()) for m in FIGURE.finditer(text)]
+
+
+def test_no_measured_figure_in_a_code_comment():
+    assert [f for p in sorted((REPO / "webhook").rglob("*.py")) for f in figures(p)] == []
+
+
+def test_the_figure_check_sees_a_figure_in_a_comment_and_a_docstring():
+    text = '"""Fast: 12 µs a call."""\nX = 1  # 3.5x the old one\nY = "40 ms"  # a string is code, not a comment\n'
+    assert sorted(m[0] for _, t in comment_texts(text) for m in FIGURE.finditer(t)) == ["12 µs", "3.5x"]
+
+
+def _development_layout() -> list[str]:
+    """The paths the layout block of docs/development.md names, `tests/` children as `tests/x/`."""
+    text = (REPO / "docs" / "development.md").read_text()
+    block = text.split("\n## Layout\n", 1)[1].split("```\n", 2)[1]
+    paths, parent = [], ""
+    for line in block.splitlines():
+        name = line.split()[0]
+        if line.startswith("  "):
+            paths.append(parent + name)
+        else:
+            parent = name if name.endswith("/") else ""
+            paths.append(name)
+    return paths
+
+
+def test_the_development_layout_names_paths_that_exist():
+    named = _development_layout()
+    assert "webhook/" in named and "tests/fakes/" in named
+    assert [p for p in named if not (REPO / p).exists()] == []

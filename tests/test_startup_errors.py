@@ -58,6 +58,8 @@ def serve_self(tmp: Path, *extra: str, kubeconfig: Path | None = None) -> subpro
         str(tmp / "certs"),
         "--metrics-dir",
         str(tmp / "metrics"),
+        "--metrics-port",
+        "0",  # no fixed port: tests run side by side (./dev test runs one worker per core)
         "--kube-lookups",
         "off",
         *extra,
@@ -161,6 +163,8 @@ def test_serve_with_an_unwritable_certs_dir(tmp_path):
         str(tmp_path / "file" / "certs"),
         "--metrics-dir",
         str(tmp_path / "metrics"),
+        "--metrics-port",
+        "0",
         "--kube-lookups",
         "off",
     )

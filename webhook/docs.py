@@ -1,6 +1,6 @@
-"""The parts of the docs that are derived from the code: the settings tables of every command
-(docs/configuration.md), the table of rules and the table of Pod validation by Kubernetes minor
-(docs/policies.md).
+"""The parts of the docs that are derived from the code: the settings of every command
+(docs/configuration.md), the rules and the table of Pod validation by Kubernetes minor
+(docs/policies.md), and the layout of the package and of its rule modules (docs/design-notes.md).
 
 `./dev docs` rewrites them between `<!-- generated:NAME -->` and `<!-- /generated:NAME -->`
 markers; a test fails when a committed file differs from what this module renders, so a
@@ -10,9 +10,11 @@ and a rule's name, resource, operations and summary once, in its registration an
 
 from __future__ import annotations
 
+import ast
 import functools
 import re
 import sys
+import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
@@ -42,12 +44,29 @@ def _title(group: type) -> str:
     return f"*{name}*" + (f": {first}" if first else "")
 
 
+WIDTH = 100  # generated lines wrap here; tests/test_docs.py holds every doc line to 200 characters
+
+
+def _item(text: str) -> list[str]:
+    """One Markdown list item, wrapped: `- ` then two-space continuation lines. A continuation line
+    never starts with `N.` (Markdown would read a nested numbered list): the number stays above."""
+    text = re.sub(r"\[[^\]]*\]\([^)]*\)", lambda link: link[0].replace(" ", "\x00"), text)  # a link stays on one line
+    lines = textwrap.wrap(text, WIDTH, initial_indent="- ", subsequent_indent="  ", break_long_words=False, break_on_hyphens=False)
+    for i in range(1, len(lines)):
+        number = re.match(r"  (\d+\.) ", lines[i])
+        if number:
+            lines[i - 1] += " " + number[1]
+            lines[i] = "  " + lines[i][number.end() :]
+    return [line.replace("\x00", " ") for line in lines]
+
+
 def settings_markdown(command: str) -> str:
     cls = _command_settings()[command]
     out: list[str] = []
     for group, rows in config.settings_groups(cls):
-        out += [_title(group), "", "| flag | variable | default | meaning |", "|---|---|---|---|"]
-        out += [f"| `{flag}` | `{env}` | `{default}` | {text} |" for flag, env, default, text in rows]
+        out += [_title(group), ""]
+        for flag, env, default, text in rows:
+            out += _item(f"`{flag}` (`{env}`, default `{default}`): {text}")
         out.append("")
     return "\n".join(out).rstrip() + "\n"
 
@@ -63,7 +82,7 @@ _READS = {
 def rules_markdown() -> str:
     from .policies import REGISTRY
 
-    out = ["| rule | resource | operations | default | reads | what it checks |", "|---|---|---|---|---|---|"]
+    out: list[str] = []
     for rule in REGISTRY.rules():
         t = rule.target
         resource = f"`{t.full_resource}` ({t.group or 'core'}/{','.join(t.versions)})"
@@ -74,7 +93,7 @@ def rules_markdown() -> str:
         if rule.replica_dependent:
             reads += "; re-run on `scale`"
         summary = " ".join((rule.fn.__doc__ or "").strip().split("\n\n")[0].split())
-        out.append(f"| `{rule.name}` | {resource} | {', '.join(t.operations)} | {rule.default} | {reads} | {summary} |")
+        out += _item(f"`{rule.name}`: {resource}, {', '.join(t.operations)}; default {rule.default}; reads {reads}. {summary}")
     return "\n".join(out) + "\n"
 
 
@@ -83,21 +102,52 @@ def pod_versions_markdown() -> str:
     versions.py: GATES, FIELDS, GATED_FIELDS and CHECKS)."""
     from .podvalidation.versions import CHECKS, GATED_FIELDS, GATES, PORTED, status_at
 
-    out = ["| feature gate | " + " | ".join(str(v) for v in PORTED) + " | fields | ported checks |", "|---|" + "---|" * len(PORTED) + "---|---|"]
+    out = ["| feature gate | " + " | ".join(str(v) for v in PORTED) + " |", "|---|" + "---|" * len(PORTED)]
+    notes: list[str] = []
     for gate in sorted(GATES):
         paths = sorted({".".join(p.split(".")[-2:]) for p in GATED_FIELDS.get(gate, ())})
         fields = ", ".join(f"`{p}`" for p in paths[:3]) + (" ..." if len(paths) > 3 else "")
         cells = " | ".join(status_at(gate, v) for v in PORTED)
-        out.append(f"| `{gate}` | {cells} | {fields or '-'} | {CHECKS.get(gate, '-')} |")
-    return "\n".join(out) + "\n"
+        out.append(f"| `{gate}` | {cells} |")
+        notes += _item(f"`{gate}`: fields {fields or '-'}; ported checks: {CHECKS.get(gate, '-')}")
+    return "\n".join(out + ["", "The fields each gate guards, and the checks ported for it:", "", *notes]) + "\n"
 
 
-FILES = {"docs/configuration.md": "settings", "docs/policies.md": "rules"}
+PACKAGE = Path(__file__).resolve().parent
+
+
+def _summary(path: Path) -> str:
+    """The first sentence of a module's docstring, read without importing it."""
+    doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+    first = " ".join(doc.split("\n\n")[0].split())
+    return re.split(r"(?<=\.)\s", first, maxsplit=1)[0].rstrip(".") if first else "(no docstring)"
+
+
+def _modules(folder: Path) -> list[tuple[str, Path]]:
+    """The modules and packages directly in `folder`: (shown name, file holding the docstring)."""
+    out = [(f"{p.name}/", p / "__init__.py") for p in sorted(folder.iterdir()) if (p / "__init__.py").is_file()]
+    out += [(p.name, p) for p in sorted(folder.glob("*.py")) if p.name != "__init__.py"]
+    return sorted(out)
+
+
+def layout_markdown() -> str:
+    """Every top-level module and package of `webhook/`, with its docstring's first sentence."""
+    return "\n".join(line for name, path in _modules(PACKAGE) for line in _item(f"`{name}`: {_summary(path)}")) + "\n"
+
+
+def policy_modules_markdown() -> str:
+    """Every module of `webhook/policies/`, with its docstring's first sentence."""
+    return "\n".join(line for name, path in _modules(PACKAGE / "policies") for line in _item(f"`{name}`: {_summary(path)}")) + "\n"
+
+
+FILES = {"docs/configuration.md": "settings", "docs/policies.md": "rules", "docs/design-notes.md": "design"}
 
 
 def sections(kind: str) -> dict[str, Callable[[], str]]:
     if kind == "rules":
         return {"rules": rules_markdown, "pod-versions": pod_versions_markdown}
+    if kind == "design":
+        return {"layout": layout_markdown, "policy-modules": policy_modules_markdown}
     return {f"settings:{name}": functools.partial(settings_markdown, name) for name in _command_settings()}
 
 

@@ -34,8 +34,16 @@ def rules_with_cel() -> dict[str, Rule]:
     return {r.name: r for r in configurations.registry_rules() if r.cel}
 
 
+@cache
+def _policies() -> dict[str, dict]:
+    """The committed v1 policies by the rule they mirror, parsed once: the property tests below
+    look one up per generated example, and parsing the file was most of an example's time."""
+    return {d["metadata"]["annotations"][fallback.RULE_ANNOTATION]: d for d in committed("v1") if d["kind"] == "ValidatingAdmissionPolicy"}
+
+
 def policy_of(rule: str) -> dict:
-    return next(d for d in committed("v1") if d["kind"] == "ValidatingAdmissionPolicy" and d["metadata"]["annotations"][fallback.RULE_ANNOTATION] == rule)
+    """The rule's committed policy; shared between callers, so a test that edits it edits a copy."""
+    return _policies()[rule]
 
 
 @cache

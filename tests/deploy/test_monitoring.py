@@ -297,5 +297,5 @@ def test_the_charts_latency_bucket_is_the_packages(timeout):
 
 def test_every_alert_is_explained_in_the_operations_guide():
     guide = (REPO / "docs" / "operations.md").read_text()
-    rows = dict(re.findall(r"^\| `(ServingGate\w+)` \| (\w+) \|", guide, re.MULTILINE))
+    rows = dict(re.findall(r"^- `(ServingGate\w+)` \((\w+)\): ", guide, re.MULTILINE))
     assert rows == {name: rule["labels"]["severity"] for name, rule in _alerts(_groups()).items()}

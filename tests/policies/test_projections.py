@@ -190,7 +190,7 @@ print(tracemalloc.get_traced_memory()[0])
 
 
 def test_a_thousand_modelservings_stay_small(kit):
-    """The figure the design notes quote: the store's memory for 1,000 Kthena ModelServings.
+    """The bound docs/server.md names: the store's memory for 1,000 Kthena ModelServings.
     Measured in a fresh interpreter: what earlier tests leave behind (hypothesis's state among
     it) changes what an allocation costs in this one."""
     done = subprocess.run([sys.executable, "-c", _MEASURE], input=json.dumps(kit.gang_ms()), capture_output=True, text=True, cwd=REPO, timeout=120)

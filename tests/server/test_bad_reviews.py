@@ -195,7 +195,9 @@ def mutated_reviews(draw):
     return endpoint, doc
 
 
-@hsettings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+# 500 generated reviews: the minimal fuzz findings above (EXPECTED) are the explicit cases of this
+# property, and benchmarks/fuzz.py runs the long fuzz against the real server.
+@hsettings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(case=mutated_reviews())
 def test_fuzzed_reviews_are_answered_without_a_crash(client, case):
     endpoint, doc = case

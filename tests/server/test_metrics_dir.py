@@ -4,7 +4,6 @@ removed when the server stops (a folder given with --metrics-dir is emptied, and
 from __future__ import annotations
 
 import os
-import tempfile
 
 from serverproc import Server  # noqa: E402  (tests/server is on sys.path via conftest)
 
@@ -27,9 +26,12 @@ def test_a_given_folder_is_used_and_emptied(tmp_path, monkeypatch):
 
 
 def test_the_server_removes_the_folder_it_made_when_it_stops(tmp_path):
-    parent = tempfile.gettempdir()
+    # A temp folder of its own (TMPDIR): a server another test or test worker starts meanwhile
+    # makes its folder elsewhere, so the one made here is this server's.
+    parent = str(tmp_path / "tmp")
+    os.mkdir(parent)
     before = ours(parent)
-    srv = Server(tmp_path)
+    srv = Server(tmp_path, env={"TMPDIR": parent})
     at = srv.args.index("--metrics-dir")
     del srv.args[at : at + 2]  # no folder given: the server makes one
     srv.start()

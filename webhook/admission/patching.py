@@ -38,7 +38,8 @@ def make_patch(original: dict[str, Any] | None, edited: dict[str, Any] | None) -
     """RFC 6902 operations that turn `original` into `edited`, computed by diff, never by hand.
 
     Equal subtrees are skipped with one C-level `==` each, so the cost follows the size of the
-    change rather than of the object (jsonpatch alone walks every list of the pod: ~0.7 ms).
+    change rather than of the object (jsonpatch alone walks every list of the pod; the cost is in
+    benchmarks/HISTORY.md).
     """
     ops: list[dict[str, Any]] = []
     if original is None or edited is None or original == edited:

@@ -7,7 +7,7 @@ writer finds its own and nobody else's. What Kyverno's users ran into decides th
 - a report is rebuilt from the run every time, so a fixed or deleted object leaves no stale
   result, and a namespace with no finding left has no report;
 - at most MAX_RESULTS results per report (deny-action ones first): a report past etcd's request
-  limit (3 MiB) cannot be written at all; the summary still counts every finding;
+  size limit cannot be written at all; the summary still counts every finding;
 - no `pass` results: one per valid object is noise nobody reads, and size.
 """
 

@@ -87,7 +87,7 @@ def projection(rule: str) -> frozenset[str] | None:
     """The member names a rule can read, when the rule can observe `self` (and `oldSelf`) only
     through them, else None. Converting a value to CEL costs in proportion to its size, and a
     rule on `roles` reads only each role's `name`: handing it roles cut down to those members
-    took the 500-ModelServing run from 0.4 s of CEL to a few ms. Safe only when every use of
+    made the CEL part of a 500-ModelServing run negligible (benchmarks/HISTORY.md). Safe only when every use of
     `self`, `oldSelf` and each macro variable is followed by `.` (a member or a macro call), so
     no whole value is compared, sized or indexed; a macro directly on `self` must iterate a list
     (a map would iterate its keys, which a projection would drop), which `project` checks."""

@@ -92,7 +92,7 @@ def run(
     its sources), else those of `crd_paths` alone (catalog.build raises CrdPathError)."""
     # The loaded documents are hundreds of thousands of small objects (values and YAML nodes, kept
     # for line numbers) and hold no reference cycles; with the cyclic collector on, each new
-    # generation sweeps them again, which cost more than parsing (1.2 s against 0.3 s for 1 MB).
+    # generation sweeps them again, which cost more than parsing (figures in benchmarks/HISTORY.md).
     collecting = gc.isenabled()
     gc.disable()
     try:

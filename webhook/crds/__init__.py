@@ -12,7 +12,7 @@ and non-CRD text that does not parse are counted and skipped; hidden folders (`.
 searched. A CRD whose descriptions quote `{{` is read.
 
 The cache is `$XDG_CACHE_HOME/servinggate/crds` (`~/.cache/servinggate/crds` without it): one
-JSON file per CRD, without its `description` texts (most of the 1.4 MB ModelServing CRD, read by
+JSON file per CRD, without its `description` texts (most of the ModelServing CRD's size, read by
 no check), and `versions.json` naming, per CRD, the upstream label, the commit of the checkout it
 was read from, the file and its sha256.
 """

@@ -13,7 +13,7 @@ from .errors import ApiCall, KubeAccessError, describe_api_error
 from .responses import json_body
 
 GROUP, VERSION, PLURAL = "apiextensions.k8s.io", "v1", "customresourcedefinitions"
-PAGE = 100  # a CRD can be megabytes (Kthena's ModelServing is 1.4 MB): small pages
+PAGE = 100  # a CRD can be megabytes (Kthena's ModelServing CRD among them): small pages
 
 
 def list_crds(api_client: client.ApiClient) -> list[dict[str, Any]]:

@@ -27,7 +27,7 @@ kubernetes/kubernetes 000c6651: ListAndWatch, list with its pager, watch, watchH
 exponential backoff manager NewReflectorWithOptions builds) and kopf's watcher
 (kopf/_cogs/clients/watching.py as read at nolar/kopf 06d75840: continuous_watch, which lists,
 marks the end of the listing and restarts from a list on a 410 ERROR event). Where we differ: our
-backoff starts at 1 s and stops at 60 s (client-go: 800 ms to 30 s), has no jitter and no reset
+backoff starts at 1 s and stops at 60 s (client-go: 0.8 s to 30 s), has no jitter and no reset
 timer (it resets when a watch ends cleanly), and honours a 429's Retry-After; every list is a
 consistent read (no resourceVersion, where client-go's first list asks for "0", the watch cache);
 and the periodic relist is a real list, not client-go's replay of its own cache.

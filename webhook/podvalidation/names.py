@@ -31,7 +31,7 @@ _PORT_NAME_CHARS = re.compile("[-a-z0-9]+")
 _QNAME_MSG = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
 
 
-MEMO_MAX_ENTRIES = 512  # per check; seven checks remember, so at most about 1 MiB in all
+MEMO_MAX_ENTRIES = 512  # per check: entries x MEMO_MAX_TEXT characters bounds each memo
 MEMO_MAX_TEXT = 128  # longer than the names a template repeats (labels, containers, env names)
 
 

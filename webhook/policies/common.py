@@ -1,5 +1,6 @@
-"""Small pure helpers shared by the rule modules: safe field access, Kubernetes name checks,
-durations and lookups of a target ModelServing.
+"""Small pure helpers shared by the rule modules: number checks, Kubernetes name checks,
+durations, int-or-percent values and lookups of a target ModelServing (field access without
+trusting a value's type is webhook/shapes/).
 
 Everything here tolerates odd input (a string where a number belongs, a list where a map
 belongs): rules must answer with a field error, never with an exception.

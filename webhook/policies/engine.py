@@ -8,8 +8,8 @@ request (as controller-runtime's defaulter does), so whatever a mutator edits en
 patch and nothing it does can change the request itself. A mutator registered with `edits` (the
 dicts it changes in place) gets a copy of just those dicts and of the dicts on the way to them,
 sharing everything else with the request; the diff then passes over every shared subtree with
-one identity check. On a Kthena pod that is a few microseconds, where a deep copy and a diff of
-the whole pod cost about 30 (benchmarks/policies.py). A mutator without `edits`, or any rule in
+one identity check, far cheaper than a deep copy and a diff of the whole pod (benchmarks/policies.py;
+figures in benchmarks/HISTORY.md). A mutator without `edits`, or any rule in
 a review beside one, makes it a deep copy of the whole object again.
 """
 

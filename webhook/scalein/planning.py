@@ -203,7 +203,7 @@ def main(argv: Sequence[str]) -> int:
     # the reconciler's own config file works here too: its scoring settings apply, the rest is ignored
     settings = config.load(PlanSettings, args, shared_with=ReconcileSettings).scoring
     # a short-lived process building millions of small objects: the cyclic GC would only
-    # re-scan them over and over (4x slower on 150,000 pods) and find nothing to free
+    # re-scan them over and over (several times slower on a large snapshot) and find nothing to free
     gc.disable()
     # SnapshotError, KubeAccessError: exit 2 with their line (webhook/__main__.py)
     snap = load_snapshot(args.snapshot) if args.snapshot else read_live(args.kubeconfig)

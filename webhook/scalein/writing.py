@@ -25,7 +25,7 @@ from .writequeue import Pending, WriteQueue
 
 log = logging.getLogger("servinggate.scalein")
 
-WRITERS = 4  # concurrent patches: enough for --scoring-qps 100 at up to 40 ms per round trip
+WRITERS = 4  # concurrent patches: the default --scoring-qps holds while a round trip stays under WRITERS / qps
 
 
 @dataclass(frozen=True)

@@ -54,8 +54,8 @@ MAX_LOGGED_CHARS = 256
 
 
 def _clip(value: Any) -> str:
-    """What a log line echoes from a request: a string, at most MAX_LOGGED_CHARS long (a 5 MiB
-    username must not make a 5 MiB line); anything else is not echoed at all."""
+    """What a log line echoes from a request: a string, at most MAX_LOGGED_CHARS long (a username
+    of megabytes must not make a line of megabytes); anything else is not echoed at all."""
     if not isinstance(value, str):
         return ""
     return value if len(value) <= MAX_LOGGED_CHARS else value[: MAX_LOGGED_CHARS - 1] + "…"
@@ -330,7 +330,7 @@ class WebhookFlask(Flask):
     A POST to /validate or /mutate is answered by the same function its Flask route calls
     (`review_environ`), straight from the WSGI environ: no request context, `Request` or
     `Response` objects, routing, signals or hooks. Those cost about as much CPU as the review
-    itself (~90 µs a request on the benchmark machine), and a review uses none of them: no
+    itself (benchmarks/HISTORY.md), and a review uses none of them: no
     session, no `g`, no hook, no extension. The moment the application has a request hook
     (`before_request`, `after_request`, `teardown_request`, URL preprocessors), every request
     takes Flask's path again, so a hook added later is never skipped silently. Everything else

@@ -1,13 +1,12 @@
 """Flat worker memory under any input: large blocks unmapped when freed, free heap pages
 trimmed every few seconds, and the master's heap frozen before the fork.
 
-glibc serves a block of 128 KiB or more with its own mmap and unmaps it on free, but after it
-frees such a block it raises that threshold to the block's size (up to 32 MiB) and keeps larger
-trim margins, so the next bodies of a few MiB come from the heaps of the worker's threads and stay
-there, fragmented, after the request. A fuzz run with bodies near the 7 MiB limit grew each
-worker from ~150 to ~270 MiB that way (MALLOC_ARENA_MAX=2 only slowed it); with the threshold
-fixed at glibc's own starting value, 128 KiB, the same run stays at 55-80 MiB per worker
-(benchmarks/fuzz.py --mode mixed; figures in docs/design-notes.md).
+glibc serves a large block with its own mmap and unmaps it on free, but after it frees such a
+block it raises that threshold to the block's size and keeps larger trim margins, so the next
+large bodies come from the heaps of the worker's threads and stay there, fragmented, after the
+request: a fuzz run with bodies near the body limit grew each worker steadily that way
+(MALLOC_ARENA_MAX=2 only slowed it), and with the threshold fixed at glibc's own starting value
+the same run stays flat (benchmarks/fuzz.py --mode mixed; figures in benchmarks/HISTORY.md).
 
 Setting the threshold explicitly is what turns the adjustment off (mallopt(3)). The setting lives
 in the C library's process state, so setting it once in gunicorn's master before the fork covers
@@ -58,8 +57,8 @@ def freeze_startup_heap() -> int:
     """Move every object alive now out of the cyclic collector's reach; how many were moved.
 
     Called in gunicorn's master just before each fork. A worker's full collection would otherwise
-    walk everything the master imported and built (the client library, schemas, the registry): 45-60
-    ms on this 2-core VM, holding the GIL, so every review in flight on that worker waited that
+    walk everything the master imported and built (the client library, schemas, the registry),
+    holding the GIL for tens of milliseconds, so every review in flight on that worker waited that
     long (the end-to-end p99 through an API server showed it). The walk also writes to each
     object's header, which copies the master's pages into every worker one by one: memory that
     looks like growth. Frozen objects are never collected; nothing built at start is garbage.
@@ -69,7 +68,7 @@ def freeze_startup_heap() -> int:
     return gc.get_freeze_count()
 
 
-TRIM_EVERY = 2.0  # seconds; one trim of a worker's heaps costs well under a millisecond (0.15 ms measured)
+TRIM_EVERY = 2.0  # seconds; one trim of a worker's heaps is cheap (benchmarks/HISTORY.md)
 
 
 def _malloc_trim() -> Callable[[int], int] | None:

@@ -3,7 +3,7 @@
 A review request in the API server's plain shape (plainreview.py) of at most ANSWER_HERE_MAX bytes,
 received whole with nothing after it, is answered on the loop: no hand-off to a thread and back
 (two thread wake-ups, a pipe write and read, three epoll_ctl calls and the GIL passed twice),
-which under a busy API server's load was about a fifth of the CPU of a review. The answer is
+a measurable share of a review's CPU under a busy API server's load (benchmarks/HISTORY.md). The answer is
 built in memory and sent without blocking; what the socket does not take at once is sent by a
 thread. The review is told it may not wait for the API server (`may_wait=False`, carried by its
 Context): one that would is stopped before anything is recorded or answered, and goes to a

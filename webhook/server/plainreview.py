@@ -2,8 +2,8 @@
 
 The API server sends every review the same way: `POST /mutate?timeout=10s HTTP/1.1`, a handful of
 ordinary headers, one Content-Length and a JSON body. For such a request, gunicorn's parser, its
-WSGI environ and its response object were about a third of what a worker did while holding the
-GIL (py-spy, 320 reviews/s from 40 connections), more than the review itself. The event loop has
+WSGI environ and its response object took more of a worker's GIL time than the review itself
+(py-spy; benchmarks/HISTORY.md). The event loop has
 the whole request in memory already (onloop.py), so it reads this plainest form itself and calls
 the review function directly, writing the same bytes gunicorn would.
 
