@@ -7,20 +7,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-
-def _mapping(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
+from ..shapes import as_dict
 
 
 def selector_matches(selector: Mapping[str, Any], labels: Mapping[str, Any]) -> bool:
     """metav1.LabelSelectorAsSelector(selector).Matches(labels); an unusable selector matches
     nothing here (its own errors come from elsewhere)."""
-    for key, value in _mapping(selector.get("matchLabels")).items():
+    for key, value in as_dict(selector.get("matchLabels")).items():
         if labels.get(key) != value:
             return False
     expressions = selector.get("matchExpressions")
     for raw in expressions if isinstance(expressions, list) else []:
-        expr = _mapping(raw)
+        expr = as_dict(raw)
         name, op, values = expr.get("key"), expr.get("operator"), expr.get("values")
         if not isinstance(name, str):
             return False

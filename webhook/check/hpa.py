@@ -17,6 +17,7 @@ from ..admission.fields import BUILTIN, FieldError, FieldPath, forbidden, invali
 from ..podvalidation.names import is_dns1123_label
 from ..podvalidation.resources import quantity_struct, resource_name_errors
 from ..quantity import parse_quantity
+from ..shapes import as_dict
 
 SPEC = FieldPath.of("spec")
 METRIC_SOURCE_TYPES = sorted(["Object", "Pods", "Resource", "External", "ContainerResource"])
@@ -26,10 +27,6 @@ SELECT_POLICIES = sorted(["Max", "Min", "Disabled"])
 POLICY_TYPES = sorted(["Pods", "Percent"])
 MAX_PERIOD_SECONDS = 1800
 MAX_STABILIZATION_WINDOW_SECONDS = 3600
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 def _int(value: Any) -> int | None:
@@ -64,7 +61,7 @@ def validate_reference(ref: dict[str, Any], path: FieldPath) -> list[FieldError]
 
 def validate_hpa(obj: dict[str, Any]) -> list[FieldError]:
     """validateHorizontalPodAutoscalerSpec on a defaulted object, in the API server's order."""
-    spec = _dict(obj.get("spec"))
+    spec = as_dict(obj.get("spec"))
     errs: list[FieldError] = []
     low, high = _int(spec.get("minReplicas")), _int(spec.get("maxReplicas")) or 0
     if low is not None and low < 1:
@@ -73,7 +70,7 @@ def validate_hpa(obj: dict[str, Any]) -> list[FieldError]:
         errs.append(_inv(SPEC.child("maxReplicas"), high, "must be greater than 0"))
     if low is not None and high < low:
         errs.append(_inv(SPEC.child("maxReplicas"), high, "must be greater than or equal to `minReplicas`"))
-    errs += validate_reference(_dict(spec.get("scaleTargetRef")), SPEC.child("scaleTargetRef"))
+    errs += validate_reference(as_dict(spec.get("scaleTargetRef")), SPEC.child("scaleTargetRef"))
     errs += _metrics(spec.get("metrics"), SPEC.child("metrics"), low)
     behavior = spec.get("behavior")
     if isinstance(behavior, dict):
@@ -87,7 +84,7 @@ def _metrics(metrics: Any, path: FieldPath, low: int | None) -> list[FieldError]
     errs: list[FieldError] = []
     kinds: set[Any] = set()
     for i, metric in enumerate(metrics if isinstance(metrics, list) else []):
-        metric = _dict(metric)
+        metric = as_dict(metric)
         errs += _metric(metric, path.index(i))
         kinds.add(metric.get("type"))
     if low == 0 and not kinds & {"Object", "External"}:
@@ -108,7 +105,7 @@ def _metric(metric: dict[str, Any], path: FieldPath) -> list[FieldError]:
         errs.append(unsupported)
     present = [f for f in ("object", "external", "pods", "resource", "containerResource") if metric.get(f) is not None]
     if present:
-        errs += _SOURCES[present[0]](_dict(metric.get(present[0])), path.child(present[0]))
+        errs += _SOURCES[present[0]](as_dict(metric.get(present[0])), path.child(present[0]))
     expected = _SOURCE_FIELDS.get(kind, "")
     if expected and metric.get(expected) is None:
         errs.append(_req(path.child(expected), "must populate information for the given metric source"))
@@ -120,7 +117,7 @@ def _metric(metric: dict[str, Any], path: FieldPath) -> list[FieldError]:
 
 
 def _identifier(metric: Any, path: FieldPath) -> list[FieldError]:
-    name = _dict(metric).get("name")
+    name = as_dict(metric).get("name")
     if not name:
         return [_req(path.child("name"), "must specify a metric name")]
     return _path_segment(name, path.child("name")) if isinstance(name, str) else []
@@ -150,8 +147,8 @@ def _target(target: dict[str, Any], path: FieldPath) -> list[FieldError]:
 
 
 def _object(src: dict[str, Any], path: FieldPath) -> list[FieldError]:
-    target = _dict(src.get("target"))
-    errs = validate_reference(_dict(src.get("describedObject")), path.child("describedObject"))
+    target = as_dict(src.get("target"))
+    errs = validate_reference(as_dict(src.get("describedObject")), path.child("describedObject"))
     errs += _identifier(src.get("metric"), path.child("metric")) + _target(target, path.child("target"))
     if target.get("value") is None and target.get("averageValue") is None:
         errs.append(_req(path.child("target", "averageValue"), "must set either a target value or averageValue"))
@@ -159,7 +156,7 @@ def _object(src: dict[str, Any], path: FieldPath) -> list[FieldError]:
 
 
 def _external(src: dict[str, Any], path: FieldPath) -> list[FieldError]:
-    target = _dict(src.get("target"))
+    target = as_dict(src.get("target"))
     errs = _identifier(src.get("metric"), path.child("metric")) + _target(target, path.child("target"))
     if target.get("value") is None and target.get("averageValue") is None:
         errs.append(_req(path.child("target", "averageValue"), "must set either a target value for metric or a per-pod target"))
@@ -169,7 +166,7 @@ def _external(src: dict[str, Any], path: FieldPath) -> list[FieldError]:
 
 
 def _pods(src: dict[str, Any], path: FieldPath) -> list[FieldError]:
-    target = _dict(src.get("target"))
+    target = as_dict(src.get("target"))
     errs = _identifier(src.get("metric"), path.child("metric")) + _target(target, path.child("target"))
     if target.get("averageValue") is None:
         errs.append(_req(path.child("target", "averageValue"), "must specify a positive target averageValue"))
@@ -189,7 +186,7 @@ def _resource(src: dict[str, Any], path: FieldPath, container: bool = False) -> 
             errs.append(_req(path.child("container"), "must specify a container"))
         elif isinstance(owner, str):
             errs += [_inv(path.child("container"), owner, m) for m in is_dns1123_label(owner)]
-    target = _dict(src.get("target"))
+    target = as_dict(src.get("target"))
     errs += _target(target, path.child("target"))
     if target.get("averageUtilization") is None and target.get("averageValue") is None:
         errs.append(_req(path.child("target", "averageUtilization"), "must set either a target raw value or a target utilization"))
@@ -223,7 +220,7 @@ def _scaling_rules(rules: dict[str, Any], path: FieldPath) -> list[FieldError]:
     if not policies:
         errs.append(_req(path.child("policies"), "must specify at least one Policy"))
     for i, raw in enumerate(policies):
-        policy, at = _dict(raw), path.child("policies").index(i)
+        policy, at = as_dict(raw), path.child("policies").index(i)
         if policy.get("type") not in POLICY_TYPES:
             errs.append(not_supported(at.child("type"), policy.get("type") or "", POLICY_TYPES, origin=BUILTIN))
         value, period = _int(policy.get("value")) or 0, _int(policy.get("periodSeconds")) or 0

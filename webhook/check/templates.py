@@ -25,6 +25,7 @@ from ..kthena import MODELSERVING
 from ..policies import REGISTRY, Context, LookupFailed, engine
 from ..policies.clusterfacts import facts_of
 from ..policies.kthena_pods import controller_pods
+from ..shapes import as_dict
 
 TEMPLATE_PATHS: dict[tuple[str, str], tuple[str, ...]] = {
     ("apps", "Deployment"): ("spec", "template"),
@@ -35,10 +36,6 @@ TEMPLATE_PATHS: dict[tuple[str, str], tuple[str, ...]] = {
     ("batch", "CronJob"): ("spec", "jobTemplate", "spec", "template"),
     ("apps.kruise.io", "CloneSet"): ("spec", "template"),
 }
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 def _pod(name: str, generate: bool, namespace: str, labels: dict[str, Any], annotations: dict[str, Any], spec: Any) -> dict[str, Any]:
@@ -73,12 +70,12 @@ def workload_pods(obj: dict[str, Any], group: str, kind: str) -> list[tuple[str,
     path = TEMPLATE_PATHS[(group, kind)]
     node: Any = obj
     for part in path:
-        node = _dict(node).get(part)
-    template = _dict(node)
-    meta = _dict(obj.get("metadata"))
+        node = as_dict(node).get(part)
+    template = as_dict(node)
+    meta = as_dict(obj.get("metadata"))
     name, namespace = str(meta.get("name") or meta.get("generateName") or ""), str(meta.get("namespace") or "")
-    tmeta = _dict(template.get("metadata"))
-    labels, annotations = dict(_dict(tmeta.get("labels"))), dict(_dict(tmeta.get("annotations")))
+    tmeta = as_dict(template.get("metadata"))
+    labels, annotations = dict(as_dict(tmeta.get("labels"))), dict(as_dict(tmeta.get("annotations")))
     if kind == "StatefulSet":
         return [(".".join(path), _pod(f"{name}-0", False, namespace, labels, annotations, template.get("spec")))]
     return [(".".join(path), _pod(f"{name}-", True, namespace, labels, annotations, template.get("spec")))]

@@ -35,13 +35,10 @@ from ..podvalidation.defaults import prepare_spec
 from ..podvalidation.drops import Dropped
 from ..podvalidation.meta import validate_annotations, validate_labels
 from ..podvalidation.options import DEFAULT_OPTIONS, PodOptions
+from ..shapes import as_dict
 from .templates import TEMPLATE_PATHS
 
 _NOT_SUPPORTED = "activeDeadlineSeconds in {} is not Supported"
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 def _go_zero(spec: Any) -> None:
@@ -73,7 +70,7 @@ def labels_struct(labels: dict[str, Any]) -> GoSyntax:
 
 
 def _selector_errors(selector: Any, labels: dict[str, Any], path: FieldPath) -> list[FieldError]:
-    selector = _dict(selector)
+    selector = as_dict(selector)
     if not (selector.get("matchLabels") or selector.get("matchExpressions")) or selector_matches(selector, labels):
         return []
     return [invalid(path.child("metadata", "labels"), labels_struct(labels), "`selector` does not match template `labels`", origin=BUILTIN)]
@@ -85,20 +82,20 @@ def validate_workload(obj: dict[str, Any], group: str, kind: str, opts: PodOptio
     parts = TEMPLATE_PATHS[(group, kind)]
     node: Any = obj
     for part in parts:
-        node = _dict(node).get(part)
+        node = as_dict(node).get(part)
     path = FieldPath.of(*parts)
     template = copy.deepcopy(node if node is not None else {})
     if not isinstance(template, dict):
         return validate_pod_template_spec(template, path)  # its type error
     _go_zero(template.get("spec"))
     _tell(prepare_spec(template.get("spec"), opts, pod=False), path.child("spec"), dropped)
-    meta, spec = _dict(template.get("metadata")), _dict(template.get("spec"))
-    labels = _dict(meta.get("labels"))
-    owner = _dict(obj.get("spec"))
+    meta, spec = as_dict(template.get("metadata")), as_dict(template.get("spec"))
+    labels = as_dict(meta.get("labels"))
+    owner = as_dict(obj.get("spec"))
     errs: list[FieldError] = []
     if kind == "StatefulSet":
         errs += _selector_errors(owner.get("selector"), labels, path)
-        errs += validate_labels(labels, path.child("labels")) + validate_annotations(_dict(meta.get("annotations")), path.child("annotations"))
+        errs += validate_labels(labels, path.child("labels")) + validate_annotations(as_dict(meta.get("annotations")), path.child("annotations"))
     elif kind in ("Job", "CronJob"):
         if kind == "Job" and owner.get("manualSelector") is True:
             errs += _selector_errors(owner.get("selector"), labels, path)

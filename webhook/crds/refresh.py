@@ -27,11 +27,8 @@ from typing import Any
 
 import orjson
 
+from ..shapes import as_dict
 from . import VERSIONS_FILE, CacheError, Found, Scan, cache_dir, cache_entries, describe_entry, scan, strip_descriptions, unusable
-
-
-def as_dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 def _git(folder: Path, *args: str) -> str:

@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 
 from ..hypernodes import members_of, resolve_nodes
 from ..quantity import parse_quantity
-from .common import as_dict
+from ..shapes import as_dict, only_objects
 from .context import Context, LookupFailed
 from .projections import HOSTNAME_LABEL, HYPERNODE, NODE, PODGROUP_CRD, PODGROUP_CRD_NAME, QUEUE, LookedUp, NodeShape
 from .scalers import SCALERS, ScaleTarget, scale_targets
@@ -332,10 +332,9 @@ def store_of_objects(objects: Iterable[dict[str, Any]]) -> ProjectionStore:
     object in it counts as not installed, so its checks are skipped rather than judged against
     nothing (a snapshot that did not record Queues refuses no queue)."""
     by_kind: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for obj in objects:
-        if isinstance(obj, dict):
-            group = str(obj.get("apiVersion") or "").rpartition("/")[0]
-            by_kind.setdefault((group, str(obj.get("kind") or "")), []).append(obj)
+    for obj in only_objects(objects):
+        group = str(obj.get("apiVersion") or "").rpartition("/")[0]
+        by_kind.setdefault((group, str(obj.get("kind") or "")), []).append(obj)
     store = ProjectionStore()
     for entry in store.kinds:
         found = by_kind.get((entry.group, entry.kind))

@@ -1,5 +1,6 @@
-"""Small pure helpers shared by the rule modules: safe field access, Kubernetes name checks,
-durations and lookups of a target ModelServing.
+"""Small pure helpers shared by the rule modules: number checks, Kubernetes name checks,
+durations, int-or-percent values and lookups of a target ModelServing (field access without
+trusting a value's type is webhook/shapes/).
 
 Everything here tolerates odd input (a string where a number belongs, a list where a map
 belongs): rules must answer with a field error, never with an exception.
@@ -11,15 +12,8 @@ import re
 from typing import Any, TypeGuard
 
 from ..kthena import MODELSERVING_API_VERSION, MODELSERVING_KIND
+from ..shapes import as_object
 from .context import Context, LookupFailed
-
-
-def as_dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def as_list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
 
 
 def is_int(value: Any) -> TypeGuard[int]:
@@ -134,18 +128,4 @@ def lookup_modelserving(ctx: Context, namespace: str, name: str) -> tuple[dict[s
         found = ctx.lookups.get(MODELSERVING_API_VERSION, MODELSERVING_KIND, namespace, name)
     except LookupFailed as exc:
         return None, str(exc) or "lookup failed"
-    return (found if isinstance(found, dict) else None), None
-
-
-def role_index(ms: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """The roles of a ModelServing by name (later duplicates win, as in Kthena's map)."""
-    roles: dict[str, dict[str, Any]] = {}
-    for role in as_list(as_dict(as_dict(ms.get("spec")).get("template")).get("roles")):
-        if isinstance(role, dict) and isinstance(role.get("name"), str):
-            roles[role["name"]] = role
-    return roles
-
-
-def min_role_replicas(ms: dict[str, Any]) -> dict[str, Any]:
-    template = as_dict(as_dict(ms.get("spec")).get("template"))
-    return as_dict(as_dict(template.get("gangPolicy")).get("minRoleReplicas"))
+    return as_object(found), None

@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..admission.fields import FieldError, FieldPath, duplicate, invalid, required
-from .common import as_dict, as_list, is_int
+from ..shapes import as_dict, as_list
+from .common import is_int
 from .cron import cron_problem
 from .registry import REGISTRY, Target
 
@@ -22,8 +23,8 @@ def cronhpa_errors(cron: dict[str, Any]) -> list[FieldError]:
     """A scale target; every job uniquely named, with a valid schedule and a targetSize >= 0."""
     spec = as_dict(cron.get("spec"))
     errs: list[FieldError] = []
-    ref = spec.get("scaleTargetRef")
-    if not isinstance(ref, dict) or not ref.get("kind") or not ref.get("name"):
+    ref = as_dict(spec.get("scaleTargetRef"))
+    if not ref.get("kind") or not ref.get("name"):
         errs.append(required(SPEC.child("scaleTargetRef"), "the workload to scale needs kind and name"))
     seen: set[str] = set()
     for i, job in enumerate(as_list(spec.get("jobs"))):

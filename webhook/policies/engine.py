@@ -24,6 +24,7 @@ import orjson
 from ..admission.decision import Decision, RuleNote
 from ..admission.patching import make_patch
 from ..admission.review import Request
+from ..shapes import labels_of, namespace_of
 from .context import Context
 from .registry import REGISTRY, Action, Registry, Rule, Views
 
@@ -100,15 +101,7 @@ def validate(req: Request, ctx: Context, registry: Registry = REGISTRY, may_wait
 def _namespace(req: Request, obj: dict[str, Any]) -> str:
     if req.namespace:
         return req.namespace
-    meta = obj.get("metadata")
-    namespace = meta.get("namespace") if isinstance(meta, dict) else None
-    return namespace if isinstance(namespace, str) else ""
-
-
-def _labels(obj: dict[str, Any]) -> dict[str, Any]:
-    meta = obj.get("metadata")
-    labels = meta.get("labels") if isinstance(meta, dict) else None
-    return labels if isinstance(labels, dict) else {}
+    return namespace_of(obj)
 
 
 def mutate(req: Request, ctx: Context, registry: Registry = REGISTRY, may_wait: bool = True) -> Decision:
@@ -117,7 +110,7 @@ def mutate(req: Request, ctx: Context, registry: Registry = REGISTRY, may_wait: 
     if original is None:
         return Decision("mutate")
     # A rule's scope is judged on the object as sent, as the API server's objectSelector is.
-    labels, namespace = _labels(original), _namespace(req, original)
+    labels, namespace = labels_of(original), _namespace(req, original)
     in_scope = tuple(r for r in rules if ctx.actions.get(r.name) != "off" and (r.scope is None or r.scope.admits(labels, namespace, ctx.settings)))
     decision = Decision("mutate", rules=tuple(r.name for r in in_scope))
     if not in_scope:

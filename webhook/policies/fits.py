@@ -34,8 +34,9 @@ from ..admission.decision import Verdict
 from ..admission.fields import FieldError, FieldPath, invalid
 from ..admission.review import Request
 from ..quantity import parse_quantity
+from ..shapes import as_dict, as_list, objects, only_objects
 from .clusterfacts import ClusterFacts, NodeClass, ask, facts_of
-from .common import as_dict, as_list, is_int
+from .common import is_int
 from .context import Context, LookupFailed
 from .kthena_pods import template_path, templates_in_use
 from .modelservings import MODELSERVINGS
@@ -80,9 +81,7 @@ def pod_demand(spec: dict[str, Any]) -> tuple[dict[str, Decimal], dict[str, tupl
     init_peak: dict[str, Decimal] = {}
     where: dict[str, tuple[str, int, str]] = {}
     for key in ("initContainers", "containers"):
-        for k, container in enumerate(as_list(spec.get(key))):
-            if not isinstance(container, dict):
-                continue
+        for k, container in objects(spec.get(key)):
             sidecar = key == "initContainers" and container.get("restartPolicy") == "Always"
             for name, field, value in _requests(container):
                 if name not in where:
@@ -108,9 +107,15 @@ def _hosts_match(hostnames: frozenset[str], operator: str, values: list[str]) ->
     return operator == "Exists" and bool(hostnames)
 
 
+def _has_key(expr: Any) -> bool:
+    """Whether a nodeSelectorRequirement is an object with a string key: one without is not ours to judge."""
+    key = as_dict(expr).get("key")
+    return isinstance(key, str)
+
+
 def _expression(c: NodeClass, expr: Any, *, field: bool = False) -> bool:
     """One nodeSelectorRequirement against a class; one of the wrong shape matches (not ours to refuse)."""
-    if not isinstance(expr, dict) or not isinstance(expr.get("key"), str):
+    if not _has_key(expr):
         return True
     key, op = expr["key"], expr.get("operator")
     values = [v for v in as_list(expr.get("values")) if isinstance(v, str)]
@@ -143,7 +148,7 @@ class Selector:
 
     def __init__(self, spec: dict[str, Any]) -> None:
         selector = spec.get("nodeSelector")
-        self.labels = list(selector.items()) if isinstance(selector, dict) else []
+        self.labels = list(as_dict(selector).items())
         required = as_dict(as_dict(as_dict(spec.get("affinity")).get("nodeAffinity")).get("requiredDuringSchedulingIgnoredDuringExecution"))
         terms = required.get("nodeSelectorTerms")
         self.terms: list[tuple[list[Any], list[Any]]] | None = None
@@ -197,7 +202,7 @@ def _unmatched(classes: Sequence[NodeClass], selector: Selector) -> str:
     reasons = []
     for exprs, fields in selector.terms or []:
         checked = [(e, False) for e in exprs] + [(f, True) for f in fields]
-        shaped = [(e, field) for e, field in checked if isinstance(e, dict) and isinstance(e.get("key"), str)]
+        shaped = [(e, field) for e, field in checked if _has_key(e)]
         unmet = next((_requirement(e, field=field) for e, field in shaped if not any(_expression(c, e, field=field) for c in pool)), None)
         every = ", ".join(_requirement(e, field=field) for e, field in shaped)
         reasons.append("an empty term matches no node" if not checked else f"no node has {unmet}" if unmet else f"no node meets all of {every}")
@@ -207,9 +212,7 @@ def _unmatched(classes: Sequence[NodeClass], selector: Selector) -> str:
 
 def _tolerates(tolerations: list[Any], taint: tuple[str, str, str]) -> bool:
     key, value, effect = taint
-    for tol in tolerations:
-        if not isinstance(tol, dict):
-            continue
+    for tol in only_objects(tolerations):
         if tol.get("effect") and tol.get("effect") != effect:
             continue
         op = tol.get("operator") or "Equal"
@@ -380,7 +383,7 @@ def _topology_findings(template: dict[str, Any], facts: ClusterFacts, gang: dict
 def check_fits(req: Request, ctx: Context) -> Verdict:
     """Every role's pods could ever be placed on some node class, and one ServingGroup's gang within the cluster (free capacity not considered)."""
     ms = req.object
-    if not isinstance(ms, dict) or unchanged_template(req):
+    if ms is None or unchanged_template(req):
         return Verdict()
     classes, warnings = ask(ctx, "placement", ClusterFacts.node_classes)
     if not classes:

@@ -10,7 +10,8 @@ from typing import Any
 
 from ..admission.fields import FieldError, FieldPath, invalid
 from ..kthena import MODELSERVING_GROUP, MODELSERVING_KIND
-from .common import as_dict, is_int
+from ..shapes import as_dict
+from .common import is_int
 from .registry import REGISTRY, CelCheck, MatchCondition, Target
 
 SPEC = FieldPath.of("spec")

@@ -11,7 +11,8 @@ from typing import Any
 
 from ..admission.decision import Verdict
 from ..admission.fields import FieldError, FieldPath, invalid, not_supported
-from .common import as_dict, is_int, is_number
+from ..shapes import as_dict, as_object
+from .common import is_int, is_number
 from .registry import REGISTRY, Target
 
 SPEC = FieldPath.of("spec")
@@ -31,8 +32,8 @@ def inference_service_errors(isvc: dict[str, Any]) -> Verdict:
     errs: list[FieldError] = []
     warnings: list[str] = []
     for name in KSERVE_COMPONENTS:
-        comp = spec.get(name)
-        if not isinstance(comp, dict):
+        comp = as_object(spec.get(name))
+        if comp is None:
             continue
         path = SPEC.child(name)
         low, high = comp.get("minReplicas"), comp.get("maxReplicas")

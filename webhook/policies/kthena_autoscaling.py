@@ -21,7 +21,9 @@ from ..admission.fields import FieldError, FieldPath, invalid, required
 from ..admission.review import Request
 from ..kthena import AUTOSCALINGPOLICY_API_VERSION, AUTOSCALINGPOLICY_KIND, MODELSERVING_GROUP, MODELSERVING_KIND
 from ..quantity import parse_quantity
-from .common import as_dict, as_list, is_int, lookup_modelserving, min_role_replicas, parse_duration, role_index
+from ..shapes import as_dict, as_list, as_object, objects
+from ..shapes.kthena import DISAGGREGATED, HETEROGENEOUS, HOMOGENEOUS, autoscaling_targets, modelserving
+from .common import is_int, lookup_modelserving, parse_duration
 from .context import Context, LookupFailed
 from .registry import REGISTRY, CelCheck, Target
 
@@ -70,7 +72,8 @@ def _role_bounds(ctx: Context, namespace: str, ms_name: str, roles: list[tuple[F
         return [], [f"servinggate: role bounds not checked, ModelServing {namespace}/{ms_name} unreadable: {failure}"]
     if ms is None:
         return [], [f"servinggate: role bounds not checked, ModelServing {namespace}/{ms_name} does not exist yet"]
-    by_name, floors = role_index(ms), min_role_replicas(ms)
+    view = modelserving(ms)
+    by_name, floors = view.role_index(), view.mins
     errs: list[FieldError] = []
     for path, role, min_path, minimum in roles:
         if role not in by_name:
@@ -157,7 +160,7 @@ def _behavior_errors(behavior: Any) -> list[FieldError]:
 
 
 def _metric_names(metrics: Any) -> set[str]:
-    return {name for m in as_list(metrics) if isinstance(name := as_dict(m).get("name"), str)}
+    return {name for _, m in objects(metrics) if isinstance(name := m.get("name"), str)}
 
 
 def _disaggregated_errors(target: dict[str, Any], spec_metrics: Any) -> list[FieldError]:
@@ -187,8 +190,8 @@ def _disaggregated_errors(target: dict[str, Any], spec_metrics: Any) -> list[Fie
         for key in sorted(as_dict(sources), key=str):
             if key not in names:
                 errs.append(invalid(path.child("metricSources").key(str(key)), key, "metricSources key must match an effective metric name"))
-    ratio = target.get("ratioConstraint")
-    if isinstance(ratio, dict):
+    ratio = as_object(target.get("ratioConstraint"))
+    if ratio is not None:
         errs += _ratio_errors(ratio, roles, base.child("ratioConstraint"))
     return errs
 
@@ -236,9 +239,9 @@ def _ratio_errors(ratio: dict[str, Any], roles: dict[str, Any], path: FieldPath)
 @REGISTRY.validates("autoscalingpolicies.bounds", POLICIES, cel=POLICY_MIN_MAX_CEL)
 def autoscaling_policy_errors(policy: dict[str, Any]) -> list[FieldError]:
     """Kthena's AutoscalingPolicy validator plus min <= max for homogeneous and heterogeneous targets."""
-    spec = as_dict(policy.get("spec"))
+    view = autoscaling_targets(policy)
+    spec, targets = view.spec, view.present
     errs = _metric_errors(spec.get("metrics"), SPEC.child("metrics"))
-    targets = [k for k in ("homogeneousTarget", "heterogeneousTarget", "disaggregatedTarget") if spec.get(k) is not None]
     if len(targets) != 1:
         errs.append(invalid(SPEC, len(targets), "exactly one of homogeneousTarget, heterogeneousTarget, or disaggregatedTarget must be set"))
     elif targets[0] == "homogeneousTarget":
@@ -266,9 +269,9 @@ def autoscaling_policy_errors(policy: dict[str, Any]) -> list[FieldError]:
 def check_policy_role_floor(req: Request, ctx: Context) -> Verdict:
     """A disaggregated target's roles exist in the target ModelServing and respect its gang floor."""
     verdict = Verdict()
-    spec = as_dict(as_dict(req.object).get("spec"))
-    dis = spec.get("disaggregatedTarget")
-    if isinstance(dis, dict) and len([k for k in ("homogeneousTarget", "heterogeneousTarget") if spec.get(k) is not None]) == 0:
+    view = autoscaling_targets(req.object)
+    dis = view.disaggregated
+    if dis is not None and view.present == (DISAGGREGATED,):
         ref = as_dict(dis.get("targetRef"))
         if (ref.get("kind") or MODELSERVING_KIND) == MODELSERVING_KIND and isinstance(ref.get("name"), str):
             base = SPEC.child("disaggregatedTarget", "roles")
@@ -289,14 +292,14 @@ def check_policy_role_floor(req: Request, ctx: Context) -> Verdict:
 @REGISTRY.validates("autoscalingpolicybindings.bounds", BINDINGS, cel=BINDING_MIN_MAX_CEL)
 def binding_errors(binding: dict[str, Any]) -> list[FieldError]:
     """Kthena v0.4's AutoscalingPolicyBinding validator (target shape) plus min <= max."""
-    spec = as_dict(binding.get("spec"))
-    homo, hetero = spec.get("homogeneousTarget"), spec.get("heterogeneousTarget")
+    view = autoscaling_targets(binding)
+    homo, hetero = view.homogeneous, view.heterogeneous
     errs: list[FieldError] = []
-    if homo is None and hetero is None:
+    if HOMOGENEOUS not in view.present and HETEROGENEOUS not in view.present:
         errs.append(required(SPEC.child("homogeneousTarget"), "spec.homogeneousTarget should be set if spec.heterogeneousTarget does not exist"))
-    elif homo is not None and hetero is not None:
+    elif HOMOGENEOUS in view.present and HETEROGENEOUS in view.present:
         errs.append(invalid(SPEC, "", "both spec.heterogeneousTarget and spec.homogeneousTarget can not be set at the same time"))
-    if isinstance(hetero, dict):
+    if hetero is not None:
         for i, param in enumerate(as_list(hetero.get("params"))):
             path = SPEC.child("heterogeneousTarget", "params").index(i)
             target = as_dict(as_dict(param).get("target"))
@@ -310,7 +313,7 @@ def binding_errors(binding: dict[str, Any]) -> list[FieldError]:
             if target.get("subTargets"):
                 errs.append(invalid(path.child("target", "subTargets"), target["subTargets"], "heterogeneousTarget.params[].subTarget must be empty"))
             errs += _min_max(as_dict(param), path)
-    if isinstance(homo, dict):
+    if homo is not None:
         path = SPEC.child("homogeneousTarget")
         target = as_dict(homo.get("target"))
         ref = as_dict(target.get("targetRef"))
@@ -319,8 +322,8 @@ def binding_errors(binding: dict[str, Any]) -> list[FieldError]:
         if kind in ("", MODELSERVING_KIND):
             if not ref.get("name"):
                 errs.append(invalid(ref_path.child("name"), ref.get("name") or "", "homogeneousTarget.targetRef.name must be set, but got empty"))
-            sub = target.get("subTargets")
-            if isinstance(sub, dict):
+            sub = as_object(target.get("subTargets"))
+            if sub is not None:
                 sub_path = path.child("target", "subTargets")
                 if not sub.get("name"):
                     errs.append(invalid(sub_path.child("name"), sub.get("name") or "", "homogeneousTarget.targetRef.subTarget.name must be set, but got empty"))
@@ -342,7 +345,8 @@ def binding_errors(binding: dict[str, Any]) -> list[FieldError]:
 def check_binding_references(req: Request, ctx: Context) -> Verdict:
     """The bound AutoscalingPolicy exists; a role target exists and respects the gang floor."""
     verdict = Verdict()
-    spec = as_dict(as_dict(req.object).get("spec"))
+    view = autoscaling_targets(req.object)
+    spec = view.spec
     policy_name = as_dict(spec.get("policyRef")).get("name")
     path = SPEC.child("policyRef", "name")
     if not isinstance(policy_name, str) or not policy_name:
@@ -355,8 +359,8 @@ def check_binding_references(req: Request, ctx: Context) -> Verdict:
         else:
             if found is None:
                 verdict.errors.append(invalid(path, policy_name, f"autoscaling policy resource {policy_name} does not exist"))
-    homo = spec.get("homogeneousTarget")
-    if isinstance(homo, dict):
+    homo = view.homogeneous
+    if homo is not None:
         target = as_dict(homo.get("target"))
         ref, sub = as_dict(target.get("targetRef")), as_dict(target.get("subTargets"))
         if sub.get("kind") == "Role" and isinstance(sub.get("name"), str) and sub["name"] and isinstance(ref.get("name"), str):

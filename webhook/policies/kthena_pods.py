@@ -50,6 +50,7 @@ from ..kthena import (
     MODELSERVING_API_VERSION,
     MODELSERVING_KIND,
 )
+from ..shapes import as_dict, objects
 
 ROLES = FieldPath.of("spec", "template", "roles")
 TEMPLATES = ("entryTemplate", "workerTemplate")
@@ -94,13 +95,9 @@ def copy_tree(value: Any) -> Any:
     return value
 
 
-def _dict(value: Any) -> dict[str, Any]:
-    return value if type(value) is dict else {}
-
-
 def modelserving_name(ms: dict[str, Any]) -> str:
     """The ModelServing's name; offline, a generateName-only object stands in its 5 random characters."""
-    meta = _dict(ms.get("metadata"))
+    meta = as_dict(ms.get("metadata"))
     name = meta.get("name")
     if type(name) is str and name:
         return name
@@ -108,16 +105,8 @@ def modelserving_name(ms: dict[str, Any]) -> str:
     return prefix + "xxxxx" if type(prefix) is str and prefix else ""
 
 
-def _objects(value: Any) -> Iterator[tuple[int, dict[str, Any]]]:
-    """The (index, item) of each object in a list; nothing for anything else."""
-    if type(value) is list:
-        for i, item in enumerate(value):
-            if type(item) is dict:
-                yield i, item
-
-
 def _add_env(containers: Any, key: str, added: list[dict[str, str]], kept_env: dict[tuple[str, int], list[int]]) -> None:
-    for i, c in _objects(containers):
+    for i, c in objects(containers):
         env = c.get("env")
         if env is None:
             c["env"] = [dict(v) for v in added]
@@ -160,7 +149,7 @@ def added_metadata(ms: dict[str, Any], role: dict[str, Any]) -> tuple[dict[str, 
     the PodGroup annotations it sets after; its worker pods get the same but the `entry` label.
     (A rule judging every pod of a ModelServing judges these once per role: they repeat from pod
     to pod.)"""
-    scheduler = _dict(ms.get("spec")).get("schedulerName", DEFAULT_SCHEDULER)
+    scheduler = as_dict(ms.get("spec")).get("schedulerName", DEFAULT_SCHEDULER)
     return _added(modelserving_name(ms), role_name(role), True, scheduler)
 
 
@@ -168,7 +157,7 @@ def _metadata(
     ms: dict[str, Any], template: Any, name: str, role_name: str, entry: bool, scheduler: Any, owned: bool = True, podgroup_crd: bool = True
 ) -> dict[str, Any]:
     """The pod's metadata; without its namespace and owner reference unless `owned`."""
-    ms_meta = _dict(ms.get("metadata"))
+    ms_meta = as_dict(ms.get("metadata"))
     labels, annotations = _added(name, role_name, entry, scheduler, podgroup_crd)
     meta: dict[str, Any] = {"name": pod_name(name, role_name, entry)}
     namespace = ms_meta.get("namespace") if owned else None
@@ -209,7 +198,7 @@ def pod_metadata(ms: dict[str, Any], role: dict[str, Any], which: str, *, owned:
     template's label and annotation maps are merged into new ones, never changed). Without
     `owned`, only its name, labels and annotations: what Pod validation reads of it. Without
     `podgroup_crd` (the cluster has no PodGroup CRD), no PodGroup annotations."""
-    scheduler = _dict(ms.get("spec")).get("schedulerName", DEFAULT_SCHEDULER)
+    scheduler = as_dict(ms.get("spec")).get("schedulerName", DEFAULT_SCHEDULER)
     return _metadata(ms, role.get(which), modelserving_name(ms), role_name(role), which == "entryTemplate", scheduler, owned, podgroup_crd)
 
 
@@ -222,10 +211,10 @@ def pod_spec(ms: dict[str, Any], role: dict[str, Any], which: str) -> tuple[Any,
         pod_spec = {}  # Go's zero PodSpec, which validation then finds without containers
     kept_env: dict[tuple[str, int], list[int]] = {}
     if type(pod_spec) is dict:
-        scheduler = _dict(ms.get("spec")).get("schedulerName", DEFAULT_SCHEDULER)
+        scheduler = as_dict(ms.get("spec")).get("schedulerName", DEFAULT_SCHEDULER)
         if type(scheduler) is str:
             pod_spec["schedulerName"] = scheduler
-        name, namespace = modelserving_name(ms), _dict(ms.get("metadata")).get("namespace")
+        name, namespace = modelserving_name(ms), as_dict(ms.get("metadata")).get("namespace")
         workers = role.get("workerReplicas")
         workers = workers if type(workers) is int else 0
         k = 0 if which == "entryTemplate" else 1
@@ -260,7 +249,7 @@ def controller_pod(ms: dict[str, Any], i: int, role: dict[str, Any], which: str,
 def templates_in_use(ms: dict[str, Any], select: Select | None = None) -> Iterator[tuple[int, dict[str, Any], str]]:
     """(role index, role, which) of every role's entry template and, when it has workers, its
     worker template (those `select` keeps): the templates the controller makes pods from."""
-    for i, role in _objects(_dict(_dict(ms.get("spec")).get("template")).get("roles")):
+    for i, role in objects(as_dict(as_dict(ms.get("spec")).get("template")).get("roles")):
         workers = role.get("workerReplicas")
         for which in TEMPLATES:
             if which == "workerTemplate" and (type(workers) is not int or workers <= 0 or role.get(which) is None):

@@ -20,14 +20,16 @@
 from __future__ import annotations
 
 import re
-from typing import Any, NamedTuple
+from typing import Any
 
 from ..admission.decision import Verdict, allowed
 from ..admission.fields import FieldError, FieldPath, forbidden, invalid, required
 from ..admission.review import Request
 from ..kthena import LABEL_PREFIX as MS_LABEL_PREFIX
 from ..kthena import MODELSERVING_GROUP
-from .common import DNS1035_LABEL, as_dict, dns1035_label_errors, int_or, int_or_percent_errors, is_int, lookup_modelserving
+from ..shapes import as_dict
+from ..shapes.kthena import ModelServing, modelserving
+from .common import DNS1035_LABEL, dns1035_label_errors, int_or, int_or_percent_errors, is_int, lookup_modelserving
 from .context import Context
 from .kthena_pods import modelserving_name
 from .modelserving_pods import judge_pod_templates
@@ -52,30 +54,10 @@ _SPACE = re.compile(r"\s")
 MODELSERVINGS = Target(group=MODELSERVING_GROUP, resource="modelservings", versions=("v1alpha1",))
 
 
-class Shape(NamedTuple):
-    """The parts of a ModelServing every check reads, extracted once and type-checked."""
-
-    ms: dict[str, Any]
-    spec: dict[str, Any]
-    template: dict[str, Any]
-    roles: list[tuple[int, dict[str, Any]]]  # (index, role) for every role that is an object
-    strategy: dict[str, Any] | None  # spec.rolloutStrategy when it is an object
-    mins: dict[str, Any]  # gangPolicy.minRoleReplicas when it is an object, else {}
-
-
-def shape(ms: dict[str, Any]) -> Shape:
-    """The rules below are registered with `view=shape`: the engine shapes the object once per
-    review (its `Views` memo) and hands every rule the same Shape."""
-    spec = ms.get("spec")
-    spec = spec if type(spec) is dict else {}
-    template = spec.get("template")
-    template = template if type(template) is dict else {}
-    roles = template.get("roles")
-    listed = [(i, r) for i, r in enumerate(roles) if type(r) is dict] if type(roles) is list else []
-    strategy = spec.get("rolloutStrategy")
-    gang = template.get("gangPolicy")
-    mins = gang.get("minRoleReplicas") if type(gang) is dict else None
-    return Shape(ms, spec, template, listed, strategy if type(strategy) is dict else None, mins if type(mins) is dict else {})
+# The rules below are registered with `view=shape`: the engine shapes the object once per review
+# (its `Views` memo) and hands every rule the same view (webhook/shapes/kthena.py).
+Shape = ModelServing
+shape = modelserving
 
 
 # ---- Kthena parity: the nine check groups, in Kthena's order ------------------------------------

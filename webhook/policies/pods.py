@@ -27,8 +27,9 @@ from typing import Any
 from ..admission.decision import Changes
 from ..admission.review import Request
 from ..kthena import ANNOTATION_GROUP, ANNOTATION_TASK, KTHENA_GANG_SCHEDULER, LABEL_ENTRY, LABEL_GROUP, LABEL_NAME, LABEL_ROLE, LABEL_ROLE_ID
+from ..shapes import as_dict, as_object, metadata
 from .clusterfacts import ClusterFacts, ask
-from .common import as_dict, lookup_modelserving
+from .common import lookup_modelserving
 from .context import Context
 from .registry import REGISTRY, LabelScope, Target
 
@@ -49,13 +50,11 @@ GANG_PODS = LabelScope(any_of=(("modelserving", MODELSERVING_NAME_LABEL), ("gang
 
 def _labels(pod: dict[str, Any]) -> dict[str, Any] | None:
     """The pod's labels, or None when metadata/labels have a shape we must not touch."""
-    meta = pod.get("metadata")
-    if not isinstance(meta, dict):
+    meta = as_object(pod.get("metadata"))
+    if meta is None:
         return None
     labels = meta.get("labels")
-    if labels is None:
-        return {}
-    return labels if isinstance(labels, dict) else None
+    return {} if labels is None else as_object(labels)
 
 
 def _arrived_annotated(req: Request) -> bool:
@@ -76,8 +75,7 @@ def owner_choice(req: Request, pod: dict[str, Any], ctx: Context) -> tuple[bool,
     ms_name = labels.get(MODELSERVING_NAME_LABEL)
     if not isinstance(ms_name, str) or not ms_name:
         return False, UNKNOWN, []  # opted in with servinggate.io/gang: no owner to ask
-    meta = pod.get("metadata")
-    namespace = req.namespace or str((meta if isinstance(meta, dict) else {}).get("namespace") or "")
+    namespace = req.namespace or str(metadata(pod).get("namespace") or "")
     ms, failure = lookup_modelserving(ctx, namespace, ms_name)
     if failure is not None:
         return False, UNKNOWN, [f"servinggate: ModelServing {namespace}/{ms_name} unreadable ({failure}); its scheduler choice was not checked"]
@@ -212,7 +210,7 @@ def gang_labels(req: Request, pod: dict[str, Any], ctx: Context) -> Changes:
             made.append(f"added label {key}={value}")
         labels[key] = value
     # PodGroup annotations only help a pod Volcano schedules, and only for a PodGroup that will exist.
-    scheduler = (pod.get("spec") or {}).get("schedulerName") if isinstance(pod.get("spec"), dict) else None
+    scheduler = as_dict(pod.get("spec")).get("schedulerName")
     if scheduler != ctx.settings.scheduler_name or not want_notes:
         return Changes(made)
     exists, warnings = podgroup_will_exist(req, pod, owner_scheduler, ctx)

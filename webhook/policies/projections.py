@@ -23,6 +23,7 @@ from typing import Any
 
 from ..admission.review import plural_of
 from ..kthena import AUTOSCALINGPOLICY_API_VERSION, AUTOSCALINGPOLICY_KIND, MODELSERVING_API_VERSION, MODELSERVING_KIND
+from ..shapes import as_dict, as_list, objects
 
 Shape = dict[str, Any] | list[Any] | bool
 
@@ -120,14 +121,6 @@ def project(entry: LookedUp, obj: dict[str, Any]) -> dict[str, Any]:
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 
 
-def _d(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _l(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
 @dataclass(frozen=True, slots=True, weakref_slot=True)
 class NodeShape:
     """What placement reads of a Node, less what is unique to it: allocatable (resource name ->
@@ -144,9 +137,7 @@ _SHAPES: weakref.WeakValueDictionary[NodeShape, NodeShape] = weakref.WeakValueDi
 
 
 def _str_pairs(value: Any, *, drop: str = "") -> tuple[tuple[str, str], ...]:
-    if not isinstance(value, dict):
-        return ()
-    return tuple(sorted((sys.intern(str(k)), sys.intern(str(v))) for k, v in value.items() if k != drop and isinstance(v, (str, int, float))))
+    return tuple(sorted((sys.intern(str(k)), sys.intern(str(v))) for k, v in as_dict(value).items() if k != drop and isinstance(v, (str, int, float))))
 
 
 def node_shape(allocatable: Any, labels: Any, taints: Any) -> NodeShape:
@@ -154,8 +145,8 @@ def node_shape(allocatable: Any, labels: Any, taints: Any) -> NodeShape:
     are dropped, not raised on: the API server's schema makes them rare, and a rule would rather
     see a node with fewer facts than none."""
     kept = []
-    for taint in _l(taints):
-        if isinstance(taint, dict) and isinstance(taint.get("key"), str):
+    for _, taint in objects(taints):
+        if isinstance(taint.get("key"), str):
             kept.append((sys.intern(taint["key"]), sys.intern(str(taint.get("value") or "")), sys.intern(str(taint.get("effect") or ""))))
     shape = NodeShape(_str_pairs(allocatable), _str_pairs(labels, drop=HOSTNAME_LABEL), tuple(sorted(kept)))
     shared = _SHAPES.get(shape)
@@ -166,8 +157,8 @@ def node_shape(allocatable: Any, labels: Any, taints: Any) -> NodeShape:
 
 def project_node(obj: dict[str, Any]) -> dict[str, Any]:
     """A Node as its name, hostname label and shared NodeShape."""
-    meta, spec, status = _d(obj.get("metadata")), _d(obj.get("spec")), _d(obj.get("status"))
-    labels = _d(meta.get("labels"))
+    meta, spec, status = as_dict(obj.get("metadata")), as_dict(obj.get("spec")), as_dict(obj.get("status"))
+    labels = as_dict(meta.get("labels"))
     hostname = labels.get(HOSTNAME_LABEL)
     return {
         "metadata": {"name": sys.intern(str(meta.get("name") or ""))},
@@ -182,13 +173,13 @@ PODGROUP_CRD_NAME = "podgroups.scheduling.volcano.sh"
 def project_podgroup_crd(obj: dict[str, Any]) -> dict[str, Any]:
     """The PodGroup CRD as one fact: whether any of its versions has `spec.subGroupPolicy` (Kthena
     writes the role gangs there only when it has, kthena#587)."""
-    meta, spec = _d(obj.get("metadata")), _d(obj.get("spec"))
+    meta, spec = as_dict(obj.get("metadata")), as_dict(obj.get("spec"))
     found = False
-    for version in _l(spec.get("versions")):
-        props: Any = version
+    for version in as_list(spec.get("versions")):
+        props = as_dict(version)
         for key in ("schema", "openAPIV3Schema", "properties", "spec", "properties"):
-            props = props.get(key) if isinstance(props, dict) else None
-        if isinstance(props, dict) and "subGroupPolicy" in props:
+            props = as_dict(props.get(key))
+        if "subGroupPolicy" in props:
             found = True
     return {"metadata": {"name": str(meta.get("name") or "")}, "subGroupPolicy": found}
 

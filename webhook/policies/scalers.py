@@ -9,7 +9,8 @@ from typing import Any
 
 from ..admission.fields import FieldPath
 from ..kthena import MODELSERVING_GROUP, MODELSERVING_KIND
-from .common import as_dict, as_list
+from ..shapes import as_dict, as_list
+from ..shapes.kthena import autoscaling_targets
 from .projections import AUTOSCALINGPOLICY, CRONHPA, HPA, SCALEDOBJECT, LookedUp
 
 KEDA_GROUP = SCALEDOBJECT.group
@@ -71,15 +72,16 @@ def scale_targets(kind: str, obj: dict[str, Any], namespace: str = "") -> list[S
             owner = _keda_owner(meta) if kind == HPA.kind else ""
             found.append(ScaleTarget(ns, name, "", kind, me, owner, _SPEC.child("scaleTargetRef", "name")))
     elif kind == AUTOSCALINGPOLICY.kind:
-        homo, hetero, dis = spec.get("homogeneousTarget"), spec.get("heterogeneousTarget"), spec.get("disaggregatedTarget")
-        if isinstance(homo, dict) and (name := _modelserving_ref(as_dict(homo.get("target")).get("targetRef"))):
+        targets = autoscaling_targets(obj)
+        homo, hetero, dis = targets.homogeneous, targets.heterogeneous, targets.disaggregated
+        if homo is not None and (name := _modelserving_ref(as_dict(homo.get("target")).get("targetRef"))):
             found.append(ScaleTarget(ns, name, "", kind, me, "", _SPEC.child("homogeneousTarget", "target", "targetRef", "name")))
-        if isinstance(hetero, dict):
+        if hetero is not None:
             for i, param in enumerate(as_list(hetero.get("params"))):
                 if name := _modelserving_ref(as_dict(as_dict(param).get("target")).get("targetRef")):
                     path = _SPEC.child("heterogeneousTarget", "params").index(i).child("target", "targetRef", "name")
                     found.append(ScaleTarget(ns, name, "", kind, me, "", path))
-        if isinstance(dis, dict) and (name := _modelserving_ref(dis.get("targetRef"))):
+        if dis is not None and (name := _modelserving_ref(dis.get("targetRef"))):
             for role in sorted(str(r) for r in as_dict(dis.get("roles")) if r):
                 found.append(ScaleTarget(ns, name, role, kind, me, "", _SPEC.child("disaggregatedTarget", "roles").key(role)))
     return found

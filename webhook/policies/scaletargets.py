@@ -20,8 +20,8 @@ from __future__ import annotations
 from ..admission.decision import Verdict
 from ..admission.fields import invalid
 from ..admission.review import Request
+from ..shapes import as_dict
 from .clusterfacts import ask
-from .common import as_dict
 from .context import Context
 from .cronhpa import CRON_HPAS
 from .hpa import HPAS, TARGETS_MODELSERVING
@@ -41,7 +41,7 @@ OPT_OUT = "servinggate.io/shared-scale-target"
 def check_one_owner(req: Request, ctx: Context) -> Verdict:
     """No other autoscaler already scales this one's ModelServing (or role)."""
     obj = req.object
-    if not isinstance(obj, dict):
+    if obj is None:
         return Verdict()
     if as_dict(as_dict(obj.get("metadata")).get("annotations")).get(OPT_OUT) == "true":
         return Verdict()

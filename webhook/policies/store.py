@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from ..shapes import metadata, only_objects
 from .context import LookupFailed
 from .projections import KEPT, LookedUp, project
 
@@ -61,8 +62,7 @@ class _Kind:
 
 
 def _key(obj: dict[str, Any]) -> _Key:
-    meta = obj.get("metadata")
-    meta = meta if isinstance(meta, dict) else {}
+    meta = metadata(obj)
     return str(meta.get("namespace") or ""), str(meta.get("name") or "")
 
 
@@ -95,7 +95,7 @@ class ProjectionStore:
         """Everything of `entry`'s kind is now `objects` (a full list; a generator is projected
         one item at a time, so a caller reading pages never holds more than one). Returns the count."""
         state = self._writable(entry)
-        fresh = {_key(obj): project(entry, obj) for obj in objects if isinstance(obj, dict)}
+        fresh = {_key(obj): project(entry, obj) for obj in only_objects(objects)}
         with self._write:
             state.objects = fresh
             state.synced = state.installed = True
@@ -117,7 +117,7 @@ class ProjectionStore:
                 if state.objects.get(key) != projected:  # a Node's status heartbeat changes nothing kept
                     state.objects[key] = projected
                     state.generation += 1
-            rv = (obj.get("metadata") or {}).get("resourceVersion") if isinstance(obj.get("metadata"), dict) else None
+            rv = metadata(obj).get("resourceVersion")
             if isinstance(rv, str) and rv:
                 state.resource_version = rv
 

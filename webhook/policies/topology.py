@@ -38,8 +38,9 @@ from ..admission.decision import Verdict
 from ..admission.fields import FieldError, FieldPath, invalid
 from ..admission.review import Request
 from ..kthena import KTHENA_GANG_SCHEDULER
+from ..shapes import as_dict, as_object
 from .clusterfacts import ClusterFacts, ask, facts_of, not_checked
-from .common import as_dict, is_int
+from .common import is_int
 from .context import Context, LookupFailed
 from .modelservings import MODELSERVINGS, Shape, shape
 from .registry import REGISTRY
@@ -54,7 +55,7 @@ _QUEUE_NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a
 
 def _policies(template: dict[str, Any]) -> list[tuple[FieldPath, dict[str, Any]]]:
     topology = as_dict(template.get("networkTopology"))
-    return [(TOPOLOGY.child(name), topology[name]) for name in POLICIES if isinstance(topology.get(name), dict)]
+    return [(TOPOLOGY.child(name), policy) for name in POLICIES if (policy := as_object(topology.get(name))) is not None]
 
 
 @REGISTRY.validates("modelservings.network-topology", MODELSERVINGS, view=shape, family="modelservings")
@@ -92,8 +93,8 @@ def _tier_findings(s: Shape, facts: ClusterFacts) -> tuple[list[FieldError], lis
 
 
 def _role_gang_findings(s: Shape, facts: ClusterFacts) -> tuple[list[FieldError], list[str]]:
-    role_policy = as_dict(s.template.get("networkTopology")).get("rolePolicy")
-    if not s.mins and not isinstance(role_policy, dict):
+    role_policy = as_object(as_dict(s.template.get("networkTopology")).get("rolePolicy"))
+    if not s.mins and role_policy is None:
         return [], []
     try:
         has = facts.subgroup_policy()
@@ -105,7 +106,7 @@ def _role_gang_findings(s: Shape, facts: ClusterFacts) -> tuple[list[FieldError]
     errs = []
     if s.mins:
         errs.append(invalid(FieldPath.of("spec", "template", "gangPolicy", "minRoleReplicas"), s.mins, detail))
-    if isinstance(role_policy, dict):
+    if role_policy is not None:
         errs.append(invalid(TOPOLOGY.child("rolePolicy"), role_policy, detail))
     return errs, []
 
@@ -113,7 +114,7 @@ def _role_gang_findings(s: Shape, facts: ClusterFacts) -> tuple[list[FieldError]
 def unchanged_template(req: Request) -> bool:
     """An update that leaves `spec.template` as it was: the facts rules that judge the template
     let it pass, so a cluster that changed since never blocks an unrelated update."""
-    if req.operation != "UPDATE" or not isinstance(req.old_object, dict) or not isinstance(req.object, dict):
+    if req.operation != "UPDATE" or req.old_object is None or req.object is None:
         return False
     return bool(as_dict(req.object.get("spec")).get("template") == as_dict(req.old_object.get("spec")).get("template"))
 
@@ -122,7 +123,7 @@ def unchanged_template(req: Request) -> bool:
 def check_topology_facts(req: Request, ctx: Context) -> Verdict:
     """Topology tiers some HyperNode has, and role gangs the installed PodGroup CRD can carry."""
     obj = req.object
-    if not isinstance(obj, dict) or unchanged_template(req):
+    if obj is None or unchanged_template(req):
         return Verdict()
     s = shape(obj)
     facts = facts_of(ctx)

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..kthena import LABEL_ROLE, LABEL_ROLE_ID
+from ..shapes import as_dict
 from .scoring import INT64_MAX, INT64_MIN, go_int
 
 
@@ -73,20 +74,16 @@ def _int(value: Any, default: int) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else default
 
 
-def _d(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
 def serving_spec(obj: Mapping[str, Any]) -> tuple[str, ServingSpec] | None:
     """("namespace/name", the spec) of a ModelServing object; None without a name."""
-    meta = _d(obj.get("metadata"))
+    meta = as_dict(obj.get("metadata"))
     name = meta.get("name")
     if not isinstance(name, str) or not name:
         return None
-    spec = _d(obj.get("spec"))
-    rollout = _d(spec.get("rolloutStrategy"))
-    config = _d(rollout.get("rollingUpdateConfiguration"))
-    listed = _d(spec.get("template")).get("roles")
+    spec = as_dict(obj.get("spec"))
+    rollout = as_dict(spec.get("rolloutStrategy"))
+    config = as_dict(rollout.get("rollingUpdateConfiguration"))
+    listed = as_dict(spec.get("template")).get("roles")
     roles: dict[str, RoleSpec] = {}
     for role in listed if isinstance(listed, list) else ():
         if isinstance(role, dict) and isinstance(role.get("name"), str):

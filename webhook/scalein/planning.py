@@ -29,6 +29,7 @@ from .. import config
 from ..config import DataFileError, read_data_file
 from ..errors import OperatorError
 from ..kthena import MODELSERVING_GROUP, MODELSERVING_KIND, MODELSERVING_VERSION
+from ..shapes import as_dict, as_list, only_objects
 from . import topology
 from .cluster import Cluster, WorkloadTypes
 from .ranking import Workload, build_plan, contested_pods, hypernode_usage, node_usage
@@ -60,9 +61,7 @@ class Snapshot:
 
 
 def _items(data: dict[str, Any], key: str) -> list[dict[str, Any]]:
-    listed = data.get(key)
-    items = listed.get("items") if isinstance(listed, dict) else None
-    return [i for i in items if isinstance(i, dict)] if isinstance(items, list) else []
+    return list(only_objects(as_list(as_dict(data.get(key)).get("items"))))
 
 
 def load_snapshot(path: str) -> Snapshot:
@@ -74,7 +73,7 @@ def load_snapshot(path: str) -> Snapshot:
     if isinstance(data, dict) and isinstance(data.get("nodes"), dict) and isinstance(data.get("pods"), dict):
         return Snapshot(_items(data, "nodes"), _items(data, "pods"), _items(data, "hypernodes"), _items(data, "events"), _items(data, "modelservings"))
     if isinstance(data, dict) and isinstance(data.get("items"), list):
-        items = [i for i in data["items"] if isinstance(i, dict)]
+        items = list(only_objects(data["items"]))
         nodes = [i for i in items if i.get("kind") == "Node"]
         pods = [i for i in items if i.get("kind") == "Pod"]
         if nodes or pods:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import hypernodes
+from ..shapes import as_dict
 
 GROUP, VERSION, PLURAL, KIND = "topology.volcano.sh", "v1alpha1", "hypernodes", "HyperNode"
 
@@ -44,18 +45,14 @@ class HyperNodeView:
 def hypernode_view(obj: Mapping[str, Any]) -> HyperNodeView | None:
     """The projection of a HyperNode object; None when it has no name. A tier that is not a
     whole number counts as 0 (the API server would not have stored it)."""
-    meta = _mapping(obj.get("metadata"))
+    meta = as_dict(obj.get("metadata"))
     name = meta.get("name")
     if not isinstance(name, str) or not name:
         return None
-    spec = _mapping(obj.get("spec"))
+    spec = as_dict(obj.get("spec"))
     tier = spec.get("tier")
     read = hypernodes.members_of(spec)
     return HyperNodeView(name, tier if isinstance(tier, int) and not isinstance(tier, bool) else 0, read.nodes, read.children, read.problems)
-
-
-def _mapping(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 def select(selector: Mapping[str, Any], names: Mapping[str, Mapping[str, str]]) -> tuple[set[str], list[str], str]:
