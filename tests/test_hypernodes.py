@@ -7,6 +7,10 @@ The first table restates the cases of volcano `pkg/util/hypernode/member_selecto
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 from support.willrun import hypernode, node
 
@@ -14,6 +18,7 @@ from webhook import hypernodes
 from webhook.policies.clusterfacts import ClusterFacts, store_of_objects
 from webhook.scalein import topology
 
+REPO = Path(__file__).resolve().parent.parent
 NODES = {"worker-1": {"role": "worker"}, "worker-2": {"role": "worker"}, "control-plane-1": {"role": "control-plane"}}
 
 
@@ -122,10 +127,52 @@ def test_patterns_re2_refuses_select_nothing(pattern):
     assert hypernodes.node_members({"regexMatch": {"pattern": pattern}}, {"worker": {}, "a" * 1001: {}}).problem
 
 
-@pytest.mark.parametrize("pattern", ["\\pL", "(?U)a+", "a(?i)b", "[[:^digit:]]"])
-def test_re2_forms_python_cannot_spell_select_nothing_and_say_so(pattern):
+@pytest.mark.parametrize(
+    "pattern, names",
+    [
+        ("^\\pL+-\\pN$", {"worker-1", "worker-2"}),  # Unicode classes
+        ("(?U)^w.+", {"worker-1", "worker-2"}),  # ungreedy: matches all the same
+        ("^control(?i)-PLANE", {"control-plane-1"}),  # a flag group after the start
+        ("^w[[:^digit:]]+[[:digit:]]$", {"worker-1", "worker-2"}),  # a negated POSIX class
+        ("\\Q\\C\\E|-1$", {"worker-1", "control-plane-1"}),  # \C quoted is the two characters
+        ("(?P<role_1>worker)-2", {"worker-2"}),
+    ],
+)
+def test_go_forms_python_could_not_spell_select_as_in_go(pattern, names):
     picked = hypernodes.node_members({"regexMatch": {"pattern": pattern}}, NODES)
+    assert picked.names == frozenset(names) and not picked.problem
+
+
+@pytest.mark.parametrize("pattern", ["\\C", "worker\\C1", "(?P<rôle>worker)", "(?<ключ>worker)"])
+def test_forms_c_plus_plus_re2_accepts_and_go_refuses_select_nothing(pattern):
+    """Go's regexp/syntax has no `\\C` and takes ASCII group names only; C++ RE2 takes both."""
+    picked = hypernodes.node_members({"exactMatch": {"name": "worker-1"}, "regexMatch": {"pattern": pattern}}, NODES)
     assert picked.names == frozenset() and "does not compile" in picked.problem
+
+
+def test_a_lone_surrogate_is_read_as_go_decodes_json():
+    """JSON can spell a lone UTF-16 surrogate; Go's encoding/json reads it as U+FFFD."""
+    assert hypernodes.node_members({"regexMatch": {"pattern": "^\ud800x"}}, dict.fromkeys(["\ufffdx", "\udc00x"], {})).names == frozenset(
+        ["\ufffdx", "\udc00x"]
+    )
+
+
+_BACKTRACKING = """
+import sys
+from webhook import hypernodes
+name = "a" * 200_000
+spec = {"members": [{"type": "Node", "selector": {"regexMatch": {"pattern": p}}} for p in sys.argv[1:]]}
+print(sorted(len(n) for n in hypernodes.resolve_nodes(spec, {name: {}, name + "b": {}})[0]))
+"""
+
+
+@pytest.mark.parametrize("pattern, lengths", [("(a*)*$", [200_000, 200_001]), ("^(a|a)*b", [200_001]), ("^(a|aa)+c", [])])
+def test_a_catastrophic_backtracking_pattern_resolves_in_linear_time(pattern, lengths):
+    """A backtracking matcher takes exponential time on these patterns and a long name (a HyperNode
+    author could stall the webhook); RE2 is linear, as Go is. Run apart so a regression fails at
+    the timeout instead of hanging the suite."""
+    out = subprocess.run([sys.executable, "-c", _BACKTRACKING, pattern], cwd=REPO, capture_output=True, text=True, timeout=20, check=True)
+    assert out.stdout.split("\n")[0] == str(lengths)
 
 
 def test_hypernode_members_are_named_by_exact_name_only():

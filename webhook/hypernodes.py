@@ -16,14 +16,17 @@ BuildHyperNodeCache):
   selector there selects nothing ("HyperNode member does not support regex match");
 - a member of another type is skipped.
 
-Patterns are Go RE2 and run here on Python's `re` (`go_regex`): what RE2 refuses and Python would
-accept (look-around, back-references, possessive and nested repetition, a repeat count over
-1000, `\\Z`, flags RE2 does not know) selects nothing, as it does in Volcano; the RE2 syntax
-Python spells differently is translated (`(?<name>`, `\\z`, `\\Q...\\E`, `\\x{...}`, octal escapes,
-POSIX classes such as `[[:digit:]]`, a `{` that is not a repeat); the few RE2 forms with no Python
-spelling (`\\pL` Unicode classes, `(?U)`, a flag group after the pattern's start, a negated POSIX
-class) select nothing and say so. Node names are DNS subdomains, so the ASCII/Unicode differences
-of `\\d`, `\\w`, `\\s` and case folding cannot show.
+Patterns are compiled by RE2 itself (Google's `re2` bindings, `go_regex`), as Go's `regexp`, which
+is RE2, compiles them in Volcano: the same syntax and linear-time matching, so a pattern such as
+`(a*)*b` cannot stall the webhook or the reconciler as a backtracking matcher could. What Go's
+regexp/syntax refuses selects nothing, as it does in Volcano; the C++ parser accepts two forms Go
+refuses (`\\C`, and a group name that is not ASCII), refused here before it runs. Known
+differences left: RE2 refuses a pattern whose compiled program exceeds its memory budget (RE2's default;
+a large Unicode class repeated hundreds of times, such as `\\pL{1000}`) that Go accepts, and Go
+refuses patterns nested over 1000 deep or too large for its own size limits that RE2 accepts: both
+are far beyond a pattern for node names (at most 253 characters), and the budget keeps one short
+pattern from costing the webhook memory and CPU. Unicode class names are those of the Unicode
+version the RE2 release knows.
 
 Leaf module: it imports nothing of ours. Every answer carries the reason a member selects nothing
 when it is the input's fault, for the caller to note once.
@@ -33,214 +36,94 @@ from __future__ import annotations
 
 import functools
 import re
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, TypeGuard
+from typing import Any, Protocol, TypeGuard
+
+import re2
 
 NODE, HYPERNODE = "Node", "HyperNode"
 
-# ---- Go RE2 patterns on Python's re --------------------------------------------------------------
-
-_MAX_REPEAT = 1000  # regexp/syntax maxRepeat
-_REPEAT = re.compile(r"\{(\d+)(,(\d*))?\}")
-_POSIX = {
-    "alnum": "0-9A-Za-z",
-    "alpha": "A-Za-z",
-    "ascii": "\\x00-\\x7f",
-    "blank": "\\t ",
-    "cntrl": "\\x00-\\x1f\\x7f",
-    "digit": "0-9",
-    "graph": "!-~",
-    "lower": "a-z",
-    "print": " -~",
-    "punct": "!-/:-@\\[-`{-~",
-    "space": "\\t\\n\\v\\f\\r ",
-    "upper": "A-Z",
-    "word": "0-9A-Za-z_",
-    "xdigit": "0-9A-Fa-f",
-}
-_SIMPLE = {"a": "\\x07", "f": "\\x0c", "n": "\\n", "r": "\\r", "t": "\\t", "v": "\\x0b"}
-_CLASSES = set("dDsSwW")
+# ---- Go RE2 patterns on RE2 ---------------------------------------------------------------------
 
 
-class _Refused(Exception):
-    """RE2 refuses the pattern, or it has no Python spelling: it selects nothing."""
+class GoPattern(Protocol):
+    """A compiled pattern: `search` finds it anywhere in the text (Go's MatchString)."""
+
+    def search(self, text: str) -> object: ...
 
 
-def _char(code: int) -> str:
-    if code > 0x10FFFF:
-        raise _Refused("escape beyond Unicode")
-    return re.escape(chr(code))
+def _go_text(text: str) -> str:
+    """`text` as Go holds it after decoding JSON: a lone UTF-16 surrogate (which JSON can spell and
+    UTF-8 cannot) becomes U+FFFD, as encoding/json makes it; RE2 takes UTF-8."""
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
-def _escape(p: str, i: int, in_class: bool) -> tuple[str, int]:
-    """The Python text of the escape at p[i] == '\\\\' and the index after it (regexp/syntax parseEscape)."""
-    if i + 1 >= len(p):
-        raise _Refused("trailing backslash")
-    c = p[i + 1]
-    if c.isascii() and not c.isalnum():
-        return re.escape(c), i + 2
-    if c in _SIMPLE:
-        return _SIMPLE[c], i + 2
-    if c in _CLASSES:
-        return "\\" + c, i + 2
-    if c in "01234567":
-        if c != "0" and not (i + 2 < len(p) and p[i + 2] in "01234567"):
-            raise _Refused("back-references are not RE2")
-        j = i + 2
-        while j < len(p) and j < i + 4 and p[j] in "01234567":
-            j += 1
-        return _char(int(p[i + 1 : j], 8)), j
-    if c == "x":
-        if i + 2 < len(p) and p[i + 2] == "{":
-            end = p.find("}", i + 3)
-            digits = p[i + 3 : end] if end > 0 else ""
-            if not digits or not all(d in "0123456789abcdefABCDEF" for d in digits):
-                raise _Refused("bad \\x{} escape")
-            return _char(int(digits, 16)), end + 1
-        digits = p[i + 2 : i + 4]
-        if len(digits) != 2 or not all(d in "0123456789abcdefABCDEF" for d in digits):
-            raise _Refused("bad \\x escape")
-        return _char(int(digits, 16)), i + 4
-    if not in_class:
-        if c in "bBA":
-            return "\\" + c, i + 2
-        if c == "z":
-            return "\\Z", i + 2
-    raise _Refused(f"\\{c} is not an RE2 escape here, or has no Python spelling")
-
-
-def _class(p: str, i: int) -> tuple[str, int]:
-    """The Python text of the character class at p[i] == '[' and the index after it."""
-    out = ["["]
-    j = i + 1
-    if j < len(p) and p[j] == "^":
-        out.append("^")
-        j += 1
-    first = True
-    while j < len(p):
-        c = p[j]
-        if c == "]" and not first:
-            out.append("]")
-            return "".join(out), j + 1
-        first = False
-        if c == "[" and p.startswith("[:", j):
-            end = p.find(":]", j + 2)
-            name = p[j + 2 : end] if end > 0 else ""
-            if name in _POSIX:
-                out.append(_POSIX[name])
-                j = end + 2
-                continue
-            if name.startswith("^") and name[1:] in _POSIX:
-                raise _Refused("a negated POSIX class has no Python spelling inside a class")
-            if end > 0:
-                raise _Refused(f"unknown POSIX class [:{name}:]")
+def _go_only_refusal(pattern: str) -> str:
+    """Why Go's regexp/syntax refuses a pattern that C++ RE2 accepts, or "": `\\C` (any byte) outside a
+    class, which Go's parseEscape does not know, and a group name that is not ASCII (isValidCaptureName
+    takes `[A-Za-z0-9_]`, C++ RE2 any Unicode word character); Go's `regexp/syntax/parse.go` (Go 1.22+). Scans escapes, `\\Q...\\E` literals and
+    classes the way both parsers do; C++ RE2 judges everything else, so only patterns it accepts
+    need to be read right."""
+    i, in_class = 0, False
+    while i < len(pattern):
+        c = pattern[i]
         if c == "\\":
-            text, j = _escape(p, j, in_class=True)
-            out.append(text)
-            continue
-        out.append("\\" + c if c in "[]&~|" else c)  # literal in RE2; Python warns of nested sets
-        j += 1
-    raise _Refused("missing closing ]")
-
-
-def _group(p: str, i: int, at_start: bool) -> tuple[str, int]:
-    """The Python text opening the group at p[i] == '(' and the index after it."""
-    if not p.startswith("(?", i):
-        return "(", i + 1
-    rest = p[i + 2 :]
-    if rest.startswith("P<") or (rest.startswith("<") and not rest.startswith(("<=", "<!"))):
-        start = i + (4 if rest.startswith("P<") else 3)
-        end = p.find(">", start)
-        name = p[start:end] if end > 0 else ""
-        if not name or not all(ch == "_" or (ch.isascii() and ch.isalnum()) for ch in name):
-            raise _Refused("bad group name")
-        return f"(?P<{name}>", end + 1
-    m = re.match(r"([a-zA-Z]*)(-([a-zA-Z]*))?([:)])", rest)
-    if not m:
-        raise _Refused("look-around, comments, atomic and conditional groups are not RE2")
-    on, off, close = m.group(1), m.group(3) or "", m.group(4)
-    if set(on + off) - set("imsU") or (m.group(2) and not off):
-        raise _Refused("flags RE2 does not know")
-    if "U" in on + off:
-        raise _Refused("(?U) has no Python spelling")
-    end = i + 2 + m.end()
-    if close == ":":
-        return "(?" + on + ("-" + off if off else "") + ":", end
-    if not on and not off:
-        return "", end  # `(?)`: no flags, nothing to do
-    if off or not at_start:
-        raise _Refused("a flag group after the start of the pattern has no Python spelling")
-    return "(?" + on + ")", end
-
-
-def translate(pattern: str) -> str:
-    """`pattern` (Go RE2 syntax) as a Python pattern that matches the same names; raises
-    ValueError with the reason when RE2 refuses it or Python cannot spell it."""
-    out: list[str] = []
-    i, after_repeat = 0, False
-    try:
-        while i < len(pattern):
-            c = pattern[i]
-            m = _REPEAT.match(pattern, i) if c == "{" else None
-            if c in "*+?" or m:
-                if after_repeat:
-                    raise _Refused("nested repetition operator")
-                if m:
-                    low, high = int(m.group(1)), m.group(3)
-                    if low > _MAX_REPEAT or (high and int(high) > _MAX_REPEAT):
-                        raise _Refused("repeat count over 1000")
-                    out.append(m.group(0))
-                    i = m.end()
-                else:
-                    out.append(c)
-                    i += 1
-                if i < len(pattern) and pattern[i] == "?":  # lazy
-                    out.append("?")
-                    i += 1
-                after_repeat = True
+            nxt = pattern[i + 1 : i + 2]
+            if nxt == "Q" and not in_class:
+                end = pattern.find("\\E", i + 2)
+                i = len(pattern) if end < 0 else end + 2
                 continue
-            after_repeat = False
-            if c == "\\":
-                if pattern.startswith("\\Q", i):
-                    end = pattern.find("\\E", i + 2)
-                    literal = pattern[i + 2 :] if end < 0 else pattern[i + 2 : end]
-                    out.append(re.escape(literal))
-                    i = len(pattern) if end < 0 else end + 2
-                    continue
-                text, i = _escape(pattern, i, in_class=False)
-                out.append(text)
-            elif c == "[":
-                text, i = _class(pattern, i)
-                out.append(text)
-            elif c == "(":
-                text, i = _group(pattern, i, at_start=not out)
-                out.append(text)
-            elif c == "{":
-                out.append("\\{")  # not a repeat: a literal brace in RE2 (Python reads `{,n}` as one)
-                i += 1
-            else:
-                out.append(c)
-                i += 1
-    except _Refused as exc:
-        raise ValueError(str(exc)) from None
-    return "".join(out)
+            if nxt == "C" and not in_class:
+                return "invalid escape sequence: \\C (Go's regexp does not implement it)"
+            i += 2
+        elif in_class:
+            if c == "[" and pattern.startswith("[:", i) and pattern.find(":]", i + 2) > 0:
+                i = pattern.find(":]", i + 2) + 2
+                continue
+            in_class = c != "]"
+            i += 1
+        elif c == "[":
+            i += 1 + (pattern[i + 1 : i + 2] == "^")
+            i += pattern[i : i + 1] == "]"  # a `]` first in a class is a literal
+            in_class = True
+        elif pattern.startswith(("(?P<", "(?<"), i):
+            start = pattern.index("<", i) + 1
+            name = pattern[start : pattern.find(">", start)]
+            if not name.isascii():
+                return f"invalid named capture: {name!r} (Go's regexp takes ASCII letters, digits and _)"
+            i = start
+        else:
+            i += 1
+    return ""
+
+
+_OPTIONS = re2.Options()
+_OPTIONS.log_errors = False  # a refused pattern is the caller's note, not a line on stderr
 
 
 @functools.lru_cache(maxsize=1024)
-def go_regex(pattern: str) -> re.Pattern[str] | str:
-    """The compiled pattern, or why it selects nothing (RE2 refuses it, or Python cannot spell it)."""
+def go_regex(pattern: str) -> GoPattern | str:
+    """The pattern compiled as Go's `regexp.Compile` compiles it (RE2 syntax, linear-time
+    matching), or why it does not compile."""
+    pattern = _go_text(pattern)
+    refused = _go_only_refusal(pattern)
+    if refused:
+        return refused
     try:
-        text = translate(pattern)
-    except ValueError as exc:
-        return str(exc)
+        compiled: GoPattern = re2.compile(pattern, _OPTIONS)
+    except re2.error as exc:
+        reason = exc.args[0] if exc.args else exc
+        return reason.decode("utf-8", "replace") if isinstance(reason, bytes) else str(reason)
+    return compiled
+
+
+def go_search(compiled: GoPattern, name: str) -> bool:
+    """Go's MatchString: the pattern matches somewhere in `name`."""
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return re.compile(text, re.ASCII)
-    except (re.error, RecursionError, OverflowError) as exc:
-        return str(exc)
+        return compiled.search(name) is not None
+    except UnicodeEncodeError:
+        return compiled.search(_go_text(name)) is not None
 
 
 # ---- label selectors as metav1.LabelSelectorAsSelector converts them -------------------------------
@@ -347,7 +230,7 @@ def node_members(selector: Any, nodes: Mapping[str, Mapping[str, Any]]) -> Picke
         compiled = go_regex(raw) if isinstance(raw, str) else "not a string"
         if isinstance(compiled, str):
             return Picked(frozenset(), f"regexMatch pattern {raw!r} does not compile as Go's RE2 ({compiled})")
-        members.update(n for n in nodes if compiled.search(n))
+        members.update(n for n in nodes if go_search(compiled, n))
     if _present(selector, "labelMatch"):
         label = selector["labelMatch"]
         if not isinstance(label, dict):
