@@ -110,7 +110,14 @@ def _framing_refusal(reading: Reading) -> bool:
     """A refusal decided by the framing fields alone (or by a folded line, which may continue one):
     the body would not change it, so the scanner must not wait for one."""
     framing = ("CONTENT-LENGTH", "TRANSFER-ENCODING", "TRANSFER_ENCODING", "UNSUPPORTEDTRANSFERCODING", "OBSOLETEFOLDING")
-    return reading.kind == "refused" and any(f in reading.error.upper() for f in framing)
+    if reading.kind != "refused" or reading.error.partition(":")[0] in REQUEST_LINE_REFUSALS:
+        return False  # decided by the request line, whatever of the head its message quotes
+    return any(f in reading.error.upper() for f in framing)
+
+
+# gunicorn's refusals of the request line: the message quotes the rest of the line, which may hold
+# a framing field's name when a bare CR kept the line from ending ("HTTP/1.1\r\x00Content-Length").
+REQUEST_LINE_REFUSALS = frozenset({"InvalidRequestLine", "InvalidRequestMethod", "InvalidHTTPVersion"})
 
 
 def _over_our_limits(outcome) -> bool:
@@ -326,6 +333,8 @@ def test_the_c_parser_is_the_one_gunicorn_uses():
 
 @PROPERTY
 @given(requests(), _cuts)
+@example(b"\r\nGET /mutate?timeout=10s HTTP/1.1\r\x00Content-Length: 0\r\n", [])  # a bare CR in the request line
+@example(b"POST /v HTTP/1.1\r\nContent-Length\x00 0\r\nContent-Length: 1\r\n\r\n", [])  # a name gunicorn refuses
 @example(b"POST /validate HTTP/1.1\r\nContent-Length: " + b"9" * 5000 + b"\r\n\r\n", [])
 @example(b"POST /validate HTTP/1.1\r\nContent-Length: 000000000000000000000029\r\n\r\n" + b"x" * 29, [])
 @example(b"POST /v HTTP/1.1\r\nTransfer-Encoding: identity, chunked\r\n\r\n0\r\n\r\n", [])

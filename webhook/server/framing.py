@@ -12,6 +12,7 @@ Also here: the limits the event loop enforces (`Limits`, the one owner of the bo
 
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import dataclass
 
@@ -21,6 +22,8 @@ MAX_CHUNK_LINE = 4096  # a chunk-size line: hex digits plus extensions
 MAX_TRAILERS = 8192
 _HEX = frozenset(b"0123456789abcdefABCDEF")
 # Codings gunicorn accepts before a final "chunked" (it closes the connection after gzip & co.).
+# A header name as gunicorn accepts it (gunicorn/http/message.py, TOKEN_RE: RFC 9110 5.6.2 tchar).
+_TOKEN = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _CODINGS_BEFORE_CHUNKED = frozenset({b"identity", b"compress", b"deflate", b"gzip"})
 # gunicorn converts Content-Length with int(), which refuses longer digit strings (ValueError: 400).
 _MAX_INT_DIGITS = sys.get_int_max_str_digits() or 1 << 62
@@ -110,6 +113,8 @@ class RequestScanner:
             if line[:1] in (b" ", b"\t"):
                 return ScanOutcome(DISPATCH)  # obs-fold: gunicorn refuses it, or folds it into a framing field
             name, _, value = line.partition(b":")
+            if _TOKEN.fullmatch(name) is None:
+                return ScanOutcome(DISPATCH)  # gunicorn refuses the name (400) from the head alone
             lowered = name.lower()
             if lowered in (b"content-length", b"transfer-encoding"):
                 value = value.strip(b" \t")
@@ -117,8 +122,6 @@ class RequestScanner:
                     lengths.append(value)
                 else:
                     codings += [c.strip(b" \t").lower() for c in value.split(b",")]
-            elif lowered.strip() in (b"content-length", b"transfer-encoding"):
-                return ScanOutcome(DISPATCH)  # white space around the name: gunicorn refuses it
             elif lowered == b"expect" and value.strip(b" \t").lower() == b"100-continue":
                 self._continue = True
         if codings:
