@@ -23,13 +23,20 @@ def test_kthena_retries_through_our_outage_and_no_group_is_half_made(cluster: Cl
     cluster.node(f"{namespace}-n0", namespace, npu=8)
     cluster.create_ms(namespace, serving(namespace))
     poll(lambda: (ps := cluster.pods(namespace)) and len(ps) == 8 and all(map(running_ready, ps)), 180, "8 pods Running")
-    reviewed = servinggate.metric("servinggate_admission_requests", resource="pods", operation="CREATE")
+    refused = cluster.apiserver_metric(
+        "apiserver_admission_webhook_rejection_count", name="pods-modelserving.mutate.servinggate.io", error_type="calling_webhook_error"
+    )
     with stopped(servinggate):
         # the group's pods go: Kthena recreates them, and each create meets the stopped webhook
         cluster.core.delete_collection_namespaced_pod(namespace, label_selector=f"{GROUP}=llm-1", grace_period_seconds=0)
         time.sleep(10)
         during = [p.metadata.name for p in cluster.pods(namespace, f"{GROUP}=llm-1") if p.metadata.deletion_timestamp is None]
         assert during == [], during  # nothing created while the webhook is down (failurePolicy Fail)
+    # Kthena's creates reached the API server, which could not call us and refused them
+    failed = cluster.apiserver_metric(
+        "apiserver_admission_webhook_rejection_count", name="pods-modelserving.mutate.servinggate.io", error_type="calling_webhook_error"
+    )
+    assert failed - refused >= 4, (refused, failed)
     pods = poll(lambda: (ps := cluster.pods(namespace)) and len(ps) == 8 and all(map(running_ready, ps)) and ps, 180, "8 pods Running again")
     groups: dict[str, set[str]] = {}
     for pod in pods:
@@ -37,4 +44,4 @@ def test_kthena_retries_through_our_outage_and_no_group_is_half_made(cluster: Cl
         assert (pod.metadata.annotations or {}).get("scheduling.k8s.io/group-name") == pod.metadata.labels[GROUP]
     assert groups == {"llm-0": {"prefill-0", "decode-0"}, "llm-1": {"prefill-0", "decode-0"}}
     # the recreated pods went through our webhook once it was back (a fresh process: its counters start at 0)
-    assert servinggate.metric("servinggate_admission_requests", resource="pods", operation="CREATE") >= 4, reviewed
+    assert servinggate.metric("servinggate_admission_requests", resource="pods", operation="CREATE") >= 4

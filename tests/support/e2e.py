@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import json
 import os
 import re
 import signal
@@ -55,25 +56,25 @@ class Cluster:
     def create_ms(self, ns: str, body: dict) -> dict:
         return self.custom.create_namespaced_custom_object(MS_GROUP, MS_VERSION, ns, "modelservings", body)
 
-    def apply_warnings(
-        self, ns: str, body: dict, resource: str = "modelservings", group: str = MS_GROUP, version: str = MS_VERSION
-    ) -> tuple[int, dict, list[str]]:
-        """Create as `kubectl apply` would and keep what kubectl prints: (status, body, Warning headers)."""
-        import json
+    def raw(self, method: str, path: str, body: Any = None, ctype: str = "application/json") -> tuple[int, dict, list[str]]:
+        """One request as kubectl makes it: (status, decoded body, the text of each Warning header)."""
 
-        path = f"/apis/{group}/{version}/namespaces/{ns}/{resource}" if group else f"/api/{version}/namespaces/{ns}/{resource}"
-        try:
-            resp = self.api.call_api(
-                path,
-                "POST",
-                body=body,
-                header_params={"Content-Type": "application/json", "Accept": "application/json"},
-                auth_settings=["BearerToken"],
-                _preload_content=False,
-            )[0]
-        except ApiException as exc:
-            return exc.status, json.loads(exc.body or "{}"), _warnings(exc.headers)
-        return resp.status, json.loads(resp.data), _warnings(resp.headers)
+        m, url, headers, data, post = self.api.param_serialize(
+            method, path, body=body, header_params={"Content-Type": ctype, "Accept": "application/json"}, auth_settings=["BearerToken"]
+        )
+        resp = self.api.call_api(m, url, header_params=headers, body=data, post_params=post, _request_timeout=60)
+        resp.read()
+        return int(resp.status), json.loads(resp.data or b"{}"), _warnings(resp.headers)
+
+    def apiserver_metric(self, name: str, **labels: str) -> float:
+        """The sum of an API server metric over the samples whose labels include `labels` (GET /metrics)."""
+        m, url, headers, _, _ = self.api.param_serialize("GET", "/metrics", header_params={"Accept": "text/plain"}, auth_settings=["BearerToken"])
+        resp = self.api.call_api(m, url, header_params=headers, _request_timeout=60)
+        return metric_sum(resp.read().decode(), name, labels)
+
+    def apply_warnings(self, ns: str, body: dict) -> tuple[int, dict, list[str]]:
+        """Create a ModelServing as `kubectl apply` would and keep what kubectl prints: (status, body, warnings)."""
+        return self.raw("POST", f"/apis/{MS_GROUP}/{MS_VERSION}/namespaces/{ns}/modelservings", body)
 
     def get_ms(self, ns: str, name: str) -> dict:
         return self.custom.get_namespaced_custom_object(MS_GROUP, MS_VERSION, ns, "modelservings", name)
@@ -87,16 +88,10 @@ class Cluster:
 
     def _patch(self, path: str, body: Any, kind: str) -> dict:
         ctype = {"merge": "application/merge-patch+json", "json": "application/json-patch+json"}[kind]
-        data = self.api.call_api(
-            path,
-            "PATCH",
-            body=body,
-            header_params={"Content-Type": ctype, "Accept": "application/json"},
-            response_type="object",
-            auth_settings=["BearerToken"],
-            _return_http_data_only=True,
-        )
-        return data  # type: ignore[no-any-return]
+        status, data, _ = self.raw("PATCH", path, body, ctype)
+        if status >= 300:
+            raise ApiException(status=status, reason=str(data.get("reason")), body=json.dumps(data))
+        return data
 
     def podgroups(self, ns: str) -> list[dict]:
         return self.custom.list_namespaced_custom_object(PG_GROUP, PG_VERSION, ns, "podgroups")["items"]
@@ -163,6 +158,19 @@ def _warnings(headers: Any) -> list[str]:
     return out
 
 
+def metric_sum(text: str, name: str, labels: dict[str, str]) -> float:
+    """Sum the Prometheus text samples of `name` whose labels include `labels`."""
+    total = 0.0
+    for line in text.splitlines():
+        m = re.match(rf"{re.escape(name)}\{{(.*)\}} (\S+)$", line)
+        if not m:
+            continue
+        got = dict(re.findall(r'(\w+)="([^"]*)"', m[1]))
+        if all(got.get(k) == v for k, v in labels.items()):
+            total += float(m[2])
+    return total
+
+
 def node_ready(cluster: Cluster, name: str) -> bool:
     node = cluster.core.read_node(name)
     return any(c.type == "Ready" and c.status == "True" for c in (node.status.conditions or []))
@@ -210,7 +218,8 @@ def probe_stack(cluster: Cluster, timeout: float = 30.0) -> dict[str, str | None
 
 
 def _probe_kthena(cluster: Cluster, ns: str, timeout: float) -> str | None:
-    ms = modelserving("probe", replicas=0, roles=[role("r", replicas=1)], scheduler="kthena-probe-none")
+    # one group whose pod no scheduler takes (replicas 0 is no probe: Kthena 3cc05728 never syncs it)
+    ms = modelserving("probe", replicas=1, roles=[role("r", replicas=1)], scheduler="servinggate-e2e-none")
     cluster.create_ms(ns, ms)
     try:
         wait_for(lambda: (cluster.get_ms(ns, "probe").get("status") or {}).get("observedGeneration"), timeout=timeout, what="Kthena status")
@@ -402,15 +411,7 @@ class OurWebhook:
 
         with urllib.request.urlopen(f"http://127.0.0.1:{self.metrics_port}/metrics", timeout=5) as r:
             text = r.read().decode()
-        total = 0.0
-        for line in text.splitlines():
-            m = re.match(rf"{name}(?:_total)?\{{(.*)\}} (\S+)$", line)
-            if not m:
-                continue
-            got = dict(re.findall(r'(\w+)="([^"]*)"', m[1]))
-            if all(got.get(k) == v for k, v in labels.items()):
-                total += float(m[2])
-        return total
+        return metric_sum(text, name + "_total", labels) or metric_sum(text, name, labels)
 
 
 class OurReconciler:
@@ -446,7 +447,7 @@ class OurReconciler:
 
         with urllib.request.urlopen(f"http://127.0.0.1:{self.health_port}/metrics", timeout=5) as r:
             text = r.read().decode()
-        return sum(float(v) for v in re.findall(r"^servinggate_scalein_writes_total\{[^}]*\} (\S+)$", text, re.M))
+        return metric_sum(text, "servinggate_scalein_writes_total", {})
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
@@ -463,8 +464,6 @@ class OurReconciler:
 
 def plan(cluster: Cluster, workload: str) -> dict:
     """`python -m webhook plan --kubeconfig ... --workload NS/NAME --output json`, parsed."""
-    import json
-
     out = subprocess.run(
         [sys.executable, "-m", "webhook", "plan", "--kubeconfig", cluster.kubeconfig, "--workload", workload, "--output", "json"],
         cwd=REPO,
