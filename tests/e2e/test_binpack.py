@@ -53,8 +53,10 @@ def costs_written(cluster: Cluster, ns: str, wanted: dict[str, int]) -> bool:
 
 
 def planned(cluster: Cluster, ns: str) -> dict:
-    (workload,) = plan(cluster, f"{ns}/llm")["workloads"]
-    return workload  # type: ignore[no-any-return]
+    listed = plan(cluster, f"{ns}/llm")["workloads"]
+    ours = [w for w in listed if w["kind"] == "ModelServing" and w["namespace"] == ns and w["name"] == "llm"]
+    assert len(ours) == 1, [(w["kind"], w["namespace"], w["name"]) for w in listed]
+    return ours[0]  # type: ignore[no-any-return]
 
 
 def group_pods(cluster: Cluster, ns: str) -> dict[str, set[str]]:

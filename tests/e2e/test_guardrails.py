@@ -105,10 +105,13 @@ def test_kubectl_scale_that_breaks_the_rollout_budget_is_refused(cluster: Cluste
     assert cluster.scale_ms(namespace, "llm", 4)["spec"]["replicas"] == 4
 
 
-def policy(name: str, target: str, prefill_min: int) -> dict:
-    metric = [{"name": "rps", "targetValue": "1"}]
-    source = {"rps": {"prometheus": {"serverURL": "http://prometheus.invalid:9090", "query": "sum(rate(x[1m]))"}}}
-    roles = {"prefill": {"minReplicas": prefill_min, "maxReplicas": 4, "metrics": metric, "metricSources": source}}
+def policy(name: str, target: str, prefill_min: int, prefill_max: int = 4) -> dict:
+    """A disaggregated policy over prefill; min == max makes the role fixed (no metrics needed)."""
+    role: dict = {"minReplicas": prefill_min, "maxReplicas": prefill_max}
+    if prefill_min != prefill_max:
+        role["metrics"] = [{"name": "rps", "targetValue": "1"}]
+        role["metricSources"] = {"rps": {"prometheus": {"serverURL": "http://prometheus.invalid:9090", "query": "sum(rate(x[1m]))"}}}
+    roles = {"prefill": role}
     return {
         "apiVersion": f"{MS_GROUP}/{MS_VERSION}",
         "kind": "AutoscalingPolicy",
@@ -130,11 +133,11 @@ def test_an_autoscaling_policy_that_breaks_the_gang_is_refused_and_a_valid_one_i
     create = cluster.custom.create_namespaced_custom_object
     message = refused(lambda: create(MS_GROUP, MS_VERSION, namespace, "autoscalingpolicies", policy("low", "llm", 1)))
     assert "prefill" in message and "2" in message, message  # the gang floor of prefill is 2
-    create(MS_GROUP, MS_VERSION, namespace, "autoscalingpolicies", policy("ok", "llm", 2))
+    # a fixed prefill of 3: Kthena's autoscaler sets the role's replicas without any metric
+    create(MS_GROUP, MS_VERSION, namespace, "autoscalingpolicies", policy("ok", "llm", 3, 3))
 
-    def target_found() -> bool:
-        got = cluster.custom.get_namespaced_custom_object(MS_GROUP, MS_VERSION, namespace, "autoscalingpolicies", "ok")
-        conditions = {c["type"]: c["status"] for c in (got.get("status") or {}).get("conditions") or []}
-        return conditions.get("TargetFound") == "True"
+    def prefill_replicas() -> int:
+        roles = cluster.get_ms(namespace, "llm")["spec"]["template"]["roles"]
+        return int(next(r for r in roles if r["name"] == "prefill")["replicas"])
 
-    poll(target_found, 90, "Kthena's autoscaler: TargetFound")
+    poll(lambda: prefill_replicas() == 3, 120, "Kthena's autoscaler scaling prefill to 3")
