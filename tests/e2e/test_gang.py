@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 
-from support.e2e import NPU, Cluster, OurWebhook, gang_example, poll, running_ready
+from support.e2e import NODE_OWNER, NPU, Cluster, OurWebhook, gang_example, poll, running_ready
 
 KTHENA_LABELS = ("modelserving.volcano.sh/name", "modelserving.volcano.sh/group-name", "modelserving.volcano.sh/role", "modelserving.volcano.sh/role-id")
 GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
@@ -52,6 +52,13 @@ def test_the_gang_example_runs_as_one_gang(cluster: Cluster, need, servinggate: 
 def test_too_few_nodes_bind_none_of_the_gang_and_the_apply_warned(cluster: Cluster, need, servinggate: OurWebhook, namespace: str) -> None:
     need("kthena", "volcano-controllers", "volcano-scheduler", "kwok")
     cluster.node(f"{namespace}-n0", namespace, npu=8)  # 4 pods of 2 NPUs; the gang minimum is 6
+    # our webhook reads nodes from a watch: wait until it has seen the earlier tests' nodes go
+    poll(
+        lambda: not [n for n in cluster.core.list_node().items if NPU in (n.status.allocatable or {}) and n.metadata.labels.get(NODE_OWNER) != namespace],
+        60,
+        "only this test's NPU node",
+    )
+    poll(lambda: [w for w in cluster.apply_warnings(namespace, gang_example(namespace, npu=2), dry_run=True)[2] if NPU in w], 30, "the warning on a dry run")
     status, _, warnings = cluster.apply_warnings(namespace, gang_example(namespace, npu=2))
     assert status == 201
     shortfall = [w for w in warnings if NPU in w]

@@ -56,25 +56,26 @@ class Cluster:
     def create_ms(self, ns: str, body: dict) -> dict:
         return self.custom.create_namespaced_custom_object(MS_GROUP, MS_VERSION, ns, "modelservings", body)
 
-    def raw(self, method: str, path: str, body: Any = None, ctype: str = "application/json") -> tuple[int, dict, list[str]]:
+    def raw(self, method: str, path: str, body: Any = None, ctype: str = "application/json", query: list | None = None) -> tuple[int, dict, list[str]]:
         """One request as kubectl makes it: (status, decoded body, the text of each Warning header)."""
 
         m, url, headers, data, post = self.api.param_serialize(
-            method, path, body=body, header_params={"Content-Type": ctype, "Accept": "application/json"}, auth_settings=["BearerToken"]
+            method, path, query_params=query, body=body, header_params={"Content-Type": ctype, "Accept": "application/json"}, auth_settings=["BearerToken"]
         )
         resp = self.api.call_api(m, url, header_params=headers, body=data, post_params=post, _request_timeout=60)
         resp.read()
         return int(resp.status), json.loads(resp.data or b"{}"), _warnings(resp.headers)
 
-    def apiserver_metric(self, name: str, **labels: str) -> float:
+    def apiserver_metric(self, metric: str, **labels: str) -> float:
         """The sum of an API server metric over the samples whose labels include `labels` (GET /metrics)."""
         m, url, headers, _, _ = self.api.param_serialize("GET", "/metrics", header_params={"Accept": "text/plain"}, auth_settings=["BearerToken"])
         resp = self.api.call_api(m, url, header_params=headers, _request_timeout=60)
-        return metric_sum(resp.read().decode(), name, labels)
+        return metric_sum(resp.read().decode(), metric, labels)
 
-    def apply_warnings(self, ns: str, body: dict) -> tuple[int, dict, list[str]]:
+    def apply_warnings(self, ns: str, body: dict, dry_run: bool = False) -> tuple[int, dict, list[str]]:
         """Create a ModelServing as `kubectl apply` would and keep what kubectl prints: (status, body, warnings)."""
-        return self.raw("POST", f"/apis/{MS_GROUP}/{MS_VERSION}/namespaces/{ns}/modelservings", body)
+        query = [("dryRun", "All")] if dry_run else None
+        return self.raw("POST", f"/apis/{MS_GROUP}/{MS_VERSION}/namespaces/{ns}/modelservings", body, query=query)
 
     def get_ms(self, ns: str, name: str) -> dict:
         return self.custom.get_namespaced_custom_object(MS_GROUP, MS_VERSION, ns, "modelservings", name)
