@@ -408,6 +408,16 @@ def test_scale_that_breaks_generated_names(kit):
     assert engine.validate(replace(req, name=ms["metadata"]["name"], object=scale), kit.ctx(ms)).allowed
 
 
+def test_a_scale_to_zero_arrives_without_replicas_and_is_allowed(kit):
+    """`kubectl scale --replicas=0`: autoscaling/v1 ScaleSpec drops a zero (omitempty), so the API
+    server's review holds `spec: {}`; seen on kube-apiserver 1.28.7 (tests/e2e), refused until then."""
+    req = kit.request("modelservings-scale-update-kubectl-scale-to-3-validating")
+    scale = copy.deepcopy(req.object)
+    scale["spec"].pop("replicas")
+    out = engine.validate(replace(req, object=scale), kit.ctx(kit.gang_ms()))
+    assert out.allowed and out.warning_texts == []
+
+
 def test_scale_allows_with_warning_when_lookup_fails(kit):
     out = engine.validate(kit.request("modelservings-scale-update-kubectl-scale-to-3-validating"), Context(lookups=NoLookups()))
     assert out.allowed

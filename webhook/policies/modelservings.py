@@ -368,14 +368,12 @@ def check_scale(scale: Request, ms: dict[str, Any], replicas: int, ctx: Context)
 def validate_scale(req: Request, ctx: Context) -> Verdict:
     """A scale to N re-runs the replica-dependent rules on the looked-up ModelServing with N groups."""
     scale = req.object or {}
-    replicas = as_dict(scale.get("spec")).get("replicas")
+    # autoscaling/v1 ScaleSpec.replicas is `json:"replicas,omitempty"`: the API server sends a scale
+    # to 0 (`kubectl scale --replicas=0`) with no replicas at all, so absent means 0, never "required".
+    replicas = as_dict(scale.get("spec")).get("replicas", 0)
     path = REPLICAS
     if not is_int(replicas):
-        return Verdict(
-            errors=[required(path, "replicas must be a non-negative integer")]
-            if replicas is None
-            else [invalid(path, replicas, "replicas must be a non-negative integer")]
-        )
+        return Verdict(errors=[invalid(path, replicas, "replicas must be a non-negative integer")])
     name = req.name or str(as_dict(scale.get("metadata")).get("name") or "")
     ms, failure = lookup_modelserving(ctx, req.namespace, name)
     if failure is not None:

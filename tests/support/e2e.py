@@ -1,0 +1,504 @@
+"""What tests/e2e shares: the cluster named by SERVINGGATE_E2E_KUBECONFIG, the probes that tell
+whether Kthena, Volcano and KWOK answer there, our own webhook and reconciler started from this
+checkout, and builders for the objects the scenarios apply.
+
+Nothing here builds or installs Kthena, Volcano or KWOK: the tests find them through the
+kubeconfig, as on any cluster where they are installed from their Helm charts (docs/e2e.md).
+Every object a test makes lives in its own namespace, or carries the label `servinggate-e2e`
+(nodes, webhook configurations), and is deleted when the test ends."""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import yaml
+from kubernetes import client, config
+from kubernetes.client.rest import ApiException
+
+from support import REPO, free_port, wait_for
+
+ENV = "SERVINGGATE_E2E_KUBECONFIG"
+E2E_LABEL = "servinggate-e2e"  # on namespaces our webhook judges, on the nodes a test made
+NODE_OWNER = "servinggate-e2e/namespace"  # node label: the test namespace whose pods may land there
+NPU = "huawei.com/Ascend910"
+GPU = "nvidia.com/gpu"
+MS_GROUP, MS_VERSION = "workload.serving.volcano.sh", "v1alpha1"
+PG_GROUP, PG_VERSION = "scheduling.volcano.sh", "v1beta1"
+KWOK_ANNOTATION = "kwok.x-k8s.io/node"
+COST = "controller.kubernetes.io/pod-deletion-cost"
+
+
+class Cluster:
+    """The API clients for one kubeconfig, and the few calls every scenario makes."""
+
+    def __init__(self, kubeconfig: str) -> None:
+        self.kubeconfig = kubeconfig
+        self.api = config.new_client_from_config(config_file=kubeconfig)
+        self.core = client.CoreV1Api(self.api)
+        self.apps = client.AppsV1Api(self.api)
+        self.custom = client.CustomObjectsApi(self.api)
+        self.ext = client.ApiextensionsV1Api(self.api)
+        self.admission = client.AdmissionregistrationV1Api(self.api)
+
+    # ---- ModelServings and PodGroups ----
+    def create_ms(self, ns: str, body: dict) -> dict:
+        return self.custom.create_namespaced_custom_object(MS_GROUP, MS_VERSION, ns, "modelservings", body)
+
+    def raw(self, method: str, path: str, body: Any = None, ctype: str = "application/json", query: list | None = None) -> tuple[int, dict, list[str]]:
+        """One request as kubectl makes it: (status, decoded body, the text of each Warning header)."""
+
+        m, url, headers, data, post = self.api.param_serialize(
+            method, path, query_params=query, body=body, header_params={"Content-Type": ctype, "Accept": "application/json"}, auth_settings=["BearerToken"]
+        )
+        resp = self.api.call_api(m, url, header_params=headers, body=data, post_params=post, _request_timeout=60)
+        resp.read()
+        return int(resp.status), json.loads(resp.data or b"{}"), _warnings(resp.headers)
+
+    def apiserver_metric(self, metric: str, **labels: str) -> float:
+        """The sum of an API server metric over the samples whose labels include `labels` (GET /metrics)."""
+        m, url, headers, _, _ = self.api.param_serialize("GET", "/metrics", header_params={"Accept": "text/plain"}, auth_settings=["BearerToken"])
+        resp = self.api.call_api(m, url, header_params=headers, _request_timeout=60)
+        return metric_sum(resp.read().decode(), metric, labels)
+
+    def apply_warnings(self, ns: str, body: dict, dry_run: bool = False) -> tuple[int, dict, list[str]]:
+        """Create a ModelServing as `kubectl apply` would and keep what kubectl prints: (status, body, warnings)."""
+        query = [("dryRun", "All")] if dry_run else None
+        return self.raw("POST", f"/apis/{MS_GROUP}/{MS_VERSION}/namespaces/{ns}/modelservings", body, query=query)
+
+    def get_ms(self, ns: str, name: str) -> dict:
+        return self.custom.get_namespaced_custom_object(MS_GROUP, MS_VERSION, ns, "modelservings", name)
+
+    def patch_ms(self, ns: str, name: str, patch: Any, kind: str = "merge") -> dict:
+        """A JSON merge patch (dict) or a JSON patch (list, kind="json")."""
+        return self._patch(f"/apis/{MS_GROUP}/{MS_VERSION}/namespaces/{ns}/modelservings/{name}", patch, kind)
+
+    def scale_ms(self, ns: str, name: str, replicas: int) -> dict:
+        return self._patch(f"/apis/{MS_GROUP}/{MS_VERSION}/namespaces/{ns}/modelservings/{name}/scale", {"spec": {"replicas": replicas}}, "merge")
+
+    def _patch(self, path: str, body: Any, kind: str) -> dict:
+        ctype = {"merge": "application/merge-patch+json", "json": "application/json-patch+json"}[kind]
+        status, data, _ = self.raw("PATCH", path, body, ctype)
+        if status >= 300:
+            raise ApiException(status=status, reason=str(data.get("reason")), body=json.dumps(data))
+        return data
+
+    def podgroups(self, ns: str) -> list[dict]:
+        return self.custom.list_namespaced_custom_object(PG_GROUP, PG_VERSION, ns, "podgroups")["items"]
+
+    def pods(self, ns: str, selector: str = "") -> list[client.V1Pod]:
+        return self.core.list_namespaced_pod(ns, label_selector=selector).items
+
+    def crd(self, name: str) -> dict | None:
+        try:
+            return self.api.sanitize_for_serialization(self.ext.read_custom_resource_definition(name))  # type: ignore[no-any-return]
+        except ApiException as exc:
+            if exc.status == 404:
+                return None
+            raise
+
+    # ---- namespaces and nodes ----
+    def namespace(self, prefix: str, judged: bool = True) -> str:
+        """A fresh namespace; `judged` labels it for our webhook's namespaceSelector."""
+        name = f"{prefix}-{uuid.uuid4().hex[:6]}"
+        labels = {E2E_LABEL: "true" if judged else "unjudged"}
+        self.core.create_namespace({"metadata": {"name": name, "labels": labels}})
+        return name
+
+    def delete_namespace(self, name: str) -> None:
+        with contextlib.suppress(ApiException):
+            # pods first, at once: KWOK answers a graceful delete, but nothing should wait on it
+            self.core.delete_collection_namespaced_pod(name, grace_period_seconds=0)
+        with contextlib.suppress(ApiException):
+            self.core.delete_namespace(name)
+
+    def node(self, name: str, owner: str, npu: int = 8, gpu: int = 0, cpu: str = "64", labels: dict[str, str] | None = None) -> str:
+        """A node KWOK manages (annotation kwok.x-k8s.io/node=fake): allocatable as given, `pods` included
+        (Volcano's pod-count predicate refuses every pod without it); labelled for the test that owns it."""
+        allocatable = {"cpu": cpu, "memory": "512Gi", "pods": "110"}
+        if npu:
+            allocatable[NPU] = str(npu)
+        if gpu:
+            allocatable[GPU] = str(gpu)
+        body = {
+            "metadata": {
+                "name": name,
+                "labels": {"type": "kwok", E2E_LABEL: "true", NODE_OWNER: owner, "kubernetes.io/hostname": name, **(labels or {})},
+                "annotations": {KWOK_ANNOTATION: "fake", "node.alpha.kubernetes.io/ttl": "0"},
+            },
+            "spec": {},
+            "status": {"capacity": allocatable, "allocatable": allocatable},
+        }
+        self.core.create_node(body)
+        return name
+
+    def delete_nodes(self, owner: str) -> None:
+        for node in self.core.list_node(label_selector=f"{NODE_OWNER}={owner}").items:
+            with contextlib.suppress(ApiException):
+                self.core.delete_node(node.metadata.name)
+
+
+def _warnings(headers: Any) -> list[str]:
+    """The text of each `Warning: 299 - "..."` header (RFC 7234, as the API server sends them)."""
+    values = headers.getlist("Warning") if hasattr(headers, "getlist") else [v for k, v in (headers or {}).items() if k.lower() == "warning"]
+    out = []
+    for value in values:
+        for m in re.finditer(r'299 - "((?:[^"\\]|\\.)*)"', value):
+            out.append(m[1].replace('\\"', '"').replace("\\\\", "\\"))
+    return out
+
+
+def metric_sum(text: str, name: str, labels: dict[str, str]) -> float:
+    """Sum the Prometheus text samples of `name` whose labels include `labels`."""
+    total = 0.0
+    for line in text.splitlines():
+        m = re.match(rf"{re.escape(name)}\{{(.*)\}} (\S+)$", line)
+        if not m:
+            continue
+        got = dict(re.findall(r'(\w+)="([^"]*)"', m[1]))
+        if all(got.get(k) == v for k, v in labels.items()):
+            total += float(m[2])
+    return total
+
+
+def node_ready(cluster: Cluster, name: str) -> bool:
+    node = cluster.core.read_node(name)
+    return any(c.type == "Ready" and c.status == "True" for c in (node.status.conditions or []))
+
+
+def running_ready(pod: client.V1Pod) -> bool:
+    if pod.metadata.deletion_timestamp is not None or pod.status.phase != "Running":
+        return False
+    return any(c.type == "Ready" and c.status == "True" for c in (pod.status.conditions or []))
+
+
+# ---- probes: is each component answering through this kubeconfig? ----
+
+COMPONENTS = ("kthena", "volcano-scheduler", "volcano-controllers", "kwok")
+
+
+def probe_stack(cluster: Cluster, timeout: float = 30.0) -> dict[str, str | None]:
+    """component -> None when it answers, else why not. Probes as a user would see each answer:
+    Kthena sets a probe ModelServing's status.observedGeneration, Volcano's controllers open the
+    `default` queue, KWOK makes a probe node Ready, Volcano's scheduler binds a probe pod to it."""
+    found: dict[str, str | None] = dict.fromkeys(COMPONENTS)
+    ns = cluster.namespace("sg-e2e-probe", judged=False)
+    node = f"sg-e2e-probe-{ns[-6:]}"
+    try:
+        if cluster.crd(f"modelservings.{MS_GROUP}") is None:
+            found["kthena"] = "the ModelServing CRD is not installed"
+        else:
+            found["kthena"] = _probe_kthena(cluster, ns, timeout)
+        missing = [n for n in ("podgroups", "queues") if cluster.crd(f"{n}.{PG_GROUP}") is None]
+        if missing:
+            found["volcano-controllers"] = found["volcano-scheduler"] = f"Volcano's CRDs are missing: {', '.join(missing)}"
+        else:
+            found["volcano-controllers"] = _probe_queue(cluster, timeout)
+        cluster.node(node, ns, npu=1, gpu=1)
+        try:
+            wait_for(lambda: node_ready(cluster, node), timeout=timeout, what="probe node Ready")
+        except AssertionError:
+            found["kwok"] = f"KWOK did not make node {node} (annotation {KWOK_ANNOTATION}=fake) Ready within {timeout:.0f}s"
+        if found["volcano-scheduler"] is None:
+            found["volcano-scheduler"] = _probe_scheduler(cluster, ns, timeout)
+    finally:
+        cluster.delete_nodes(ns)
+        cluster.delete_namespace(ns)
+    return found
+
+
+def _probe_kthena(cluster: Cluster, ns: str, timeout: float) -> str | None:
+    # one group whose pod no scheduler takes (replicas 0 is no probe: Kthena 3cc05728 never syncs it)
+    ms = modelserving("probe", replicas=1, roles=[role("r", replicas=1)], scheduler="servinggate-e2e-none")
+    cluster.create_ms(ns, ms)
+    try:
+        wait_for(lambda: (cluster.get_ms(ns, "probe").get("status") or {}).get("observedGeneration"), timeout=timeout, what="Kthena status")
+    except AssertionError:
+        return f"Kthena's controller did not observe a ModelServing within {timeout:.0f}s (status.observedGeneration unset)"
+    return None
+
+
+def _probe_queue(cluster: Cluster, timeout: float) -> str | None:
+    def opened() -> bool:
+        try:
+            queue = cluster.custom.get_cluster_custom_object(PG_GROUP, PG_VERSION, "queues", "default")
+        except ApiException:
+            return False
+        return (queue.get("status") or {}).get("state") == "Open"
+
+    try:
+        wait_for(opened, timeout=timeout, what="default queue Open")
+    except AssertionError:
+        return f"Volcano's controller-manager did not open the `default` queue within {timeout:.0f}s"
+    return None
+
+
+def _probe_scheduler(cluster: Cluster, ns: str, timeout: float) -> str | None:
+    pod = {
+        "metadata": {"name": "probe"},
+        "spec": {"schedulerName": "volcano", "nodeSelector": {NODE_OWNER: ns}, "containers": [{"name": "c", "image": "probe"}]},
+    }
+    cluster.core.create_namespaced_pod(ns, pod)
+    try:
+        wait_for(lambda: cluster.core.read_namespaced_pod("probe", ns).spec.node_name, timeout=timeout, what="probe pod bound")
+    except AssertionError:
+        return f"Volcano's scheduler (schedulerName volcano) did not bind a probe pod within {timeout:.0f}s"
+    return None
+
+
+# ---- object builders, in our words (after Kthena's examples/model-serving) ----
+
+
+def container(name: str, npu: int = 0, gpu: int = 0, cpu: str = "100m") -> dict:
+    resources: dict[str, str] = {"cpu": cpu}
+    if npu:
+        resources[NPU] = str(npu)
+    if gpu:
+        resources[GPU] = str(gpu)
+    return {"name": name, "image": "registry.example/serving:1", "resources": {"requests": dict(resources), "limits": dict(resources)}}
+
+
+def role(name: str, replicas: int = 1, workers: int = 0, npu: int = 0, gpu: int = 0, node_selector: dict[str, str] | None = None) -> dict:
+    def template(cname: str) -> dict:
+        spec: dict[str, Any] = {"containers": [container(cname, npu, gpu)]}
+        if node_selector:
+            spec["nodeSelector"] = dict(node_selector)
+        return {"spec": spec}
+
+    out: dict[str, Any] = {"name": name, "replicas": replicas, "workerReplicas": workers, "entryTemplate": template("leader")}
+    if workers:
+        out["workerTemplate"] = template("worker")
+    return out
+
+
+def modelserving(name: str, replicas: int, roles: list[dict], min_roles: dict[str, int] | None = None, scheduler: str | None = "volcano", **spec: Any) -> dict:
+    template: dict[str, Any] = {"roles": roles}
+    if min_roles is not None:
+        template["gangPolicy"] = {"minRoleReplicas": min_roles}
+    body: dict[str, Any] = {"replicas": replicas, "template": template, **spec}
+    if scheduler is not None:
+        body["schedulerName"] = scheduler
+    return {"apiVersion": f"{MS_GROUP}/{MS_VERSION}", "kind": "ModelServing", "metadata": {"name": name}, "spec": body}
+
+
+def gang_example(owner: str, npu: int = 2) -> dict:
+    """Kthena's gang-scheduling example (docs/kthena user guide; the file is examples/model-serving/
+    gangPolicy.yaml): one ServingGroup, prefill and decode with two replicas of one entry and one worker
+    each, minRoleReplicas prefill 2 and decode 1; here each pod also asks for `npu` NPUs and is kept
+    on the test's own nodes."""
+    sel = {NODE_OWNER: owner}
+    roles = [role("prefill", replicas=2, workers=1, npu=npu, node_selector=sel), role("decode", replicas=2, workers=1, npu=npu, node_selector=sel)]
+    return modelserving("sample", 1, roles, min_roles={"prefill": 2, "decode": 1})
+
+
+# ---- our pieces, started from this checkout ----
+
+
+class OurWebhook:
+    """`python -m webhook serve` on 127.0.0.1 with generated certificates, registered by URL with
+    the configurations `python -m webhook manifests` derives from the rule registry; only namespaces
+    labelled servinggate-e2e=true are judged, so nothing else on the cluster is touched."""
+
+    def __init__(self, cluster: Cluster, workdir: Path, extra: tuple[str, ...] = ()) -> None:
+        self.cluster = cluster
+        self.workdir = workdir
+        self.port = free_port()
+        self.metrics_port = free_port()
+        self.certs = workdir / "certs"
+        self.log_path = workdir / "webhook.log"
+        self.suffix = uuid.uuid4().hex[:6]
+        self.extra = extra
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.names: list[tuple[str, str]] = []
+
+    def start(self) -> OurWebhook:
+        args = [sys.executable, "-m", "webhook", "serve", "--host", "127.0.0.1", "--port", str(self.port), "--certs-dir", str(self.certs)]
+        args += [
+            "--workers",
+            "1",
+            "--metrics-port",
+            str(self.metrics_port),
+            "--metrics-dir",
+            str(self.workdir / "metrics"),
+            "--kubeconfig",
+            self.cluster.kubeconfig,
+        ]
+        args += list(self.extra)
+        log = open(self.log_path, "ab")  # noqa: SIM115 - kept open for the process's life
+        self.proc = subprocess.Popen(args, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
+        wait_for(self.healthy, timeout=60, what="our webhook answering")
+        return self
+
+    def healthy(self) -> bool:
+        if self.proc is not None and self.proc.poll() is not None:
+            raise RuntimeError(f"our webhook exited with {self.proc.returncode}:\n{self.log()[-3000:]}")
+        import ssl
+        import urllib.request
+
+        if not (self.certs / "ca.crt").exists():
+            return False
+        ctx = ssl.create_default_context(cafile=str(self.certs / "ca.crt"))
+        try:
+            with urllib.request.urlopen(f"https://127.0.0.1:{self.port}/readyz", context=ctx, timeout=2) as r:
+                return bool(r.status == 200)
+        except OSError:
+            return False
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def configurations(self, failure_policy: str | None = None) -> list[dict]:
+        from webhook.deploy.generating import render
+
+        ca = base64.b64encode((self.certs / "ca.crt").read_bytes()).decode()
+        out = []
+        for doc in yaml.safe_load_all(render()):
+            if not doc or doc.get("kind") not in ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"):
+                continue
+            doc["metadata"]["name"] = f"{doc['metadata']['name']}-e2e-{self.suffix}"
+            doc["metadata"].setdefault("labels", {})[E2E_LABEL] = "true"
+            for hook in doc.get("webhooks") or []:
+                path = (hook["clientConfig"].get("service") or {}).get("path", "/")
+                hook["clientConfig"] = {"url": f"https://127.0.0.1:{self.port}{path}", "caBundle": ca}
+                selector = hook.setdefault("namespaceSelector", {})
+                selector.setdefault("matchLabels", {})[E2E_LABEL] = "true"
+                if failure_policy:
+                    hook["failurePolicy"] = failure_policy
+            out.append(doc)
+        return out
+
+    def register(self) -> None:
+        for doc in self.configurations():
+            name = doc["metadata"]["name"]
+            if doc["kind"] == "ValidatingWebhookConfiguration":
+                self.cluster.admission.create_validating_webhook_configuration(doc)
+                self.names.append(("validating", name))
+            else:
+                self.cluster.admission.create_mutating_webhook_configuration(doc)
+                self.names.append(("mutating", name))
+
+    def unregister(self) -> None:
+        for kind, name in self.names:
+            with contextlib.suppress(ApiException):
+                if kind == "validating":
+                    self.cluster.admission.delete_validating_webhook_configuration(name)
+                else:
+                    self.cluster.admission.delete_mutating_webhook_configuration(name)
+        self.names.clear()
+
+    def metric(self, name: str, **labels: str) -> float:
+        """The sum of a counter over the samples whose labels include `labels`."""
+        import urllib.request
+
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.metrics_port}/metrics", timeout=5) as r:
+            text = r.read().decode()
+        return metric_sum(text, name + "_total", labels) or metric_sum(text, name, labels)
+
+
+class OurReconciler:
+    """`python -m webhook reconcile` writing deletion costs, without leader election."""
+
+    def __init__(self, cluster: Cluster, workdir: Path) -> None:
+        self.cluster = cluster
+        self.health_port = free_port()
+        self.log_path = workdir / "reconciler.log"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> OurReconciler:
+        args = [sys.executable, "-m", "webhook", "reconcile", "--kubeconfig", self.cluster.kubeconfig, "--enable-scale-in-score", "true"]
+        args += ["--leader-elect", "false", "--health-host", "127.0.0.1", "--health-port", str(self.health_port), "--scoring-qps", "200"]
+        log = open(self.log_path, "ab")  # noqa: SIM115 - kept open for the process's life
+        self.proc = subprocess.Popen(args, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
+        wait_for(self.healthy, timeout=60, what="our reconciler healthy")
+        return self
+
+    def healthy(self) -> bool:
+        import urllib.request
+
+        if self.proc is not None and self.proc.poll() is not None:
+            raise RuntimeError(f"our reconciler exited with {self.proc.returncode}:\n{self.log()[-3000:]}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.health_port}/healthz", timeout=2) as r:
+                return bool(r.status == 200)
+        except OSError:
+            return False
+
+    def writes(self) -> float:
+        import urllib.request
+
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.health_port}/metrics", timeout=5) as r:
+            text = r.read().decode()
+        return metric_sum(text, "servinggate_scalein_writes_total", {})
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+
+def plan(cluster: Cluster, workload: str) -> dict:
+    """`python -m webhook plan --kubeconfig ... --workload NS/NAME --output json`, parsed."""
+    out = subprocess.run(
+        [sys.executable, "-m", "webhook", "plan", "--kubeconfig", cluster.kubeconfig, "--workload", workload, "--output", "json"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    data: dict = json.loads(out.stdout)
+    return data
+
+
+def kubeconfig_from_env() -> str | None:
+    value = os.environ.get(ENV, "")
+    return value or None
+
+
+def poll(pred: Callable[[], Any], timeout: float, what: str, every: float = 0.5) -> Any:
+    """wait_for with a custom period (the cluster is slower than an in-process fake)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = pred()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
+        time.sleep(every)
+
+
+@contextlib.contextmanager
+def stopped(webhook: OurWebhook) -> Iterator[None]:
+    """Our webhook down for the block (its configurations stay registered), then back on the same port."""
+    webhook.stop()
+    try:
+        yield
+    finally:
+        webhook.start()
