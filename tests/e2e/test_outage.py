@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 
+import pytest
 from support.e2e import NODE_OWNER, Cluster, OurWebhook, modelserving, poll, role, running_ready, stopped
 
 GROUP = "modelserving.volcano.sh/group-name"
@@ -18,6 +19,13 @@ def serving(owner: str) -> dict:
     return modelserving("llm", 2, roles)
 
 
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="Kthena 3cc05728 does not retry a refused pod create (scaleUpRoles logs it and returns): the "
+    "ServingGroup stays without the pods created during the outage; see docs/e2e.md. Strict: it fails "
+    "loudly once Kthena retries, and this mark must go.",
+)
 def test_kthena_retries_through_our_outage_and_no_group_is_half_made(cluster: Cluster, need, servinggate: OurWebhook, namespace: str) -> None:
     need("kthena", "volcano-controllers", "volcano-scheduler", "kwok")
     cluster.node(f"{namespace}-n0", namespace, npu=8)
