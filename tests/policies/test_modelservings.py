@@ -415,7 +415,7 @@ def test_a_scale_to_zero_arrives_without_replicas_and_is_allowed(kit):
     scale = copy.deepcopy(req.object)
     scale["spec"].pop("replicas")
     out = engine.validate(replace(req, object=scale), kit.ctx(kit.gang_ms()))
-    assert out.allowed and out.warning_texts == []
+    assert out.allowed and [w.text for w in out.warnings] == []
 
 
 def test_scale_allows_with_warning_when_lookup_fails(kit):

@@ -335,7 +335,7 @@ class OurWebhook:
             self.cluster.kubeconfig,
         ]
         args += list(self.extra)
-        log = open(self.log_path, "ab")  # noqa: SIM115 - kept open for the process's life
+        log = open(self.log_path, "ab")  # kept open for the process's life
         self.proc = subprocess.Popen(args, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
         wait_for(self.healthy, timeout=60, what="our webhook answering")
         return self
@@ -427,7 +427,7 @@ class OurReconciler:
     def start(self) -> OurReconciler:
         args = [sys.executable, "-m", "webhook", "reconcile", "--kubeconfig", self.cluster.kubeconfig, "--enable-scale-in-score", "true"]
         args += ["--leader-elect", "false", "--health-host", "127.0.0.1", "--health-port", str(self.health_port), "--scoring-qps", "200"]
-        log = open(self.log_path, "ab")  # noqa: SIM115 - kept open for the process's life
+        log = open(self.log_path, "ab")  # kept open for the process's life
         self.proc = subprocess.Popen(args, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
         wait_for(self.healthy, timeout=60, what="our reconciler healthy")
         return self
