@@ -39,6 +39,15 @@ def review(hook: OurWebhook, path: str, request: dict) -> dict:
         return json.loads(r.read())["response"]  # type: ignore[no-any-return]
 
 
+def ours_on_update(servinggate: OurWebhook, namespace: str, old: dict, new: dict) -> dict:
+    """Our webhook's own answer to an UPDATE of ModelServing `llm` from `old` to `new`, asked
+    directly: on the stack Kthena's CRD rule or webhook may answer first."""
+    kind = {"group": MS_GROUP, "version": MS_VERSION, "kind": "ModelServing"}
+    resource = {"group": MS_GROUP, "version": MS_VERSION, "resource": "modelservings"}
+    request = {"kind": kind, "resource": resource, "operation": "UPDATE", "namespace": namespace, "name": "llm"}
+    return review(servinggate, "/validate", {**request, "object": new, "oldObject": old, "userInfo": {"username": "e2e"}})
+
+
 def test_min_role_replicas_cannot_change(cluster: Cluster, need, servinggate: OurWebhook, namespace: str) -> None:
     need("kthena")
     ms = cluster.create_ms(namespace, serving(namespace, scheduler="kthena-none"))
@@ -46,22 +55,7 @@ def test_min_role_replicas_cannot_change(cluster: Cluster, need, servinggate: Ou
     assert "minRoleReplicas is immutable" in message  # Kthena's CEL rule, before any webhook
     changed = copy.deepcopy(ms)
     changed["spec"]["template"]["gangPolicy"]["minRoleReplicas"]["prefill"] = 1
-    kind = {"group": MS_GROUP, "version": MS_VERSION, "kind": "ModelServing"}
-    resource = {"group": MS_GROUP, "version": MS_VERSION, "resource": "modelservings"}
-    answer = review(
-        servinggate,
-        "/validate",
-        {
-            "kind": kind,
-            "resource": resource,
-            "operation": "UPDATE",
-            "namespace": namespace,
-            "name": "llm",
-            "object": changed,
-            "oldObject": ms,
-            "userInfo": {"username": "e2e"},
-        },
-    )
+    answer = ours_on_update(servinggate, namespace, ms, changed)
     assert answer["allowed"] is False and "minRoleReplicas" in answer["status"]["message"], answer
 
 
@@ -74,22 +68,7 @@ def test_a_role_below_its_gang_floor_is_refused(cluster: Cluster, need, servingg
     assert "minRoleReplicas" in message, message  # Kthena's webhook or ours, whichever answers first
     lowered = copy.deepcopy(ms)
     lowered["spec"]["template"]["roles"][0]["replicas"] = 1
-    kind = {"group": MS_GROUP, "version": MS_VERSION, "kind": "ModelServing"}
-    resource = {"group": MS_GROUP, "version": MS_VERSION, "resource": "modelservings"}
-    answer = review(
-        servinggate,
-        "/validate",
-        {
-            "kind": kind,
-            "resource": resource,
-            "operation": "UPDATE",
-            "namespace": namespace,
-            "name": "llm",
-            "object": lowered,
-            "oldObject": ms,
-            "userInfo": {"username": "e2e"},
-        },
-    )
+    answer = ours_on_update(servinggate, namespace, ms, lowered)
     assert answer["allowed"] is False and "below its gang minimum gangPolicy.minRoleReplicas[prefill] (2)" in answer["status"]["message"], answer
     cluster.patch_ms(namespace, "llm", [{"op": "replace", "path": "/spec/template/roles/1/replicas", "value": 1}], kind="json")  # decode's floor is 1
 
