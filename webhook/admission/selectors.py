@@ -1,6 +1,8 @@
-"""Label selectors (metav1.LabelSelector) matched against labels: shared by `check`, which
-validates workloads' selectors, and by the scale-in reconciler and the will-it-run rules, which
-resolve HyperNode members."""
+"""Label selectors (metav1.LabelSelector) matched against labels, for `check`, which tells a workload
+whose selector does not match its own template (the API server's `selector does not match template
+labels`). Lenient on purpose: the selector's own errors are reported by the structural checks, so
+an unusable one simply matches nothing here. HyperNode members are resolved by webhook/hypernodes.py,
+which parses selectors strictly as Volcano's LabelSelectorAsSelector call does."""
 
 from __future__ import annotations
 
