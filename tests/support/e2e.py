@@ -9,6 +9,7 @@ Every object a test makes lives in its own namespace, or carries the label `serv
 
 from __future__ import annotations
 
+import abc
 import base64
 import contextlib
 import json
@@ -305,21 +306,61 @@ def gang_example(owner: str, npu: int = 2) -> dict:
 # ---- our pieces, started from this checkout ----
 
 
-class OurWebhook:
+class Supervised(abc.ABC):
+    """One of our commands run from the checkout as a child process, its output in `log_path`:
+    started until `healthy()` says so, stopped with SIGTERM (then killed), its log kept for the
+    test's failure message."""
+
+    name = "process"
+    stop_timeout = 30.0
+
+    def __init__(self, log_path: Path) -> None:
+        self.log_path = log_path
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def launch(self, args: list[str]) -> None:
+        with self.log_path.open("ab") as log:  # the child keeps its own copy of the descriptor
+            self.proc = subprocess.Popen(args, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
+        wait_for(self.healthy, timeout=60, what=f"our {self.name} healthy")
+
+    @abc.abstractmethod
+    def healthy(self) -> bool:
+        """Answers its health endpoint (after `alive()`)."""
+
+    def alive(self) -> None:
+        """Raise with the log's tail when the process has exited."""
+        if self.proc is not None and self.proc.poll() is not None:
+            raise RuntimeError(f"our {self.name} exited with {self.proc.returncode}:\n{self.log()[-3000:]}")
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=self.stop_timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+
+class OurWebhook(Supervised):
     """`python -m webhook serve` on 127.0.0.1 with generated certificates, registered by URL with
     the configurations `python -m webhook manifests` derives from the rule registry; only namespaces
     labelled servinggate-e2e=true are judged, so nothing else on the cluster is touched."""
 
+    name = "webhook"
+
     def __init__(self, cluster: Cluster, workdir: Path, extra: tuple[str, ...] = ()) -> None:
+        super().__init__(workdir / "webhook.log")
         self.cluster = cluster
         self.workdir = workdir
         self.port = free_port()
         self.metrics_port = free_port()
         self.certs = workdir / "certs"
-        self.log_path = workdir / "webhook.log"
         self.suffix = uuid.uuid4().hex[:6]
         self.extra = extra
-        self.proc: subprocess.Popen[bytes] | None = None
         self.names: list[tuple[str, str]] = []
 
     def start(self) -> OurWebhook:
@@ -334,15 +375,11 @@ class OurWebhook:
             "--kubeconfig",
             self.cluster.kubeconfig,
         ]
-        args += list(self.extra)
-        log = open(self.log_path, "ab")  # kept open for the process's life
-        self.proc = subprocess.Popen(args, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
-        wait_for(self.healthy, timeout=60, what="our webhook answering")
+        self.launch(args + list(self.extra))
         return self
 
     def healthy(self) -> bool:
-        if self.proc is not None and self.proc.poll() is not None:
-            raise RuntimeError(f"our webhook exited with {self.proc.returncode}:\n{self.log()[-3000:]}")
+        self.alive()
         import ssl
         import urllib.request
 
@@ -354,18 +391,6 @@ class OurWebhook:
                 return bool(r.status == 200)
         except OSError:
             return False
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
     def configurations(self, failure_policy: str | None = None) -> list[dict]:
         from webhook.deploy.generating import render
@@ -415,28 +440,27 @@ class OurWebhook:
         return metric_sum(text, name + "_total", labels) or metric_sum(text, name, labels)
 
 
-class OurReconciler:
+class OurReconciler(Supervised):
     """`python -m webhook reconcile` writing deletion costs, without leader election."""
 
+    name = "reconciler"
+    stop_timeout = 20.0
+
     def __init__(self, cluster: Cluster, workdir: Path) -> None:
+        super().__init__(workdir / "reconciler.log")
         self.cluster = cluster
         self.health_port = free_port()
-        self.log_path = workdir / "reconciler.log"
-        self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> OurReconciler:
         args = [sys.executable, "-m", "webhook", "reconcile", "--kubeconfig", self.cluster.kubeconfig, "--enable-scale-in-score", "true"]
         args += ["--leader-elect", "false", "--health-host", "127.0.0.1", "--health-port", str(self.health_port), "--scoring-qps", "200"]
-        log = open(self.log_path, "ab")  # kept open for the process's life
-        self.proc = subprocess.Popen(args, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
-        wait_for(self.healthy, timeout=60, what="our reconciler healthy")
+        self.launch(args)
         return self
 
     def healthy(self) -> bool:
         import urllib.request
 
-        if self.proc is not None and self.proc.poll() is not None:
-            raise RuntimeError(f"our reconciler exited with {self.proc.returncode}:\n{self.log()[-3000:]}")
+        self.alive()
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{self.health_port}/healthz", timeout=2) as r:
                 return bool(r.status == 200)
@@ -449,18 +473,6 @@ class OurReconciler:
         with urllib.request.urlopen(f"http://127.0.0.1:{self.health_port}/metrics", timeout=5) as r:
             text = r.read().decode()
         return metric_sum(text, "servinggate_scalein_writes_total", {})
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
 
 def plan(cluster: Cluster, workload: str) -> dict:
