@@ -112,6 +112,8 @@ class _Expired:
 
 Answer = tuple[int, dict] | tuple[int, dict, dict] | _Watch | _Expired
 
+_FAKES_BY_HOST: dict[str, FakeAPI] = {}  # url -> the fake serving it, for FakeAPI.of(api_client)
+
 
 class FakeAPI:
     """State and behaviour of a fake control plane, served on 127.0.0.1 over HTTP/1.1.
@@ -174,6 +176,7 @@ class FakeAPI:
 
     def __init__(self, nodes: Iterable[dict] = (), pods: Iterable[dict] = ()) -> None:
         self.lock = threading.Condition()  # over an RLock: scripted hooks may call back into the fake
+        self.watch_generation = 0  # a watch opened before the last end_watches() ends at once
         self.rv = 1000
         self.nodes: dict[str, dict] = {}
         self.pods: dict[str, dict] = {}
@@ -211,7 +214,7 @@ class FakeAPI:
         handler = type("BoundHandler", (_Handler,), {"api": self})
         self._server = _Server(("127.0.0.1", 0), handler)
         self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, name="fake-apiserver", daemon=True).start()
+        threading.Thread(target=self._server.serve_forever, args=(0.05,), name="fake-apiserver", daemon=True).start()  # shutdown() waits one poll
         conf = client.Configuration()
         conf.host = self.url
         self.client_configuration = conf
@@ -219,6 +222,9 @@ class FakeAPI:
 
     def close(self) -> None:
         self.writes_open.set()  # nothing stays held past the test
+        self.end_watches()
+        if self._server is not None and _FAKES_BY_HOST.get(self.url) is self:
+            del _FAKES_BY_HOST[self.url]
         for c in self._clients:
             c.close()
         self._clients.clear()
@@ -242,7 +248,20 @@ class FakeAPI:
         """An official ApiClient for this fake; closed when the fake closes."""
         c = client.ApiClient(self.client_configuration)
         self._clients.append(c)
+        _FAKES_BY_HOST[self.url] = self
         return c
+
+    @staticmethod
+    def of(api_client: client.ApiClient) -> FakeAPI | None:
+        """The fake an ApiClient made by `client()` talks to, if it is still serving."""
+        return _FAKES_BY_HOST.get(api_client.configuration.host)
+
+    def end_watches(self) -> None:
+        """End every watch stream open now, as a server does when it closes: a test that stops its
+        watchers then waits for their threads without waiting out the streams' timeout."""
+        with self.lock:
+            self.watch_generation += 1
+            self.lock.notify_all()
 
     def __call__(self, nodes: Iterable[dict] = (), pods: Iterable[dict] = ()) -> tuple[FakeAPI, client.ApiClient]:
         self.load(nodes, pods)
@@ -728,12 +747,13 @@ class _Handler(BaseHTTPRequestHandler):
         self._start_stream()
         deadline = time.monotonic() + min(w.timeout, 2)
         sent = w.since
-        while time.monotonic() < deadline:
+        generation = api.watch_generation
+        while time.monotonic() < deadline and api.watch_generation == generation:
             with api.lock:
                 # history is in resourceVersion order: start after the last one looked at, of any kind
                 tail = api.history[bisect.bisect_right(api.history, sent, key=lambda e: e[0]) :]
                 if not tail:
-                    api.lock.wait(0.05)
+                    api.lock.wait(0.05)  # end_watches() notifies
                     continue
                 pending = [(t, o) for _, k, t, o in tail if k == w.kind and (not w.namespace or o["metadata"].get("namespace") == w.namespace)]
             for t, o in pending:

@@ -54,8 +54,9 @@ class Recorder:
 
 
 @pytest.fixture
-def reflect():
-    """`reflect(lw, sink, **options)` runs a Reflector on a thread, stopped at the end."""
+def reflect(fake_api):
+    """`reflect(lw, sink, **options)` runs a Reflector on a thread, stopped at the end (its watch
+    against `fake_api` ended, so the thread need not wait out the stream's timeout)."""
     stop = threading.Event()
     threads = []
 
@@ -68,6 +69,7 @@ def reflect():
 
     yield start
     stop.set()
+    fake_api.end_watches()
     for t in threads:
         t.join(10)
 

@@ -151,7 +151,7 @@ def test_the_watch_calls_on_reconnect_again_after_each_failure(fake_api):
     fake_api.install_custom("workload.serving.volcano.sh", "modelservings")
     reconnects: list[int] = []
     store = ProjectionStore(kinds=[e for e in LOOKED_UP if e.plural == "modelservings"])
-    watcher = StoreWatcher(fake_api.client(), store, watch_timeout=1, on_reconnect=lambda: reconnects.append(1))
+    watcher = StoreWatcher(fake_api.client(), store, watch_timeout=1, backoff_cap=0.2, on_reconnect=lambda: reconnects.append(1))
     fake_api.fail("GET", "/modelservings$", 503, "ServiceUnavailable", "upgrading", times=1)  # the first list
     watcher.start()
     try:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 
 import pytest
+from fakes.apiserver import FakeAPI
 
 from webhook.scalein import reconciling
 from webhook.scalein.settings import ReconcileSettings
@@ -18,6 +19,7 @@ class Running:
     def __init__(self, s: ReconcileSettings, api_client, **kw):
         self.stop = threading.Event()
         self.metrics = reconciling.Metrics()
+        self.api_client = api_client
         self.rec = reconciling.Reconciler(s, api_client, self.metrics, stop=self.stop, sleep_cap=0.2, **kw)
         self.worker = self.rec.start(reconciling.resolve_types(api_client, s))
         self.thread = threading.Thread(target=self.worker.run, daemon=True)
@@ -27,7 +29,10 @@ class Running:
         return self.metrics.registry.get_sample_value(name, labels or {}) or 0.0
 
     def close(self):
-        self.stop.set()
+        self.rec.halt()
+        fake = FakeAPI.of(self.api_client)
+        if fake is not None:
+            fake.end_watches()  # the watch threads see `stop` once their stream ends
         self.thread.join(10)
         for t in self.rec.threads:
             t.join(10)

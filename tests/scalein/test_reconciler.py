@@ -131,6 +131,19 @@ def test_dry_run_writes_nothing(s1, fake_api, running, waiter):
     assert api.count("PATCH", "/") == 0
 
 
+def test_halt_wakes_the_worker_writers_and_poster_at_once(s1, fake_api, running, waiter):
+    api, api_client = fake_api(s1["nodes"]["items"], s1["pods"]["items"])
+    r = running(settings(), api_client)
+    waiter(lambda: api.count("PATCH", "/") >= len(api.pods) and r.rec.writes.idle(), what="every cost written")
+    time.sleep(1.2)  # every thread is now in its idle wait: 1 s for the worker, 0.5 s for the poster
+    r.rec.halt()  # and for each writer, one after another (they take turns), so 2 s for four
+    deadline = time.monotonic() + 0.4
+    waited = [r.thread, *r.rec.writer_threads, *(t for t in r.rec.threads if t.name == "events")]
+    for t in waited:
+        t.join(max(0.0, deadline - time.monotonic()))
+    assert [t.name for t in waited if t.is_alive()] == []
+
+
 # ---- enable-scale-in-score: false writes nothing ------------------------------------------------
 #
 # "No PATCH arrived" proves something only once the reconciler would have written by then. So each

@@ -11,7 +11,7 @@ import pytest
 
 from webhook.config import compose
 from webhook.scalein.cluster import Cluster, WorkloadTypes
-from webhook.scalein.events import Answered, Changed, Event, Listed, Resync
+from webhook.scalein.events import Answered, Changed, Event, Listed, Resync, Stopping
 from webhook.scalein.health import Metrics
 from webhook.scalein.patching import Outcome
 from webhook.scalein.settings import COST_KEY, RECORD_KEY, ReconcileSettings
@@ -64,6 +64,7 @@ def harness():
     yield make
     for h in made:
         h.stop.set()
+        h.events.put(Stopping())  # as Reconciler.halt() does: the loop sees `stop` now
         h.thread.join(10)
 
 

@@ -141,6 +141,20 @@ def test_wait_wakes_a_writer_when_a_write_is_offered():
     assert woke == [True]
 
 
+def test_close_wakes_every_waiting_writer_and_hands_nothing_out():
+    q, _ = queue()
+    woke: list[bool] = []
+    writers = [threading.Thread(target=lambda: woke.append(q.wait(30))) for _ in range(3)]
+    for t in writers:
+        t.start()
+    q.close()
+    for t in writers:
+        t.join(5)
+    assert woke == [False, False, False]  # each returned on close, long before its 30 s wait
+    offer(q, "p", -1)
+    assert q.wait(0) is False
+
+
 def test_stale_heap_items_are_compacted():
     q, _ = queue()
     for round_ in range(5):

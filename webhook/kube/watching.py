@@ -28,7 +28,7 @@ from kubernetes import client
 from ..policies.projections import LookedUp
 from ..policies.store import ProjectionStore
 from .errors import ApiCall
-from .reflector import ListWatch, NotServed, Reconnects, Reflector, ReflectorMetrics, read
+from .reflector import MAX_BACKOFF, Backoff, ListWatch, NotServed, Reconnects, Reflector, ReflectorMetrics, read
 
 log = logging.getLogger("servinggate.lookups")
 
@@ -72,6 +72,7 @@ class StoreWatcher:
         on_reconnect: Callable[[], None] | None = None,
         metrics: ReflectorMetrics | None = None,
         clock: Callable[[], float] = time.monotonic,
+        backoff_cap: float = MAX_BACKOFF,
     ) -> None:
         self._custom = client.CustomObjectsApi(api_client)
         self._core = client.CoreV1Api(api_client)
@@ -83,6 +84,7 @@ class StoreWatcher:
         self._on_reconnect = on_reconnect
         self._metrics = metrics
         self._clock = clock
+        self._backoff_cap = backoff_cap  # the longest wait after a failure (tests make it short)
         self._stop = threading.Event()
         self.threads: list[threading.Thread] = []
 
@@ -110,6 +112,7 @@ class StoreWatcher:
                 reconnects=reconnects,
                 relist_every=self.resync,
                 watch_timeout=self.watch_timeout,
+                backoff=Backoff(self._backoff_cap),
                 absent_retry=self.resync,
                 logger=log,
                 clock=self._clock,

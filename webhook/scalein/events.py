@@ -49,4 +49,9 @@ class Answered:
     attempt: WriteAttempt
 
 
-Event = Changed | Listed | Resync | Answered
+@dataclass(frozen=True, slots=True)
+class Stopping:
+    """The reconciler is stopping: wakes the worker so that it sees `stop` without waiting out its turn."""
+
+
+Event = Changed | Listed | Resync | Answered | Stopping

@@ -58,7 +58,7 @@ class EventPoster:
     def __init__(self, core: client.CoreV1Api, key: str, window: int, metrics: Metrics, stop: threading.Event, instance: str = "") -> None:
         self.core, self.key, self.window, self.metrics, self.stop = core, key, window, metrics, stop
         self.instance = instance
-        self.queue: queue.Queue[dict[str, Any]] = queue.Queue(maxsize=1000)
+        self.queue: queue.Queue[dict[str, Any] | None] = queue.Queue(maxsize=1000)  # None: wake()
         self.refused_logged = False
 
     def post(self, pod: PodView, want: int, current: str | None) -> None:
@@ -82,7 +82,15 @@ class EventPoster:
                 body = self.queue.get(timeout=0.5)
             except queue.Empty:
                 continue
-            self.send(body)
+            if body is not None:
+                self.send(body)
+
+    def wake(self) -> None:
+        """Wake the loop so that it sees `stop` now (a full queue is busy and sees it soon anyway)."""
+        try:
+            self.queue.put_nowait(None)
+        except queue.Full:
+            pass
 
     def send(self, body: dict[str, Any]) -> bool:
         """Create one Event; a failure is counted, and logged once per kind of failure."""

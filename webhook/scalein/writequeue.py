@@ -66,6 +66,7 @@ class WriteQueue:
         self._backlog: list[tuple[int, str, int]] = []  # (cost, key, seq)
         self._seq = 0
         self._urgent_run = 0  # event-lane writes since the backlog's last turn
+        self._closed = False  # set by close(): waiting writers return at once
 
     # -- the worker's side -----------------------------------------------------------------------
 
@@ -123,9 +124,18 @@ class WriteQueue:
     # -- the writers' side ----------------------------------------------------------------------
 
     def wait(self, timeout: float) -> bool:
-        """Block until an entry can be handed out (True) or `timeout` passes (False)."""
+        """Block until an entry can be handed out (True), or `timeout` passes or the queue is
+        closed (False)."""
         with self.cond:
-            return self.cond.wait_for(self._ready, timeout)
+            self.cond.wait_for(lambda: self._closed or self._ready(), timeout)
+            return not self._closed and self._ready()
+
+    def close(self) -> None:
+        """Wake every waiting writer and hand nothing out from now on: the reconciler is stopping,
+        and a writer should see that now, not at the end of its wait."""
+        with self.cond:
+            self._closed = True
+            self.cond.notify_all()
 
     def pop(self) -> Pending | None:
         """The next write to send, now in flight; None when nothing can be handed out."""
