@@ -10,6 +10,7 @@ resources the lookups read are the ones the rules ask for (`ctx.lookups.get(api_
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import inspect
 import re
@@ -80,14 +81,15 @@ NAMED = {
 VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
 
 
-def _api_classes() -> dict[str, type]:
-    # The package loads its classes lazily: ask for each name.
+def _api_classes(sources: list[str]) -> dict[str, type]:
+    """The official client's API classes that `sources` name. The package loads each class lazily,
+    and loading all of them costs seconds, so only the names a source mentions are asked for."""
+    mentioned = {m for text in sources for m in re.findall(r"\b(\w+Api)\b", text)}
     out = {}
-    for name in dir(client_apis):
-        if name.endswith("Api"):
-            cls = getattr(client_apis, name)
-            if isinstance(cls, type):
-                out[name] = cls
+    for name in sorted(mentioned & set(dir(client_apis))):
+        cls = getattr(client_apis, name)
+        if isinstance(cls, type):
+            out[name] = cls
     return out
 
 
@@ -97,7 +99,7 @@ def _request_of(cls: type, method: str) -> tuple[str, str]:
     return re.search(r"method='(\w+)'", source)[1], re.search(r"resource_path='([^']+)'", source)[1]
 
 
-def _api_receivers(tree: ast.AST, classes: dict[str, type]) -> dict[str, type]:
+def _api_receivers(nodes: list[ast.AST], classes: dict[str, type]) -> dict[str, type]:
     """Expressions (as source text) bound to an API object: `x = client.FooApi(...)`,
     `self.x = client.FooApi(...)`, parameters annotated `client.FooApi` and `self.x = param`."""
 
@@ -109,10 +111,10 @@ def _api_receivers(tree: ast.AST, classes: dict[str, type]) -> dict[str, type]:
 
     receivers: dict[str, type] = {}
     params: dict[str, type] = {}
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.arg) and api_class(node.annotation):
             params[node.arg] = api_class(node.annotation)
-    for node in ast.walk(tree):
+    for node in nodes:
         if not isinstance(node, ast.Assign):
             continue
         pairs = [(t, node.value) for t in node.targets]
@@ -129,24 +131,29 @@ def _api_receivers(tree: ast.AST, classes: dict[str, type]) -> dict[str, type]:
     return receivers
 
 
-def code_calls() -> list[tuple[str, type, str, bool]]:
-    """(module, API class, method, watched) for every API method a module under webhook/ uses."""
-    classes = _api_classes()
+@functools.cache
+def code_calls() -> tuple[tuple[str, type, str, bool], ...]:
+    """(module, API class, method, watched) for every API method a module under webhook/ uses
+    (read once per test process: every variant's test asks)."""
+    paths = sorted(PACKAGE.rglob("*.py"))
+    sources = [path.read_text() for path in paths]
+    classes = _api_classes(sources)
     found = []
-    for path in sorted(PACKAGE.rglob("*.py")):
-        tree = ast.parse(path.read_text())
-        receivers = _api_receivers(tree, classes)
-        watches = any(isinstance(n, ast.keyword) and n.arg == "watch" and ast.unparse(n.value) == "True" for n in ast.walk(tree))
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Attribute) and ast.unparse(node.value) in receivers:
+    for path, source in zip(paths, sources, strict=True):
+        nodes = list(ast.walk(ast.parse(source)))  # walked once, read four times
+        receivers = _api_receivers(nodes, classes)
+        watches = any(isinstance(n, ast.keyword) and n.arg == "watch" and ast.unparse(n.value) == "True" for n in nodes)
+        for node in nodes:
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name | ast.Attribute) and ast.unparse(node.value) in receivers:
                 cls = receivers[ast.unparse(node.value)]
                 base = node.attr.removesuffix("_with_http_info").removesuffix("_without_preload_content")
                 if hasattr(cls, f"_{base}_serialize"):
                     found.append((str(path.relative_to(REPO)), cls, base, watches and base.startswith("list_")))
-    return found
+    return tuple(found)
 
 
-def looked_up_resources() -> set[tuple[str, str]]:
+@functools.cache
+def looked_up_resources() -> frozenset[tuple[str, str]]:
     """(group, plural) of every object a rule asks the lookups for."""
     out = set()
     for path in sorted((PACKAGE / "policies").rglob("*.py")):
@@ -160,7 +167,7 @@ def looked_up_resources() -> set[tuple[str, str]]:
                 except NameError as exc:
                     raise AssertionError(f"{path}:{node.lineno}: use module constants for the looked-up apiVersion and kind ({exc})") from None
                 out.add((api_version.rpartition("/")[0], plural_of(kind)))
-    return out
+    return frozenset(out)
 
 
 def _owners(module: str) -> list[tuple[str, set[str]]]:
