@@ -17,7 +17,7 @@ from .meta import SECCOMP_CONTAINER_PREFIX, SECCOMP_POD_ANNOTATION, validate_ann
 from .options import DEFAULT_OPTIONS, PodOptions
 from .platform import all_containers, validate_os
 from .resources import declared_claims, validate_overhead, validate_pod_resource_claims, validate_pod_resources
-from .scheduling import affinity_label_key_errors, validate_affinity, validate_tolerations, validate_topology_spread
+from .scheduling import merged_label_key_errors, validate_affinity, validate_tolerations, validate_topology_spread
 from .security import validate_apparmor_match, validate_pod_security
 from .values import arr, field_text, obj, opt_int, opt_obj, opt_text, string_map, strings, text
 from .volumes import validate_volumes
@@ -256,7 +256,7 @@ def validate_pod_create(pod: Any, *, opts: PodOptions = DEFAULT_OPTIONS) -> Erro
     annotations = string_map(meta.get("annotations"), meta_path.child("annotations"), [])
     errs += validate_pod_annotations(annotations, spec, lambda: _container_names(spec), meta_path.child("annotations"))
     errs += validate_pod_spec(spec, spec_path, is_pod=True, opts=opts)
-    errs += affinity_label_key_errors(spec, meta.get("labels"), spec_path.child("affinity"), opts=opts)
+    errs += merged_label_key_errors(spec, meta.get("labels"), spec_path, opts=opts)
     errs += _image_whitespace(spec, spec_path)
     errs += _on_create(spec, spec_path)
     return errs + _seccomp_match(annotations, spec, spec_path) + validate_apparmor_match(annotations, spec, spec_path, opts=opts)
@@ -315,7 +315,7 @@ def _template_errors(template: Any, path: FieldPath, is_pod: bool, spec_errors: 
     errs += validate_pod_annotations(annotations, spec, lambda: _container_names(spec), meta_path.child("annotations"))
     errs += _spec_errors(spec, spec_path, is_pod, opts) if spec_errors is None else spec_errors
     if is_pod:
-        errs += affinity_label_key_errors(spec, labels, spec_path.child("affinity"), opts=opts)
+        errs += merged_label_key_errors(spec, labels, spec_path, opts=opts)
     errs += _seccomp_match(annotations, spec, spec_path)
     errs += validate_apparmor_match(annotations, spec, spec_path, opts=opts)
     if not is_pod and arr(spec.get("ephemeralContainers"), path, []):

@@ -4,7 +4,15 @@
 MatchLabelKeysInPodAffinity, 1.29 alpha, 1.31 on) port validateMatchLabelKeysAndMismatchLabelKeys
 and validateLabelKeys of kube-apiserver's `pkg/apis/core/validation/validation.go` at commit
 000f2605 (between 1.32 and 1.33; unchanged 1.31-1.34), and on a new Pod what mutatePodAffinity
-(`pkg/registry/core/pod/strategy.go`) appends to the selector first (`affinity_label_key_errors`).
+(`pkg/registry/core/pod/strategy.go`) appends to the selector first (`merged_label_key_errors`).
+
+`matchLabelKeys` of topology spread constraints: up to 1.33 ValidateMatchLabelKeysInTopologySpread
+(a key the selector names anywhere is refused); from 1.34, with MatchLabelKeysInPodTopologySpreadSelectorMerge
+(beta, on), validateTopologySpreadConstraints of v1.34.0 judges them with
+validateMatchLabelKeysAndMismatchLabelKeys instead, after mutateTopologySpreadConstraints merged the
+pod's labels into the selector on a new Pod. The v1.34.0 exception for an update whose old pod
+already fails the newer check (it falls back to the older one) is not mirrored: spread constraints
+cannot change on a Pod update, and a template's update is judged as a create, never stricter.
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ from .values import arr, integer, obj, opt_int, opt_obj, opt_text, string_map, s
 TAINT_EFFECTS = ["NoSchedule", "PreferNoSchedule", "NoExecute"]
 WHEN_UNSATISFIABLE = ["DoNotSchedule", "ScheduleAnyway"]
 INCLUSION_POLICIES = ["Honor", "Ignore"]
+SPREAD_SELECTOR_MERGE = "MatchLabelKeysInPodTopologySpreadSelectorMerge"
 
 
 def _label_name(key: str, path: FieldPath) -> Errors:
@@ -166,16 +175,22 @@ def _pod_term(term: dict[str, Any], path: FieldPath, errs: Errors, opts: PodOpti
 
 
 def _match_and_mismatch_label_keys(term: dict[str, Any], path: FieldPath, errs: Errors) -> None:
+    """An affinity term's keys, read for `_label_keys_beside_selector`."""
+    selector = opt_obj(term.get("labelSelector"), path.child("labelSelector"), [])
+    match = strings(term.get("matchLabelKeys"), path.child("matchLabelKeys"), errs)
+    mismatch = strings(term.get("mismatchLabelKeys"), path.child("mismatchLabelKeys"), errs)
+    _label_keys_beside_selector(selector, match, mismatch, path, errs)
+
+
+def _label_keys_beside_selector(selector: dict[str, Any] | None, match: list[str], mismatch: list[str], path: FieldPath, errs: Errors) -> None:
     """validateMatchLabelKeysAndMismatchLabelKeys: each key a label name (and the lists allowed
-    only beside a labelSelector), a matchLabelKeys key not already in the selector, and no key
+    only beside a labelSelector), a matchLabelKeys key not named twice by the selector, and no key
     in both lists.
 
     Upstream sees the selector after the pod strategy appended one expression per key whose label
     the pod carries; this check sees the selector as written, so it finds a key the selector
-    names twice but not one the merge would have added again: never more than the API server."""
-    selector = opt_obj(term.get("labelSelector"), path.child("labelSelector"), [])
-    match = strings(term.get("matchLabelKeys"), path.child("matchLabelKeys"), errs)
-    mismatch = strings(term.get("mismatchLabelKeys"), path.child("mismatchLabelKeys"), errs)
+    names twice but not one the merge would have added again (`merged_label_key_errors` does):
+    never more than the API server."""
     _label_keys(match, selector, path.child("matchLabelKeys"), errs)
     _label_keys(mismatch, selector, path.child("mismatchLabelKeys"), errs)
     if selector is not None:
@@ -192,6 +207,29 @@ def _match_and_mismatch_label_keys(term: dict[str, Any], path: FieldPath, errs: 
     for i, key in enumerate(match):
         if key in both:
             errs.append(invalid(path.child("matchLabelKeys").index(i), key, "exists in both matchLabelKeys and mismatchLabelKeys"))
+
+
+def merged_label_key_errors(spec: Any, labels: Any, spec_path: FieldPath, *, opts: PodOptions = DEFAULT_OPTIONS) -> Errors:
+    """What a new Pod's labels add to the checks of `matchLabelKeys`, merged into the selectors of
+    its affinity terms (`affinity_label_key_errors`) and, from 1.34, of its topology spread
+    constraints (`spread_label_key_errors`)."""
+    return affinity_label_key_errors(spec, labels, spec_path.child("affinity"), opts=opts) + spread_label_key_errors(
+        spec, labels, spec_path.child("topologySpreadConstraints"), opts=opts
+    )
+
+
+def spread_label_key_errors(spec: Any, labels: Any, path: FieldPath, *, opts: PodOptions = DEFAULT_OPTIONS) -> Errors:
+    """mutateTopologySpreadConstraints (v1.34.0 strategy.go, gate MatchLabelKeysInPodTopologySpreadSelectorMerge
+    on) appends `key In (value)` to a constraint's labelSelector for each matchLabelKeys key the new
+    Pod carries; validateMatchLabelKeysAndMismatchLabelKeys then refuses one the selector already
+    names, at the constraint's path indexed by the key's last position (as upstream writes it)."""
+    if not opts.on(SPREAD_SELECTOR_MERGE) or type(spec) is not dict or type(labels) is not dict or not labels:
+        return []
+    errs: Errors = []
+    for i, constraint in enumerate(_list(spec.get("topologySpreadConstraints"))):
+        if type(constraint) is dict:
+            _appended_keys(constraint, _keys(constraint.get("matchLabelKeys")), [], labels, path.index(i), errs)
+    return errs
 
 
 def affinity_label_key_errors(spec: Any, labels: Any, path: FieldPath, *, opts: PodOptions = DEFAULT_OPTIONS) -> Errors:
@@ -219,12 +257,11 @@ def affinity_label_key_errors(spec: Any, labels: Any, path: FieldPath, *, opts: 
             continue
         at = path.child(kind)
         for i, term in enumerate(_list(pa.get("requiredDuringSchedulingIgnoredDuringExecution"))):
-            _appended_keys(term, labels, at.child("requiredDuringSchedulingIgnoredDuringExecution").index(i), errs)
+            _term_appended_keys(term, labels, at.child("requiredDuringSchedulingIgnoredDuringExecution").index(i), errs)
         for i, weighted in enumerate(_list(pa.get("preferredDuringSchedulingIgnoredDuringExecution"))):
             if type(weighted) is dict:
-                _appended_keys(
-                    weighted.get("podAffinityTerm"), labels, at.child("preferredDuringSchedulingIgnoredDuringExecution").index(i).child("podAffinityTerm"), errs
-                )
+                term_at = at.child("preferredDuringSchedulingIgnoredDuringExecution").index(i).child("podAffinityTerm")
+                _term_appended_keys(weighted.get("podAffinityTerm"), labels, term_at, errs)
     return errs
 
 
@@ -232,13 +269,20 @@ def _list(value: Any) -> list[Any]:
     return value if type(value) is list else []
 
 
-def _appended_keys(term: Any, labels: dict[str, Any], path: FieldPath, errs: Errors) -> None:
-    """applyMatchLabelKeysAndMismatchLabelKeys on one term, then the rest of upstream's walk over
-    the selector's expressions: those the merge appended, after the written ones."""
-    if type(term) is not dict or type(term.get("labelSelector")) is not dict:
+def _keys(value: Any) -> list[str]:
+    return [k for k in _list(value) if type(k) is str]
+
+
+def _term_appended_keys(term: Any, labels: dict[str, Any], path: FieldPath, errs: Errors) -> None:
+    if type(term) is dict:
+        _appended_keys(term, _keys(term.get("matchLabelKeys")), _keys(term.get("mismatchLabelKeys")), labels, path, errs)
+
+
+def _appended_keys(term: dict[str, Any], match: list[str], mismatch: list[str], labels: dict[str, Any], path: FieldPath, errs: Errors) -> None:
+    """applyLabelKeysToLabelSelector for one term or constraint, then the rest of upstream's walk
+    over the selector's expressions: those the merge appended, after the written ones."""
+    if type(term.get("labelSelector")) is not dict:
         return  # a nil labelSelector matches nothing: upstream appends nothing
-    match = [k for k in _list(term.get("matchLabelKeys")) if type(k) is str]
-    mismatch = [k for k in _list(term.get("mismatchLabelKeys")) if type(k) is str]
     appended = [k for k in match + mismatch if k in labels]
     if not appended:
         return
@@ -306,7 +350,11 @@ def validate_topology_spread(value: Any, path: FieldPath, errs: Errors, *, opts:
             if chosen is not None and chosen not in INCLUSION_POLICIES:
                 errs.append(not_supported(at.child(policy), chosen, INCLUSION_POLICIES))
         selector = opt_obj(c.get("labelSelector"), at.child("labelSelector"), errs)
-        _match_label_keys(strings(c.get("matchLabelKeys"), at.child("matchLabelKeys"), errs), selector, at.child("matchLabelKeys"), errs)
+        keys = strings(c.get("matchLabelKeys"), at.child("matchLabelKeys"), errs)
+        if opts.on(SPREAD_SELECTOR_MERGE):
+            _label_keys_beside_selector(selector, keys, [], at, errs)
+        else:
+            _match_label_keys(keys, selector, at.child("matchLabelKeys"), errs)
         validate_label_selector(selector, at.child("labelSelector"), errs)
 
 

@@ -44,7 +44,7 @@ from ..podvalidation.meta import surely_valid
 from ..podvalidation.names import is_dns1123_label, name_is_dns_subdomain
 from ..podvalidation.options import PodOptions, options_for
 from ..podvalidation.podspec import pod_spec_errors
-from ..podvalidation.scheduling import affinity_label_key_errors
+from ..podvalidation.scheduling import merged_label_key_errors
 from .context import Context
 from .kthena_pods import ROLES, Select, added_metadata, modelserving_name, pod_metadata, pod_name, pod_spec, role_name, template_path, templates_in_use
 from .registry import REGISTRY, Views
@@ -147,10 +147,10 @@ def judge(ms: dict[str, Any], i: int, role: dict[str, Any], which: str, review: 
     if type(known.spec) is dict and review.metadata_fine(ms, role, template):
         errs = list(spec_errors)
         affinity = known.spec.get("affinity")
-        if type(affinity) is dict and (affinity.get("podAffinity") or affinity.get("podAntiAffinity")):
-            # what the pod's labels append to its affinity selectors (the other path's validation does it)
+        if known.spec.get("topologySpreadConstraints") or (type(affinity) is dict and (affinity.get("podAffinity") or affinity.get("podAntiAffinity"))):
+            # what the pod's labels append to its selectors (the other path's validation does it)
             labels = pod_metadata(ms, role, which, owned=False).get("labels")
-            errs += affinity_label_key_errors(known.spec, labels, path.child("spec", "affinity"), opts=review.opts)
+            errs += merged_label_key_errors(known.spec, labels, path.child("spec"), opts=review.opts)
         name = pod_name(modelserving_name(ms), role_name(role), which == "entryTemplate")
     else:
         meta = pod_metadata(ms, role, which, owned=False)  # validation reads its name, labels and annotations
