@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import names
+from .. import names
 from .env import validate_env, validate_env_from
 from .errors import Errors, FieldPath, choice, duplicate, forbidden, invalid, not_found, not_supported, required
 from .mounts import validate_ephemeral_mounts, validate_mounts

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import names
+from .. import names
 from .containers import image_whitespace, items, name_of, validate_containers, validate_ephemeral_containers, validate_init_containers
 from .errors import Errors, FieldPath, choice, duplicate, forbidden, invalid, located, required, too_long
 from .meta import SECCOMP_CONTAINER_PREFIX, SECCOMP_POD_ANNOTATION, validate_annotations, validate_labels, validate_object_meta, validate_pod_annotations

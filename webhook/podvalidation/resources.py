@@ -19,8 +19,8 @@ from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
 
+from .. import names
 from ..quantity import parse_quantity
-from . import names
 from .errors import Errors, FieldPath, GoSyntax, duplicate, forbidden, invalid, not_found, not_supported, required
 from .options import DEFAULT_OPTIONS, PodOptions
 from .values import arr, canonical, obj, opt_obj, opt_text, quantity, text
