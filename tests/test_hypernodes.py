@@ -17,9 +17,15 @@ from support.willrun import hypernode, node
 from webhook import hypernodes
 from webhook.policies.clusterfacts import ClusterFacts, store_of_objects
 from webhook.scalein import topology
+from webhook.shapes.volcano import hypernode_spec, member_selector
 
 REPO = Path(__file__).resolve().parent.parent
 NODES = {"worker-1": {"role": "worker"}, "worker-2": {"role": "worker"}, "control-plane-1": {"role": "control-plane"}}
+
+
+def node_members(selector, nodes) -> hypernodes.Picked:
+    """What one member's selector, as sent, picks: decoded as every caller decodes it."""
+    return hypernodes.node_members(member_selector(selector), nodes)
 
 
 def expr(key: str, op: str, *values: str) -> dict:
@@ -68,7 +74,7 @@ def expr(key: str, op: str, *values: str) -> dict:
     ],
 )
 def test_node_members(selector, names):
-    assert set(hypernodes.node_members(selector, NODES).names) == names
+    assert set(node_members(selector, NODES).names) == names
 
 
 @pytest.mark.parametrize(
@@ -124,7 +130,7 @@ def test_go_patterns_that_compile(pattern, matches, misses):
 )
 def test_patterns_re2_refuses_select_nothing(pattern):
     assert isinstance(hypernodes.go_regex(pattern), str)
-    assert hypernodes.node_members({"regexMatch": {"pattern": pattern}}, {"worker": {}, "a" * 1001: {}}).problem
+    assert node_members({"regexMatch": {"pattern": pattern}}, {"worker": {}, "a" * 1001: {}}).problem
 
 
 @pytest.mark.parametrize(
@@ -139,30 +145,29 @@ def test_patterns_re2_refuses_select_nothing(pattern):
     ],
 )
 def test_go_forms_python_could_not_spell_select_as_in_go(pattern, names):
-    picked = hypernodes.node_members({"regexMatch": {"pattern": pattern}}, NODES)
+    picked = node_members({"regexMatch": {"pattern": pattern}}, NODES)
     assert picked.names == frozenset(names) and not picked.problem
 
 
 @pytest.mark.parametrize("pattern", ["\\C", "worker\\C1", "(?P<rôle>worker)", "(?<ключ>worker)"])
 def test_forms_c_plus_plus_re2_accepts_and_go_refuses_select_nothing(pattern):
     """Go's regexp/syntax has no `\\C` and takes ASCII group names only; C++ RE2 takes both."""
-    picked = hypernodes.node_members({"exactMatch": {"name": "worker-1"}, "regexMatch": {"pattern": pattern}}, NODES)
+    picked = node_members({"exactMatch": {"name": "worker-1"}, "regexMatch": {"pattern": pattern}}, NODES)
     assert picked.names == frozenset() and "does not compile" in picked.problem
 
 
 def test_a_lone_surrogate_is_read_as_go_decodes_json():
     """JSON can spell a lone UTF-16 surrogate; Go's encoding/json reads it as U+FFFD."""
-    assert hypernodes.node_members({"regexMatch": {"pattern": "^\ud800x"}}, dict.fromkeys(["\ufffdx", "\udc00x"], {})).names == frozenset(
-        ["\ufffdx", "\udc00x"]
-    )
+    assert node_members({"regexMatch": {"pattern": "^\ud800x"}}, dict.fromkeys(["\ufffdx", "\udc00x"], {})).names == frozenset(["\ufffdx", "\udc00x"])
 
 
 _BACKTRACKING = """
 import sys
 from webhook import hypernodes
+from webhook.shapes.volcano import hypernode_spec
 name = "a" * 200_000
 spec = {"members": [{"type": "Node", "selector": {"regexMatch": {"pattern": p}}} for p in sys.argv[1:]]}
-print(sorted(len(n) for n in hypernodes.resolve_nodes(spec, {name: {}, name + "b": {}})[0]))
+print(sorted(len(n) for n in hypernodes.resolve_nodes(hypernode_spec(spec), {name: {}, name + "b": {}})[0]))
 """
 
 
@@ -177,19 +182,21 @@ def test_a_catastrophic_backtracking_pattern_resolves_in_linear_time(pattern, le
 
 def test_hypernode_members_are_named_by_exact_name_only():
     read = hypernodes.members_of(
-        {
-            "members": [
-                {"type": "HyperNode", "selector": {"exactMatch": {"name": "leaf-a"}}},
-                {"type": "HyperNode", "selector": {"regexMatch": {"pattern": "leaf-"}}},
-                {"type": "HyperNode", "selector": {"labelMatch": {"matchLabels": {"tier": "1"}}}},
-                {"type": "Node", "selector": {"exactMatch": {"name": "n1"}}},
-                {"type": "Switch", "selector": {"exactMatch": {"name": "s"}}},
-                "junk",
-            ]
-        }
+        hypernode_spec(
+            {
+                "members": [
+                    {"type": "HyperNode", "selector": {"exactMatch": {"name": "leaf-a"}}},
+                    {"type": "HyperNode", "selector": {"regexMatch": {"pattern": "leaf-"}}},
+                    {"type": "HyperNode", "selector": {"labelMatch": {"matchLabels": {"tier": "1"}}}},
+                    {"type": "Node", "selector": {"exactMatch": {"name": "n1"}}},
+                    {"type": "Switch", "selector": {"exactMatch": {"name": "s"}}},
+                    "junk",
+                ]
+            }
+        )
     )
     assert read.children == ("leaf-a",)
-    assert read.nodes == ({"exactMatch": {"name": "n1"}},)
+    assert read.nodes == (member_selector({"exactMatch": {"name": "n1"}}),)
     assert len(read.problems) == 4 and "unknown member type 'Switch'" in read.problems[2]
 
 
@@ -220,7 +227,7 @@ def test_scale_in_and_the_will_it_run_rules_see_the_same_nodes(selector):
     by_scale_in = set(topology.resolve({"h": view}, labels).members.get("h", ()))
     (capacity,) = ClusterFacts(store_of_objects([*CLUSTER, obj])).hypernode_capacity() or []
     assert len(by_scale_in) == capacity.allocatable.get("huawei.com/Ascend910", 0)
-    expected = {n for n in hypernodes.node_members(selector, labels).names if n in labels}
+    expected = {n for n in node_members(selector, labels).names if n in labels}
     assert by_scale_in == expected
 
 

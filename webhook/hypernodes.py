@@ -28,21 +28,23 @@ are far beyond a pattern for node names (at most 253 characters), and the budget
 pattern from costing the webhook memory and CPU. Unicode class names are those of the Unicode
 version the RE2 release knows.
 
-Leaf module: it imports nothing of ours. Every answer carries the reason a member selects nothing
-when it is the input's fault, for the caller to note once.
+A leaf module: it reads HyperNodes through their typed view (webhook/shapes/volcano.py, decoded
+by the caller) and judges label keys and values by apimachinery's formats (webhook/names.py, the
+ones the Pod validation port uses). Every answer carries the reason a member selects nothing when
+it is the input's fault, for the caller to note once.
 """
 
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeGuard
 
 import re2
 
-NODE, HYPERNODE = "Node", "HyperNode"
+from .names import is_qualified_name, is_valid_label_value
+from .shapes.volcano import HYPERNODE, NODE, HyperNode, LabelSelector, MemberSelector
 
 # ---- Go RE2 patterns on RE2 ---------------------------------------------------------------------
 
@@ -128,44 +130,34 @@ def go_search(compiled: GoPattern, name: str) -> bool:
 
 # ---- label selectors as metav1.LabelSelectorAsSelector converts them -------------------------------
 
-_QNAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
-_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
-
 
 def _key_ok(key: Any) -> TypeGuard[str]:
     """apimachinery validation.IsQualifiedName."""
-    if not isinstance(key, str):
-        return False
-    prefix, slash, name = key.rpartition("/")
-    if slash and (not prefix or len(prefix) > 253 or not _SUBDOMAIN.fullmatch(prefix)):
-        return False
-    return 0 < len(name) <= 63 and bool(_QNAME.fullmatch(name))
+    return isinstance(key, str) and not is_qualified_name(key)
 
 
 def _value_ok(value: Any) -> bool:
     """apimachinery validation.IsValidLabelValue."""
-    return isinstance(value, str) and len(value) <= 63 and (not value or bool(_QNAME.fullmatch(value)))
+    return isinstance(value, str) and not is_valid_label_value(value)
 
 
 Requirement = tuple[str, str, frozenset[str]]
 
 
-def label_requirements(selector: Mapping[str, Any]) -> list[Requirement] | str:
+def label_requirements(selector: LabelSelector) -> list[Requirement] | str:
     """The requirements of a non-empty metav1.LabelSelector, or why LabelSelectorAsSelector
     refuses it (the refusal Volcano logs before selecting nothing)."""
     reqs: list[Requirement] = []
-    match_labels = selector.get("matchLabels")
-    if match_labels is not None and not isinstance(match_labels, dict):
+    if selector.match_labels is None:
         return "matchLabels is not a map"
-    for key, value in (match_labels or {}).items():
-        if not _key_ok(key) or not _value_ok(value):
-            return f"matchLabels {key!r}: {value!r} is not a valid label"
-        reqs.append((key, "In", frozenset((value,))))
-    expressions = selector.get("matchExpressions")
-    if expressions is not None and not isinstance(expressions, list):
+    for label, value in selector.match_labels.items():
+        if not _key_ok(label) or not _value_ok(value):
+            return f"matchLabels {label!r}: {value!r} is not a valid label"
+        reqs.append((label, "In", frozenset((value,))))
+    if selector.expressions is None:
         return "matchExpressions is not a list"
-    for expr in expressions or ():
-        if not isinstance(expr, dict):
+    for expr in selector.expressions:
+        if expr is None:
             return "a matchExpressions entry is not an object"
         key, op, values = expr.get("key"), expr.get("operator"), expr.get("values")
         values = [] if values is None else values
@@ -208,34 +200,26 @@ class Picked:
     problem: str = ""
 
 
-def _present(selector: Mapping[str, Any], key: str) -> bool:
-    """A pointer field set in Go: present and not null."""
-    return selector.get(key) is not None
-
-
-def node_members(selector: Any, nodes: Mapping[str, Mapping[str, Any]]) -> Picked:
+def node_members(selector: MemberSelector | None, nodes: Mapping[str, Mapping[str, Any]]) -> Picked:
     """The nodes (name -> labels) one `Node` member's selector picks: volcano GetMembers."""
-    if not isinstance(selector, dict):
+    if selector is None:
         return Picked(frozenset(), "its selector is not an object")
     members: set[str] = set()
-    if _present(selector, "exactMatch"):
-        exact = selector["exactMatch"]
-        name = exact.get("name") if isinstance(exact, dict) else None
-        if not isinstance(name, str) or not name:
+    if selector.exact is not None:
+        if not selector.exact:
             return Picked(frozenset(), "exactMatch without a name")
-        members.add(name)
-    if _present(selector, "regexMatch"):
-        regex = selector["regexMatch"]
-        raw = regex.get("pattern") if isinstance(regex, dict) else None
+        members.add(selector.exact)
+    if selector.has_regex:
+        raw = selector.pattern
         compiled = go_regex(raw) if isinstance(raw, str) else "not a string"
         if isinstance(compiled, str):
             return Picked(frozenset(), f"regexMatch pattern {raw!r} does not compile as Go's RE2 ({compiled})")
         members.update(n for n in nodes if go_search(compiled, n))
-    if _present(selector, "labelMatch"):
-        label = selector["labelMatch"]
-        if not isinstance(label, dict):
+    if selector.has_label:
+        label = selector.label
+        if label is None:
             return Picked(frozenset(), "labelMatch is not an object")
-        if not label.get("matchLabels") and not label.get("matchExpressions"):
+        if label.empty:
             return Picked(frozenset(members))  # valid, and selects nothing: not the member's fault
         reqs = label_requirements(label)
         if isinstance(reqs, str):
@@ -244,51 +228,46 @@ def node_members(selector: Any, nodes: Mapping[str, Mapping[str, Any]]) -> Picke
     return Picked(frozenset(members))
 
 
-def hypernode_member(selector: Any) -> str | None:
+def hypernode_member(selector: MemberSelector | None) -> str | None:
     """The HyperNode a `HyperNode` member names (exact name only), or None."""
-    exact = selector.get("exactMatch") if isinstance(selector, dict) else None
-    name = exact.get("name") if isinstance(exact, dict) else None
-    return name if isinstance(name, str) and name else None
+    return (selector.exact or None) if selector is not None else None
 
 
 @dataclass(frozen=True, slots=True)
 class Members:
     """A HyperNode's members, read: Node selectors, child HyperNode names, and what was skipped."""
 
-    nodes: tuple[dict[str, Any], ...] = ()
+    nodes: tuple[MemberSelector, ...] = ()
     children: tuple[str, ...] = ()
     problems: tuple[str, ...] = ()
 
 
-def members_of(spec: Any) -> Members:
-    """The members of a HyperNode's spec, as the scheduler walks them (BuildHyperNodeCache)."""
-    members = spec.get("members") if isinstance(spec, dict) else None
-    nodes: list[dict[str, Any]] = []
+def members_of(hypernode: HyperNode) -> Members:
+    """The members of a HyperNode, as the scheduler walks them (BuildHyperNodeCache)."""
+    nodes: list[MemberSelector] = []
     children: list[str] = []
     problems: list[str] = []
-    for i, member in enumerate(members if isinstance(members, list) else ()):
-        kind = member.get("type") if isinstance(member, dict) else None
-        selector = member.get("selector") if isinstance(member, dict) else None
-        if kind == NODE:
-            if isinstance(selector, dict):
-                nodes.append(selector)
+    for member in hypernode.members:
+        if member.type == NODE:
+            if member.selector is not None:
+                nodes.append(member.selector)
             else:
-                problems.append(f"members[{i}]: its selector is not an object")
-        elif kind == HYPERNODE:
-            name = hypernode_member(selector)
+                problems.append(f"members[{member.index}]: its selector is not an object")
+        elif member.type == HYPERNODE:
+            name = hypernode_member(member.selector)
             if name is None:
-                problems.append(f"members[{i}]: a HyperNode member is resolved by exactMatch only, and this one has none")
+                problems.append(f"members[{member.index}]: a HyperNode member is resolved by exactMatch only, and this one has none")
             else:
                 children.append(name)
         else:
-            problems.append(f"members[{i}]: unknown member type {kind!r}")
+            problems.append(f"members[{member.index}]: unknown member type {member.type!r}")
     return Members(tuple(nodes), tuple(children), tuple(problems))
 
 
-def resolve_nodes(spec: Any, nodes: Mapping[str, Mapping[str, Any]]) -> tuple[set[str], list[str]]:
+def resolve_nodes(hypernode: HyperNode, nodes: Mapping[str, Mapping[str, Any]]) -> tuple[set[str], list[str]]:
     """The nodes a HyperNode's own `Node` members select (the union; exact names of nodes that do
     not exist left out) and a note for each member at fault."""
-    read = members_of(spec)
+    read = members_of(hypernode)
     picked: set[str] = set()
     notes = list(read.problems)
     for i, selector in enumerate(read.nodes):

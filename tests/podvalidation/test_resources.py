@@ -54,7 +54,7 @@ def test_resource_names():
 def test_the_container_resources_named_without_checks_pass_every_name_check():
     """resource_name_errors returns at once for cpu, memory and ephemeral-storage: each is a
     qualified name and a standard resource, as the checks it skips would find."""
-    from webhook.podvalidation import names
+    from webhook import names
     from webhook.podvalidation.resources import _CONTAINER_STANDARD, _is_standard
 
     assert _CONTAINER_STANDARD == {"cpu", "memory", "ephemeral-storage"}

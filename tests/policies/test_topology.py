@@ -101,6 +101,35 @@ def test_odd_topology_shapes_do_not_crash(kit):
         assert decision.crash is None
 
 
+def test_a_malformed_topology_field_is_a_field_error_at_its_path_or_nothing(kit):
+    """The policies are read through their view (webhook/shapes/volcano.py): a tier set to anything
+    counts as set, a tier name counts only as text, and a policy that is not an object is none."""
+    group = "spec.template.networkTopology.groupPolicy"
+    both = judge(_ms(kit, topology={"groupPolicy": {"highestTierAllowed": "2", "highestTierName": "spine"}}), ctx_of())
+    assert found(both, "modelservings.network-topology") == [(f"{group}.highestTierName", BOTH_TIERS)]
+    assert not found(judge(_ms(kit, topology={"groupPolicy": {"highestTierAllowed": 2, "highestTierName": 5}}), ctx_of()), "modelservings.network-topology")
+    facts = (hypernode("s0", 1, "leaf"), podgroup_crd(False))
+    odd = judge(_ms(kit, topology={"groupPolicy": {"highestTierAllowed": "3", "highestTierName": 7}, "rolePolicy": "x"}), ctx_of(*facts))
+    assert found(odd, "modelservings.topology-facts") == [
+        ("spec.template.gangPolicy.minRoleReplicas", "the installed PodGroup CRD has no subGroupPolicy: Kthena drops the role gangs silently (kthena#587)")
+    ]
+    named = judge(_ms(kit, topology={"groupPolicy": {"highestTierAllowed": "3", "highestTierName": "rack"}}), ctx_of(*facts))
+    assert (f"{group}.highestTierName", "no HyperNode has tierName rack (tier names: leaf): the gang could never be placed") in found(
+        named, "modelservings.topology-facts"
+    )
+
+
+def test_a_queue_of_malformed_fields_is_judged_as_volcano_would_read_it(kit):
+    """A state that is not text is shown as sent; a parent that is not a name makes the queue a
+    child of root, as an absent one does."""
+    path = "metadata.annotations[scheduling.volcano.sh/queue-name]"
+    odd = {**queue("odd"), "status": {"state": 5}, "spec": {"parent": 5}}
+    got = judge(_ms(kit, queue_name="odd"), ctx_of(queue("root"), odd, {**queue("bare"), "status": "x", "spec": "x"}))
+    assert found(got, "modelservings.queue") == [(path, "can only submit workload to queue with state `Open`, queue `odd` status is `5`")]
+    root = judge(_ms(kit, queue_name="root"), ctx_of(queue("root"), odd))
+    assert any("queue `root` is not a leaf queue (child queues: odd)" in t for t in texts(root, "modelservings.queue"))
+
+
 # ---- queues as Kthena uses them and Volcano sees them (issue 36 item 4) -----------------------------
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..admission.fields import BUILTIN, FieldError, FieldPath, forbidden, invalid, not_supported, required
-from ..podvalidation.names import is_dns1123_label
+from ..names import is_dns1123_label
 from ..podvalidation.resources import quantity_struct, resource_name_errors
 from ..quantity import parse_quantity
 from ..shapes import as_dict

@@ -13,7 +13,8 @@ options of that minor (`options.options_for`, 1.28 when none is named):
 
 What differs between minors lives in one table, `versions.py`.
 
-It sits below `policies` and imports only `admission` (field errors) and `quantity`.
+It sits below `policies` and imports only `admission` (field errors), `quantity` and `names`
+(apimachinery's name formats).
 """
 
 from .defaults import apply_pod_defaults, apply_pod_spec_defaults, apply_template_defaults, default_pod_spec

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import names
+from .. import names
+from ..shapes import as_dict
 from .env import validate_env, validate_env_from
 from .errors import Errors, FieldPath, choice, duplicate, forbidden, invalid, not_found, not_supported, required
 from .mounts import validate_ephemeral_mounts, validate_mounts
@@ -95,7 +96,7 @@ def host_port_conflicts(containers: list[dict[str, Any]], path: FieldPath, seen:
     for ci, c in enumerate(containers):
         ports = c.get("ports")
         for pi, raw in enumerate(ports if isinstance(ports, list) else []):
-            port = raw if isinstance(raw, dict) else {}
+            port = as_dict(raw)
             host = port.get("hostPort")
             if not isinstance(host, int) or isinstance(host, bool) or host == 0:
                 continue

@@ -15,6 +15,7 @@ import re
 from typing import Any
 
 from ..quantity import parse_quantity
+from ..shapes import as_dict, as_list, as_object, only_objects
 from .drops import Dropped, drop_all
 from .options import DEFAULT_OPTIONS, PodOptions
 from .volumes import SOURCE_KEYS
@@ -28,13 +29,8 @@ _COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
 _PATH = re.compile(f"{_COMPONENT}(?:/{_COMPONENT})*")
 
 
-def _dicts(value: Any) -> list[dict[str, Any]]:
-    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
-
-
 def _sub(holder: dict[str, Any], key: str) -> dict[str, Any] | None:
-    value = holder.get(key)
-    return value if isinstance(value, dict) else None
+    return as_object(holder.get(key))
 
 
 def _set(holder: dict[str, Any], key: str, value: Any) -> None:
@@ -75,18 +71,15 @@ def _container(c: dict[str, Any]) -> None:
     _set(c, "terminationMessagePath", "/dev/termination-log")
     _set(c, "terminationMessagePolicy", "File")
     if get("ports") is not None:
-        for port in _dicts(get("ports")):
+        for port in only_objects(as_list(get("ports"))):
             _set(port, "protocol", "TCP")
-    env = get("env")
-    if isinstance(env, list):
-        for var in env:
-            source = var.get("valueFrom") if isinstance(var, dict) else None
-            ref = _sub(source, "fieldRef") if isinstance(source, dict) else None
-            if ref is not None:
-                _set(ref, "apiVersion", "v1")
+    for var in only_objects(as_list(get("env"))):
+        ref = _sub(as_dict(var.get("valueFrom")), "fieldRef")
+        if ref is not None:
+            _set(ref, "apiVersion", "v1")
     for kind in _PROBES:
-        probe = get(kind)
-        if not isinstance(probe, dict):
+        probe = as_object(get(kind))
+        if probe is None:
             continue
         _set(probe, "timeoutSeconds", 1)
         _set(probe, "periodSeconds", 10)
@@ -96,8 +89,8 @@ def _container(c: dict[str, Any]) -> None:
         grpc = _sub(probe, "grpc")
         if grpc is not None and grpc.get("service") is None:
             grpc["service"] = ""
-    lifecycle = get("lifecycle")
-    if isinstance(lifecycle, dict):
+    lifecycle = as_object(get("lifecycle"))
+    if lifecycle is not None:
         for hook in ("postStart", "preStop"):
             handler = _sub(lifecycle, hook)
             if handler is not None:
@@ -105,7 +98,7 @@ def _container(c: dict[str, Any]) -> None:
 
 
 def _downward_items(source: dict[str, Any]) -> None:
-    for item in _dicts(source.get("items")):
+    for item in only_objects(as_list(source.get("items"))):
         ref = _sub(item, "fieldRef")
         if ref is not None:
             _set(ref, "apiVersion", "v1")
@@ -120,7 +113,7 @@ def _volume(volume: dict[str, Any]) -> None:
             source["defaultMode"] = _FILE_MODE
     if (source := _sub(volume, "downwardAPI")) is not None:
         _downward_items(source)
-    for part in _dicts((_sub(volume, "projected") or {}).get(_SOURCES_FIELD)):
+    for part in only_objects(as_list((_sub(volume, "projected") or {}).get(_SOURCES_FIELD))):
         if (downward := _sub(part, "downwardAPI")) is not None:
             _downward_items(downward)
         if (token := _sub(part, "serviceAccountToken")) is not None:
@@ -141,13 +134,10 @@ def _spec(spec: dict[str, Any]) -> None:
     if spec.get("serviceAccountName") in (None, "") and isinstance(spec.get("serviceAccount"), str):
         spec["serviceAccountName"] = spec["serviceAccount"]
     for key in ("containers", "initContainers", "ephemeralContainers"):
-        listed = spec.get(key)
-        if isinstance(listed, list):
-            for c in listed:
-                if isinstance(c, dict):
-                    _container(c)
+        for c in only_objects(as_list(spec.get(key))):
+            _container(c)
     if spec.get("volumes") is not None:
-        for volume in _dicts(spec.get("volumes")):
+        for volume in only_objects(as_list(spec.get("volumes"))):
             _volume(volume)
 
 
@@ -155,9 +145,8 @@ def _pod_only(spec: dict[str, Any]) -> None:
     """SetDefaults_Pod: limits stand in for missing requests, service links on, and on the host
     network a hostPort repeats its containerPort."""
     for key in ("containers", "initContainers"):
-        listed = spec.get(key)
-        for c in listed if isinstance(listed, list) else ():
-            resources = _sub(c, "resources") if isinstance(c, dict) else None
+        for c in only_objects(as_list(spec.get(key))):
+            resources = _sub(c, "resources")
             limits = _sub(resources, "limits") if resources is not None else None
             if resources is None or limits is None:
                 continue
@@ -171,8 +160,8 @@ def _pod_only(spec: dict[str, Any]) -> None:
         spec["enableServiceLinks"] = True
     if spec.get("hostNetwork") is True:
         for key in ("containers", "initContainers"):
-            for c in _dicts(spec.get(key)):
-                for port in _dicts(c.get("ports")):
+            for c in only_objects(as_list(spec.get(key))):
+                for port in only_objects(as_list(c.get("ports"))):
                     if port.get("hostPort") in (None, 0):
                         port["hostPort"] = port.get("containerPort", 0)
 

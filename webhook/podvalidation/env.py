@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import names
+from .. import names
 from .errors import Errors, FieldPath, forbidden, invalid, not_supported, required
 from .options import DEFAULT_OPTIONS, PodOptions
 from .values import arr, canonical, obj, opt_obj, quantity, text

@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from . import names
+from .. import names
 from .errors import Errors, FieldPath, invalid, required, too_long
 from .values import arr, integer, obj, string_map, text
 

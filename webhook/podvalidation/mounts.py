@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..shapes import as_dict
 from .errors import Errors, FieldPath, forbidden, invalid, not_found, not_supported, required
 from .meta import local_descending_path, no_backsteps
 from .options import DEFAULT_OPTIONS, PodOptions
@@ -151,7 +152,7 @@ def _device_errors(
 def validate_ephemeral_mounts(container: dict[str, Any], path: FieldPath, errs: Errors) -> None:
     """An ephemeral container may not use subPath or subPathExpr."""
     for i, raw in enumerate(arr(container.get("volumeMounts"), path.child("volumeMounts"), errs)):
-        mount = raw if isinstance(raw, dict) else {}
+        mount = as_dict(raw)
         for key in ("subPath", "subPathExpr"):
             if mount.get(key):
                 errs.append(forbidden(path.child("volumeMounts").index(i).child(key), "cannot be set for an Ephemeral Container"))

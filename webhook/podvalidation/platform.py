@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from ..shapes import as_dict, objects
 from .errors import Errors, FieldPath, forbidden, not_supported, required
 
 OS_NAMES = ["linux", "windows"]
@@ -46,15 +47,12 @@ _TRUTHY = frozenset({"hostPID", "hostIPC", "sysctls"})
 def all_containers(spec: dict[str, Any], path: FieldPath) -> Iterator[tuple[dict[str, Any], FieldPath]]:
     """Init containers, then containers, then ephemeral containers, as the API server visits them."""
     for key in ("initContainers", "containers", "ephemeralContainers"):
-        listed = spec.get(key)
-        for i, c in enumerate(listed if isinstance(listed, list) else []):
-            if isinstance(c, dict):
-                yield c, path.child(key).index(i)
+        for i, c in objects(spec.get(key)):
+            yield c, path.child(key).index(i)
 
 
 def _context(holder: dict[str, Any]) -> dict[str, Any]:
-    context = holder.get("securityContext")
-    return context if isinstance(context, dict) else {}
+    return as_dict(holder.get("securityContext"))
 
 
 def validate_os(spec: dict[str, Any], path: FieldPath, errs: Errors) -> None:

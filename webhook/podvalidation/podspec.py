@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import names
+from .. import names
+from ..shapes import as_dict
 from .containers import image_whitespace, items, name_of, validate_containers, validate_ephemeral_containers, validate_init_containers
 from .errors import Errors, FieldPath, choice, duplicate, forbidden, invalid, located, required, too_long
 from .meta import SECCOMP_CONTAINER_PREFIX, SECCOMP_POD_ANNOTATION, validate_annotations, validate_labels, validate_object_meta, validate_pod_annotations
@@ -33,7 +34,7 @@ def _host_network_ports(spec: dict[str, Any], path: FieldPath, is_pod: bool, err
         return
     for i, c in enumerate(items(spec.get("containers"), path.child("containers"), [])):
         for j, raw in enumerate(arr(c.get("ports"), path, [])):
-            port = raw if isinstance(raw, dict) else {}
+            port = as_dict(raw)
             host, target = port.get("hostPort") or 0, port.get("containerPort") or 0
             if (is_pod or host != 0) and host != target:
                 at = path.child("containers").index(i).child("ports").index(j).child("hostPort")

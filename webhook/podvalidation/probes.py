@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import names
+from .. import names
 from .errors import Errors, FieldPath, forbidden, invalid, not_supported, required
 from .options import DEFAULT_OPTIONS, PodOptions
 from .values import arr, integer, obj, opt_int, opt_obj, text

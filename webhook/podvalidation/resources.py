@@ -19,8 +19,9 @@ from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
 
+from .. import names
 from ..quantity import parse_quantity
-from . import names
+from ..shapes import as_list, only_objects
 from .errors import Errors, FieldPath, GoSyntax, duplicate, forbidden, invalid, not_found, not_supported, required
 from .options import DEFAULT_OPTIONS, PodOptions
 from .values import arr, canonical, obj, opt_obj, opt_text, quantity, text
@@ -351,7 +352,7 @@ def _pod_resource_consistency(spec: dict[str, Any], resources: dict[str, Any], p
                     f"must be greater than or equal to aggregate container requests of {canonical(raw, amount)}",
                 )
             )
-    for i, c in enumerate(_dicts(spec.get("containers"))):
+    for i, c in enumerate(only_objects(as_list(spec.get("containers")))):
         for name, (raw, amount) in _read_list(obj(c.get("resources"), path, []).get("limits"), path, []).items():
             if name in limits and amount > limits[name][1]:
                 errs.append(
@@ -361,10 +362,6 @@ def _pod_resource_consistency(spec: dict[str, Any], resources: dict[str, Any], p
                         f"must be less than or equal to pod limits of {canonical(*limits[name])}",
                     )
                 )
-
-
-def _dicts(value: Any) -> list[dict[str, Any]]:
-    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
 
 
 def _container_requests(c: dict[str, Any]) -> dict[str, tuple[Any, Decimal]]:
@@ -380,11 +377,11 @@ def _add(total: dict[str, tuple[Any, Decimal]], more: dict[str, tuple[Any, Decim
 def _aggregate_requests(spec: dict[str, Any]) -> dict[str, tuple[Any, Decimal]]:
     """AggregateContainerRequests, as (the first quantity's text, for its format; the sum)."""
     total: dict[str, tuple[Any, Decimal]] = {}
-    for c in _dicts(spec.get("containers")):
+    for c in only_objects(as_list(spec.get("containers"))):
         _add(total, _container_requests(c))
     sidecars: dict[str, tuple[Any, Decimal]] = {}
     init_max: dict[str, tuple[Any, Decimal]] = {}
-    for c in _dicts(spec.get("initContainers")):
+    for c in only_objects(as_list(spec.get("initContainers"))):
         own = _container_requests(c)
         if c.get("restartPolicy") == "Always":
             _add(total, own)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import names
+from .. import names
 from .errors import Errors, FieldPath, GoSyntax, duplicate, forbidden, invalid, not_supported, required
 from .meta import validate_labels
 from .options import DEFAULT_OPTIONS, PodOptions

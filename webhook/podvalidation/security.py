@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from . import names
+from .. import names
 from .errors import Errors, FieldPath, GoSyntax, duplicate, forbidden, invalid, not_supported, required, too_long
 from .meta import local_descending_path
 from .options import DEFAULT_OPTIONS, PodOptions

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from . import names
+from .. import names
 from .env import VOLUME_FIELD_PATHS, object_field_selector, resource_field_selector
 from .errors import Errors, FieldPath, duplicate, forbidden, invalid, not_supported, required, too_long
 from .meta import local_descending_path, no_backsteps

@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 
 from ..hypernodes import members_of, resolve_nodes
 from ..quantity import parse_quantity
-from ..shapes import as_dict, only_objects
+from ..shapes import as_dict, only_objects, volcano
 from .context import Context, LookupFailed
 from .projections import HOSTNAME_LABEL, HYPERNODE, NODE, PODGROUP_CRD, PODGROUP_CRD_NAME, QUEUE, LookedUp, NodeShape
 from .scalers import SCALERS, ScaleTarget, scale_targets
@@ -106,13 +106,13 @@ def _capacities(hypernodes: list[dict[str, Any]], nodes: list[dict[str, Any]], c
                 labels[HOSTNAME_LABEL] = n["hostname"]
             name = str(as_dict(n.get("metadata")).get("name") or "")
             node_labels[name], node_shape[name] = labels, shape
-    specs = {str(as_dict(h.get("metadata")).get("name") or ""): as_dict(h.get("spec")) for h in hypernodes}
+    views = {v.name: v for v in map(volcano.hypernode, hypernodes)}
     own: dict[str, set[str]] = {}
     children: dict[str, tuple[str, ...]] = {}
     notes: list[str] = []
-    for name, spec in specs.items():
-        own[name], problems = resolve_nodes(spec, node_labels)
-        children[name] = members_of(spec).children
+    for name, view in views.items():
+        own[name], problems = resolve_nodes(view, node_labels)
+        children[name] = members_of(view).children
         notes += [f"HyperNode {name}: {p}" for p in problems]
     members: dict[str, set[str]] = {}
 
@@ -121,23 +121,21 @@ def _capacities(hypernodes: list[dict[str, Any]], nodes: list[dict[str, Any]], c
             return members[name]
         found = set(own.get(name, ()))
         for child in children.get(name, ()):
-            if child not in seen and child != name and child in specs:
+            if child not in seen and child != name and child in views:
                 found |= resolve(child, seen | {name})
         members[name] = found
         return found
 
     out = []
-    for name, spec in specs.items():
-        tier = spec.get("tier")
-        if not isinstance(tier, int) or isinstance(tier, bool):
+    for name, view in views.items():
+        if view.tier is None:
             continue
         total: dict[str, Decimal] = {}
         for node in resolve(name, frozenset()):
             cls = by_shape.get(node_shape[node])
             for res, value in cls.allocatable.items() if cls is not None else ():
                 total[res] = total.get(res, Decimal(0)) + value
-        tier_name = spec.get("tierName")
-        out.append(HyperNodeCapacity(name, tier, tier_name if isinstance(tier_name, str) else "", total))
+        out.append(HyperNodeCapacity(name, view.tier, view.tier_name, total))
     return out, notes
 
 
@@ -198,18 +196,12 @@ class ClusterFacts:
             items = self._items(QUEUE)
             if not self.installed(QUEUE):
                 return None
+            views = [volcano.queue(q) for q in items]
             children: dict[str, list[str]] = {}
-            for q in items:
-                name = str(as_dict(q.get("metadata")).get("name") or "")
-                if name == ROOT_QUEUE:
-                    continue
-                parent = as_dict(q.get("spec")).get("parent")
-                children.setdefault(parent if isinstance(parent, str) and parent else ROOT_QUEUE, []).append(name)
-            out = {}
-            for q in items:
-                name = str(as_dict(q.get("metadata")).get("name") or "")
-                out[name] = Queue(str(as_dict(q.get("status")).get("state") or ""), tuple(sorted(children.get(name, ()))))
-            return out
+            for q in views:
+                if q.name != ROOT_QUEUE:
+                    children.setdefault(q.parent or ROOT_QUEUE, []).append(q.name)
+            return {q.name: Queue(q.state, tuple(sorted(children.get(q.name, ())))) for q in views}
 
         return self._derived("queues", (QUEUE,), make)
 
@@ -223,13 +215,11 @@ class ClusterFacts:
                 return None
             tiers: dict[int, list[str]] = {}
             names: dict[int, set[str]] = {}
-            for h in items:
-                spec = as_dict(h.get("spec"))
-                tier = spec.get("tier")
-                if isinstance(tier, int) and not isinstance(tier, bool):
-                    tiers.setdefault(tier, []).append(str(as_dict(h.get("metadata")).get("name") or ""))
-                    if isinstance(spec.get("tierName"), str) and spec["tierName"]:
-                        names.setdefault(tier, set()).add(spec["tierName"])
+            for h in map(volcano.hypernode, items):
+                if h.tier is not None:
+                    tiers.setdefault(h.tier, []).append(h.name)
+                    if h.tier_name:
+                        names.setdefault(h.tier, set()).add(h.tier_name)
             return tiers, {n for ns in names.values() for n in ns}, names
 
         return self._derived("hypernodes", (HYPERNODE,), make)

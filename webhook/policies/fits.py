@@ -34,7 +34,7 @@ from ..admission.decision import Verdict
 from ..admission.fields import FieldError, FieldPath, invalid
 from ..admission.review import Request
 from ..quantity import parse_quantity
-from ..shapes import as_dict, as_list, objects, only_objects
+from ..shapes import as_dict, as_list, objects, only_objects, volcano
 from .clusterfacts import ClusterFacts, NodeClass, ask, facts_of
 from .common import is_int
 from .context import Context, LookupFailed
@@ -342,11 +342,11 @@ def _gang_findings(
 
 
 def _topology_findings(template: dict[str, Any], facts: ClusterFacts, gang: dict[str, Decimal]) -> list[FieldError]:
-    policy = as_dict(as_dict(template.get("networkTopology")).get("groupPolicy"))
-    if (policy.get("mode") or "hard") != "hard":
+    policy = volcano.topology_policies(template).get(volcano.GROUP_POLICY)
+    if policy is None or not policy.hard:
         return []
-    allowed, tier_name = policy.get("highestTierAllowed"), policy.get("highestTierName")
-    if not is_int(allowed) and not (isinstance(tier_name, str) and tier_name):
+    allowed, tier_name = policy.tier_allowed, policy.tier_name
+    if not is_int(allowed) and not tier_name:
         return []
     try:
         tiers = facts.hypernode_tiers()
@@ -371,7 +371,7 @@ def _topology_findings(template: dict[str, Any], facts: ClusterFacts, gang: dict
             errs.append(
                 invalid(
                     path,
-                    policy,
+                    policy.policy,
                     f"could never fit: one ServingGroup's gang needs {_number(need)} {res} within one HyperNode "
                     f"of tier {allowed} or lower, and the largest has {_number(most)} (free capacity not considered)",
                 )

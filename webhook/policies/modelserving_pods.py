@@ -37,11 +37,11 @@ from ..admission.decision import Verdict
 from ..admission.fields import FieldError, FieldPath
 from ..admission.review import Request
 from ..kthena import MODELSERVING_GROUP
+from ..names import is_dns1123_label, name_is_dns_subdomain
 from ..podvalidation import default_pod_spec, validate_pod_template_spec
 from ..podvalidation.drops import Dropped
 from ..podvalidation.errors import invalid
 from ..podvalidation.meta import surely_valid
-from ..podvalidation.names import is_dns1123_label, name_is_dns_subdomain
 from ..podvalidation.options import PodOptions, options_for
 from ..podvalidation.podspec import pod_spec_errors
 from ..podvalidation.scheduling import merged_label_key_errors

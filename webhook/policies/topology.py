@@ -38,7 +38,8 @@ from ..admission.decision import Verdict
 from ..admission.fields import FieldError, FieldPath, invalid
 from ..admission.review import Request
 from ..kthena import KTHENA_GANG_SCHEDULER
-from ..shapes import as_dict, as_object
+from ..shapes import as_dict
+from ..shapes.volcano import ROLE_POLICY, TopologyPolicy
 from .clusterfacts import ClusterFacts, ask, facts_of, not_checked
 from .common import is_int
 from .context import Context, LookupFailed
@@ -47,30 +48,27 @@ from .registry import REGISTRY
 
 QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"
 TOPOLOGY = FieldPath.of("spec", "template", "networkTopology")
-POLICIES = ("groupPolicy", "rolePolicy")
 BOTH_TIERS = "must not specify 'highestTierAllowed' and 'highestTierName' in networkTopology simultaneously."
 # a plain cluster Queue name; anything else (a namespaced queue reference) is left to Volcano
 _QUEUE_NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 
 
-def _policies(template: dict[str, Any]) -> list[tuple[FieldPath, dict[str, Any]]]:
-    topology = as_dict(template.get("networkTopology"))
-    return [(TOPOLOGY.child(name), policy) for name in POLICIES if (policy := as_object(topology.get(name))) is not None]
+def _policies(s: Shape) -> list[tuple[FieldPath, TopologyPolicy]]:
+    return [(TOPOLOGY.child(name), policy) for name, policy in s.topology.items()]
 
 
 @REGISTRY.validates("modelservings.network-topology", MODELSERVINGS, view=shape, family="modelservings")
 def both_tier_fields(s: Shape) -> list[FieldError]:
     """A network topology policy sets at most one of highestTierAllowed and highestTierName (Volcano refuses the PodGroup otherwise)."""
     errs = []
-    for path, policy in _policies(s.template):
-        allowed, name = policy.get("highestTierAllowed"), policy.get("highestTierName")
-        if allowed is not None and isinstance(name, str) and name:
-            errs.append(invalid(path.child("highestTierName"), name, BOTH_TIERS))
+    for path, policy in _policies(s):
+        if policy.tier_allowed is not None and policy.tier_name:
+            errs.append(invalid(path.child("highestTierName"), policy.tier_name, BOTH_TIERS))
     return errs
 
 
 def _tier_findings(s: Shape, facts: ClusterFacts) -> tuple[list[FieldError], list[str]]:
-    policies = _policies(s.template)
+    policies = _policies(s)
     if not policies:
         return [], []
     try:
@@ -82,18 +80,18 @@ def _tier_findings(s: Shape, facts: ClusterFacts) -> tuple[list[FieldError], lis
     by_tier, names, _ = tiers
     errs = []
     for path, policy in policies:
-        allowed, name = policy.get("highestTierAllowed"), policy.get("highestTierName")
+        allowed, name = policy.tier_allowed, policy.tier_name
         if is_int(allowed) and allowed not in by_tier:
             known = ", ".join(str(t) for t in sorted(by_tier)) or "none"
             errs.append(invalid(path.child("highestTierAllowed"), allowed, f"no HyperNode has tier {allowed} (tiers: {known}): the gang could never be placed"))
-        if isinstance(name, str) and name and name not in names:
+        if name and name not in names:
             known = ", ".join(sorted(names)) or "none"
             errs.append(invalid(path.child("highestTierName"), name, f"no HyperNode has tierName {name} (tier names: {known}): the gang could never be placed"))
     return errs, []
 
 
 def _role_gang_findings(s: Shape, facts: ClusterFacts) -> tuple[list[FieldError], list[str]]:
-    role_policy = as_object(as_dict(s.template.get("networkTopology")).get("rolePolicy"))
+    role_policy = s.topology.get(ROLE_POLICY)
     if not s.mins and role_policy is None:
         return [], []
     try:
@@ -107,7 +105,7 @@ def _role_gang_findings(s: Shape, facts: ClusterFacts) -> tuple[list[FieldError]
     if s.mins:
         errs.append(invalid(FieldPath.of("spec", "template", "gangPolicy", "minRoleReplicas"), s.mins, detail))
     if role_policy is not None:
-        errs.append(invalid(TOPOLOGY.child("rolePolicy"), role_policy, detail))
+        errs.append(invalid(TOPOLOGY.child(ROLE_POLICY), role_policy.policy, detail))
     return errs, []
 
 

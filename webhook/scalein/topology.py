@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import hypernodes
-from ..shapes import as_dict
+from ..shapes import volcano
+from ..shapes.volcano import MemberSelector
 
 GROUP, VERSION, PLURAL, KIND = "topology.volcano.sh", "v1alpha1", "hypernodes", "HyperNode"
 
@@ -37,7 +38,7 @@ class HyperNodeView:
 
     name: str
     tier: int
-    nodes: tuple[dict[str, Any], ...]  # selectors of Node members
+    nodes: tuple[MemberSelector, ...]  # selectors of Node members
     children: tuple[str, ...]  # HyperNode members, by exact name
     problems: tuple[str, ...] = ()
 
@@ -45,17 +46,14 @@ class HyperNodeView:
 def hypernode_view(obj: Mapping[str, Any]) -> HyperNodeView | None:
     """The projection of a HyperNode object; None when it has no name. A tier that is not a
     whole number counts as 0 (the API server would not have stored it)."""
-    meta = as_dict(obj.get("metadata"))
-    name = meta.get("name")
-    if not isinstance(name, str) or not name:
+    hn = volcano.hypernode(obj)
+    if not hn.name:
         return None
-    spec = as_dict(obj.get("spec"))
-    tier = spec.get("tier")
-    read = hypernodes.members_of(spec)
-    return HyperNodeView(name, tier if isinstance(tier, int) and not isinstance(tier, bool) else 0, read.nodes, read.children, read.problems)
+    read = hypernodes.members_of(hn)
+    return HyperNodeView(hn.name, hn.tier if hn.tier is not None else 0, read.nodes, read.children, read.problems)
 
 
-def select(selector: Mapping[str, Any], names: Mapping[str, Mapping[str, str]]) -> tuple[set[str], list[str], str]:
+def select(selector: MemberSelector, names: Mapping[str, Mapping[str, str]]) -> tuple[set[str], list[str], str]:
     """The names among `names` (name -> labels) that one Node member's selector picks, the exact
     names it gives that are not there, and why it selects nothing when it is at fault."""
     got = hypernodes.node_members(selector, names)

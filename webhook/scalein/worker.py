@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ..shapes import metadata
 from . import contest, scoring
 from .cluster import Cluster, PodView
 from .events import RESOURCES, Answered, Changed, Event, Listed, Resync
@@ -183,7 +184,7 @@ class Worker:
         """One queued event into `touched`; a malformed object is logged and skipped, never fatal."""
         try:
             if isinstance(event, Changed):
-                meta = (event.obj.get("metadata") or {}) if isinstance(event.obj, dict) else {}
+                meta = metadata(event.obj)
                 pod = f"{meta.get('namespace', '')}/{meta.get('name', '')}" if event.resource == "pods" else None
                 touched.by_event(self.apply(event), event.at, pod)
             elif isinstance(event, Answered):
@@ -195,15 +196,7 @@ class Worker:
         except Exception:
             self.metrics.errors.labels("event", "0").inc()
             if isinstance(event, Changed):
-                meta = event.obj.get("metadata") if isinstance(event.obj, dict) else None
-                log.exception(
-                    {
-                        "msg": "cannot apply event; skipped",
-                        "type": event.change,
-                        "kind": event.resource,
-                        "name": meta.get("name") if isinstance(meta, dict) else None,
-                    }
-                )
+                log.exception({"msg": "cannot apply event; skipped", "type": event.change, "kind": event.resource, "name": metadata(event.obj).get("name")})
             else:
                 log.exception({"msg": "cannot apply event; skipped", "type": type(event).__name__})
 

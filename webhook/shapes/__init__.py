@@ -8,7 +8,9 @@ reconciler skips it. This is the lowest layer of the package: every other may im
 
 - `values`: the one "a dict or an empty one" helper and its kin (`as_dict`, `as_list`,
   `objects`, `metadata`, ...);
-- `kthena`: the targets of an AutoscalingPolicy or AutoscalingPolicyBinding.
+- `kthena`: a ModelServing as its rules read it, and the targets of an AutoscalingPolicy or
+  AutoscalingPolicyBinding;
+- `volcano`: a HyperNode and its members, a Queue, and the network topology policy of a PodGroup.
 """
 
 from __future__ import annotations

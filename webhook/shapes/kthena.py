@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from .values import as_dict, as_object, objects
+from .volcano import TopologyPolicy, topology_policies
 
 HOMOGENEOUS = "homogeneousTarget"
 HETEROGENEOUS = "heterogeneousTarget"
@@ -50,6 +51,7 @@ class ModelServing(NamedTuple):
     roles: list[tuple[int, dict[str, Any]]]  # (index, role) for every role that is an object
     strategy: dict[str, Any] | None  # spec.rolloutStrategy when it is an object
     mins: dict[str, Any]  # gangPolicy.minRoleReplicas when it is an object, else {}
+    topology: dict[str, TopologyPolicy]  # template.networkTopology's policies that are objects (shapes/volcano.py)
 
     def role_index(self) -> dict[str, dict[str, Any]]:
         """The roles by name (later duplicates win, as in Kthena's map); a role without a string name is left out."""
@@ -61,4 +63,12 @@ def modelserving(ms: dict[str, Any]) -> ModelServing:
     spec = as_dict(ms.get("spec"))
     template = as_dict(spec.get("template"))
     gang = as_dict(template.get("gangPolicy"))
-    return ModelServing(ms, spec, template, list(objects(template.get("roles"))), as_object(spec.get("rolloutStrategy")), as_dict(gang.get("minRoleReplicas")))
+    return ModelServing(
+        ms,
+        spec,
+        template,
+        list(objects(template.get("roles"))),
+        as_object(spec.get("rolloutStrategy")),
+        as_dict(gang.get("minRoleReplicas")),
+        topology_policies(template),
+    )

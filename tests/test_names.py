@@ -1,6 +1,6 @@
 """apimachinery's name formats and their exact messages."""
 
-from webhook.podvalidation import names
+from webhook import names
 
 LABEL_MSG = (
     "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end "
@@ -62,7 +62,7 @@ def test_the_format_checks_remember_only_short_texts_and_a_bounded_number():
     never kept, and the table is emptied when it is full."""
     import inspect
 
-    from webhook.podvalidation import names
+    from webhook import names
 
     seen = inspect.getclosurevars(names.is_dns1123_label).nonlocals["seen"]
     seen.clear()
@@ -85,7 +85,7 @@ def test_names_a_client_invents_cannot_grow_the_format_checks_memory():
     import random
     import tracemalloc
 
-    from webhook.podvalidation import names
+    from webhook import names
 
     checks = [
         names.is_dns1123_label,
@@ -119,7 +119,7 @@ def test_known_accepted_reads_what_a_check_remembers():
     """Only texts the check accepted (and remembered) are known; anything else is asked of the check."""
     import pytest
 
-    from webhook.podvalidation.names import is_valid_label_value, known_accepted
+    from webhook.names import is_valid_label_value, known_accepted
 
     assert is_valid_label_value("known-ok") == []
     assert known_accepted(is_valid_label_value, ["known-ok"])
