@@ -13,13 +13,13 @@ docs/policies.md.
 from __future__ import annotations
 
 import importlib.util
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from .. import names
 from ..admission.fields import BUILTIN, SCHEMA, FieldError, FieldPath, invalid, required
 
 _LEGACY_GROUPS = frozenset({"", "apps", "autoscaling", "batch", "policy", "extensions"})
@@ -193,13 +193,6 @@ def decode(builtins: Builtins, obj: dict[str, Any], group: str, version: str, ki
 
 # ---- validation written from the API server's code (pkg/apis/*/validation), 1.28 --------------
 
-_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
-DNS_SUBDOMAIN_TEXT = (
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must "
-    "start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is "
-    r"'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
-)
-
 
 def validate_name(obj: dict[str, Any]) -> list[FieldError]:
     """ValidateObjectMeta's name check (NameIsDNSSubdomain), for custom resources and the built-in
@@ -208,13 +201,8 @@ def validate_name(obj: dict[str, Any]) -> list[FieldError]:
     name = meta.get("name")
     if not isinstance(name, str) or not name:
         return []
-    errs: list[FieldError] = []
     where = FieldPath.of("metadata", "name")
-    if len(name) > 253:
-        errs.append(invalid(where, name, "must be no more than 253 characters", origin=BUILTIN))
-    if not _DNS_SUBDOMAIN.fullmatch(name):
-        errs.append(invalid(where, name, DNS_SUBDOMAIN_TEXT, origin=BUILTIN))
-    return errs
+    return [invalid(where, name, message, origin=BUILTIN) for message in names.is_dns1123_subdomain(name)]
 
 
 HPA_SCHEMA_REQUIRED_REPLACED = (("spec", "maxReplicas"), ("spec", "scaleTargetRef"))  # hpa.validate_hpa words these itself
