@@ -149,15 +149,22 @@ def test_failures_back_off_are_counted_and_told_then_cleared(fake_api, reflect):
 
 
 def test_the_backoff_doubles_to_its_ceiling_resets_and_honours_retry_after():
-    backoff = Backoff()
+    backoff = Backoff(rand=lambda: 0.0)
     waits = [backoff.failed(OSError()) for _ in range(8)]
     assert waits == [1, 2, 4, 8, 16, 32, MAX_BACKOFF, MAX_BACKOFF]
     assert backoff.succeeded() is True and backoff.succeeded() is False
     assert backoff.failed(OSError()) == 1
     throttled = ApiException(status=429)
     throttled.headers = {"Retry-After": "7"}
-    assert Backoff().failed(throttled) == 7
+    assert Backoff(rand=lambda: 0.9).failed(throttled) == 7  # asked for: no jitter
     assert Backoff(cap=0.5).failed(throttled) == 0.5
+
+
+def test_the_backoff_adds_up_to_half_again_at_random():
+    longest = Backoff(rand=lambda: 1.0)
+    assert [longest.failed(OSError()) for _ in range(8)][-3:] == [48, MAX_BACKOFF * 1.5, MAX_BACKOFF * 1.5]
+    firsts = {Backoff().failed(OSError()) for _ in range(50)}
+    assert len(firsts) > 1 and all(1 <= w < 1.5 for w in firsts)  # reflectors failing together part
 
 
 def test_reconnects_are_told_once_per_outage():

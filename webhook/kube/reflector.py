@@ -27,8 +27,9 @@ kubernetes/kubernetes 000c6651: ListAndWatch, list with its pager, watch, watchH
 exponential backoff manager NewReflectorWithOptions builds) and kopf's watcher
 (kopf/_cogs/clients/watching.py as read at nolar/kopf 06d75840: continuous_watch, which lists,
 marks the end of the listing and restarts from a list on a 410 ERROR event). Where we differ: our
-backoff starts at 1 s and stops at 60 s (client-go: 0.8 s to 30 s), has no jitter and no reset
-timer (it resets when a watch ends cleanly), and honours a 429's Retry-After; every list is a
+backoff starts at 1 s and stops at 60 s (client-go: 0.8 s to 30 s), each wait plus up to half
+again drawn at random (client-go: up to double), has no reset timer (it resets when a watch ends
+cleanly), and honours a 429's Retry-After; every list is a
 consistent read (no resourceVersion, where client-go's first list asks for "0", the watch cache);
 and the periodic relist is a real list, not client-go's replay of its own cache.
 """
@@ -37,6 +38,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import random
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -55,7 +57,8 @@ log = logging.getLogger("servinggate.kube")
 PAGE_SIZE = 500
 LIST_TIMEOUT = (10, 60)  # seconds: to connect, and to read one page
 FIRST_BACKOFF = 1.0  # seconds: the wait after a first failure, doubled after each further one
-MAX_BACKOFF = 60.0  # seconds: the longest a failing list/watch waits before trying again
+MAX_BACKOFF = 60.0  # seconds: the longest a failing list/watch waits before trying again, before jitter
+JITTER = 0.5  # each wait is lengthened by up to this share of it, at random
 MAX_RETRY_AFTER = 120.0  # seconds: a larger Retry-After is capped (a bad proxy must not stall us)
 CHANGES = frozenset(("ADDED", "MODIFIED", "DELETED"))
 
@@ -157,18 +160,23 @@ def retry_after(exc: BaseException, default: float) -> float:
 
 class Backoff:
     """How long a failing list/watch waits: FIRST_BACKOFF, doubling after each further failure up
-    to MAX_BACKOFF, back to the first once a watch ends cleanly; a throttled answer (429) waits
-    its Retry-After instead. `cap` bounds every wait (tests make it short)."""
+    to MAX_BACKOFF, back to the first once a watch ends cleanly, each wait lengthened by up to
+    JITTER of itself at random: every reflector of every worker fails together when the API
+    server restarts, and should not all come back in the same instant. A throttled answer (429)
+    waits its Retry-After instead, as asked. `cap` bounds every wait before its jitter (tests make
+    it short)."""
 
-    def __init__(self, cap: float = MAX_BACKOFF) -> None:
+    def __init__(self, cap: float = MAX_BACKOFF, rand: Callable[[], float] = random.random) -> None:
         self.cap = cap
+        self._rand = rand
         self._next = FIRST_BACKOFF
 
     def failed(self, exc: BaseException) -> float:
         """The wait after `exc`; the next failure waits twice as long."""
-        wait = retry_after(exc, self._next) if getattr(exc, "status", None) == 429 else self._next
+        throttled = getattr(exc, "status", None) == 429
+        wait = min(retry_after(exc, self._next) if throttled else self._next, self.cap)
         self._next = min(self._next * 2, MAX_BACKOFF)
-        return min(wait, self.cap)
+        return wait if throttled else wait * (1 + JITTER * self._rand())
 
     def succeeded(self) -> bool:
         """A request answered in full: start again from the first wait. True if there had been failures."""
