@@ -178,7 +178,10 @@ def test_groups_with_no_live_pods_or_already_deleting_come_first():
         ({"restarts": 2, "ready": False}, False),  # ContainerRestarted and not ready: handleErrorPod
         ({"phase": "Failed"}, False),
         ({"phase": "Pending", "ready": False}, False),
-        ({"terminating": True}, False),
+        # deleted beside a live pod of its role replica: not by Kthena, which has not seen it (updatePod
+        # skips a pod with a deletionTimestamp); shown on the real controller by tests/e2e
+        ({"terminating": True}, True),
+        ({"terminating": True, "phase": "Pending", "ready": False}, False),  # as Kthena saw it before
     ],
 )
 def test_running_is_the_servinggroup_status_kthena_keeps(change, running):
@@ -188,6 +191,19 @@ def test_running_is_the_servinggroup_status_kthena_keeps(change, running):
     w = plan_of(pods, [spec])
     assert {u.name: u.running for u in w.units} == {"llm-0": running, "llm-1": True}
     assert order(w) == (["llm-1", "llm-0"] if running else ["llm-0", "llm-1"])  # a Running llm-0 goes by its higher cost
+
+
+def test_a_role_replica_whose_pods_are_all_being_deleted_is_kthenas_deletion():
+    """DeleteRole deletes every pod of a role replica at once: the group is not Running; one pod of
+    each of two role replicas deleted by someone else moves nothing."""
+    roles = [{"name": "decode", "replicas": 2, "workerReplicas": 1}]
+    pods = [kpod("llm-0", rid, worker=k, terminating=rid == "decode-1") for rid in ("decode-0", "decode-1") for k in (0, 1)]
+    pods += [kpod("llm-1", rid, worker=k, node="n1", terminating=k == 1) for rid in ("decode-0", "decode-1") for k in (0, 1)]
+    w = plan_of(pods, [modelserving(roles=roles)])
+    assert {u.name: (u.status, u.why) for u in w.units} == {
+        "llm-0": (binpack.NOT_RUNNING, "pod llm-0-decode-1-0 being deleted"),
+        "llm-1": (binpack.RUNNING, ""),
+    }
 
 
 def test_with_the_modelserving_a_group_missing_role_replicas_is_not_running():

@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import urllib3
 import yaml
 from kubernetes import client, config
 from kubernetes.client.rest import ApiException
@@ -31,6 +32,9 @@ from kubernetes.client.rest import ApiException
 from support import REPO, free_port, wait_for
 
 ENV = "SERVINGGATE_E2E_KUBECONFIG"
+# a shell command that restarts the component and returns once it was started again (docs/e2e.md)
+RESTART_ENV = {"kthena": "SERVINGGATE_E2E_RESTART_KTHENA", "apiserver": "SERVINGGATE_E2E_RESTART_APISERVER"}
+HOLD = "servinggate-e2e/hold"  # a finalizer the tests put on pods to keep them terminating
 E2E_LABEL = "servinggate-e2e"  # on namespaces our webhook judges, on the nodes a test made
 NODE_OWNER = "servinggate-e2e/namespace"  # node label: the test namespace whose pods may land there
 NPU = "huawei.com/Ascend910"
@@ -52,6 +56,7 @@ class Cluster:
         self.custom = client.CustomObjectsApi(self.api)
         self.ext = client.ApiextensionsV1Api(self.api)
         self.admission = client.AdmissionregistrationV1Api(self.api)
+        self.coordination = client.CoordinationV1Api(self.api)
 
     # ---- ModelServings and PodGroups ----
     def create_ms(self, ns: str, body: dict) -> dict:
@@ -186,13 +191,15 @@ def running_ready(pod: client.V1Pod) -> bool:
 
 # ---- probes: is each component answering through this kubeconfig? ----
 
-COMPONENTS = ("kthena", "volcano-scheduler", "volcano-controllers", "kwok")
+COMPONENTS = ("kthena", "volcano-scheduler", "volcano-controllers", "kwok", "kube-scheduler", "held-pods")
 
 
 def probe_stack(cluster: Cluster, timeout: float = 30.0) -> dict[str, str | None]:
     """component -> None when it answers, else why not. Probes as a user would see each answer:
     Kthena sets a probe ModelServing's status.observedGeneration, Volcano's controllers open the
-    `default` queue, KWOK makes a probe node Ready, Volcano's scheduler binds a probe pod to it."""
+    `default` queue, KWOK makes a probe node Ready, Volcano's scheduler binds a probe pod to it, and
+    the default scheduler (kube-scheduler, `default-scheduler`) another, and a deleted pod with a
+    finalizer stays terminating on a node of KWOK's (`held-pods`)."""
     found: dict[str, str | None] = dict.fromkeys(COMPONENTS)
     ns = cluster.namespace("sg-e2e-probe", judged=False)
     node = f"sg-e2e-probe-{ns[-6:]}"
@@ -213,6 +220,8 @@ def probe_stack(cluster: Cluster, timeout: float = 30.0) -> dict[str, str | None
             found["kwok"] = f"KWOK did not make node {node} (annotation {KWOK_ANNOTATION}=fake) Ready within {timeout:.0f}s"
         if found["volcano-scheduler"] is None:
             found["volcano-scheduler"] = _probe_scheduler(cluster, ns, timeout)
+        found["kube-scheduler"] = _probe_default_scheduler(cluster, ns, timeout)
+        found["held-pods"] = found["kwok"] or _probe_hold(cluster, ns, node, timeout)
     finally:
         cluster.delete_nodes(ns)
         cluster.delete_namespace(ns)
@@ -256,6 +265,88 @@ def _probe_scheduler(cluster: Cluster, ns: str, timeout: float) -> str | None:
     except AssertionError:
         return f"Volcano's scheduler (schedulerName volcano) did not bind a probe pod within {timeout:.0f}s"
     return None
+
+
+def _probe_default_scheduler(cluster: Cluster, ns: str, timeout: float) -> str | None:
+    pod = {"metadata": {"name": "probe-default"}, "spec": {"nodeSelector": {NODE_OWNER: ns}, "containers": [{"name": "c", "image": "probe"}]}}
+    cluster.core.create_namespaced_pod(ns, pod)
+    try:
+        wait_for(lambda: cluster.core.read_namespaced_pod("probe-default", ns).spec.node_name, timeout=timeout, what="probe pod bound")
+    except AssertionError:
+        try:
+            holder = cluster.coordination.read_namespaced_lease("kube-scheduler", "kube-system").spec.holder_identity
+            lease = f"lease kube-system/kube-scheduler held by {holder!r}"
+        except ApiException as exc:
+            lease = "no lease kube-system/kube-scheduler" if exc.status == 404 else f"lease kube-system/kube-scheduler unreadable ({exc.status})"
+        return f"no default scheduler (kube-scheduler, schedulerName default-scheduler) bound a probe pod within {timeout:.0f}s; {lease}"
+    return None
+
+
+def _probe_hold(cluster: Cluster, ns: str, node: str, timeout: float) -> str | None:
+    pod = {"metadata": {"name": "probe-held", "finalizers": [HOLD]}, "spec": {"nodeName": node, "containers": [{"name": "c", "image": "probe"}]}}
+    cluster.core.create_namespaced_pod(ns, pod)
+    try:
+        wait_for(lambda: running_ready(cluster.core.read_namespaced_pod("probe-held", ns)), timeout=timeout, what="held probe pod Running")
+        cluster.core.delete_namespaced_pod("probe-held", ns)
+        time.sleep(3)
+        try:
+            cluster.core.read_namespaced_pod("probe-held", ns)
+        except ApiException as exc:
+            if exc.status != 404:
+                raise
+            return (
+                "a deleted pod with a finalizer was gone within 3s: the node agent empties finalizers (KWOK's default `fast` pod-delete "
+                "stage does); the tests that hold pods terminating need one that waits for them (docs/e2e.md)"
+            )
+    except AssertionError:
+        return f"a pod bound to the probe node was not Running and Ready within {timeout:.0f}s"
+    finally:
+        release(cluster, ns)
+    return None
+
+
+# ---- faults: the restart commands, and pods kept terminating ----
+
+
+def restart_command(component: str) -> str | None:
+    """The shell command that restarts `component` on this cluster (RESTART_ENV), or None when unset."""
+    return os.environ.get(RESTART_ENV[component]) or None
+
+
+def restart(command: str) -> float:
+    """Run a restart command (a shell command, as given in the environment); seconds it took."""
+    start = time.monotonic()
+    out = subprocess.run(command, shell=True, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, f"{command!r} exited with {out.returncode}: {out.stderr[-2000:]}"
+    return time.monotonic() - start
+
+
+def hold(cluster: Cluster, ns: str, names: list[str]) -> None:
+    """Add the HOLD finalizer to these pods: once deleted they stay terminating until `release`, as a
+    pod does through its grace period on a kubelet (KWOK deletes a pod without finalizers at once)."""
+    for name in names:
+        cluster.core.patch_namespaced_pod(name, ns, {"metadata": {"finalizers": [HOLD]}})
+
+
+def release(cluster: Cluster, ns: str) -> None:
+    """Remove the HOLD finalizer from every pod of the namespace that has it."""
+    for pod in cluster.pods(ns):
+        if HOLD in (pod.metadata.finalizers or []):
+            left = [f for f in pod.metadata.finalizers if f != HOLD]
+            with contextlib.suppress(ApiException):
+                cluster.core.patch_namespaced_pod(pod.metadata.name, ns, [{"op": "replace", "path": "/metadata/finalizers", "value": left}])
+
+
+def answering(pred: Callable[[], Any]) -> Callable[[], Any]:
+    """`pred`, reading a failed request (the API server restarting) as "not yet"."""
+
+    def check() -> Any:
+        try:
+            return pred()
+        except (ApiException, OSError, urllib3.exceptions.HTTPError):
+            return False
+
+    return check
 
 
 # ---- object builders, in our words (after Kthena's examples/model-serving) ----

@@ -17,12 +17,18 @@ now, so the state is read back from them:
   DeleteRole delete them all at once);
 - **Running**: every pod is live and was seen running: Running (ready or not: an unready pod
   sends no event that moves the group), Succeeded or Unknown (no event either); none Pending (a
-  pod not yet ready, or one recreated, which moved the group out of Running), Failed, being
-  deleted, or restarted and not running-and-ready (handleErrorPod); with the ModelServing known,
+  pod not yet ready, or one recreated, which moved the group out of Running), Failed, deleted by
+  Kthena, or restarted and not running-and-ready (handleErrorPod); with the ModelServing known,
   every role of its template has `replicas` role replicas of 1 + `workerReplicas` pods each
   (checkServingGroupReady; a role scaling moves the group to Scaling);
 - otherwise not running (Creating, Scaling: the same priority to Kthena). A group whose pods are
   all gone or terminated is not running either.
+
+A pod being deleted beside live pods of its role replica was deleted by someone else (a user, an
+eviction, a drain): Kthena deletes a role replica's pods all at once. Kthena has not seen it yet
+(updatePod returns at once for a pod with a deletionTimestamp, deletePod acts once the pod is
+gone), so it moves nothing: the pod is read by its phase, as Kthena last saw it. Seen on the real
+controller (tests/e2e, a worker held terminating by a finalizer: its group stayed Running).
 """
 
 from __future__ import annotations
@@ -124,9 +130,20 @@ def _live(p: PodView) -> bool:
     return not p.terminating and p.phase not in ("Failed", "Succeeded")
 
 
-def _keeps_running(p: PodView) -> bool:
-    """Whether this pod leaves its role Running as Kthena tracks it (see the module doc)."""
-    if p.terminating or p.phase in ("Failed", "Pending"):
+def _deleted_by_kthena(pods: list[PodView]) -> set[str]:
+    """The terminating pods Kthena is deleting, as far as a snapshot tells: those of a role replica
+    whose pods are all being deleted (DeleteRole and deleteServingGroup delete them at once). One
+    deleted beside live pods of its role replica Kthena has not seen (see the module doc)."""
+    replicas: dict[tuple[str, str], list[PodView]] = {}
+    for p in pods:
+        replicas.setdefault((p.labels.get(LABEL_ROLE, ""), p.labels.get(LABEL_ROLE_ID, "")), []).append(p)
+    return {p.name for rs in replicas.values() if all(q.terminating for q in rs) for p in rs}
+
+
+def _keeps_running(p: PodView, deleting: bool) -> bool:
+    """Whether this pod leaves its role Running as Kthena tracks it (see the module doc);
+    `deleting`: Kthena is deleting it."""
+    if deleting or p.phase in ("Failed", "Pending"):
         return False
     if p.restarted and p.phase == "Running" and not p.ready:
         return False  # ContainerRestarted and not running-and-ready: handleErrorPod
@@ -138,9 +155,10 @@ def _state(pods: list[PodView], complete: bool) -> tuple[str, str]:
         return DELETING, "every pod is being deleted"
     if not any(_live(p) for p in pods):
         return NOT_RUNNING, "no live pod"
-    bad = next((p for p in pods if not _keeps_running(p)), None)
+    deleting = _deleted_by_kthena(pods)
+    bad = next((p for p in pods if not _keeps_running(p, p.name in deleting)), None)
     if bad is not None:
-        what = "being deleted" if bad.terminating else "restarted and not ready" if bad.phase == "Running" else bad.phase
+        what = "being deleted" if bad.name in deleting else "restarted and not ready" if bad.phase == "Running" else bad.phase
         return NOT_RUNNING, f"pod {bad.name} {what}"
     if not complete:
         return NOT_RUNNING, "role replicas or pods missing"
