@@ -80,10 +80,10 @@ def run_server(kind: str, tls: bool, port: int, certs: str, workers: int, gunico
     )
     prepare_metrics_dir(settings)
     from webhook import logs
-    from webhook.server import metrics
+    from webhook.certs.serving import CertificateSource
     from webhook.server.app import create_app
     from webhook.server.serving import WebhookServer, gunicorn_options
-    from webhook.server.tls import CertificateSource
+    from webhook.serving import metrics
 
     logs.configure("info")  # the product default: denials and audit findings only, per review
     certificates = CertificateSource(settings.listener.certs_dir, on_load=metrics.certificate_loaded)

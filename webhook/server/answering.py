@@ -19,9 +19,10 @@ from typing import Any
 import orjson
 
 from ..admission.status import Status
+from ..serving.reviewing import JSON
 from .gunicorn_adapter import SERVER, close_graceful, wsgi
 from .gunicorn_adapter import http_date as format_http_date
-from .replies import JSON, status_line
+from .replies import status_line
 
 _date: tuple[int, str] = (0, "")
 

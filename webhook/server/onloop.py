@@ -21,10 +21,10 @@ import time
 from functools import partial
 from typing import Any
 
+from ..serving.reviewing import DEFERRED
 from .answering import closes_after, whole_answer
 from .gunicorn_adapter import STOP_KEEPALIVE_LINGER, get_parser
 from .plainreview import HeadLimits, plain_review
-from .replies import DEFERRED
 
 # The worker's connection (worker.Conn) and the worker itself (worker.WebhookWorker): worker.py
 # imports this module, so they are named here without importing it back (no import circle, not

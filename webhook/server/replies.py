@@ -1,24 +1,20 @@
-"""What the HTTP endpoints answer: a status and a JSON body, with Content-Type and Content-Length
-as the only headers.
+"""How a review endpoint's `Reply` (webhook/serving/reviewing.py) goes out through Flask or WSGI:
+a status and a JSON body, with Content-Type and Content-Length as the only headers.
 
-A review endpoint's answer is a `Reply`: `WebhookFlask` sends it to the WSGI server as it is,
-Flask's own path wraps it in a `JsonAnswer` (a werkzeug Response). Both write the same status
-line and headers, so a client cannot tell which path answered.
+Flask's own path wraps a reply in a `JsonAnswer` (a werkzeug Response); `WebhookFlask` sends it to
+the WSGI server as it is (`send`). Both write the same status line and headers, so a client
+cannot tell which path answered.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any
 
 import orjson
 from flask import Response
 
-from ..admission.status import Status
-from . import metrics
-
-JSON = "application/json"
+from ..serving.reviewing import JSON, Reply
 
 
 class JsonAnswer(Response):
@@ -32,7 +28,7 @@ class JsonAnswer(Response):
 
 
 # "415 Unsupported Media Type": the standard reason phrases (RFC 9110), on every answer whoever
-# gives it; the head writer (answering.http_head) uses these, whatever status text it was handed.
+# gives it; the head writer uses these, whatever status text it was handed.
 _STATUS_LINES = {status.value: f"{status.value} {status.phrase}" for status in HTTPStatus}
 
 
@@ -41,41 +37,17 @@ def status_line(code: int) -> str:
     return _STATUS_LINES.get(code) or f"{code} Unknown"
 
 
-@dataclass(frozen=True, slots=True)
-class Reply:
-    """What a review endpoint answers: an HTTP status and a JSON body (Content-Type and
-    Content-Length are its only headers). A `Response` only on Flask's own path (`response`);
-    `WebhookFlask.wsgi_app` sends it to the server directly (`send`)."""
-
-    code: int
-    body: bytes
-
-    def response(self) -> Response:
-        return JsonAnswer(self.body, status=self.code, mimetype=JSON)
-
-    @property
-    def status(self) -> str:
-        return status_line(self.code)
-
-    def headers(self) -> list[tuple[str, str]]:
-        return [("Content-Type", JSON), ("Content-Length", str(len(self.body)))]
-
-    def send(self, start_response: Any) -> list[bytes]:
-        start_response(self.status, self.headers())
-        return [self.body]
+def response(reply: Reply) -> Response:
+    """A reply on Flask's own path."""
+    return JsonAnswer(reply.body, status=reply.code, mimetype=JSON)
 
 
-# Not an answer: the review needs a lookup that waits for the API server, and its caller said it
-# may not wait (the worker's event loop); it runs again on a thread. Compared by identity.
-DEFERRED = Reply(0, b"")
+def send(reply: Reply, start_response: Any) -> list[bytes]:
+    """A reply handed to the WSGI server directly."""
+    start_response(status_line(reply.code), reply.headers())
+    return [reply.body]
 
 
 def json_response(body: Any, status: int = 200) -> Response:
     """A JSON answer on Flask's own path (health, readiness, Flask's errors)."""
-    return Reply(status, orjson.dumps(body)).response()
-
-
-def http_error(status: Status) -> Reply:
-    """An HTTP error answer (a whole metav1.Status), counted as a request refused before review."""
-    metrics.refused(status.code)
-    return Reply(status.code, orjson.dumps(status.http_dict()))
+    return response(Reply(status, orjson.dumps(body)))

@@ -14,8 +14,8 @@ from typing import Any
 from .. import logs
 from ..certs.files import ensure_dev_certs
 from ..config import ConfigError, parse_args
+from ..serving import memory
 from ..settings.serve import ServeSettings
-from . import memory
 from .gunicorn_adapter import BaseApplication
 from .gunicorn_adapter import Logger as GunicornLogger
 
@@ -35,7 +35,7 @@ def plain_routes(certificates: Any) -> dict[str, Any]:
     the admission port answers reviews and health only; and /healthz and /readyz (the serving
     certificate's state) for the kubelet's probes, which present no client certificate: with
     --client-ca-file the admission port refuses them at the handshake."""
-    from . import metrics
+    from ..serving import metrics
 
     def render() -> tuple[int, bytes, str]:
         body, content_type = metrics.render()
@@ -166,9 +166,9 @@ def main(argv: list[str]) -> int:
         atexit.register(lambda: shutil.rmtree(metrics_dir, ignore_errors=True) if os.getpid() == master else None)
 
     # Imported only now: the metrics module must see PROMETHEUS_MULTIPROC_DIR.
-    from . import metrics
+    from ..certs.serving import CertificateSource, require_client_certificates
+    from ..serving import metrics
     from .app import create_app
-    from .tls import CertificateSource, require_client_certificates
 
     if settings.certs.cert_management == "self":
         from ..certs import keeper

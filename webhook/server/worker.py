@@ -37,7 +37,7 @@ from contextlib import suppress
 from functools import partial
 from typing import Any
 
-from . import metrics
+from ..serving import metrics
 from .answering import CONTINUE, closes_after, run_application, status_answer
 from .framing import COMPLETE, MORE, REFUSE, WAIT, Limits, RequestScanner
 from .gunicorn_adapter import NoMoreData, ParseException, TConn, ThreadWorker, parse_error_status, tls_context
