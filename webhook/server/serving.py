@@ -11,13 +11,14 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from gunicorn.app.base import BaseApplication
+from gunicorn.glogging import Logger as GunicornLogger
+
 from .. import logs
 from ..certs.files import ensure_dev_certs
 from ..config import ConfigError, parse_args
 from ..serving import memory
 from ..settings.serve import ServeSettings
-from .gunicorn_adapter import BaseApplication
-from .gunicorn_adapter import Logger as GunicornLogger
 
 
 class JsonLogger(GunicornLogger):
@@ -51,12 +52,8 @@ def plain_routes(certificates: Any) -> dict[str, Any]:
 def gunicorn_options(settings: ServeSettings, certificates: Any) -> dict[str, Any]:
     """Every gunicorn setting we rely on; an unknown key is an error, not a silent no-op."""
     host = f"[{settings.listener.host}]" if ":" in settings.listener.host else settings.listener.host
-
-    def ssl_context(conf: Any, default_factory: Any) -> Any:
-        # Called for every accepted connection; the source hands out a cached context.
-        return certificates.context()
-
-    from .worker import Limits, WebhookWorker
+    from .http1 import Limits
+    from .worker import WebhookWorker
 
     limits = Limits(max_body=settings.listener.max_body_bytes, request_timeout=settings.listener.request_timeout)
 
@@ -70,7 +67,9 @@ def gunicorn_options(settings: ServeSettings, certificates: Any) -> dict[str, An
             multiprocess.mark_process_dead(worker.pid)
 
     def post_fork(server: Any, worker: Any) -> None:
-        worker.limits = limits
+        # The worker's TLS: a context per connection from the certificate source, which rebuilds
+        # it when the files change (gunicorn's own TLS settings are not used).
+        worker.limits, worker.certificates = limits, certificates
         # With the default GIL switch interval a review that becomes ready while another thread
         # computes waits a whole interval; a fifth of it cuts the tail latency at little
         # throughput cost.
@@ -90,19 +89,14 @@ def gunicorn_options(settings: ServeSettings, certificates: Any) -> dict[str, An
         "post_fork": post_fork,
         "bind": [f"{host}:{settings.listener.port}"],
         "workers": settings.listener.workers,
-        # gthread's thread pool for the application; handshakes, request reading, deadlines,
-        # and error answers in its event loop (worker.py).
+        # Our worker (worker.py): handshakes, reading, reviews, writing and deadlines in its
+        # event loop; `threads` is the size of its pool for the application.
         "worker_class": WebhookWorker,
         "threads": settings.listener.threads,
-        # gunicorn's C parser, required: our readers are proven against it (test_differential.py).
-        "http_parser": "fast",
         # The API server reuses connections; a long keep-alive spares a TLS handshake per review.
         "keepalive": settings.listener.keepalive,
         "graceful_timeout": settings.listener.graceful_timeout,
         "timeout": 30,
-        "certfile": str(settings.listener.certs_dir / "tls.crt"),
-        "keyfile": str(settings.listener.certs_dir / "tls.key"),
-        "ssl_context": ssl_context,
         "child_exit": child_exit,
         "preload_app": True,
         "accesslog": None,
