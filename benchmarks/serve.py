@@ -103,14 +103,14 @@ def run_server(kind: str, tls: bool, port: int, certs: str, workers: int, gunico
 
     options = gunicorn_options(settings, certificates)
     options["loglevel"] = "warning"
-    if not tls:
-        for key in ("certfile", "keyfile", "ssl_context"):
-            options.pop(key)
-    elif gunicorn_ctx:
-        options.pop("ssl_context")  # gunicorn's own: a new context and key parse per connection
-    if placement == "shared":  # the design before: gthread, every worker accepting from one socket
+    if not tls or gunicorn_ctx or placement == "shared":
+        # Our worker serves TLS only, from the certificate source: plain HTTP, gunicorn's own TLS
+        # context per connection and the design before (every worker accepting from one socket)
+        # are gunicorn's gthread worker.
         options["worker_class"] = "gthread"
-    elif placement == "reuseport":  # SO_REUSEPORT on the listening socket
+        if tls:
+            options.update(certfile=str(Path(certs) / "tls.crt"), keyfile=str(Path(certs) / "tls.key"))
+    if placement == "reuseport":  # SO_REUSEPORT on the listening socket
         options["reuse_port"] = True
     WebhookServer(app, options).run()
 

@@ -33,7 +33,8 @@ from hypothesis import strategies as st
 from support import FUZZ_FINDINGS
 
 from webhook.server.calls import split_target
-from webhook.server.http1 import Limits, Refusal, RequestReader
+from webhook.server.http1 import Refusal, RequestReader
+from webhook.serving.limits import Limits
 
 MAX_HEAD, MAX_BODY = 65536, 4096
 PARSERS = ("python", "fast")
@@ -283,6 +284,8 @@ PROPERTY = settings(max_examples=400, deadline=None, suppress_health_check=[Heal
 @example(b"POST /v HTTP/1.1\r\nExpect: nothing\r\nContent-Length: 0\r\n\r\n", [])
 @example(b"POST /v HTTP/1.1\r\nTransfer-Encoding: chunked, gzip\r\n\r\n0\r\n\r\n", [])
 @example(b"POST /v HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2;a=\x01\r\n{}\r\n0\r\n\r\n", [])
+@example(b"POST /v HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nx\r\n0\r\nGET /healthz HTTP/1.1\r\n\r\n", [])  # a bad trailer field
+@example(b"POST /\xffalidate HTTP/1.1\r\nContent-Length: 0\r\n\r\n", [])  # a byte above 0x7e in the target
 def test_the_reader_ends_and_refuses_requests_where_gunicorn_does(raw, cuts):
     check_reader(raw, cuts)
 

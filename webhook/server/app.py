@@ -18,15 +18,14 @@ import orjson
 from flask import Flask, Response, request
 from werkzeug.exceptions import HTTPException
 
-from .. import __version__
 from ..admission.status import Status
 from ..certs.serving import CertificateSource
-from ..kubeversion import Chosen, Followed
-from ..policies import REGISTRY, Context, Lookups, Registry
+from ..kubeversion import Followed
+from ..policies import REGISTRY, Lookups, Registry
 from ..policies.registry import Action
 from ..serving import metrics
-from ..serving.lookups import CountingLookups, cluster_facts, default_lookups
-from ..serving.reviewing import INTERNAL_ERROR, JSON, Reply, Reviewing, Series, handle_review, http_error
+from ..serving.lookups import CountingLookups
+from ..serving.reviewing import INTERNAL_ERROR, JSON, Reply, Reviewing, assemble, handle_review, http_error
 from ..settings.serve import ServeSettings
 from .replies import json_response, response, send
 
@@ -174,20 +173,10 @@ def create_app(
         from ..kube.serverversion import FollowedVersion
 
         kubernetes = FollowedVersion.of(settings.version.kubernetes_version, settings.kube.kubeconfig)
-    chosen: Chosen = kubernetes.current
-    # a warning when the cluster is newer than the newest port: its new fields are dropped, not judged
-    log.log(logging.WARNING if chosen.judged < chosen.version else logging.INFO, {"msg": "judging by Kubernetes " + str(chosen.judged), **chosen.log_fields()})
-    inner = lookups if lookups is not None else default_lookups(settings, getattr(kubernetes, "refresh", None))
-    counted = CountingLookups(inner)
-    ctx = Context(settings=settings.policies, lookups=counted, kubernetes_version=chosen.version, facts=cluster_facts(inner))
-    kubernetes.listeners.append(lambda fresh: ctx.follow_version(fresh.version))
+    reviewing, counted = assemble(settings, registry, lookups, kubernetes)
+    ctx = reviewing.ctx
     certificates = certificates or CertificateSource.for_settings(settings.listener, on_load=metrics.certificate_loaded)
-    defaults = {"validate": "deny", "mutate": "on"}
-    metrics.initialise([(r.name, ctx.actions.get(r.name, defaults[r.action])) for r in registry.rules()], __version__)
     actions: tuple[Action, ...] = ("validate", "mutate")
-    reviewing = Reviewing(
-        ctx, registry, {action: Series.of(action) for action in actions}, logging.INFO if settings.review_log.log_every_review else logging.DEBUG
-    )
 
     app = WebhookFlask("servinggate")
     app.reviews = {f"/{action}": partial(review_environ, action, reviewing) for action in actions}

@@ -5,11 +5,11 @@ Every request the worker serves is read here, once: bytes go in as they arrive (
 `Request` (head and de-chunked body) comes out, or a `Refusal` with the status and message the
 client gets. H1CProtocol judges the request line and each field as their bytes arrive (414, 431,
 400). What gunicorn refuses and H1CProtocol accepts is ours, so a client gets the answer gunicorn
-gave it or a stricter reading of the same rule: an `Expect` other than `100-continue` (417, as
-gunicorn's message.py), a Transfer-Encoding list not ending in `chunked` (400), a body over the
+gave it or a stricter reading of the same rule: a request target with a byte outside visible ASCII (400), an `Expect` other than
+`100-continue` (417, as gunicorn's message.py), a Transfer-Encoding list not ending in `chunked` (400), a body over the
 limit (413, from the announced length or the first chunk size that crosses it), a
-Content-Length of more digits than Python's int() reads (400), and control
-characters in a chunk extension (400). H1CProtocol does not show chunk-size lines, so
+Content-Length of more digits than Python's int() reads (400), and a chunk
+extension gunicorn's reader refuses (400). H1CProtocol does not show chunk-size lines, so
 `ChunkLines` follows them in the raw body; it decides nothing about where a request ends.
 """
 
@@ -22,57 +22,21 @@ from typing import Any
 
 import gunicorn_h1c
 
+from ..serving.limits import Limits
+
 MAX_CHUNK_LINE = 4096  # a chunk-size line: hex digits plus extensions
 _HEX = frozenset(b"0123456789abcdefABCDEF")
-# In a chunk extension: HTAB and visible ASCII (RFC 9112 7.1.1 builds it from tokens and
-# quoted-strings); a control character is refused, as gunicorn's ChunkedReader refuses it.
-_EXTENSION_BYTES = frozenset(b"\t" + bytes(range(0x20, 0x7F)) + bytes(range(0x80, 0x100)))
+# A chunk extension (RFC 9112 7.1.1: `*( BWS ";" BWS token [ BWS "=" BWS token / quoted-string ] )`),
+# ported from gunicorn's CHUNK_EXT_RE (gunicorn/http/body.py, 27.0), which refuses what it does not match.
+_TOKEN = rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+"
+_QUOTED = rb'"(?:[\t !#-\[\]-~\x80-\xff]|\\[\t -~\x80-\xff])*"'
+_EXTENSION = re.compile(rb"(?:[ \t]*;[ \t]*" + _TOKEN + rb"(?:[ \t]*=[ \t]*(?:" + _TOKEN + rb"|" + _QUOTED + rb"))?)*")
+# A request target: visible ASCII only, as gunicorn's request-line check (H1CProtocol lets bytes above 0x7e through).
+_TARGET = re.compile(rb"[\x21-\x7e]+")
 # A trailer field: a token, a colon (RFC 9110 5.1), as gunicorn's header reader wants it.
-_TRAILER = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+:")
+_TRAILER = re.compile(_TOKEN + rb":")
 # gunicorn converts Content-Length with int(), which refuses longer digit strings (400).
 _MAX_INT_DIGITS = sys.get_int_max_str_digits() or 1 << 62
-
-
-@dataclass(frozen=True)
-class Limits:
-    """What one request may cost, enforced by the worker before the application sees it.
-
-    The body limit (`--max-body-bytes`) is owned here, and only here: the worker buffers a whole
-    request before anything answers it, so it must know the limit to bound its memory, and it is
-    the only layer that can refuse a body before reading it (413 on the announced Content-Length
-    or on the first chunk size that crosses the limit) and then drain what the client still sends.
-    """
-
-    max_body: int
-    request_timeout: float = 10.0  # handshake + head + body, from the connection or the first byte
-    linger: float = 5.0  # after a closing answer: how long what the client still sends is read and dropped
-    max_head: int = 65536
-    # gunicorn's limit_request_* settings, as its message.py reads them (0: no limit on the line)
-    line: int = 4094
-    fields: int = 100
-    field_size: int = 8190
-    # Memory one worker sets aside for unfinished large requests (read_budget // max_body of them
-    # are read at once, the others wait: TCP pushes back), so many clients each sending a large
-    # body cannot grow memory without bound.
-    max_buffered: int = 0  # 0: 4 x max_body
-
-    @property
-    def read_budget(self) -> int:
-        return self.max_buffered or 4 * self.max_body
-
-    def with_gunicorn(self, cfg: Any) -> Limits:
-        """These limits with gunicorn's head limits from its settings (as gunicorn/http/message.py reads them)."""
-        line = cfg.limit_request_line
-        return Limits(
-            self.max_body,
-            self.request_timeout,
-            self.linger,
-            self.max_head,
-            1 << 20 if line == 0 else 8190 if line < 0 or line >= 8190 else line,
-            cfg.limit_request_fields if 0 < cfg.limit_request_fields <= 32768 else 32768,
-            cfg.limit_request_field_size if cfg.limit_request_field_size > 0 else 8190,
-            self.max_buffered,
-        )
 
 
 class Refusal(Exception):
@@ -139,8 +103,8 @@ class ChunkLines:
         size_field = size_field.rstrip(b" \t") if semicolon else size_field
         if not size_field or not set(size_field) <= _HEX:
             raise Refusal(400, "malformed chunked body: invalid chunk size")
-        if not set(extension) <= _EXTENSION_BYTES:
-            raise Refusal(400, "malformed chunked body: control character in a chunk extension")
+        if semicolon and _EXTENSION.fullmatch(b";" + extension) is None:
+            raise Refusal(400, "malformed chunked body: invalid chunk extension")
         size = int(size_field, 16) if len(size_field.lstrip(b"0")) <= 16 else 1 << 64
         if self.total + size > self.max_body:
             raise Refusal(413, f"body exceeds the limit of {self.max_body} bytes")
@@ -223,6 +187,8 @@ class RequestReader:
     def _check_head(self) -> None:
         """What gunicorn refuses from the head and H1CProtocol leaves to us."""
         p = self.parser
+        if _TARGET.fullmatch(p.path) is None:
+            raise Refusal(400, f"Invalid request target {p.path[:200].decode('latin-1')!r}")
         expect = p.get_header(b"expect")
         if expect is not None and expect.strip(b" \t").lower() != b"100-continue":
             raise Refusal(417, f"Unable to comply with expectation: {expect.decode('latin-1')!r}")

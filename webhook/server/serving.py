@@ -7,7 +7,6 @@ import os
 import shutil
 import ssl
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ from .. import logs
 from ..certs.files import ensure_dev_certs
 from ..config import ConfigError, parse_args
 from ..serving import memory
+from ..serving.metricsport import plain_routes, prepare_metrics_dir
 from ..settings.serve import ServeSettings
 
 
@@ -31,28 +31,10 @@ class JsonLogger(GunicornLogger):
             handler.setFormatter(logs.JsonFormatter())
 
 
-def plain_routes(certificates: Any) -> dict[str, Any]:
-    """The master's plain-HTTP port: /metrics aggregated over the workers' multiprocess files, so
-    the admission port answers reviews and health only; and /healthz and /readyz (the serving
-    certificate's state) for the kubelet's probes, which present no client certificate: with
-    --client-ca-file the admission port refuses them at the handshake."""
-    from ..serving import metrics
-
-    def render() -> tuple[int, bytes, str]:
-        body, content_type = metrics.render()
-        return 200, body, content_type
-
-    def ready() -> tuple[int, bytes, str]:
-        ok, detail = certificates.ready()
-        return (200 if ok else 503), f"{'ok' if ok else 'not ready'}: {detail}\n".encode(), "text/plain"
-
-    return {"/metrics": render, "/healthz": lambda: (200, b"ok\n", "text/plain"), "/readyz": ready}
-
-
 def gunicorn_options(settings: ServeSettings, certificates: Any) -> dict[str, Any]:
     """Every gunicorn setting we rely on; an unknown key is an error, not a silent no-op."""
     host = f"[{settings.listener.host}]" if ":" in settings.listener.host else settings.listener.host
-    from .http1 import Limits
+    from ..serving.limits import Limits
     from .worker import WebhookWorker
 
     limits = Limits(max_body=settings.listener.max_body_bytes, request_timeout=settings.listener.request_timeout)
@@ -127,25 +109,6 @@ class WebhookServer(BaseApplication):
 
     def load(self) -> Any:
         return self.application
-
-
-def prepare_metrics_dir(settings: ServeSettings) -> str:
-    """Point prometheus_client at an empty folder before it is imported (multiprocess mode)."""
-    try:
-        path = settings.listener.metrics_dir or tempfile.mkdtemp(prefix="servinggate-metrics-")
-        if os.path.isdir(path):
-            for entry in os.listdir(path):
-                full = os.path.join(path, entry)
-                if os.path.isdir(full):
-                    shutil.rmtree(full)
-                else:
-                    os.unlink(full)
-        else:
-            os.makedirs(path)
-    except OSError as exc:
-        raise ConfigError(f"--metrics-dir {settings.listener.metrics_dir or tempfile.gettempdir()}: {exc.strerror or exc}") from None
-    os.environ["PROMETHEUS_MULTIPROC_DIR"] = path
-    return path
 
 
 def main(argv: list[str]) -> int:

@@ -21,13 +21,17 @@ from typing import Any
 
 import orjson
 
+from .. import __version__
 from ..admission.decision import Decision
 from ..admission.responses import error_response, review_response
 from ..admission.review import Request, ReviewError, parse_review
 from ..admission.status import Status, reason_for
-from ..policies import Context, Registry, engine
+from ..kubeversion import Chosen, Followed
+from ..policies import Context, Lookups, Registry, engine
 from ..policies.registry import Action
+from ..settings.serve import ServeSettings
 from . import metrics
+from .lookups import CountingLookups, cluster_facts, default_lookups
 
 log = logging.getLogger("servinggate.server")
 review_log = logging.getLogger("servinggate.review")
@@ -221,3 +225,20 @@ def review_line(outcome: Outcome, elapsed: float) -> dict[str, Any]:
         "latencyMs": round(elapsed * 1000, 3),
         **(_decision_fields(decision) if decision is not None else {}),
     }
+
+
+def assemble(settings: ServeSettings, registry: Registry, lookups: Lookups | None, kubernetes: Followed) -> tuple[Reviewing, CountingLookups]:
+    """What every review needs, once: the rule context (lookups counted, cluster facts, the Kubernetes
+    version reviews are judged by, followed as it changes), the metric series, the log level."""
+    chosen: Chosen = kubernetes.current
+    # a warning when the cluster is newer than the newest port: its new fields are dropped, not judged
+    log.log(logging.WARNING if chosen.judged < chosen.version else logging.INFO, {"msg": "judging by Kubernetes " + str(chosen.judged), **chosen.log_fields()})
+    inner = lookups if lookups is not None else default_lookups(settings, getattr(kubernetes, "refresh", None))
+    counted = CountingLookups(inner)
+    ctx = Context(settings=settings.policies, lookups=counted, kubernetes_version=chosen.version, facts=cluster_facts(inner))
+    kubernetes.listeners.append(lambda fresh: ctx.follow_version(fresh.version))
+    defaults = {"validate": "deny", "mutate": "on"}
+    metrics.initialise([(r.name, ctx.actions.get(r.name, defaults[r.action])) for r in registry.rules()], __version__)
+    actions: tuple[Action, ...] = ("validate", "mutate")
+    quiet = logging.INFO if settings.review_log.log_every_review else logging.DEBUG
+    return Reviewing(ctx, registry, {action: Series.of(action) for action in actions}, quiet), counted
