@@ -64,7 +64,7 @@ POD = REPO / "tests/fixtures/admission/pods-create-kthena-entry-missing-schedule
 def run_server(kind: str, tls: bool, port: int, certs: str, workers: int, gunicorn_ctx: bool = False, threads: int = 0, placement: str = "ours") -> None:
     sys.path.insert(0, str(REPO))
     from webhook.config import compose
-    from webhook.server.serving import prepare_metrics_dir
+    from webhook.serving.metricsport import prepare_metrics_dir
     from webhook.settings.serve import ServeSettings
 
     settings = compose(

@@ -12,8 +12,13 @@ from __future__ import annotations
 
 import io
 import logging
+import socket
 import sys
 import traceback
+from collections import deque
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -155,3 +160,31 @@ class Application:
         if not any(k.lower() == "content-length" for k, _ in fields):
             fields.append(("Content-Length", str(len(body))))
         return Answer(code, fields, body, closes)
+
+
+class Pool:
+    """The application's threads; an answer goes back to the loop, which alone writes, through a
+    queue and a socket the loop watches (`woken`)."""
+
+    def __init__(self, threads: int):
+        self.threads = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="app")
+        self.done: deque[tuple[Any, Request, Future[Answer]]] = deque()
+        self.woken, self._wake = socket.socketpair()
+        self.woken.setblocking(False)
+
+    def submit(self, call: Callable[..., Answer], conn: Any, req: Request) -> None:
+        future = self.threads.submit(call, req, conn.client, conn.server)
+        future.add_done_callback(lambda f: self._done(conn, req, f))
+
+    def _done(self, conn: Any, req: Request, future: Future[Answer]) -> None:
+        self.done.append((conn, req, future))
+        with suppress(OSError):
+            self._wake.send(b"\0")
+
+    def finished(self) -> Iterator[tuple[Any, Request, Answer]]:
+        """In the loop: the answers ready (`in_thread` contains the application's errors)."""
+        with suppress(OSError):
+            self.woken.recv(4096)
+        while self.done:
+            conn, req, future = self.done.popleft()
+            yield conn, req, future.result()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import selectors
 import socket
 import ssl
 import time
@@ -88,6 +89,20 @@ class Slots:
         """Parked connections, oldest first, while slots are free."""
         while self.parked and self.free:
             yield self.parked.popleft()
+
+
+def watch(selector: selectors.BaseSelector, conn: Conn, events: int) -> None:
+    """The events the selector watches on the connection for the loop (0: none)."""
+    if conn.events == events:
+        return
+    if not events:
+        with suppress(KeyError, ValueError, OSError):
+            selector.unregister(conn.sock)
+    elif conn.events:
+        selector.modify(conn.sock, events, conn)
+    else:
+        selector.register(conn.sock, events, conn)
+    conn.events = events
 
 
 def half_close(conn: Conn) -> bool:

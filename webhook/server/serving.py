@@ -2,22 +2,17 @@
 
 from __future__ import annotations
 
-import atexit
 import os
-import shutil
-import ssl
 import sys
-from pathlib import Path
 from typing import Any
 
 from gunicorn.app.base import BaseApplication
 from gunicorn.glogging import Logger as GunicornLogger
 
 from .. import logs
-from ..certs.files import ensure_dev_certs
 from ..config import ConfigError, parse_args
-from ..serving import memory
-from ..serving.metricsport import plain_routes, prepare_metrics_dir
+from ..serving import memory, startup
+from ..serving.metricsport import plain_routes
 from ..settings.serve import ServeSettings
 
 
@@ -114,39 +109,8 @@ class WebhookServer(BaseApplication):
 def main(argv: list[str]) -> int:
     settings = parse_args(ServeSettings, argv, "python -m webhook serve", "Run the ServingGate admission webhook over HTTPS.")
     logs.configure(settings.log.log_level)
-    memory.keep_large_blocks_unmapped()  # before the fork: every worker inherits it
-    if "prometheus_client" in sys.modules and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
-        raise ConfigError("internal: prometheus_client was imported before the metrics folder was set")
-    metrics_dir = prepare_metrics_dir(settings)
-    if not settings.listener.metrics_dir:  # a folder of our own making: removed when the server stops
-        master = os.getpid()
-        atexit.register(lambda: shutil.rmtree(metrics_dir, ignore_errors=True) if os.getpid() == master else None)
+    certificates = startup.prepare(settings)
+    from .app import create_app  # only now: the metrics it imports must see the metrics folder
 
-    # Imported only now: the metrics module must see PROMETHEUS_MULTIPROC_DIR.
-    from ..certs.serving import CertificateSource, require_client_certificates
-    from ..serving import metrics
-    from .app import create_app
-
-    if settings.certs.cert_management == "self":
-        from ..certs import keeper
-
-        # A refused permission or an unreachable API server stops the start with one line (exit 2).
-        keeper.bootstrap(settings)
-        keeper.start_renewer(settings)
-    elif ensure_dev_certs(Path(settings.listener.certs_dir), settings.certs.service_name, settings.certs.service_namespace):
-        print(
-            f"generated a development CA and serving certificate in {settings.listener.certs_dir}/ (trust {settings.listener.certs_dir}/ca.crt)",
-            file=sys.stderr,
-        )
-
-    if settings.listener.client_ca_file:
-        try:
-            require_client_certificates(ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER), Path(settings.listener.client_ca_file))
-        except (OSError, ssl.SSLError, ValueError) as exc:
-            raise ConfigError(f"--client-ca-file {settings.listener.client_ca_file}: {exc}") from None
-    certificates = CertificateSource.for_settings(settings.listener, on_load=metrics.certificate_loaded)
-    if certificates.current() is None:
-        raise ConfigError(f"--certs-dir {settings.listener.certs_dir}: no usable tls.crt/tls.key")
-    app = create_app(settings, certificates=certificates)
-    WebhookServer(app, gunicorn_options(settings, certificates)).run()
+    WebhookServer(create_app(settings, certificates=certificates), gunicorn_options(settings, certificates)).run()
     return 0

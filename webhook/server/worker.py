@@ -1,19 +1,14 @@
 """The gunicorn worker: one `selectors` loop over non-blocking TLS connections, a thread pool for
 the application.
 
-A worker class of our own on `gunicorn.workers.base.Worker`, gunicorn's documented extension
-point: gunicorn keeps the master, the signals (SIGTERM sets `alive` false), reloads and the
-heartbeat (`notify`). The loop accepts, does each TLS handshake, reads each request whole
-(http1.py, the one reader), answers a small review itself (calls.py) and gives anything else to
-a thread, then writes every answer (answers.py, the one head writer) and decides once whether the
-connection is kept (`_closes`). It never blocks on a client: a client gets
-`Limits.request_timeout` seconds to finish its handshake and send a request (then a 408, or just a
-close if it sent nothing), and while an answer is being written nothing more is read from its
-connection (a client that does not read its answers holds only its own connection).
-
-A closing answer is followed by a linger: close_notify, a half-close, and what the client still
-sends read and dropped, so that a client still sending a refused body reads the answer instead of
-a reset. What the loop keeps per connection, its deadlines and its memory slots are conns.py's.
+A class of our own on `gunicorn.workers.base.Worker`, gunicorn's documented extension point:
+gunicorn keeps the master, the signals (SIGTERM sets `alive` false), reloads and the heartbeat
+(`notify`). The loop accepts, handshakes, reads each request whole (http1.py, the one reader),
+answers a small review itself or gives the request to a thread (calls.py), writes every answer
+(answers.py, the one head writer) and decides once whether the connection is kept (`_closes`).
+It never blocks on a client: a client has `Limits.request_timeout` seconds to finish its handshake
+and send a request (then a 408, or a close if it sent nothing); nothing more is read from a
+connection while its answer is being written; a closing answer is followed by a linger (conns.py).
 """
 
 from __future__ import annotations
@@ -24,7 +19,6 @@ import socket
 import ssl
 import time
 from collections import deque
-from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import suppress
 from typing import Any
 
@@ -32,8 +26,8 @@ from gunicorn.workers.base import Worker
 
 from ..serving import metrics
 from .answers import CONTINUE, head, status_answer
-from .calls import Answer, Application
-from .conns import BUSY, LINGERING, READING, RECV, SMALL_REQUEST, WRITING, Conn, Slots, Timers, drain, half_close
+from .calls import Answer, Application, Pool
+from .conns import BUSY, LINGERING, READING, RECV, SMALL_REQUEST, WRITING, Conn, Slots, Timers, drain, half_close, watch
 from .http1 import Limits, Refusal, Request
 
 _READ, _WRITE = selectors.EVENT_READ, selectors.EVENT_WRITE
@@ -41,14 +35,7 @@ STOP_IDLE = 2.0  # stopping: seconds an idle connection is still kept (a request
 
 
 class WebhookWorker(Worker):
-    # What gunicorn's base worker documents and sets (gunicorn/workers/base.py, 27.0)
-    alive: bool
-    sockets: list[Any]
-    cfg: Any
-    log: Any
-    wsgi: Any
-    nr: int
-    ppid: int
+    alive: bool  # gunicorn's base worker sets it (and sockets, cfg, log, wsgi, nr, ppid: gunicorn/workers/base.py, 27.0)
     limits = Limits(max_body=7 * 1024 * 1024)
     certificates: Any = None  # webhook/certs/serving.CertificateSource, set by serving.py's post_fork
 
@@ -56,11 +43,8 @@ class WebhookWorker(Worker):
         self.limits = self.limits.with_gunicorn(self.cfg)
         self.app = Application(self.wsgi)
         self.selector = selectors.DefaultSelector()
-        self.pool = ThreadPoolExecutor(max_workers=self.cfg.threads, thread_name_prefix="app")
-        self.done: deque[tuple[Conn, Future[Answer], Request]] = deque()  # answers from the pool
-        self.wake_r, self.wake_w = socket.socketpair()
-        self.wake_r.setblocking(False)
-        self.selector.register(self.wake_r, _READ, self._finished)
+        self.pool = Pool(self.cfg.threads)
+        self.selector.register(self.pool.woken, _READ, self._finished)
         self.conns: set[Conn] = set()
         self.idle = 0
         self.timers, self.slots = Timers(), Slots(self.limits)
@@ -82,7 +66,7 @@ class WebhookWorker(Worker):
                 else:
                     key.data(key.fileobj, events)
             self._turn()
-        self.pool.shutdown(wait=False, cancel_futures=True)
+        self.pool.threads.shutdown(wait=False, cancel_futures=True)
 
     def _turn(self) -> None:
         """After the events: pipelined requests, deadlines, parked connections."""
@@ -116,27 +100,27 @@ class WebhookWorker(Worker):
         self.listening = on
 
     def _accept(self, listener: Any, _events: int) -> None:
-        for _ in range(64):
-            if len(self.conns) >= self.cfg.worker_connections:
-                self._listen(False)  # gunicorn's worker_connections: the rest wait in the backlog
-                return
-            try:
-                sock, client = listener.accept()
-            except OSError:  # nothing left to accept (EAGAIN), or a client that left first
-                return
-            sock.setblocking(False)
-            with suppress(OSError):  # as Go's servers: an answer never waits for the client's delayed ACK
-                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            try:
-                tls = self.certificates.context().wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
-            except (OSError, ValueError) as exc:  # ssl.SSLError included: no usable certificate
-                self.log.error("cannot set up TLS for a new connection: %s", exc)
-                sock.close()
-                continue
-            conn = Conn(tls, client, listener.getsockname(), self.limits)
-            self.conns.add(conn)
-            self.timers.set(conn, self.limits.request_timeout)
-            self._read(conn)
+        """One connection per readiness, as gthread: every worker is woken, so a burst of clients
+        spreads over the workers instead of all landing on the first to wake."""
+        try:
+            sock, client = listener.accept()
+        except OSError:  # another worker took it (EAGAIN), or a client that left first
+            return
+        sock.setblocking(False)
+        with suppress(OSError):  # as Go's servers: an answer never waits for the client's delayed ACK
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        try:
+            tls = self.certificates.context().wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
+        except (OSError, ValueError) as exc:  # ssl.SSLError included: no usable certificate
+            self.log.error("cannot set up TLS for a new connection: %s", exc)
+            sock.close()
+            return
+        conn = Conn(tls, client, listener.getsockname(), self.limits)
+        self.conns.add(conn)
+        if len(self.conns) >= self.cfg.worker_connections:
+            self._listen(False)  # gunicorn's worker_connections: the rest wait in the backlog
+        self.timers.set(conn, self.limits.request_timeout)
+        self._read(conn)
 
     def _stop(self) -> None:
         """SIGTERM: no new connection; those that have not started a request get STOP_IDLE seconds."""
@@ -148,19 +132,10 @@ class WebhookWorker(Worker):
     # ---- the connection's events --------------------------------------------------------------
 
     def _watch(self, conn: Conn, events: int) -> None:
-        if conn.events == events:
-            return
-        if conn.events:
-            self.selector.modify(conn.sock, events, conn)
-        else:
-            self.selector.register(conn.sock, events, conn)
-        conn.events = events
+        watch(self.selector, conn, events)
 
     def _unwatch(self, conn: Conn) -> None:
-        if conn.events:
-            conn.events = 0
-            with suppress(KeyError, ValueError, OSError):
-                self.selector.unregister(conn.sock)
+        watch(self.selector, conn, 0)
 
     def _on_io(self, conn: Conn) -> None:
         if conn.state == READING:
@@ -231,22 +206,12 @@ class WebhookWorker(Worker):
             return
         self._unwatch(conn)
         conn.state = BUSY
-        future = self.pool.submit(self.app.in_thread, req, conn.client, conn.server)
-        future.add_done_callback(lambda f: self._wake(conn, f, req))
+        self.pool.submit(self.app.in_thread, conn, req)
 
-    def _wake(self, conn: Conn, future: Future[Answer], req: Request) -> None:
-        """In the pool thread: the answer goes back to the loop, which alone writes."""
-        self.done.append((conn, future, req))
-        with suppress(OSError):
-            self.wake_w.send(b"\0")
-
-    def _finished(self, sock: Any, _events: int) -> None:
-        with suppress(OSError):
-            sock.recv(4096)
-        while self.done:
-            conn, future, req = self.done.popleft()
+    def _finished(self, _sock: Any, _events: int) -> None:
+        for conn, req, answer in self.pool.finished():
             if conn in self.conns:
-                self._answer(conn, req, future.result())
+                self._answer(conn, req, answer)
 
     def _closes(self, req: Request, answer: Answer) -> bool:
         """The one decision whether a connection closes after this answer, taken before its head
