@@ -1,10 +1,11 @@
 """Throughput and latency of the admission server, against baselines measured in the same run.
 
-Servers (each gunicorn gthread, the product's options, 2 workers):
+Servers (gunicorn with the product's options, 2 workers):
   product/TLS     the real app, POST /mutate with the recorded Kthena pod that gets patched
-  baseline/TLS    the same gunicorn + Flask answering allow-all (parse body, echo uid)
-  product/HTTP    the real app over plain HTTP (benchmark only: the product never serves HTTP)
-  baseline/HTTP   allow-all over plain HTTP
+  baseline/TLS    the same worker + Flask answering allow-all (parse body, echo uid)
+  product/HTTP    the real app over plain HTTP (benchmark only: the product never serves HTTP;
+                  gunicorn's gthread worker, as our worker serves TLS only)
+  baseline/HTTP   allow-all over plain HTTP (gthread)
 Load: `wrk` (16 keep-alive connections) for peak reviews/s, then half of that peak for p50/p99,
 offered twice: by `wrk` with random (exponential) pauses between a connection's requests, which
 is how independent `kubectl apply`s and controllers arrive, and by `hey -q`, whose connections

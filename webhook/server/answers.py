@@ -11,12 +11,22 @@ from __future__ import annotations
 
 import time
 from email.utils import formatdate
+from http import HTTPStatus
 
 import orjson
 
 from ..admission.status import Status
 from ..serving.reviewing import JSON
-from .replies import status_line
+
+# "415 Unsupported Media Type": the standard reason phrases (RFC 9110), on every answer whoever
+# gives it; the head writer uses these, whatever status text it was handed.
+_STATUS_LINES = {status.value: f"{status.value} {status.phrase}" for status in HTTPStatus}
+
+
+def status_line(code: int) -> str:
+    """The status code and its standard reason phrase ("Unknown" for a code without one)."""
+    return _STATUS_LINES.get(code) or f"{code} Unknown"
+
 
 SERVER = "servinggate"
 # Fields an application may not set: the worker frames the answer and decides the connection.

@@ -3,7 +3,9 @@
 Everything it answers is JSON: reviews (HTTP 200) when the request carried a uid, otherwise a
 `Status`-shaped error with a 4xx code. No handler lets an exception reach Flask's HTML error
 pages. A review goes from the request's body to its answer through webhook/serving/reviewing.py;
-`read_body` is the HTTP step before it (framing to bytes).
+`read_body` is the HTTP step before it (framing to bytes). A review's `Reply` goes out through
+Flask's own path as a `JsonAnswer`, or to the WSGI server as it is (`send`): the same status line
+and headers either way, so a client cannot tell which path answered.
 """
 
 from __future__ import annotations
@@ -27,9 +29,35 @@ from ..serving import metrics
 from ..serving.lookups import CountingLookups
 from ..serving.reviewing import INTERNAL_ERROR, JSON, Reply, Reviewing, assemble, handle_review, http_error
 from ..settings.serve import ServeSettings
-from .replies import json_response, response, send
+from .answers import status_line
 
 log = logging.getLogger("servinggate.server")
+
+
+class JsonAnswer(Response):
+    """A JSON answer sent as built. werkzeug's general path to the WSGI server (header fix-ups,
+    ranges, conditional answers, iterable bodies) costs more per review than the rules do, and
+    none of it applies to a body whose headers are always Content-Type and Content-Length."""
+
+    def __call__(self, environ: dict[str, Any], start_response: Any) -> list[bytes]:
+        start_response(status_line(self.status_code), self.headers.to_wsgi_list())
+        return [self.get_data()]
+
+
+def response(reply: Reply) -> Response:
+    """A reply on Flask's own path."""
+    return JsonAnswer(reply.body, status=reply.code, mimetype=JSON)
+
+
+def send(reply: Reply, start_response: Any) -> list[bytes]:
+    """A reply handed to the WSGI server directly."""
+    start_response(status_line(reply.code), reply.headers())
+    return [reply.body]
+
+
+def json_response(body: Any, status: int = 200) -> Response:
+    """A JSON answer on Flask's own path (health, readiness, Flask's errors)."""
+    return response(Reply(status, orjson.dumps(body)))
 
 
 def read_body(environ: dict[str, Any]) -> bytes | Status:

@@ -43,15 +43,23 @@ class Conn:
 
 
 class Timers:
-    """Deadlines: a heap of (when, number, connection); a connection's newer deadline replaces its older one."""
+    """Deadlines: a heap of (when, number, connection); a connection's newer deadline replaces its
+    older one, which stays in the heap until it is due or the heap is compacted. Compacted whenever
+    it doubles: every request sets a deadline of up to the keep-alive time, and a heap holding each
+    replaced one (and its closed connection) that long grew with the request rate."""
 
     def __init__(self) -> None:
         self.heap: list[tuple[float, int, Conn]] = []
         self.numbers = itertools.count(1)
+        self.compact_at = 1024
 
     def set(self, conn: Conn, seconds: float) -> None:
         conn.timer = next(self.numbers)
         heapq.heappush(self.heap, (time.monotonic() + seconds, conn.timer, conn))
+        if len(self.heap) >= self.compact_at:
+            self.heap = [entry for entry in self.heap if entry[2].timer == entry[1]]
+            heapq.heapify(self.heap)
+            self.compact_at = max(1024, 2 * len(self.heap))
 
     def wait(self, longest: float) -> float:
         """How long the loop may wait for events before the next deadline."""

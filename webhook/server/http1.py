@@ -126,7 +126,7 @@ class RequestReader:
     limits: Limits
     parser: Any = None
     head: bytearray = field(default_factory=bytearray)  # the head's bytes until it is complete
-    body: list[bytes] = field(default_factory=list)
+    body: bytes | bytearray = b""  # one buffer, not a list of pieces: past glibc's mmap threshold it is unmapped when freed
     size: int = 0  # body bytes so far
     head_done: bool = False
     complete: bool = False
@@ -150,7 +150,12 @@ class RequestReader:
         return False
 
     def _on_body(self, chunk: Any) -> None:
-        self.body.append(bytes(chunk))
+        if not self.body:
+            self.body = bytes(chunk)
+        else:
+            if isinstance(self.body, bytes):
+                self.body = bytearray(self.body)
+            self.body += chunk
         self.size += len(chunk)
 
     def _on_complete(self) -> None:
@@ -213,13 +218,14 @@ class RequestReader:
 
     def request(self) -> Request:
         p = self.parser
-        body = self.body[0] if len(self.body) == 1 else b"".join(self.body)
+        body = self.body if isinstance(self.body, bytes) else bytes(self.body)
+        self.body = b""  # the buffer goes now, not when the connection's next request starts
         return Request(p.method, p.path, p.http_version, p.headers, body, p.is_chunked, p.should_keep_alive)
 
     def next(self) -> bytes:
         """Ready for the next request on the connection; returns the bytes already received of it."""
         tail = self.parser.remaining()
         self.parser.reset()
-        self.head, self.body, self.size, self.chunks = bytearray(), [], 0, None
+        self.head, self.body, self.size, self.chunks = bytearray(), b"", 0, None
         self.head_done = self.complete = self.started = False
         return bytes(tail)

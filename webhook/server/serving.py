@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from typing import Any
@@ -18,11 +19,12 @@ from ..settings.serve import ServeSettings
 
 class JsonLogger(GunicornLogger):
     """gunicorn's own lines (start, workers, errors) in the same one-JSON-object-per-line format
-    as ours, so a log pipeline needs one parser."""
+    as ours, so a log pipeline needs one parser. A subclass of the class gunicorn documents for
+    `logger_class`; its lines go to the `gunicorn.error` logger (gunicorn's logging docs)."""
 
     def setup(self, cfg: Any) -> None:
         super().setup(cfg)
-        for handler in self.error_log.handlers:
+        for handler in logging.getLogger("gunicorn.error").handlers:
             handler.setFormatter(logs.JsonFormatter())
 
 
