@@ -1,10 +1,11 @@
 """Throughput and latency of the admission server, against baselines measured in the same run.
 
-Servers (each gunicorn gthread, the product's options, 2 workers):
+Servers (gunicorn with the product's options, 2 workers):
   product/TLS     the real app, POST /mutate with the recorded Kthena pod that gets patched
-  baseline/TLS    the same gunicorn + Flask answering allow-all (parse body, echo uid)
-  product/HTTP    the real app over plain HTTP (benchmark only: the product never serves HTTP)
-  baseline/HTTP   allow-all over plain HTTP
+  baseline/TLS    the same worker + Flask answering allow-all (parse body, echo uid)
+  product/HTTP    the real app over plain HTTP (benchmark only: the product never serves HTTP;
+                  gunicorn's gthread worker, as our worker serves TLS only)
+  baseline/HTTP   allow-all over plain HTTP (gthread)
 Load: `wrk` (16 keep-alive connections) for peak reviews/s, then half of that peak for p50/p99,
 offered twice: by `wrk` with random (exponential) pauses between a connection's requests, which
 is how independent `kubectl apply`s and controllers arrive, and by `hey -q`, whose connections
@@ -64,7 +65,7 @@ POD = REPO / "tests/fixtures/admission/pods-create-kthena-entry-missing-schedule
 def run_server(kind: str, tls: bool, port: int, certs: str, workers: int, gunicorn_ctx: bool = False, threads: int = 0, placement: str = "ours") -> None:
     sys.path.insert(0, str(REPO))
     from webhook.config import compose
-    from webhook.server.serving import prepare_metrics_dir
+    from webhook.serving.metricsport import prepare_metrics_dir
     from webhook.settings.serve import ServeSettings
 
     settings = compose(
@@ -80,10 +81,10 @@ def run_server(kind: str, tls: bool, port: int, certs: str, workers: int, gunico
     )
     prepare_metrics_dir(settings)
     from webhook import logs
-    from webhook.server import metrics
+    from webhook.certs.serving import CertificateSource
     from webhook.server.app import create_app
     from webhook.server.serving import WebhookServer, gunicorn_options
-    from webhook.server.tls import CertificateSource
+    from webhook.serving import metrics
 
     logs.configure("info")  # the product default: denials and audit findings only, per review
     certificates = CertificateSource(settings.listener.certs_dir, on_load=metrics.certificate_loaded)
@@ -103,14 +104,14 @@ def run_server(kind: str, tls: bool, port: int, certs: str, workers: int, gunico
 
     options = gunicorn_options(settings, certificates)
     options["loglevel"] = "warning"
-    if not tls:
-        for key in ("certfile", "keyfile", "ssl_context"):
-            options.pop(key)
-    elif gunicorn_ctx:
-        options.pop("ssl_context")  # gunicorn's own: a new context and key parse per connection
-    if placement == "shared":  # the design before: gthread, every worker accepting from one socket
+    if not tls or gunicorn_ctx or placement == "shared":
+        # Our worker serves TLS only, from the certificate source: plain HTTP, gunicorn's own TLS
+        # context per connection and the design before (every worker accepting from one socket)
+        # are gunicorn's gthread worker.
         options["worker_class"] = "gthread"
-    elif placement == "reuseport":  # SO_REUSEPORT on the listening socket
+        if tls:
+            options.update(certfile=str(Path(certs) / "tls.crt"), keyfile=str(Path(certs) / "tls.key"))
+    if placement == "reuseport":  # SO_REUSEPORT on the listening socket
         options["reuse_port"] = True
     WebhookServer(app, options).run()
 

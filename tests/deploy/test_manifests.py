@@ -423,14 +423,15 @@ def test_kubectl_renders_each_component_over_each_variant(target, component, ren
 
 
 def test_the_image_builds_the_http_parser_the_server_requires():
-    """gunicorn runs with http_parser "fast" (gunicorn_h1c, a dependency) and the request readers
-    are tested against it; the build stage has a compiler for it and fails if it does not import,
+    """The worker reads every request with gunicorn_h1c's H1CProtocol (a dependency), tested against
+    gunicorn's parsers; the build stage has a compiler for it and fails if it does not import,
     while the final stage gets only the virtual environment."""
     text = (REPO / "Dockerfile").read_text()
     build = text[: text.rindex("\nFROM ")]
     assert "gcc" in build and 'python -c "import gunicorn_h1c"' in build
     assert any(dep.startswith("gunicorn_h1c") for dep in tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"])
-    from webhook.server.serving import gunicorn_options
-    from webhook.settings.serve import ServeSettings
+    import gunicorn_h1c
 
-    assert gunicorn_options(ServeSettings(), certificates=None)["http_parser"] == "fast"
+    from webhook.server import http1  # the worker's one request reader
+
+    assert http1.gunicorn_h1c.H1CProtocol is gunicorn_h1c.H1CProtocol

@@ -25,7 +25,7 @@ from webhook.audit.metrics import AuditMetrics
 from webhook.deploy import monitoring
 from webhook.deploy.configurations import registry_rules
 from webhook.scalein.health import Metrics as ScaleInMetrics
-from webhook.server import metrics as server_metrics
+from webhook.serving import metrics as server_metrics
 
 REPO = CHART.parents[1]
 FIXTURES = REPO / "tests" / "fixtures" / "monitoring"

@@ -18,8 +18,8 @@ from webhook.admission.review import MAX_NESTING
 from webhook.config import compose
 from webhook.logs import JsonFormatter
 from webhook.policies import NoLookups
-from webhook.server import metrics
 from webhook.server.app import create_app
+from webhook.serving import metrics
 from webhook.settings.serve import ServeSettings
 
 FINDINGS = FIXTURES / "fuzz-findings"

@@ -1,39 +1,40 @@
-"""The request scanner (framing.py) and the plain-review reader (plainreview.py) against the parsers
-they stand in front of: gunicorn's pure-Python HTTP/1.1 parser and its C parser (gunicorn_h1c).
+"""The one HTTP/1.1 reader (http1.py: gunicorn_h1c's H1CProtocol plus our checks) against the parsers
+gunicorn serves with: its pure-Python HTTP/1.1 parser and its C parser (gunicorn_h1c's, through
+gunicorn's Request).
 
 hypothesis builds requests from the parts that decide where a request ends (Content-Length in any
 spelling, Transfer-Encoding lists, chunk extensions and trailers, repeated and conflicting framing
 fields, obs-fold, odd bytes, pipelined bytes after the request), mutates some of them byte by
 byte, and splits every input at arbitrary points, as TCP may. For each input it asks gunicorn's
 parser what the request is (where it ends, its body, or which status it refuses with) and holds
-our readers to it:
+our reader to it: the answer a client got from gunicorn, or a better one (issue 38):
 
-- a request gunicorn accepts whole ends where gunicorn says (the scanner's COMPLETE), unless it
-  is over one of our own limits (body, head), which gunicorn does not have;
-- a request gunicorn refuses is refused (a 4xx: the scanner judges the body, gunicorn may find the
-  head wrong first, so the codes may differ), or handed to the parser (DISPATCH, or COMPLETE:
-  gunicorn then refuses it in a thread), never waited on when the refusal is in the framing fields;
-- a request gunicorn still waits on is waited on (MORE), handed over, or over a limit;
-- where the input is split never changes the scanner's decision;
-- when plainreview reads a request itself, gunicorn reads the same method, path, content type,
-  body and keep-alive decision from it.
-
-The C parser is a hard requirement here: `./dev` installs `.[test,fast]` and the image ships it,
-so a missing gunicorn_h1c fails this module instead of skipping half of it.
+- a request gunicorn accepts whole is read whole, ending where gunicorn says, with the same
+  method, path and body, unless it is over one of our own limits (body, head), or it is one of
+  the `STRICTER` readings listed below;
+- a request gunicorn refuses is refused with a 4xx, never read whole (the codes may differ:
+  whichever part of the request each reads first decides);
+- a request gunicorn still waits on is waited on, or refused (judged as its bytes arrive);
+- where the input is split never changes the reader's decision.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from urllib.parse import unquote
 
 import pytest
+from gunicorn.config import Config
+from gunicorn.http import errors as herrors
+from gunicorn.http.body import LengthReader
+from gunicorn.http.parser import RequestParser
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from support import FUZZ_FINDINGS
 
-from webhook.server import gunicorn_adapter as adapter
-from webhook.server.framing import COMPLETE, DISPATCH, MORE, REFUSE, RequestScanner
-from webhook.server.plainreview import HeadLimits, plain_review
+from webhook.server.calls import split_target
+from webhook.server.http1 import Refusal, RequestReader
+from webhook.serving.limits import Limits
 
 MAX_HEAD, MAX_BODY = 65536, 4096
 PARSERS = ("python", "fast")
@@ -56,113 +57,99 @@ def _pieces(raw: bytes, cuts: list[int]):
 
 @dataclass(frozen=True)
 class Reading:
-    """What gunicorn's parser makes of an input."""
+    """What a parser makes of an input."""
 
     kind: str  # "whole", "refused" or "unfinished"
     end: int = 0  # whole: where the request ends (what follows is the next request)
     body: bytes = b""
-    code: int = 0  # refused: the status the worker answers
+    code: int = 0  # refused: the status
     error: str = ""
-    request: object = None
+    method: str = ""
+    path: str = ""
+
+
+# The status gunicorn's worker answers for what its parser refuses (gunicorn/workers/base.py,
+# Worker.handle_error, 27.0); the first class that matches wins.
+_PARSE_ERRORS = (
+    (herrors.LimitRequestLine, 414),
+    (herrors.LimitRequestHeaders, 431),
+    (herrors.UnsupportedTransferCoding, 501),
+    (herrors.ExpectationFailed, 417),
+    (herrors.ParseException, 400),
+)
+
+
+def gunicorn_status(exc: BaseException) -> int:
+    return next((code for kind, code in _PARSE_ERRORS if isinstance(exc, kind)), 500)
 
 
 def gunicorn_reads(raw: bytes, parser: str, cuts: list[int] = ()) -> Reading:
-    cfg = adapter.gunicorn_config(http_parser=parser)
+    cfg = Config()
+    cfg.set("http_parser", parser)
     source = _pieces(raw, list(cuts))
-    reader = adapter.request_parser(cfg, source, PEER)
+    reader = RequestParser(cfg, source, PEER)
     try:
         request = next(reader)
         body = request.body.read()
-        length = request.body.reader.length if isinstance(request.body.reader, adapter.LengthReader) else 0
+        length = request.body.reader.length if isinstance(request.body.reader, LengthReader) else 0
         if length:  # a LengthReader returns what there is at the end of its input
             raise Starved()
-    except Starved:
-        return Reading("unfinished")
-    except StopIteration:
+    except (Starved, StopIteration):
         return Reading("unfinished")
     except Exception as exc:  # every parser error is a refusal with a status
-        return Reading("refused", code=adapter.parse_error_status(exc), error=f"{type(exc).__name__}: {exc}"[:120])
+        return Reading("refused", code=gunicorn_status(exc), error=f"{type(exc).__name__}: {exc}"[:120])
     rest = reader.unreader.take_buffered()
     try:
         while True:
             rest += next(source)
     except (Starved, StopIteration):
         pass
-    return Reading("whole", end=len(raw) - len(rest), body=body, request=request)
+    return Reading("whole", end=len(raw) - len(rest), body=body, method=request.method, path=unquote(request.path, "latin-1"))  # PATH_INFO, as wsgi.py makes it
 
 
-def scan(raw: bytes, cuts: list[int] = ()):
-    """The scanner fed the input in pieces, as the event loop would; its last outcome."""
-    scanner, buf = RequestScanner(MAX_HEAD, MAX_BODY), bytearray()
+def ours(raw: bytes, cuts: list[int] = ()) -> Reading:
+    """The reader fed the input in pieces, as the worker's loop would (it stops at a request's end)."""
+    reader = RequestReader(Limits(max_body=MAX_BODY, max_head=MAX_HEAD))
     bounds = sorted(set(c for c in cuts if 0 < c < len(raw))) + [len(raw)]
     last = 0
-    outcome = None
-    for cut in bounds:
-        buf += raw[last:cut]
-        last = cut
-        outcome = scanner.scan(buf)
-        if outcome.kind != MORE:
-            return outcome
-    return outcome
+    try:
+        for cut in bounds:
+            reader.feed(raw[last:cut])
+            last = cut
+            if reader.complete:
+                req = reader.request()
+                end = last - len(reader.parser.remaining())
+                return Reading("whole", end=end, body=req.body, method=req.method.decode("latin-1"), path=split_target(req.target)[0])
+    except Refusal as refusal:
+        return Reading("refused", code=refusal.code, error=refusal.message)
+    return Reading("unfinished")
 
 
-def _framing_refusal(reading: Reading) -> bool:
-    """A refusal decided by the framing fields alone (or by a folded line, which may continue one):
-    the body would not change it, so the scanner must not wait for one."""
-    framing = ("CONTENT-LENGTH", "TRANSFER-ENCODING", "TRANSFER_ENCODING", "UNSUPPORTEDTRANSFERCODING", "OBSOLETEFOLDING")
-    if reading.kind != "refused" or reading.error.partition(":")[0] in REQUEST_LINE_REFUSALS:
-        return False  # decided by the request line, whatever of the head its message quotes
-    return any(f in reading.error.upper() for f in framing)
+def _over_our_limits(reading: Reading) -> bool:
+    return reading.kind == "refused" and reading.code in (413, 431) and "exceeds" in reading.error
 
 
-# gunicorn's refusals of the request line: the message quotes the rest of the line, which may hold
-# a framing field's name when a bare CR kept the line from ending ("HTTP/1.1\r\x00Content-Length").
-REQUEST_LINE_REFUSALS = frozenset({"InvalidRequestLine", "InvalidRequestMethod", "InvalidHTTPVersion"})
+# Where the reader is stricter than gunicorn, each a rule the API server never breaks: blank space
+# before a chunk extension's `;` (RFC 9112 7.1.1 has none; H1CProtocol refuses it, gunicorn skips it).
+STRICTER = ("Whitespace in chunk size",)
 
 
-def _over_our_limits(outcome) -> bool:
-    return outcome.kind == REFUSE and outcome.code in (413, 431)
-
-
-def check_scanner(raw: bytes, cuts: list[int]) -> None:
-    outcome = scan(raw, cuts)
-    whole = scan(raw)
-    assert (outcome.kind, outcome.end, outcome.code) == (whole.kind, whole.end, whole.code), "the split changed the decision"
+def check_reader(raw: bytes, cuts: list[int]) -> None:
+    mine = ours(raw, cuts)
+    whole = ours(raw)
+    assert (mine.kind, mine.end, mine.code) == (whole.kind, whole.end, whole.code), f"the split changed the decision: {mine} / {whole}"
     for parser in PARSERS:
         reading = gunicorn_reads(raw, parser, cuts)
-        said = f"{parser} parser: {reading.kind} {reading.code or ''} {reading.error}; scanner: {outcome}"
-        if _over_our_limits(outcome):
+        said = f"{parser} parser: {reading.kind} {reading.code or ''} {reading.error}; ours: {mine}"
+        if _over_our_limits(mine) or (mine.kind == "refused" and mine.error in STRICTER):
             continue
         if reading.kind == "whole":
-            assert outcome.kind == COMPLETE and outcome.end == reading.end, said
+            assert mine.kind == "whole" and mine.end == reading.end and mine.body == reading.body, said
+            assert (mine.method, mine.path) == (reading.method, reading.path), said
         elif reading.kind == "refused":
-            waits = outcome.kind == MORE and not _framing_refusal(reading)  # refused in a thread once the body is in
-            # The scanner's own refusals are of the body (malformed chunks); gunicorn may find the
-            # head wrong first (an Expect it cannot meet: 417): refused either way, as a 4xx.
-            assert waits or outcome.kind in (DISPATCH, COMPLETE) or (outcome.kind == REFUSE and 400 <= outcome.code < 500), said
+            assert mine.kind != "whole" and (mine.kind == "unfinished" or 400 <= mine.code < 500), said
         else:
-            assert outcome.kind in (MORE, DISPATCH), said
-
-
-def check_plain(raw: bytes) -> None:
-    outcome = scan(raw)
-    if outcome.kind != COMPLETE or outcome.end != len(raw):
-        return  # the loop reads a plain review only when the buffer is exactly one request
-    plain = plain_review(raw, HeadLimits.of(adapter.gunicorn_config()))
-    if plain is None:
-        return
-    body = plain.environ["wsgi.input"].read()
-    for parser in PARSERS:
-        reading = gunicorn_reads(raw, parser)
-        assert reading.kind == "whole" and reading.end == len(raw), f"{parser}: {reading}"
-        request = reading.request
-        environ = plain.environ
-        assert (request.method, request.version) == ("POST", (1, 1))
-        assert request.path == environ["PATH_INFO"]
-        content_type = next((v for k, v in request.headers if k == "CONTENT-TYPE"), None)
-        assert content_type == environ.get("CONTENT_TYPE")
-        assert reading.body == body
-        assert request.should_close() == plain.closes
+            assert mine.kind in ("unfinished", "refused"), said
 
 
 # ---- the generator --------------------------------------------------------------------------
@@ -279,56 +266,11 @@ def requests(draw) -> bytes:
     return raw
 
 
-_plain_fields = st.sampled_from(
-    [
-        "Host: 10.96.0.1:443",
-        "User-Agent: kube-apiserver-admission",
-        "Accept: application/json, */*",
-        "Accept-Encoding: gzip",
-        "Content-Type: application/json",
-        "content-type: application/json; charset=utf-8",
-        "Content-Type:application/json",
-        "Content-Type: application/json ",
-        "Connection: close",
-        "Connection: Keep-Alive",
-        "Connection: keep-alive, close",
-        "Connection: upgrade",
-        "X-Request-Id: a_b",
-        "Host: other",
-        "Expect: 100-continue",
-        "X-Forwarded-Proto: https",
-    ]
-)
-
-
-@st.composite
-def plain_requests(draw) -> bytes:
-    """The API server's shape, with the variations a plain-review reader must get right."""
-    body = draw(st.sampled_from([b'{"kind":"AdmissionReview"}', b"{}", b""]))
-    target = draw(st.sampled_from(["/validate", "/mutate?timeout=10s", "/validate?a=%20", "/mutate/"]))
-    length = draw(st.sampled_from(["%d", "%d", "0%d", "%d ", "+%d"])) % len(body)
-    fields = draw(st.lists(_plain_fields, max_size=5)) + [f"Content-Length: {length}"]
-    fields = draw(st.permutations(fields))
-    raw = (f"POST {target} HTTP/1.1\r\n" + "".join(f + "\r\n" for f in fields) + "\r\n").encode("latin-1") + body
-    if draw(st.integers(0, 3)) == 0:
-        where = draw(st.integers(0, len(raw) - 1))
-        raw = raw[:where] + bytes([draw(st.sampled_from([9, 32, 95, 127, 200]))]) + raw[where + 1 :]
-    return raw
-
-
 _cuts = st.lists(st.integers(1, 400), max_size=6)
 PROPERTY = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
 # ---- the tests ---------------------------------------------------------------------------------
-
-
-def test_the_c_parser_is_the_one_gunicorn_uses():
-    """Not a skip: the image ships gunicorn_h1c and the worker is measured with it."""
-    import gunicorn_h1c  # noqa: F401 - must be importable
-
-    assert adapter.uses_fast_parser(adapter.gunicorn_config(http_parser="fast"))
-    assert not adapter.uses_fast_parser(adapter.gunicorn_config(http_parser="python"))
 
 
 @PROPERTY
@@ -339,57 +281,71 @@ def test_the_c_parser_is_the_one_gunicorn_uses():
 @example(b"POST /validate HTTP/1.1\r\nContent-Length: 000000000000000000000029\r\n\r\n" + b"x" * 29, [])
 @example(b"POST /v HTTP/1.1\r\nTransfer-Encoding: identity, chunked\r\n\r\n0\r\n\r\n", [])
 @example(b"POST /v HTTP/1.1\r\nContent-Length: 5\r\n folded\r\n\r\n", [])
-def test_the_scanner_ends_and_refuses_requests_where_gunicorn_does(raw, cuts):
-    check_scanner(raw, cuts)
-
-
-@PROPERTY
-@given(st.one_of(requests(), plain_requests()))
-@example(b"POST /validate HTTP/1.1\r\nContent-Length: 02\r\n\r\n{}")
-@example(b"POST /" + b"a" * 4080 + b" HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}")  # a line over gunicorn's limit
-def test_a_plain_review_is_read_as_gunicorn_reads_it(raw):
-    check_plain(raw)
+@example(b"POST /v HTTP/1.1\r\nExpect: nothing\r\nContent-Length: 0\r\n\r\n", [])
+@example(b"POST /v HTTP/1.1\r\nTransfer-Encoding: chunked, gzip\r\n\r\n0\r\n\r\n", [])
+@example(b"POST /v HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2;a=\x01\r\n{}\r\n0\r\n\r\n", [])
+@example(b"POST /v HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nx\r\n0\r\nGET /healthz HTTP/1.1\r\n\r\n", [])  # a bad trailer field
+@example(b"POST /\xffalidate HTTP/1.1\r\nContent-Length: 0\r\n\r\n", [])  # a byte above 0x7e in the target
+def test_the_reader_ends_and_refuses_requests_where_gunicorn_does(raw, cuts):
+    check_reader(raw, cuts)
 
 
 @pytest.mark.parametrize("parser", PARSERS)
 def test_a_length_of_5000_digits_is_refused_as_gunicorn_refuses_it(parser):
     raw = b"POST /validate HTTP/1.1\r\nContent-Length: " + b"9" * 5000 + b"\r\n\r\n"
-    outcome = scan(raw)
     assert gunicorn_reads(raw, parser).code == 400
-    assert outcome.kind == DISPATCH  # the parser answers it from the head: 400, a JSON Status (test_http.py)
+    assert ours(raw).code == 400
 
 
 def test_leading_zeros_in_a_length_are_accepted_as_gunicorn_accepts_them():
     raw = b"POST /validate HTTP/1.1\r\nContent-Length: 000000000000000000000029\r\n\r\n" + b"x" * 29
-    outcome = scan(raw)
-    assert (outcome.kind, outcome.end) == (COMPLETE, len(raw))
+    assert (ours(raw).kind, ours(raw).end) == ("whole", len(raw))
     for parser in PARSERS:
         assert gunicorn_reads(raw, parser).end == len(raw)
+
+
+@pytest.mark.parametrize(
+    "raw, code",
+    [
+        (b"POST /v HTTP/1.1\r\nExpect: nothing\r\nContent-Length: 0\r\n\r\n", 417),
+        (b"POST /v HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n", 400),
+        (b"POST /v HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2;a=\x01\r\n{}\r\n0\r\n\r\n", 400),
+    ],
+)
+def test_what_h1cprotocol_accepts_and_gunicorn_refuses_is_refused_by_our_checks(raw, code):
+    assert ours(raw).code == code
+    assert all(gunicorn_reads(raw, parser).kind == "refused" for parser in PARSERS)
+
+
+@pytest.mark.parametrize("limit, code", [(b"GET /" + b"a" * 5000, 414), (b"GET / HTTP/1.1\r\nX: " + b"b" * 9000, 431)])
+def test_a_line_over_the_limits_is_refused_before_its_end_arrives(limit, code):
+    assert ours(limit, list(range(1000, len(limit), 1000))).code == code
 
 
 @pytest.mark.parametrize("name", FIXTURES_RAW)
 def test_recorded_findings_split_at_every_byte(name):
     raw = (FUZZ_FINDINGS / name).read_bytes()
     for cut in range(1, len(raw)):
-        check_scanner(raw, [cut])
+        check_reader(raw, [cut])
 
 
 def test_a_small_request_split_at_every_byte():
     raw = b"POST /validate HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3;x=1\r\nabc\r\n0\r\nX-T: 1\r\n\r\nGET / HTTP/1.1\r\n\r\n"
     for cut in range(1, len(raw)):
         for second in (cut + 1, cut + 7):
-            check_scanner(raw, [cut, second])
+            check_reader(raw, [cut, second])
 
 
-def test_the_checks_catch_a_scanner_that_ends_a_request_early(monkeypatch):
-    """The harness itself: a scanner one byte short of gunicorn's end is caught."""
+def test_the_checks_catch_a_reader_that_ends_a_request_early(monkeypatch):
+    """The harness itself: a reader one byte short of gunicorn's end is caught."""
     raw = b"POST /validate HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc"
-    real = RequestScanner.scan
+    real = RequestReader.request
 
-    def short(self, buf):
-        outcome = real(self, buf)
-        return type(outcome)(COMPLETE, end=outcome.end - 1) if outcome.kind == COMPLETE else outcome
+    def short(self):
+        req = real(self)
+        req.body = req.body[:-1]
+        return req
 
-    monkeypatch.setattr(RequestScanner, "scan", short)
+    monkeypatch.setattr(RequestReader, "request", short)
     with pytest.raises(AssertionError):
-        check_scanner(raw, [])
+        check_reader(raw, [])

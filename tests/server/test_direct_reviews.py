@@ -15,9 +15,9 @@ from webhook.config import compose
 from webhook.policies import NoLookups
 from webhook.policies.context import NOT_HERE
 from webhook.server import app as app_module
-from webhook.server import metrics
 from webhook.server.app import create_app
-from webhook.server.replies import DEFERRED
+from webhook.serving import metrics
+from webhook.serving.reviewing import DEFERRED
 from webhook.settings.serve import ServeSettings
 
 POD_MUTATE = (FIXTURES / "pods-create-kthena-entry-missing-scheduler-annotations-roleid-mutating.json").read_bytes()

@@ -12,8 +12,8 @@ from webhook.admission import allowed
 from webhook.config import compose
 from webhook.policies import DictLookups, NoLookups, Registry
 from webhook.policies.registry import Target
-from webhook.server import metrics
 from webhook.server.app import create_app
+from webhook.serving import metrics
 from webhook.settings.serve import ServeSettings
 
 POD_MUTATE = (FIXTURES / "pods-create-kthena-entry-missing-scheduler-annotations-roleid-mutating.json").read_bytes()

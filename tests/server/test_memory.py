@@ -1,5 +1,5 @@
 """A worker's memory after odd input: glibc's mmap threshold is fixed before the workers fork
-(webhook/server/memory.py), so large request buffers are unmapped when freed instead of staying
+(webhook/serving/memory.py), so large request buffers are unmapped when freed instead of staying
 in the threads' heaps; and a closed connection keeps none of its request's bytes."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from serverproc import Server  # noqa: E402  (tests/server is on sys.path via co
 from support.procfs import status_kib  # noqa: E402
 
 from webhook.config import compose
-from webhook.server import memory
+from webhook.serving import memory
 
 
 @pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="glibc only")

@@ -8,7 +8,7 @@ import os
 from serverproc import Server  # noqa: E402  (tests/server is on sys.path via conftest)
 
 from webhook.config import compose
-from webhook.server import serving
+from webhook.serving import metricsport
 from webhook.settings.serve import ServeSettings
 
 
@@ -21,7 +21,7 @@ def test_a_given_folder_is_used_and_emptied(tmp_path, monkeypatch):
     given = tmp_path / "given"
     given.mkdir()
     (given / "old.db").write_bytes(b"x")
-    assert serving.prepare_metrics_dir(compose(ServeSettings, certs_dir=tmp_path, metrics_dir=str(given))) == str(given)
+    assert metricsport.prepare_metrics_dir(compose(ServeSettings, certs_dir=tmp_path, metrics_dir=str(given))) == str(given)
     assert os.listdir(given) == [] and os.environ["PROMETHEUS_MULTIPROC_DIR"] == str(given)
 
 

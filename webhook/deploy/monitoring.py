@@ -41,7 +41,7 @@ DASHBOARD_FILE = "servinggate.json"
 # The label Grafana's dashboard sidecar (kube-prometheus-stack, the grafana chart) looks for.
 SIDECAR_LABEL = {"grafana_dashboard": "1"}
 
-# The upper bounds of servinggate_admission_request_duration_seconds (webhook/server/metrics.py,
+# The upper bounds of servinggate_admission_request_duration_seconds (webhook/serving/metrics.py,
 # which this layer may not import; a test keeps the two equal), as Prometheus writes `le`.
 LATENCY_BUCKETS = ("0.0005", "0.001", "0.002", "0.005", "0.01", "0.025", "0.05", "0.1", "0.25", "0.5", "1.0", "2.5")
 # The auditor's interval in the kustomize base (auditor-deployment.yaml; a test compares).

@@ -1,1 +1,1 @@
-"""HTTP serving: the Flask app factory, gunicorn configuration, TLS, health and metrics."""
+"""HTTP serving: gunicorn's configuration, our worker with its one request reader and one answer writer, and the Flask app."""

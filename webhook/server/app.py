@@ -1,18 +1,11 @@
-"""The Flask application factory: HTTP in, admission engine, HTTP out.
+"""The Flask application factory: the review endpoints and health, as JSON.
 
-The only module that knows about HTTP. Everything it answers is JSON: reviews (HTTP 200) when
-the request carried a uid, otherwise a `Status`-shaped error with a 4xx code. No handler lets an
-exception reach Flask's HTML error pages.
-
-One review is a pipeline of small functions: `read_body` (HTTP framing to bytes), `handle_review`
-(bytes to an answer: parse, judge, record, log), `judge` (the engine, its crashes contained) and
-`record` (the metrics). What does not depend on the review (settings, the rule context, each
-endpoint's metric series) is assembled once by `create_app` into a `Reviewing`.
-
-Logs are for people: a denial, an error, a review with audit findings gets an `info` line; an
-allowed review without audit findings only a `debug` one (`--log-every-review` raises those to
-`info` too). At hundreds of reviews a second a line per allowed review was half a megabyte a
-second, a lock every thread of a worker queued on, and a sixth of the CPU of a review.
+Everything it answers is JSON: reviews (HTTP 200) when the request carried a uid, otherwise a
+`Status`-shaped error with a 4xx code. No handler lets an exception reach Flask's HTML error
+pages. A review goes from the request's body to its answer through webhook/serving/reviewing.py;
+`read_body` is the HTTP step before it (framing to bytes). A review's `Reply` goes out through
+Flask's own path as a `JsonAnswer`, or to the WSGI server as it is (`send`): the same status line
+and headers either way, so a client cannot tell which path answered.
 """
 
 from __future__ import annotations
@@ -20,8 +13,6 @@ from __future__ import annotations
 import logging
 import time
 import traceback
-from collections.abc import Callable
-from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -29,86 +20,50 @@ import orjson
 from flask import Flask, Response, request
 from werkzeug.exceptions import HTTPException
 
-from .. import __version__
-from ..admission.decision import Decision
-from ..admission.responses import error_response, review_response
-from ..admission.review import Request, ReviewError, parse_review
-from ..admission.status import Status, reason_for
-from ..kubeversion import Chosen, Followed
-from ..policies import REGISTRY, Context, Lookups, NoLookups, Registry, engine
-from ..policies.clusterfacts import ClusterFacts, NoFacts
+from ..admission.status import Status
+from ..certs.serving import CertificateSource
+from ..kubeversion import Followed
+from ..policies import REGISTRY, Lookups, Registry
 from ..policies.registry import Action
-from ..policies.store import ProjectionStore
+from ..serving import metrics
+from ..serving.lookups import CountingLookups
+from ..serving.reviewing import INTERNAL_ERROR, JSON, Reply, Reviewing, assemble, handle_review, http_error
 from ..settings.serve import ServeSettings
-from . import metrics
-from .lookups import CountingLookups
-from .replies import DEFERRED, JSON, Reply, http_error, json_response
-from .tls import CertificateSource
+from .answers import status_line
 
 log = logging.getLogger("servinggate.server")
-review_log = logging.getLogger("servinggate.review")
-
-INTERNAL_ERROR = "internal error in the webhook; see its log"
-
-MAX_LOGGED_CHARS = 256
 
 
-def _clip(value: Any) -> str:
-    """What a log line echoes from a request: a string, at most MAX_LOGGED_CHARS long (a username
-    of megabytes must not make a line of megabytes); anything else is not echoed at all."""
-    if not isinstance(value, str):
-        return ""
-    return value if len(value) <= MAX_LOGGED_CHARS else value[: MAX_LOGGED_CHARS - 1] + "…"
+class JsonAnswer(Response):
+    """A JSON answer sent as built. werkzeug's general path to the WSGI server (header fix-ups,
+    ranges, conditional answers, iterable bodies) costs more per review than the rules do, and
+    none of it applies to a body whose headers are always Content-Type and Content-Length."""
+
+    def __call__(self, environ: dict[str, Any], start_response: Any) -> list[bytes]:
+        start_response(status_line(self.status_code), self.headers.to_wsgi_list())
+        return [self.get_data()]
 
 
-def _decision_fields(decision: Decision) -> dict[str, Any]:
-    """The rules that ran and those whose findings shaped the answer, for the review's log line;
-    audit findings and mutations are logged here too (they are not shown to the client)."""
-    fields: dict[str, Any] = {"rules": list(decision.rules), "decidedBy": decision.decided_by}
-    if decision.audit:
-        fields["audit"] = [_clip(f"[{n.rule}] {n.text}") for n in decision.audit]
-    if decision.changes:
-        fields["changes"] = [_clip(f"[{n.rule}] {n.text}") for n in decision.changes]
-    return fields
+def response(reply: Reply) -> Response:
+    """A reply on Flask's own path."""
+    return JsonAnswer(reply.body, status=reply.code, mimetype=JSON)
 
 
-def default_lookups(settings: ServeSettings, on_reconnect: Callable[[], None] | None = None) -> Lookups:
-    """The Kubernetes API when reachable (kube-lookups auto/on), otherwise lookups that fail softly.
-    `on_reconnect()`: called when the lookups' watch answers again after a failure."""
-    if settings.lookups.kube_lookups == "off":
-        return NoLookups()
-    from ..kube import KubeAccessError
-    from ..kube.lookups import serving_lookups
-
-    try:
-        return serving_lookups(
-            settings.kube.kubeconfig,
-            budget=settings.lookups.lookup_budget_seconds,
-            resync=settings.lookups.lookup_resync_seconds,
-            on_change=metrics.lookup_cache_changed,
-            on_reconnect=on_reconnect,
-        )
-    except KubeAccessError as exc:
-        if settings.lookups.kube_lookups == "on":
-            from ..config import ConfigError
-
-            raise ConfigError(f"--kube-lookups on: {exc}") from None
-        log.warning("no Kubernetes API configuration found (%s): rules that read other objects will allow with a warning", exc)
-        return NoLookups()
+def send(reply: Reply, start_response: Any) -> list[bytes]:
+    """A reply handed to the WSGI server directly."""
+    start_response(status_line(reply.code), reply.headers())
+    return [reply.body]
 
 
-def cluster_facts(lookups: Lookups) -> ClusterFacts:
-    """The cluster facts of the lookups' store (the watch keeps both). Without one (no API access,
-    `--kube-lookups off`) the will-it-run rules say nothing: a warning on every ModelServing and
-    autoscaler that no cluster was read would only be noise; /readyz already says so."""
-    store = getattr(lookups, "store", None)
-    return ClusterFacts(store) if isinstance(store, ProjectionStore) else NoFacts("no Kubernetes API access", quiet=True)
+def json_response(body: Any, status: int = 200) -> Response:
+    """A JSON answer on Flask's own path (health, readiness, Flask's errors)."""
+    return response(Reply(status, orjson.dumps(body)))
 
 
 def read_body(environ: dict[str, Any]) -> bytes | Status:
     """The body of a review request, or the Status that refuses it (400, 415).
 
-    No size check here: the worker owns the body limit (`framing.Limits` says why), so the whole
+    No size check here: the worker owns the body limit (`Limits` says why), so the whole
     request is in memory, within the limit, before the application runs. Straight from the WSGI
     environ: werkzeug's request.stream and mimetype parsing cost more than the policy of a
     typical review. A body shorter than its Content-Length reaches the parser truncated (400).
@@ -135,156 +90,15 @@ def read_body(environ: dict[str, Any]) -> bytes | Status:
     return body
 
 
-@dataclass(frozen=True, slots=True)
-class Series:
-    """One endpoint's metric series that do not depend on the review, resolved at app creation."""
-
-    in_flight: Any
-    latency: Any
-
-    @classmethod
-    def of(cls, action: Action) -> Series:
-        return cls(metrics.child(metrics.IN_FLIGHT, action), metrics.child(metrics.LATENCY, action))
-
-
-@dataclass(frozen=True, slots=True)
-class Reviewing:
-    """What every review needs and no review changes, assembled once by `create_app`."""
-
-    ctx: Context
-    registry: Registry
-    series: dict[Action, Series]  # by endpoint
-    quiet_level: int = logging.DEBUG  # the log level of an allowed review without audit findings
-
-
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """One judged review: the request, its metric label, the decision (None: our own bug) and
-    the answer to send."""
-
-    action: Action
-    req: Request
-    asked: str  # resource[/subresource] as the request names it
-    resource: str  # `asked`, or "other" when no rule serves it (a bounded metric label)
-    decision: Decision | None
-    answer: dict[str, Any]
-
-    @property
-    def allowed(self) -> bool:
-        return self.decision is not None and self.decision.allowed
-
-    @property
-    def code(self) -> int:
-        return 500 if self.decision is None else self.decision.code
-
-
-def handle_review(action: Action, body: bytes, reviewing: Reviewing, started: float, may_wait: bool = True) -> Reply:
-    """One review from its body to the HTTP answer. A body that is no review at all gets an HTTP
-    error; one whose uid could be read gets a denied review, so the API server can match it.
-    DEFERRED, with nothing recorded, when a lookup would have waited and `may_wait` is False."""
-    try:
-        req = parse_review(body)
-    except ReviewError as exc:
-        if exc.uid is None:
-            return http_error(Status(exc.code, exc.message))
-        return refused_review(action, exc, exc.uid)
-    outcome = judge(action, req, reviewing, may_wait)
-    if outcome.decision is not None and outcome.decision.deferred:
-        return DEFERRED
-    payload = orjson.dumps(outcome.answer)
-    elapsed = time.perf_counter() - started
-    record(reviewing.series[action], outcome, elapsed)
-    level = log_level(outcome, reviewing.quiet_level)
-    if review_log.isEnabledFor(level):
-        review_log.log(level, review_line(outcome, elapsed))
-    return Reply(200, payload)
-
-
-def log_level(outcome: Outcome, quiet_level: int) -> int:
-    """`info` for what a person reads the log for (a denial, our own error, audit findings);
-    `quiet_level` (debug unless every review is to be logged) for an allowed review without them."""
-    decision = outcome.decision
-    if decision is None or not decision.allowed or decision.audit:
-        return logging.INFO
-    return quiet_level
-
-
-def refused_review(action: Action, exc: ReviewError, uid: str) -> Reply:
-    """A review whose uid we read but whose content we cannot judge: denied with the error."""
-    metrics.refused(exc.code)
-    if review_log.isEnabledFor(logging.INFO):
-        review_log.info({"msg": "review refused", "endpoint": action, "uid": _clip(uid), "allowed": False, "code": exc.code, "error": _clip(exc.message)})
-    return Reply(200, orjson.dumps(error_response(uid, exc.api_version or "admission.k8s.io/v1", exc.code, exc.message, reason_for(exc.code))))
-
-
-def judge(action: Action, req: Request, reviewing: Reviewing, may_wait: bool = True) -> Outcome:
-    """The engine's decision and the answer built from it. The engine contains rule errors; an
-    exception here is a bug of ours, logged and still answered as a review (code 500)."""
-    # Metric labels come from a bounded set: the resources rules are registered for, else
-    # "other" (a client inventing resource names must not create series or grow memory).
-    asked = req.resource.resource + ("/" + req.sub_resource if req.sub_resource else "")
-    resource = asked if reviewing.registry.serves(req.resource.group, req.resource.resource, req.sub_resource) else "other"
-    gauge = reviewing.series[action].in_flight
-    gauge.inc()
-    try:
-        decision: Decision | None = engine.review(action, req, reviewing.ctx, reviewing.registry, may_wait)
-    except Exception:
-        log.error("review %s failed:\n%s", req.uid, traceback.format_exc())
-        decision = None
-    finally:
-        gauge.dec()
-    if decision is None:
-        answer = error_response(req.uid, req.api_version, 500, INTERNAL_ERROR, reason_for(500))
-    else:
-        answer = review_response(req, decision)
-    return Outcome(action, req, asked, resource, decision, answer)
-
-
-def record(series: Series, outcome: Outcome, elapsed: float) -> None:
-    """A judged review in the metrics: rule crashes and verdicts, unmatched requests, the count
-    by endpoint, resource, operation, verdict and code, and the latency."""
-    action, req, decision = outcome.action, outcome.req, outcome.decision
-    if decision is not None:
-        if decision.crash is not None:
-            metrics.child(metrics.RULE_ERRORS, decision.crash.rule).inc()
-        for v in decision.verdicts:
-            metrics.child(metrics.RULE_VERDICTS, v.rule, v.action, "pass" if v.passed else "fail").inc()
-        if not decision.matched:
-            metrics.child(metrics.UNMATCHED, action, outcome.resource, req.operation).inc()
-    allowed = "true" if outcome.allowed else "false"
-    metrics.child(metrics.REQUESTS, action, outcome.resource, req.operation, allowed, str(outcome.code)).inc()
-    series.latency.observe(elapsed)
-
-
-def review_line(outcome: Outcome, elapsed: float) -> dict[str, Any]:
-    """The log line of a judged review; whatever it echoes from the request is clipped."""
-    req, decision = outcome.req, outcome.decision
-    return {
-        "msg": "review",
-        "endpoint": outcome.action,
-        "uid": req.uid,
-        "resource": _clip(outcome.asked),
-        "object": _clip(req.display_name),
-        "operation": req.operation,
-        "dryRun": req.dry_run,
-        "user": _clip(req.user_info.get("username")),
-        "allowed": outcome.allowed,
-        "code": outcome.code,
-        "patchOps": len(decision.patch) if decision is not None else 0,
-        "latencyMs": round(elapsed * 1000, 3),
-        **(_decision_fields(decision) if decision is not None else {}),
-    }
-
-
 def answer_http_exception(exc: HTTPException) -> Response:
     """Flask's own refusals (no route, wrong method) as JSON Status answers."""
     code = exc.code or 400
     if code == 405:
         allowed = ", ".join(sorted(exc.valid_methods or []))  # type: ignore[attr-defined]
-        return http_error(Status(405, f"method {request.method} not allowed on {request.path}; allowed: {allowed}")).response()
+        return response(http_error(Status(405, f"method {request.method} not allowed on {request.path}; allowed: {allowed}")))
     if code == 404:
-        return http_error(Status(404, f"no such path {request.path}; reviews go to /validate or /mutate")).response()
-    return http_error(Status(code, exc.description or exc.name)).response()
+        return response(http_error(Status(404, f"no such path {request.path}; reviews go to /validate or /mutate")))
+    return response(http_error(Status(code, exc.description or exc.name)))
 
 
 def unexpected(method: str, path: str) -> Reply:
@@ -294,7 +108,7 @@ def unexpected(method: str, path: str) -> Reply:
 
 
 def answer_unexpected(exc: Exception) -> Response:
-    return unexpected(request.method, request.path).response()
+    return response(unexpected(request.method, request.path))
 
 
 def review_environ(action: Action, reviewing: Reviewing, environ: dict[str, Any], may_wait: bool = True) -> Reply:
@@ -306,7 +120,7 @@ def review_environ(action: Action, reviewing: Reviewing, environ: dict[str, Any]
 
 def serve_review(action: Action, reviewing: Reviewing) -> Response:
     """The Flask view of /validate and /mutate."""
-    return review_environ(action, reviewing, request.environ).response()
+    return response(review_environ(action, reviewing, request.environ))
 
 
 def healthz() -> Response:
@@ -368,7 +182,7 @@ class WebhookFlask(Flask):
 
     def wsgi_app(self, environ: dict[str, Any], start_response: Any) -> Any:
         reply = self.direct_reply(environ)
-        return super().wsgi_app(environ, start_response) if reply is None else reply.send(start_response)
+        return super().wsgi_app(environ, start_response) if reply is None else send(reply, start_response)
 
 
 def create_app(
@@ -387,20 +201,10 @@ def create_app(
         from ..kube.serverversion import FollowedVersion
 
         kubernetes = FollowedVersion.of(settings.version.kubernetes_version, settings.kube.kubeconfig)
-    chosen: Chosen = kubernetes.current
-    # a warning when the cluster is newer than the newest port: its new fields are dropped, not judged
-    log.log(logging.WARNING if chosen.judged < chosen.version else logging.INFO, {"msg": "judging by Kubernetes " + str(chosen.judged), **chosen.log_fields()})
-    inner = lookups if lookups is not None else default_lookups(settings, getattr(kubernetes, "refresh", None))
-    counted = CountingLookups(inner)
-    ctx = Context(settings=settings.policies, lookups=counted, kubernetes_version=chosen.version, facts=cluster_facts(inner))
-    kubernetes.listeners.append(lambda fresh: ctx.follow_version(fresh.version))
+    reviewing, counted = assemble(settings, registry, lookups, kubernetes)
+    ctx = reviewing.ctx
     certificates = certificates or CertificateSource.for_settings(settings.listener, on_load=metrics.certificate_loaded)
-    defaults = {"validate": "deny", "mutate": "on"}
-    metrics.initialise([(r.name, ctx.actions.get(r.name, defaults[r.action])) for r in registry.rules()], __version__)
     actions: tuple[Action, ...] = ("validate", "mutate")
-    reviewing = Reviewing(
-        ctx, registry, {action: Series.of(action) for action in actions}, logging.INFO if settings.review_log.log_every_review else logging.DEBUG
-    )
 
     app = WebhookFlask("servinggate")
     app.reviews = {f"/{action}": partial(review_environ, action, reviewing) for action in actions}

@@ -2,61 +2,37 @@
 
 from __future__ import annotations
 
-import atexit
+import logging
 import os
-import shutil
-import ssl
 import sys
-import tempfile
-from pathlib import Path
 from typing import Any
 
+from gunicorn.app.base import BaseApplication
+from gunicorn.glogging import Logger as GunicornLogger
+
 from .. import logs
-from ..certs.files import ensure_dev_certs
 from ..config import ConfigError, parse_args
+from ..serving import memory, startup
+from ..serving.metricsport import plain_routes
 from ..settings.serve import ServeSettings
-from . import memory
-from .gunicorn_adapter import BaseApplication
-from .gunicorn_adapter import Logger as GunicornLogger
 
 
 class JsonLogger(GunicornLogger):
     """gunicorn's own lines (start, workers, errors) in the same one-JSON-object-per-line format
-    as ours, so a log pipeline needs one parser."""
+    as ours, so a log pipeline needs one parser. A subclass of the class gunicorn documents for
+    `logger_class`; its lines go to the `gunicorn.error` logger (gunicorn's logging docs)."""
 
     def setup(self, cfg: Any) -> None:
         super().setup(cfg)
-        for handler in self.error_log.handlers:
+        for handler in logging.getLogger("gunicorn.error").handlers:
             handler.setFormatter(logs.JsonFormatter())
-
-
-def plain_routes(certificates: Any) -> dict[str, Any]:
-    """The master's plain-HTTP port: /metrics aggregated over the workers' multiprocess files, so
-    the admission port answers reviews and health only; and /healthz and /readyz (the serving
-    certificate's state) for the kubelet's probes, which present no client certificate: with
-    --client-ca-file the admission port refuses them at the handshake."""
-    from . import metrics
-
-    def render() -> tuple[int, bytes, str]:
-        body, content_type = metrics.render()
-        return 200, body, content_type
-
-    def ready() -> tuple[int, bytes, str]:
-        ok, detail = certificates.ready()
-        return (200 if ok else 503), f"{'ok' if ok else 'not ready'}: {detail}\n".encode(), "text/plain"
-
-    return {"/metrics": render, "/healthz": lambda: (200, b"ok\n", "text/plain"), "/readyz": ready}
 
 
 def gunicorn_options(settings: ServeSettings, certificates: Any) -> dict[str, Any]:
     """Every gunicorn setting we rely on; an unknown key is an error, not a silent no-op."""
     host = f"[{settings.listener.host}]" if ":" in settings.listener.host else settings.listener.host
-
-    def ssl_context(conf: Any, default_factory: Any) -> Any:
-        # Called for every accepted connection; the source hands out a cached context.
-        return certificates.context()
-
-    from .worker import Limits, WebhookWorker
+    from ..serving.limits import Limits
+    from .worker import WebhookWorker
 
     limits = Limits(max_body=settings.listener.max_body_bytes, request_timeout=settings.listener.request_timeout)
 
@@ -70,7 +46,9 @@ def gunicorn_options(settings: ServeSettings, certificates: Any) -> dict[str, An
             multiprocess.mark_process_dead(worker.pid)
 
     def post_fork(server: Any, worker: Any) -> None:
-        worker.limits = limits
+        # The worker's TLS: a context per connection from the certificate source, which rebuilds
+        # it when the files change (gunicorn's own TLS settings are not used).
+        worker.limits, worker.certificates = limits, certificates
         # With the default GIL switch interval a review that becomes ready while another thread
         # computes waits a whole interval; a fifth of it cuts the tail latency at little
         # throughput cost.
@@ -90,19 +68,14 @@ def gunicorn_options(settings: ServeSettings, certificates: Any) -> dict[str, An
         "post_fork": post_fork,
         "bind": [f"{host}:{settings.listener.port}"],
         "workers": settings.listener.workers,
-        # gthread's thread pool for the application; handshakes, request reading, deadlines,
-        # and error answers in its event loop (worker.py).
+        # Our worker (worker.py): handshakes, reading, reviews, writing and deadlines in its
+        # event loop; `threads` is the size of its pool for the application.
         "worker_class": WebhookWorker,
         "threads": settings.listener.threads,
-        # gunicorn's C parser, required: our readers are proven against it (test_differential.py).
-        "http_parser": "fast",
         # The API server reuses connections; a long keep-alive spares a TLS handshake per review.
         "keepalive": settings.listener.keepalive,
         "graceful_timeout": settings.listener.graceful_timeout,
         "timeout": 30,
-        "certfile": str(settings.listener.certs_dir / "tls.crt"),
-        "keyfile": str(settings.listener.certs_dir / "tls.key"),
-        "ssl_context": ssl_context,
         "child_exit": child_exit,
         "preload_app": True,
         "accesslog": None,
@@ -135,61 +108,11 @@ class WebhookServer(BaseApplication):
         return self.application
 
 
-def prepare_metrics_dir(settings: ServeSettings) -> str:
-    """Point prometheus_client at an empty folder before it is imported (multiprocess mode)."""
-    try:
-        path = settings.listener.metrics_dir or tempfile.mkdtemp(prefix="servinggate-metrics-")
-        if os.path.isdir(path):
-            for entry in os.listdir(path):
-                full = os.path.join(path, entry)
-                if os.path.isdir(full):
-                    shutil.rmtree(full)
-                else:
-                    os.unlink(full)
-        else:
-            os.makedirs(path)
-    except OSError as exc:
-        raise ConfigError(f"--metrics-dir {settings.listener.metrics_dir or tempfile.gettempdir()}: {exc.strerror or exc}") from None
-    os.environ["PROMETHEUS_MULTIPROC_DIR"] = path
-    return path
-
-
 def main(argv: list[str]) -> int:
     settings = parse_args(ServeSettings, argv, "python -m webhook serve", "Run the ServingGate admission webhook over HTTPS.")
     logs.configure(settings.log.log_level)
-    memory.keep_large_blocks_unmapped()  # before the fork: every worker inherits it
-    if "prometheus_client" in sys.modules and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
-        raise ConfigError("internal: prometheus_client was imported before the metrics folder was set")
-    metrics_dir = prepare_metrics_dir(settings)
-    if not settings.listener.metrics_dir:  # a folder of our own making: removed when the server stops
-        master = os.getpid()
-        atexit.register(lambda: shutil.rmtree(metrics_dir, ignore_errors=True) if os.getpid() == master else None)
+    certificates = startup.prepare(settings)
+    from .app import create_app  # only now: the metrics it imports must see the metrics folder
 
-    # Imported only now: the metrics module must see PROMETHEUS_MULTIPROC_DIR.
-    from . import metrics
-    from .app import create_app
-    from .tls import CertificateSource, require_client_certificates
-
-    if settings.certs.cert_management == "self":
-        from ..certs import keeper
-
-        # A refused permission or an unreachable API server stops the start with one line (exit 2).
-        keeper.bootstrap(settings)
-        keeper.start_renewer(settings)
-    elif ensure_dev_certs(Path(settings.listener.certs_dir), settings.certs.service_name, settings.certs.service_namespace):
-        print(
-            f"generated a development CA and serving certificate in {settings.listener.certs_dir}/ (trust {settings.listener.certs_dir}/ca.crt)",
-            file=sys.stderr,
-        )
-
-    if settings.listener.client_ca_file:
-        try:
-            require_client_certificates(ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER), Path(settings.listener.client_ca_file))
-        except (OSError, ssl.SSLError, ValueError) as exc:
-            raise ConfigError(f"--client-ca-file {settings.listener.client_ca_file}: {exc}") from None
-    certificates = CertificateSource.for_settings(settings.listener, on_load=metrics.certificate_loaded)
-    if certificates.current() is None:
-        raise ConfigError(f"--certs-dir {settings.listener.certs_dir}: no usable tls.crt/tls.key")
-    app = create_app(settings, certificates=certificates)
-    WebhookServer(app, gunicorn_options(settings, certificates)).run()
+    WebhookServer(create_app(settings, certificates=certificates), gunicorn_options(settings, certificates)).run()
     return 0

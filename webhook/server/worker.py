@@ -1,377 +1,296 @@
-"""The gunicorn worker: an event loop reads every request and answers reviews itself (onloop.py);
-gthread's thread pool runs the application for the rest.
+"""The gunicorn worker: one `selectors` loop over non-blocking TLS connections, a thread pool for
+the application.
 
-gthread hands every new connection to a thread, which then blocks in the TLS handshake and in
-reading the request for as long as the client cares to take: 16 stalled clients held all 2 x 8
-threads. Here the worker's main thread, which already polls the listening socket and the idle
-keep-alive connections, also does the handshake and reads the request (head and body) without
-blocking, and hands a connection on only once its whole request is in memory: to its
-`HandOver` (onloop.py, an object the worker holds, not a base class), which answers a plain review
-on the loop or gives the request to a thread.
-A client gets `Limits.request_timeout` seconds to finish its handshake and send a request; past
-that it gets a 408 (or, before sending anything, just a close).
-
-What the event loop owns besides: answers it gives without the application (a body over the
-limit 413, malformed chunked framing 400, a head too large 431, a timeout 408, and every error
-gunicorn's parser raises), all JSON `Status` bodies like the application's; explicit
-`Connection: close` whenever the connection will not be kept; and the close itself, which sends
-the answer, half-closes and reads (discarding) what the client still sends, so that a client
-still sending a refused body can read the answer instead of a reset.
-
-Each loop system call waits for the GIL, so a readable kept-alive connection only changes callback.
+A class of our own on `gunicorn.workers.base.Worker`, gunicorn's documented extension point:
+gunicorn keeps the master, the signals (SIGTERM sets `alive` false), reloads and the heartbeat
+(`notify`). The loop accepts, handshakes, reads each request whole (http1.py, the one reader),
+answers a small review itself or gives the request to a thread (calls.py), writes every answer
+(answers.py, the one head writer) and decides once whether the connection is kept (`_closes`).
+It never blocks on a client: a client has `Limits.request_timeout` seconds to finish its handshake
+and send a request (then a 408, or a close if it sent nothing); nothing more is read from a
+connection while its answer is being written; a closing answer is followed by a linger (conns.py).
 """
 
 from __future__ import annotations
 
-import errno
-import heapq
-import io
-import itertools
 import os
 import selectors
 import socket
 import ssl
-import threading
 import time
+from collections import deque
 from contextlib import suppress
-from functools import partial
 from typing import Any
 
-from . import metrics
-from .answering import CONTINUE, closes_after, run_application, status_answer
-from .framing import COMPLETE, MORE, REFUSE, WAIT, Limits, RequestScanner
-from .gunicorn_adapter import NoMoreData, ParseException, TConn, ThreadWorker, parse_error_status, tls_context
-from .onloop import ANSWER_HERE_MAX, HandOver
-from .plainreview import HeadLimits
+from gunicorn.workers.base import Worker
+
+from ..serving import metrics
+from .answers import CONTINUE, head, status_answer
+from .calls import Answer, Application, Pool
+from .conns import BUSY, LINGERING, READING, RECV, SMALL_REQUEST, WRITING, Conn, Slots, Timers, drain, half_close, watch
+from .http1 import Limits, Refusal, Request
 
 _READ, _WRITE = selectors.EVENT_READ, selectors.EVENT_WRITE
-_RECV = 65536
-SMALL_REQUEST = 256 * 1024  # buffered by any connection without a large-request slot
+STOP_IDLE = 2.0  # stopping: seconds an idle connection is still kept (a request may be on its way)
 
 
-class Conn(TConn):
-    """gunicorn's connection, plus what the event loop knows while it reads a request."""
-
-    def __init__(self, cfg: Any, sock: Any, client: Any, server: Any, limits: Limits):
-        super().__init__(cfg, sock, client, server)
-        self.buf = bytearray()
-        self.scanner = RequestScanner(limits.max_head, limits.max_body)
-        self.handshaken = not cfg.is_ssl
-        self.complete = False  # the request given to a thread was received whole
-        self.continued = False  # "100 Continue" was sent for this request
-        self.events = 0  # what the poller watches for, 0 when not registered with our callbacks
-        self.timer = 0  # sequence number of the live timer entry (0: none)
-        self.lingering = False
-        self.large = False  # holds one of the worker's slots for a request larger than SMALL_REQUEST
-
-
-class WebhookWorker(ThreadWorker):
+class WebhookWorker(Worker):
+    alive: bool  # gunicorn's base worker sets it (and sockets, cfg, log, wsgi, nr, ppid: gunicorn/workers/base.py, 27.0)
     limits = Limits(max_body=7 * 1024 * 1024)
+    certificates: Any = None  # webhook/certs/serving.CertificateSource, set by serving.py's post_fork
 
-    def init_process(self) -> None:
-        self._timers: list[tuple[float, int, Conn]] = []
-        self._seq = itertools.count(1)
-        self._local = threading.local()
-        self._large = 0  # connections reading a request beyond SMALL_REQUEST (Limits.read_budget)
-        self._parked: list[Conn] = []  # connections waiting for such a slot, not read meanwhile
-        super().init_process()
+    def run(self) -> None:
+        self.limits = self.limits.with_gunicorn(self.cfg)
+        self.app = Application(self.wsgi)
+        self.selector = selectors.DefaultSelector()
+        self.pool = Pool(self.cfg.threads)
+        self.selector.register(self.pool.woken, _READ, self._finished)
+        self.conns: set[Conn] = set()
+        self.idle = 0
+        self.timers, self.slots = Timers(), Slots(self.limits)
+        self.ready: deque[Conn] = deque()  # kept connections whose next request has begun
+        self.listening = False
+        self._listen(True)
+        beat, stop_by = 0.0, 0.0
+        while self.alive or (self.conns and time.monotonic() < stop_by):
+            if time.monotonic() - beat >= 1.0:
+                beat = time.monotonic()
+                self.notify()
+                self.alive = self.alive and self.ppid == os.getppid()
+            if not self.alive and not stop_by:
+                stop_by = time.monotonic() + self.cfg.graceful_timeout
+                self._stop()
+            for key, events in self.selector.select(0.0 if self.ready else self.timers.wait(1.0)):
+                if isinstance(key.data, Conn):
+                    self._on_io(key.data)
+                else:
+                    key.data(key.fileobj, events)
+            self._turn()
+        self.pool.threads.shutdown(wait=False, cancel_futures=True)
 
-    def load_wsgi(self) -> None:
-        super().load_wsgi()
-        app: Any = getattr(self, "wsgi")  # noqa: B009 - set by gunicorn at run time, untyped
-        # Review requests read without gunicorn's parser (plainreview.py), unless a setting
-        # changes how gunicorn reads every request (a PROXY header, a SCRIPT_NAME prefix).
-        plain = self.cfg.proxy_protocol == "off" and not os.environ.get("SCRIPT_NAME")
-        self.hand_over = HandOver(self, getattr(app, "direct_reply", None) if plain else None, HeadLimits.of(self.cfg))
+    def _turn(self) -> None:
+        """After the events: pipelined requests, deadlines, parked connections."""
+        while self.ready:
+            conn = self.ready.popleft()
+            if conn in self.conns and conn.state == READING:
+                tail, conn.tail = conn.tail, b""
+                self._read(conn, tail)
+        for conn in self.timers.due():
+            if conn not in self.conns:
+                continue
+            if conn.state == READING and conn.reader.started and conn.handshaken:
+                self._refuse(conn, Refusal(408, f"request not received within {self.limits.request_timeout:g} s"))
+            else:
+                self._close(conn)
+        for conn in self.slots.unparked():
+            if conn in self.conns and conn.state == READING:
+                self._read(conn)
 
-        def honour_close(environ: dict[str, Any], start_response: Any) -> Any:
-            # gunicorn drops an application's Connection header (hop-by-hop) and would keep a
-            # connection open after announcing keep-alive; the decision is taken here instead,
-            # before the head goes out, so the client always learns it.
-            conn: Conn = self._local.conn
-            resp = getattr(start_response, "__self__", None)
-            if conn.complete and environ.get("HTTP_TRANSFER_ENCODING"):
-                # A chunked body is all in memory: de-chunk it here, so that a framing error is
-                # this worker's 400, not an exception inside the application.
-                environ["wsgi.input"] = io.BytesIO(environ["wsgi.input"].read())
+    # ---- accepting and stopping -------------------------------------------------------------
 
-            def start(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
-                asked = any(k.lower() == "connection" and "close" in v.lower() for k, v in headers)
-                if resp is not None and closes_after(self, conn, asked or resp.req.should_close()):
-                    resp.force_close()
-                return start_response(status, headers, exc_info)
-
-            return app(environ, start)
-
-        self.wsgi = honour_close
-
-    # ---- accepting ---------------------------------------------------------------------------
-
-    def accept(self, listener: Any) -> None:
-        try:
-            client_sock, client_addr = listener.accept()
-        except OSError as e:
-            if e.errno not in (errno.EAGAIN, errno.ECONNABORTED, errno.EWOULDBLOCK):
-                raise
+    def _listen(self, on: bool) -> None:
+        if on == self.listening or (on and not self.alive):
             return
-        self.nr_conns += 1
-        with suppress(OSError):  # as Go's servers: an answer never waits for the client's delayed ACK
-            client_sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        conn = Conn(self.cfg, client_sock, client_addr, listener.getsockname(), self.limits)
+        for listener in self.sockets:
+            if on:
+                listener.setblocking(False)
+                self.selector.register(listener, _READ, self._accept)
+            else:
+                self.selector.unregister(listener)
+        self.listening = on
+
+    def _accept(self, listener: Any, _events: int) -> None:
+        """One connection per readiness, as gthread: every worker is woken, so a burst of clients
+        spreads over the workers instead of all landing on the first to wake."""
         try:
-            if self.cfg.is_ssl:
-                conn.sock = tls_context(self.cfg).wrap_socket(
-                    client_sock, server_side=True, do_handshake_on_connect=False, suppress_ragged_eofs=self.cfg.suppress_ragged_eofs
-                )
+            sock, client = listener.accept()
+        except OSError:  # another worker took it (EAGAIN), or a client that left first
+            return
+        sock.setblocking(False)
+        with suppress(OSError):  # as Go's servers: an answer never waits for the client's delayed ACK
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        try:
+            tls = self.certificates.context().wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
         except (OSError, ValueError) as exc:  # ssl.SSLError included: no usable certificate
             self.log.error("cannot set up TLS for a new connection: %s", exc)
-            self._close(conn)
+            sock.close()
             return
-        self._read(conn, time.monotonic() + self.limits.request_timeout)
+        conn = Conn(tls, client, listener.getsockname(), self.limits)
+        self.conns.add(conn)
+        if len(self.conns) >= self.cfg.worker_connections:
+            self._listen(False)  # gunicorn's worker_connections: the rest wait in the backlog
+        self.timers.set(conn, self.limits.request_timeout)
+        self._read(conn)
 
-    # ---- reading a request in the event loop ----------------------------------------------
+    def _stop(self) -> None:
+        """SIGTERM: no new connection; those that have not started a request get STOP_IDLE seconds."""
+        self._listen(False)
+        for conn in list(self.conns):
+            if conn.state == READING and not conn.reader.started:
+                self.timers.set(conn, STOP_IDLE)
+
+    # ---- the connection's events --------------------------------------------------------------
 
     def _watch(self, conn: Conn, events: int) -> None:
-        if conn.events == events:
-            return
-        callback = partial(self._on_linger if conn.lingering else self._on_io, conn)
-        if conn.events:
-            self.poller.modify(conn.sock, events, callback)
-        else:
-            self.poller.register(conn.sock, events, callback)
-        conn.events = events
+        watch(self.selector, conn, events)
 
     def _unwatch(self, conn: Conn) -> None:
-        if conn.events:
-            conn.events = 0
-            try:
-                self.poller.unregister(conn.sock)
-            except (KeyError, ValueError, OSError):
-                pass
+        watch(self.selector, conn, 0)
 
-    def _set_timer(self, conn: Conn, deadline: float) -> None:
-        conn.timer = next(self._seq)
-        heapq.heappush(self._timers, (deadline, conn.timer, conn))
+    def _on_io(self, conn: Conn) -> None:
+        if conn.state == READING:
+            self._read(conn)
+        elif conn.state == WRITING:
+            self._flush(conn)
+        elif conn.state == LINGERING and drain(conn):
+            self._close(conn)
 
-    def _read(self, conn: Conn, deadline: float) -> None:
-        self._set_timer(conn, deadline)
-        self._on_io(conn)  # it registers with the poller only when it must wait: a kept-alive
-        # client's next request is usually all there, and two epoll_ctl calls a request are saved
+    # ---- reading ------------------------------------------------------------------------------
 
-    def _on_io(self, conn: Conn, _fileobj: Any = None) -> None:
+    def _read(self, conn: Conn, tail: bytes = b"") -> None:
+        reader = conn.reader
         try:
             if not conn.handshaken:
                 conn.sock.do_handshake()
                 conn.handshaken = True
-            outcome = conn.scanner.scan(conn.buf) if conn.buf else WAIT
-            budget = 4 * _RECV
-            while outcome.kind == MORE:
-                if outcome.expect_continue and not conn.continued:
+            if tail:
+                reader.feed(tail)
+            budget = 4 * RECV
+            while not reader.complete:
+                if reader.expects_continue and not conn.continued:
                     conn.continued = True
                     conn.sock.send(CONTINUE)
-                if budget <= 0 and not (self.cfg.is_ssl and conn.sock.pending()):
+                if budget <= 0 and not conn.sock.pending():
                     self._watch(conn, _READ)
-                    return  # let other connections have a turn; the poller brings us back
-                if len(conn.buf) >= SMALL_REQUEST and not conn.large and not self._take_large_slot(conn):
-                    self._park(conn)
-                    return  # memory is reserved for other large requests: this client waits
-                data = conn.sock.recv(_RECV)
+                    return  # other connections have a turn; the selector brings us back
+                if reader.size >= SMALL_REQUEST and not self.slots.take(conn):
+                    self._unwatch(conn)  # its request timer runs on: a parked client can still get a 408
+                    self.slots.parked.append(conn)
+                    return
+                data = conn.sock.recv(RECV)
                 if not data:
                     self._close(conn)  # the client left before finishing a request
                     return
+                if conn.idle:
+                    conn.idle = False
+                    self.idle -= 1
+                    self.timers.set(conn, self.limits.request_timeout)  # idle time is not counted
                 budget -= len(data)
-                conn.buf += data
-                outcome = conn.scanner.scan(conn.buf)
+                reader.feed(data)
         except ssl.SSLWantReadError:
             self._watch(conn, _READ)
             return
         except ssl.SSLWantWriteError:
             self._watch(conn, _WRITE)
             return
+        except Refusal as refusal:
+            self._refuse(conn, refusal)
+            return
         except (OSError, ValueError) as exc:  # ssl.SSLError included: a failed handshake
             self.log.debug("connection from %s dropped while reading: %s", conn.client, exc)
             self._close(conn)
             return
-        if outcome.kind == REFUSE:
-            self._refuse(conn, outcome.code, outcome.message)
-        elif outcome.kind == COMPLETE and outcome.end == len(conn.buf) <= ANSWER_HERE_MAX and self.alive:
-            self.hand_over.answer_here(conn)
-        else:
-            self.hand_over.to_thread(conn, bytes(conn.buf), complete=outcome.kind == COMPLETE)
+        self._dispatch(conn)
 
-    # Memory for unfinished requests: every connection may buffer SMALL_REQUEST bytes (a review
-    # is a few KiB, so reviews never wait here); beyond that a request needs one of
-    # read_budget // max_body slots, or its connection is not read (TCP pushes back on the
-    # client) until a slot frees. A slot holder always finishes, so this cannot deadlock.
+    # ---- answering ----------------------------------------------------------------------------
 
-    def _take_large_slot(self, conn: Conn) -> bool:
-        if self._large >= max(1, self.limits.read_budget // self.limits.max_body):
-            return False
-        self._large += 1
-        conn.large = True
-        return True
-
-    def _release(self, conn: Conn) -> None:
-        if conn.large:
-            conn.large = False
-            self._large -= 1
-
-    def _park(self, conn: Conn) -> None:
-        self._unwatch(conn)  # its request timer keeps running: a parked client can still get a 408
-        self._parked.append(conn)
-
-    def _unpark(self) -> None:
-        """Read parked connections again, oldest first, while slots are free."""
-        while self._parked and self._large < max(1, self.limits.read_budget // self.limits.max_body):
-            conn = self._parked.pop(0)
-            if conn.timer and not conn.lingering:
-                self._on_io(conn)
-
-    def _refuse(self, conn: Conn, code: int, message: str) -> None:
-        """Answer without the application (the answer fits any socket buffer) and close."""
-        metrics.refused(code)
-        self.log.info("refused a request from %s: %d %s", conn.client[0] if conn.client else "", code, message)
-        try:
-            conn.sock.send(status_answer(code, message))
-        except (OSError, ValueError) as exc:
-            self.log.debug("could not send %d: %s", code, exc)
-        self._close(conn, linger=True)
-
-    # ---- in a thread: one complete request ------------------------------------------------
-
-    def handle(self, conn: Conn) -> bool:
-        """One request, in a thread."""
-        self._local.conn = conn
-        req = None
-        try:
-            # Blocking, but bounded: a read here only happens for a request dispatched
-            # incomplete, and a write only for a client that stopped reading.
-            conn.sock.settimeout(self.limits.request_timeout)
-            req = next(conn.parser)
-            if conn.continued:
-                req._expected_100_continue = False  # the event loop has sent it
-            keep = run_application(self, req, conn)
-            # Kept only when the request came whole: what the application left unread is then
-            # in memory, and dropping it cannot block.
-            return bool(keep and conn.complete and conn.parser.finish_body())
-        except (NoMoreData, StopIteration) as exc:
-            self.log.debug("closing connection: %s", exc)
-        except ParseException as exc:
-            self.handle_error(req, conn.sock, conn.client, exc)
-        except OSError as exc:  # ssl.SSLError, timeouts, resets
-            self.log.debug("connection from %s failed: %s", conn.client, exc)
-        except Exception as exc:
-            self.handle_error(req, conn.sock, conn.client, exc)
-        return False
-
-    def handle_error(self, req: Any, client: Any, addr: Any, exc: BaseException) -> None:
-        code = parse_error_status(exc)
-        message = "internal error in the webhook; see its log" if code == 500 else str(exc)[:200] or type(exc).__name__
-        if code == 500:
-            self.log.exception("error handling request")
-        else:
-            self.log.warning("invalid request from %s: %s", (addr or ("",))[0], message)
-        metrics.refused(code)
-        try:
-            client.sendall(status_answer(code, message))
-        except (OSError, ValueError):
-            self.log.debug("failed to send an error answer")
-
-    # ---- back in the event loop: keep, read the next request, or close ---------------------
-
-    def finish_request(self, conn: Conn, fs: Any) -> None:
-        keep = not fs.cancelled() and fs.exception() is None and bool(fs.result())
-        if not keep:
-            self._close(conn, linger=True)
+    def _dispatch(self, conn: Conn) -> None:
+        """A whole request: answered here when it is a small review, else in a thread."""
+        self.slots.release(conn)
+        conn.timer, conn.continued = 0, False
+        req = conn.reader.request()
+        self.nr += 1
+        answer = self.app.on_loop(req)
+        if answer is not None:
+            self._answer(conn, req, answer)
             return
+        self._unwatch(conn)
+        conn.state = BUSY
+        self.pool.submit(self.app.in_thread, conn, req)
+
+    def _finished(self, _sock: Any, _events: int) -> None:
+        for conn, req, answer in self.pool.finished():
+            if conn in self.conns:
+                self._answer(conn, req, answer)
+
+    def _closes(self, req: Request, answer: Answer) -> bool:
+        """The one decision whether a connection closes after this answer, taken before its head
+        goes out so that the head announces it: the client or the application asked, or the worker
+        is stopping, has keep-alive off or keeps as many idle connections as it may."""
+        max_idle = self.cfg.worker_connections - self.cfg.threads
+        return not req.keep_alive or answer.closes or not self.alive or not self.cfg.keepalive or self.idle >= max_idle
+
+    def _answer(self, conn: Conn, req: Request, answer: Answer) -> None:
+        closes = self._closes(req, answer)
+        body = b"" if req.method == b"HEAD" else answer.body
+        self._send(conn, head(answer.code, answer.fields, closes, req.version) + body, keep=not closes)
+
+    def _refuse(self, conn: Conn, refusal: Refusal) -> None:
+        """Answer without the application, and close."""
+        metrics.refused(refusal.code)
+        self.log.info("refused a request from %s: %d %s", conn.client[0] if conn.client else "", refusal.code, refusal.message)
+        self.slots.release(conn)
+        self._send(conn, status_answer(refusal.code, refusal.message), keep=False)
+
+    def _send(self, conn: Conn, data: bytes, keep: bool) -> None:
+        conn.state, conn.out, conn.keep = WRITING, data, keep
+        self._flush(conn)
+
+    def _flush(self, conn: Conn) -> None:
+        """Write what is pending without blocking; the selector brings back the rest."""
         try:
-            conn.sock.setblocking(False)
-            conn.buf = bytearray(conn.parser.unreader.take_buffered() if conn.parser is not None else b"")  # None: read by plainreview
-            conn.continued = False
-        except OSError:
+            sent = conn.sock.send(conn.out)
+        except (ssl.SSLWantWriteError, BlockingIOError):
+            sent = 0  # over TLS the same bytes must be offered again, whole
+        except ssl.SSLWantReadError:
+            self._watch(conn, _READ)
+            return
+        except (OSError, ValueError) as exc:
+            self.log.debug("connection from %s failed: %s", conn.client, exc)
             self._close(conn)
             return
-        if conn.buf:  # the client has started its next request already
-            self._read(conn, time.monotonic() + self.limits.request_timeout)
-            return
-        self.hand_over.keep_idle(conn)
+        conn.out = conn.out[sent:]
+        if conn.out:
+            if not conn.timer:
+                self.timers.set(conn, self.limits.request_timeout)  # a client that stopped reading is closed
+            self._watch(conn, _WRITE)
+        elif not conn.keep:
+            self._close(conn, linger=True)
+        else:
+            self._kept(conn)
 
-    def on_client_socket_readable(self, conn: Conn, client: Any) -> None:
-        self.keepalived_conns.remove(conn)
-        conn.events = _READ  # still registered for reading: a new callback costs no system call
-        self.poller.modify(client, _READ, partial(self._on_io, conn))
-        self._read(conn, time.monotonic() + self.limits.request_timeout)
+    def _kept(self, conn: Conn) -> None:
+        """The answer is out and the connection kept: its next request, or idle until it comes."""
+        conn.state = READING
+        conn.tail = conn.reader.next()
+        if conn.tail or conn.sock.pending():
+            self.timers.set(conn, self.limits.request_timeout)  # the client's next request has begun
+            self.ready.append(conn)  # read by the loop's turn, not here: pipelined requests do not recurse
+            return
+        conn.idle = True
+        self.idle += 1
+        self.timers.set(conn, self.cfg.keepalive if self.alive else STOP_IDLE)
+        self._watch(conn, _READ)
+
+    # ---- closing ------------------------------------------------------------------------------
 
     def _close(self, conn: Conn, linger: bool = False) -> None:
+        """Close now, or (`linger`) after what the client still sends has been read and dropped."""
         self._unwatch(conn)
-        self._release(conn)
-        conn.buf, conn.parser = bytearray(), None  # now: the timer heap may keep conn up to request_timeout
-        if conn in self._parked:
-            self._parked.remove(conn)
-        conn.timer = 0
-        if linger and conn.handshaken and not conn.lingering:
-            try:
-                conn.sock.setblocking(False)
-                if isinstance(conn.sock, ssl.SSLSocket):
-                    try:
-                        conn.sock.unwrap()  # sends close_notify; the client's is not awaited
-                    except (ssl.SSLError, OSError, ValueError):
-                        pass
-                conn.sock.shutdown(socket.SHUT_WR)
-                conn.lingering = True
-                self._set_timer(conn, time.monotonic() + self.limits.linger)
-                self._watch(conn, _READ)
-                self._on_linger(conn)
-                return
-            except (OSError, ValueError):
-                pass
-        conn.close()
-        self.nr_conns -= 1
-
-    def _on_linger(self, conn: Conn, _fileobj: Any = None) -> None:
-        """Read and drop what a client still sends after a closing answer, until it closes too."""
-        try:
-            for _ in range(16):
-                if not socket.socket.recv(conn.sock, _RECV):  # the raw bytes: no need to decrypt them
-                    break
-            else:
-                return
-        except BlockingIOError:
-            return
-        except OSError:
-            pass
-        conn.lingering = False
-        self._close(conn)
-
-    # ---- timers ----------------------------------------------------------------------------
-    def murder_pending(self) -> None:
-        super().murder_pending()
-        now = time.monotonic()
-        while self._timers and self._timers[0][0] <= now:
-            _, seq, conn = heapq.heappop(self._timers)
-            if conn.timer != seq:
-                continue  # the connection moved on since this timer was set
-            if conn.buf and conn.handshaken and not conn.lingering:
-                self._refuse(conn, 408, f"request not received within {self.limits.request_timeout:g} s")
-            else:
-                conn.lingering = False
+        self.slots.release(conn)
+        conn.timer, conn.out, conn.tail = 0, b"", b""
+        conn.reader.next()  # now: the timer heap may keep conn until its deadline, not its request
+        if conn.idle:
+            conn.idle = False
+            self.idle -= 1
+        if linger and conn.handshaken and conn.state != LINGERING and half_close(conn):
+            conn.state = LINGERING
+            self.timers.set(conn, self.limits.linger)
+            self._watch(conn, _READ)
+            if drain(conn):
                 self._close(conn)
-
-    def _cap_keepalive(self, deadline: float) -> None:
-        """Stopping: connections that have not started a request get no longer than kept-alive ones."""
-        super()._cap_keepalive(deadline)
-        for when, seq, conn in list(self._timers):
-            if conn.timer == seq and not conn.buf and not conn.lingering and when > deadline:
-                self._set_timer(conn, deadline)
-
-    def wait_for_and_dispatch_events(self, timeout: float) -> None:
-        now = time.monotonic()
-        if self._timers:
-            timeout = min(timeout, max(self._timers[0][0] - now, 0.0))
-        try:
-            for key, _ in self.poller.select(timeout):
-                key.data(key.fileobj)
-        except OSError as e:  # as gunicorn's loop: an interrupted wait is just a short one
-            if e.errno != errno.EINTR:
-                raise
-        self._unpark()
+            return
+        with suppress(OSError):
+            conn.sock.close()
+        self.conns.discard(conn)
+        self._listen(len(self.conns) < self.cfg.worker_connections)

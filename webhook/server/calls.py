@@ -1,0 +1,190 @@
+"""From a parsed request to the application's answer: a review to `WebhookFlask.direct_reply`,
+anything else to the Flask application through WSGI (PEP 3333: an environ we build, the answer
+collected whole).
+
+A review (a POST to a review path of a small request) is answered on the event loop from the
+request the reader parsed, told it may not wait for the API server; a review that needs to
+(`DEFERRED`) runs again in a thread from the same parsed body. Everything else runs in a thread.
+`Answer` is what every path gives back to the worker, which writes it (answers.head).
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import socket
+import sys
+import traceback
+from collections import deque
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import suppress
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+import orjson
+
+from ..admission.status import Status
+from ..serving.reviewing import DEFERRED, INTERNAL_ERROR
+from .answers import HOP_BY_HOP, json_fields
+from .http1 import Request
+
+log = logging.getLogger("servinggate.server")
+
+ON_LOOP_MAX = 64 * 1024  # a review body up to this size (a review is a few KiB) is answered on the loop
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """A whole answer: status, the application's fields (no hop-by-hop ones), body; `closes`: the
+    application asked for the connection to be closed after it."""
+
+    code: int
+    fields: list[tuple[str, str]]
+    body: bytes
+    closes: bool = False
+
+
+def split_target(target: bytes) -> tuple[str, str]:
+    """PATH_INFO (percent-decoded to a WSGI string) and QUERY_STRING of a request target, as
+    gunicorn's wsgi.py makes them (an absolute URI gives its path)."""
+    text = target.decode("latin-1")
+    if not text.startswith("/"):
+        parts = urlsplit(text)
+        text = (parts.path or text) + ("?" + parts.query if parts.query else "")
+    path, _, query = text.partition("?")
+    path = path.partition("#")[0]
+    return (unquote(path, "latin-1") if "%" in path else path), query.partition("#")[0]
+
+
+def review_environ(req: Request) -> dict[str, Any]:
+    """What a review function reads of a request: method, path, content type and length, body."""
+    path, _ = split_target(req.target)
+    environ: dict[str, Any] = {"REQUEST_METHOD": req.method.decode("latin-1"), "PATH_INFO": path, "wsgi.input": io.BytesIO(req.body)}
+    for name, value in req.headers:
+        lowered = name.lower()
+        if lowered == b"content-type":
+            environ["CONTENT_TYPE"] = value.decode("latin-1")
+        elif lowered == b"content-length":
+            environ["CONTENT_LENGTH"] = value.decode("latin-1")
+    if req.chunked:
+        environ["wsgi.input_terminated"] = True
+    return environ
+
+
+def wsgi_environ(req: Request, client: Any, server: Any) -> dict[str, Any]:
+    """The whole WSGI environ of a request (PEP 3333); a field name with `_` is dropped, as gunicorn's
+    default header_map does, so that it cannot pose as one spelt with `-`."""
+    path, query = split_target(req.target)
+    environ = review_environ(req)
+    environ.update(
+        {
+            "SCRIPT_NAME": "",
+            "QUERY_STRING": query,
+            "RAW_URI": req.target.decode("latin-1"),
+            "SERVER_PROTOCOL": f"HTTP/{req.version[0]}.{req.version[1]}",
+            "SERVER_NAME": str(server[0]) if server else "",
+            "SERVER_PORT": str(server[1]) if server else "",
+            "REMOTE_ADDR": str(client[0]) if client else "",
+            "REMOTE_PORT": str(client[1]) if client else "",
+            "wsgi.version": (1, 0),
+            "wsgi.url_scheme": "https",
+            "wsgi.errors": sys.stderr,
+            "wsgi.multithread": True,
+            "wsgi.multiprocess": True,
+            "wsgi.run_once": False,
+            "wsgi.input_terminated": True,
+        }
+    )
+    for name, value in req.headers:
+        key = name.decode("latin-1").upper()
+        if "_" in key or key in ("CONTENT-TYPE", "CONTENT-LENGTH"):
+            continue
+        key = "HTTP_" + key.replace("-", "_")
+        text = value.decode("latin-1")
+        environ[key] = environ[key] + "," + text if key in environ else text
+    return environ
+
+
+class Application:
+    """The worker's application: its review replies (`direct_reply`, None: every request to WSGI)
+    and the WSGI callable."""
+
+    def __init__(self, wsgi: Any):
+        self.wsgi = wsgi
+        self.direct_reply = getattr(wsgi, "direct_reply", None)
+
+    def on_loop(self, req: Request) -> Answer | None:
+        """The answer to a small review, or None: the request goes to a thread (`in_thread`)."""
+        if self.direct_reply is None or req.method != b"POST" or len(req.body) > ON_LOOP_MAX:
+            return None
+        reply = self.direct_reply(review_environ(req), may_wait=False)
+        if reply is None or reply is DEFERRED:
+            return None
+        return Answer(reply.code, reply.headers(), reply.body)
+
+    def in_thread(self, req: Request, client: Any, server: Any) -> Answer:
+        """In a pool thread: a review that may wait, or the Flask application."""
+        try:
+            if self.direct_reply is not None and req.method == b"POST":
+                reply = self.direct_reply(review_environ(req))
+                if reply is not None:
+                    return Answer(reply.code, reply.headers(), reply.body)
+            return self._call_wsgi(wsgi_environ(req, client, server))
+        except Exception:
+            log.error("unhandled error on %r:\n%s", req.target[:200], traceback.format_exc())
+            body = orjson.dumps(Status(500, INTERNAL_ERROR).http_dict())
+            return Answer(500, json_fields(body), body, closes=True)
+
+    def _call_wsgi(self, environ: dict[str, Any]) -> Answer:
+        started: list[Any] = []
+
+        def start_response(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
+            started[:] = [status, headers]
+            return lambda data: chunks.append(data)  # PEP 3333's legacy write()
+
+        chunks: list[bytes] = []
+        result = self.wsgi(environ, start_response)
+        try:
+            chunks.extend(result)
+        finally:
+            close = getattr(result, "close", None)
+            if close is not None:
+                close()
+        body = b"".join(chunks)
+        code = int(str(started[0]).split(None, 1)[0])
+        headers = started[1]
+        closes = any(k.lower() == "connection" and "close" in v.lower() for k, v in headers)
+        fields = [(k, v) for k, v in headers if k.lower() not in HOP_BY_HOP]
+        if not any(k.lower() == "content-length" for k, _ in fields):
+            fields.append(("Content-Length", str(len(body))))
+        return Answer(code, fields, body, closes)
+
+
+class Pool:
+    """The application's threads; an answer goes back to the loop, which alone writes, through a
+    queue and a socket the loop watches (`woken`)."""
+
+    def __init__(self, threads: int):
+        self.threads = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="app")
+        self.done: deque[tuple[Any, Request, Future[Answer]]] = deque()
+        self.woken, self._wake = socket.socketpair()
+        self.woken.setblocking(False)
+
+    def submit(self, call: Callable[..., Answer], conn: Any, req: Request) -> None:
+        future = self.threads.submit(call, req, conn.client, conn.server)
+        future.add_done_callback(lambda f: self._done(conn, req, f))
+
+    def _done(self, conn: Any, req: Request, future: Future[Answer]) -> None:
+        self.done.append((conn, req, future))
+        with suppress(OSError):
+            self._wake.send(b"\0")
+
+    def finished(self) -> Iterator[tuple[Any, Request, Answer]]:
+        """In the loop: the answers ready (`in_thread` contains the application's errors)."""
+        with suppress(OSError):
+            self.woken.recv(4096)
+        while self.done:
+            conn, req, future = self.done.popleft()
+            yield conn, req, future.result()
