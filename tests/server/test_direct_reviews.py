@@ -1,5 +1,6 @@
-"""The review endpoints' direct path (`WebhookFlask.wsgi_app`) answers byte for byte as their Flask
-routes do, and gives way to Flask's path whenever the application has a request hook."""
+"""The review endpoints' direct path (the worker's `Application`, through `WebhookFlask.direct_reply`)
+answers byte for byte as their Flask routes do, and gives way to Flask's path whenever the
+application has a request hook."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ import json
 import logging
 
 import pytest
-from flask import Flask
 from support import ADMISSION_FIXTURES as FIXTURES
 from werkzeug.test import EnvironBuilder
 
@@ -16,6 +16,8 @@ from webhook.policies import NoLookups
 from webhook.policies.context import NOT_HERE
 from webhook.server import app as app_module
 from webhook.server.app import create_app
+from webhook.server.calls import Answer, Application
+from webhook.server.http1 import Request
 from webhook.serving import metrics
 from webhook.serving.reviewing import DEFERRED
 from webhook.settings.serve import ServeSettings
@@ -47,20 +49,32 @@ def call(wsgi_app, path: str, body: bytes, content_type: str) -> tuple[str, list
     return started[0][0], list(started[0][1]), b"".join(chunks)
 
 
+def parsed(path: str, body: bytes, content_type: str) -> Request:
+    """The request as the worker's reader gives it."""
+    headers = [(b"Content-Type", content_type.encode()), (b"Content-Length", str(len(body)).encode())]
+    return Request(b"POST", path.encode(), (1, 1), headers, body, chunked=False, keep_alive=True)
+
+
+def direct(app, path: str, body: bytes, content_type: str) -> Answer:
+    return Application(app).in_thread(parsed(path, body, content_type), ("127.0.0.1", 1), ("127.0.0.1", 2))
+
+
 @pytest.mark.parametrize(("path", "body", "content_type"), CASES)
 def test_direct_answer_is_the_flask_routes_answer(app, path, body, content_type):
-    direct = call(app.wsgi_app, path, body, content_type)
-    routed = call(lambda environ, start: Flask.wsgi_app(app, environ, start), path, body, content_type)
-    assert direct == routed
-    assert direct[1] == [("Content-Type", "application/json"), ("Content-Length", str(len(direct[2])))]
+    answer = direct(app, path, body, content_type)
+    status, fields, routed = call(app, path, body, content_type)
+    assert (answer.code, answer.fields, answer.body) == (int(status.split()[0]), fields, routed)
+    assert answer.fields == [("Content-Type", "application/json"), ("Content-Length", str(len(answer.body)))]
+    assert Application(app).on_loop(parsed(path, body, content_type)) == answer  # no lookup: answered on the loop
 
 
 def test_a_request_hook_sends_reviews_through_flask(app):
     seen: list[str] = []
     app.before_request(lambda: seen.append("before"))  # a hook added after create_app still runs
-    status, _, body = call(app, "/mutate", POD_MUTATE, "application/json")
+    assert Application(app).on_loop(parsed("/mutate", POD_MUTATE, "application/json")) is None
+    answer = direct(app, "/mutate", POD_MUTATE, "application/json")
     assert seen == ["before"]
-    assert status == "200 OK" and json.loads(body)["response"]["allowed"] is True
+    assert answer.code == 200 and json.loads(answer.body)["response"]["allowed"] is True
 
 
 def test_other_methods_and_paths_stay_flasks(app):
@@ -71,14 +85,19 @@ def test_other_methods_and_paths_stay_flasks(app):
         assert started[0].startswith(code) and json.loads(body)["kind"] == "Status"
 
 
-def test_a_bug_outside_the_review_is_a_json_500(app, monkeypatch, caplog):
+@pytest.mark.parametrize("path_taken", ["direct", "flask"])
+def test_a_bug_outside_the_review_is_a_json_500(app, monkeypatch, caplog, path_taken):
     def broken(*args, **kwargs):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(app_module, "read_body", broken)
+    monkeypatch.setattr(app_module, "handle_review", broken)
     with caplog.at_level(logging.ERROR, logger="servinggate.server"):
-        status, _, body = call(app, "/mutate", POD_MUTATE, "application/json")
-    assert status == "500 Internal Server Error"
+        if path_taken == "direct":
+            answer = direct(app, "/mutate", POD_MUTATE, "application/json")
+            status, body = f"{answer.code}", answer.body
+        else:
+            status, _, body = call(app, "/mutate", POD_MUTATE, "application/json")
+    assert status.startswith("500")
     assert json.loads(body) == {
         "kind": "Status",
         "apiVersion": "v1",
@@ -120,18 +139,14 @@ def test_a_review_that_may_not_wait_is_deferred_before_anything_is_recorded(tmp_
     lookups = StoreOnly(None)
     app = create_app(compose(ServeSettings, certs_dir=tmp_path), lookups=lookups)
 
-    def environ():
-        return EnvironBuilder(path="/mutate", method="POST", data=POD_MUTATE, content_type="application/json").get_environ()
-
     before = requests_counted()
-    assert app.direct_reply(environ(), may_wait=False) is DEFERRED
+    assert app.direct_reply("/mutate", "application/json", POD_MUTATE, may_wait=False) is DEFERRED
     assert (lookups.tried, lookups.asked, requests_counted()) == (1, 0, before)
-    reply = app.direct_reply(environ())
+    reply = app.direct_reply("/mutate", "application/json", POD_MUTATE)
     assert reply is not DEFERRED and reply.code == 200 and lookups.asked == 1
     assert requests_counted() == before + 1
 
 
 def test_a_review_without_lookups_is_answered_where_it_may_not_wait(app):
-    environ = EnvironBuilder(path="/validate", method="POST", data=MS_VALIDATE, content_type="application/json").get_environ()
-    reply = app.direct_reply(environ, may_wait=False)
+    reply = app.direct_reply("/validate", "application/json", MS_VALIDATE, may_wait=False)
     assert reply is not DEFERRED and reply.code == 200

@@ -58,53 +58,44 @@ def split_target(target: bytes) -> tuple[str, str]:
     return (unquote(path, "latin-1") if "%" in path else path), query.partition("#")[0]
 
 
-def review_environ(req: Request) -> dict[str, Any]:
-    """What a review function reads of a request: method, path, content type and length, body."""
-    path, _ = split_target(req.target)
-    environ: dict[str, Any] = {"REQUEST_METHOD": req.method.decode("latin-1"), "PATH_INFO": path, "wsgi.input": io.BytesIO(req.body)}
-    for name, value in req.headers:
-        lowered = name.lower()
-        if lowered == b"content-type":
-            environ["CONTENT_TYPE"] = value.decode("latin-1")
-        elif lowered == b"content-length":
-            environ["CONTENT_LENGTH"] = value.decode("latin-1")
-    if req.chunked:
-        environ["wsgi.input_terminated"] = True
-    return environ
-
-
 def wsgi_environ(req: Request, client: Any, server: Any) -> dict[str, Any]:
-    """The whole WSGI environ of a request (PEP 3333); a field name with `_` is dropped, as gunicorn's
-    default header_map does, so that it cannot pose as one spelt with `-`."""
+    """The WSGI environ of a request (PEP 3333), as gunicorn's wsgi.py makes it; a field name with
+    `_` is dropped, as gunicorn's default header_map does, so that it cannot pose as one spelt with `-`."""
     path, query = split_target(req.target)
-    environ = review_environ(req)
-    environ.update(
-        {
-            "SCRIPT_NAME": "",
-            "QUERY_STRING": query,
-            "RAW_URI": req.target.decode("latin-1"),
-            "SERVER_PROTOCOL": f"HTTP/{req.version[0]}.{req.version[1]}",
-            "SERVER_NAME": str(server[0]) if server else "",
-            "SERVER_PORT": str(server[1]) if server else "",
-            "REMOTE_ADDR": str(client[0]) if client else "",
-            "REMOTE_PORT": str(client[1]) if client else "",
-            "wsgi.version": (1, 0),
-            "wsgi.url_scheme": "https",
-            "wsgi.errors": sys.stderr,
-            "wsgi.multithread": True,
-            "wsgi.multiprocess": True,
-            "wsgi.run_once": False,
-            "wsgi.input_terminated": True,
-        }
-    )
+    environ: dict[str, Any] = {
+        "REQUEST_METHOD": req.method.decode("latin-1"),
+        "SCRIPT_NAME": "",
+        "PATH_INFO": path,
+        "QUERY_STRING": query,
+        "RAW_URI": req.target.decode("latin-1"),
+        "SERVER_PROTOCOL": f"HTTP/{req.version[0]}.{req.version[1]}",
+        "SERVER_NAME": str(server[0]) if server else "",
+        "SERVER_PORT": str(server[1]) if server else "",
+        "REMOTE_ADDR": str(client[0]) if client else "",
+        "REMOTE_PORT": str(client[1]) if client else "",
+        "wsgi.version": (1, 0),
+        "wsgi.url_scheme": "https",
+        "wsgi.input": io.BytesIO(req.body),
+        "wsgi.errors": sys.stderr,
+        "wsgi.multithread": True,
+        "wsgi.multiprocess": True,
+        "wsgi.run_once": False,
+        "wsgi.input_terminated": True,
+    }
     for name, value in req.headers:
-        key = name.decode("latin-1").upper()
-        if "_" in key or key in ("CONTENT-TYPE", "CONTENT-LENGTH"):
-            continue
-        key = "HTTP_" + key.replace("-", "_")
-        text = value.decode("latin-1")
-        environ[key] = environ[key] + "," + text if key in environ else text
+        key, text = name.decode("latin-1").upper(), value.decode("latin-1")
+        if key in ("CONTENT-TYPE", "CONTENT-LENGTH"):
+            environ[key.replace("-", "_")] = text
+        elif "_" not in key:
+            key = "HTTP_" + key.replace("-", "_")
+            environ[key] = environ[key] + "," + text if key in environ else text
     return environ
+
+
+def content_type(req: Request) -> str:
+    """The request's Content-Type (the last, as in a WSGI environ), or ""."""
+    found = [value for name, value in req.headers if name.lower() == b"content-type"]
+    return found[-1].decode("latin-1") if found else ""
 
 
 class Application:
@@ -115,23 +106,21 @@ class Application:
         self.wsgi = wsgi
         self.direct_reply = getattr(wsgi, "direct_reply", None)
 
+    def review(self, req: Request, may_wait: bool) -> Answer | None:
+        """The answer to a review, or None: the request is not one, or needs Flask's path."""
+        if self.direct_reply is None or req.method != b"POST":
+            return None
+        reply = self.direct_reply(split_target(req.target)[0], content_type(req), req.body, may_wait)
+        return None if reply is None or reply is DEFERRED else Answer(reply.code, reply.headers(), reply.body)
+
     def on_loop(self, req: Request) -> Answer | None:
         """The answer to a small review, or None: the request goes to a thread (`in_thread`)."""
-        if self.direct_reply is None or req.method != b"POST" or len(req.body) > ON_LOOP_MAX:
-            return None
-        reply = self.direct_reply(review_environ(req), may_wait=False)
-        if reply is None or reply is DEFERRED:
-            return None
-        return Answer(reply.code, reply.headers(), reply.body)
+        return self.review(req, may_wait=False) if len(req.body) <= ON_LOOP_MAX else None
 
     def in_thread(self, req: Request, client: Any, server: Any) -> Answer:
         """In a pool thread: a review that may wait, or the Flask application."""
         try:
-            if self.direct_reply is not None and req.method == b"POST":
-                reply = self.direct_reply(review_environ(req))
-                if reply is not None:
-                    return Answer(reply.code, reply.headers(), reply.body)
-            return self._call_wsgi(wsgi_environ(req, client, server))
+            return self.review(req, may_wait=True) or self._call_wsgi(wsgi_environ(req, client, server))
         except Exception:
             log.error("unhandled error on %r:\n%s", req.target[:200], traceback.format_exc())
             body = orjson.dumps(Status(500, INTERNAL_ERROR).http_dict())

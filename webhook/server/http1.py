@@ -1,16 +1,11 @@
-"""The one HTTP/1.1 reader: gunicorn_h1c's callback parser (`H1CProtocol`), plus the checks it
-leaves to its caller, and the limits a request must keep.
+"""The one HTTP/1.1 reader: gunicorn_h1c's callback parser (`H1CProtocol`), the checks it leaves to
+its caller, and the limits a request must keep.
 
-Every request the worker serves is read here, once: bytes go in as they arrive (`feed`), a whole
-`Request` (head and de-chunked body) comes out, or a `Refusal` with the status and message the
-client gets. H1CProtocol judges the request line and each field as their bytes arrive (414, 431,
-400). What gunicorn refuses and H1CProtocol accepts is ours, so a client gets the answer gunicorn
-gave it or a stricter reading of the same rule: a request target with a byte outside visible ASCII (400), an `Expect` other than
-`100-continue` (417, as gunicorn's message.py), a Transfer-Encoding list not ending in `chunked` (400), a body over the
-limit (413, from the announced length or the first chunk size that crosses it), a
-Content-Length of more digits than Python's int() reads (400), and a chunk
-extension gunicorn's reader refuses (400). H1CProtocol does not show chunk-size lines, so
-`ChunkLines` follows them in the raw body; it decides nothing about where a request ends.
+Every request is read here once: bytes in as they arrive (`feed`), a whole `Request` out (head and
+de-chunked body), or a `Refusal` with the status and message the client gets. H1CProtocol judges
+the request line and each field as they arrive (414, 431, 400). What gunicorn's own reader refuses
+and H1CProtocol accepts, we refuse too (`_check_head`, `ChunkLines`): a client gets gunicorn's
+answer or a stricter reading of the same rule (tests/server/test_differential.py holds us to both).
 """
 
 from __future__ import annotations
@@ -64,14 +59,10 @@ class Request:
 _PARSE_STATUS = ((gunicorn_h1c.LimitRequestLine, 414), (gunicorn_h1c.LimitRequestHeaders, 431))
 
 
-def parse_status(exc: ValueError) -> int:
-    return next((code for kind, code in _PARSE_STATUS if isinstance(exc, kind)), 400)
-
-
 class ChunkLines:
-    """Follows the chunk-size lines and trailer fields of a chunked body in its raw bytes: refuses a
-    size that would take the body over the limit (413), a malformed size line or extension and a
-    malformed trailer field (400, as gunicorn's ChunkedReader and its header reader refuse them)."""
+    """Follows a chunked body's size lines and trailer fields in its raw bytes (H1CProtocol does not
+    show them): refuses a size that takes the body over the limit (413), and a size line, extension
+    or trailer field that gunicorn's ChunkedReader refuses (400). It never decides where a request ends."""
 
     def __init__(self, max_body: int):
         self.max_body, self.total, self.skip, self.line = max_body, 0, 0, bytearray()
@@ -181,7 +172,8 @@ class RequestReader:
         if self.chunks is not None and self.head_done:
             self.chunks.feed(data)  # its refusal (a size over the limit, a bad line) comes first
         if failure is not None:
-            raise Refusal(parse_status(failure), str(failure) or type(failure).__name__)
+            code = next((code for kind, code in _PARSE_STATUS if isinstance(failure, kind)), 400)
+            raise Refusal(code, str(failure) or type(failure).__name__)
         if self.size > self.limits.max_body:
             raise Refusal(413, f"body exceeds the limit of {self.limits.max_body} bytes")
 

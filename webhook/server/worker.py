@@ -41,12 +41,11 @@ class WebhookWorker(Worker):
 
     def run(self) -> None:
         self.limits = self.limits.with_gunicorn(self.cfg)
-        self.app = Application(self.wsgi)
+        self.app, self.pool = Application(self.wsgi), Pool(self.cfg.threads)
         self.selector = selectors.DefaultSelector()
-        self.pool = Pool(self.cfg.threads)
         self.selector.register(self.pool.woken, _READ, self._finished)
         self.conns: set[Conn] = set()
-        self.idle = 0
+        self.idle = 0  # kept connections between requests
         self.timers, self.slots = Timers(), Slots(self.limits)
         self.ready: deque[Conn] = deque()  # kept connections whose next request has begun
         self.listening = False
@@ -129,13 +128,7 @@ class WebhookWorker(Worker):
             if conn.state == READING and not conn.reader.started:
                 self.timers.set(conn, STOP_IDLE)
 
-    # ---- the connection's events --------------------------------------------------------------
-
-    def _watch(self, conn: Conn, events: int) -> None:
-        watch(self.selector, conn, events)
-
-    def _unwatch(self, conn: Conn) -> None:
-        watch(self.selector, conn, 0)
+    # ---- reading ------------------------------------------------------------------------------
 
     def _on_io(self, conn: Conn) -> None:
         if conn.state == READING:
@@ -144,8 +137,6 @@ class WebhookWorker(Worker):
             self._flush(conn)
         elif conn.state == LINGERING and drain(conn):
             self._close(conn)
-
-    # ---- reading ------------------------------------------------------------------------------
 
     def _read(self, conn: Conn, tail: bytes = b"") -> None:
         reader = conn.reader
@@ -161,10 +152,10 @@ class WebhookWorker(Worker):
                     conn.continued = True
                     conn.sock.send(CONTINUE)
                 if budget <= 0 and not conn.sock.pending():
-                    self._watch(conn, _READ)
+                    watch(self.selector, conn, _READ)
                     return  # other connections have a turn; the selector brings us back
                 if reader.size >= SMALL_REQUEST and not self.slots.take(conn):
-                    self._unwatch(conn)  # its request timer runs on: a parked client can still get a 408
+                    watch(self.selector, conn, 0)  # its request timer runs on: a parked client can still get a 408
                     self.slots.parked.append(conn)
                     return
                 data = conn.sock.recv(RECV)
@@ -172,16 +163,12 @@ class WebhookWorker(Worker):
                     self._close(conn)  # the client left before finishing a request
                     return
                 if conn.idle:
-                    conn.idle = False
-                    self.idle -= 1
+                    self._busy(conn)
                     self.timers.set(conn, self.limits.request_timeout)  # idle time is not counted
                 budget -= len(data)
                 reader.feed(data)
-        except ssl.SSLWantReadError:
-            self._watch(conn, _READ)
-            return
-        except ssl.SSLWantWriteError:
-            self._watch(conn, _WRITE)
+        except (ssl.SSLWantReadError, ssl.SSLWantWriteError) as want:
+            watch(self.selector, conn, _WRITE if isinstance(want, ssl.SSLWantWriteError) else _READ)
             return
         except Refusal as refusal:
             self._refuse(conn, refusal)
@@ -204,7 +191,7 @@ class WebhookWorker(Worker):
         if answer is not None:
             self._answer(conn, req, answer)
             return
-        self._unwatch(conn)
+        watch(self.selector, conn, 0)
         conn.state = BUSY
         self.pool.submit(self.app.in_thread, conn, req)
 
@@ -216,7 +203,8 @@ class WebhookWorker(Worker):
     def _closes(self, req: Request, answer: Answer) -> bool:
         """The one decision whether a connection closes after this answer, taken before its head
         goes out so that the head announces it: the client or the application asked, or the worker
-        is stopping, has keep-alive off or keeps as many idle connections as it may."""
+        is stopping, has keep-alive off or keeps as many idle connections as gthread would
+        (`worker_connections - threads`: ThreadWorker.handle_request, gunicorn/workers/gthread.py, 23.0)."""
         max_idle = self.cfg.worker_connections - self.cfg.threads
         return not req.keep_alive or answer.closes or not self.alive or not self.cfg.keepalive or self.idle >= max_idle
 
@@ -243,7 +231,7 @@ class WebhookWorker(Worker):
         except (ssl.SSLWantWriteError, BlockingIOError):
             sent = 0  # over TLS the same bytes must be offered again, whole
         except ssl.SSLWantReadError:
-            self._watch(conn, _READ)
+            watch(self.selector, conn, _READ)
             return
         except (OSError, ValueError) as exc:
             self.log.debug("connection from %s failed: %s", conn.client, exc)
@@ -253,7 +241,7 @@ class WebhookWorker(Worker):
         if conn.out:
             if not conn.timer:
                 self.timers.set(conn, self.limits.request_timeout)  # a client that stopped reading is closed
-            self._watch(conn, _WRITE)
+            watch(self.selector, conn, _WRITE)
         elif not conn.keep:
             self._close(conn, linger=True)
         else:
@@ -267,26 +255,27 @@ class WebhookWorker(Worker):
             self.timers.set(conn, self.limits.request_timeout)  # the client's next request has begun
             self.ready.append(conn)  # read by the loop's turn, not here: pipelined requests do not recurse
             return
-        conn.idle = True
-        self.idle += 1
+        conn.idle, self.idle = True, self.idle + 1
         self.timers.set(conn, self.cfg.keepalive if self.alive else STOP_IDLE)
-        self._watch(conn, _READ)
+        watch(self.selector, conn, _READ)
+
+    def _busy(self, conn: Conn) -> None:
+        conn.idle, self.idle = False, self.idle - 1
 
     # ---- closing ------------------------------------------------------------------------------
 
     def _close(self, conn: Conn, linger: bool = False) -> None:
         """Close now, or (`linger`) after what the client still sends has been read and dropped."""
-        self._unwatch(conn)
+        watch(self.selector, conn, 0)
         self.slots.release(conn)
         conn.timer, conn.out, conn.tail = 0, b"", b""
         conn.reader.next()  # now: the timer heap may keep conn until its deadline, not its request
         if conn.idle:
-            conn.idle = False
-            self.idle -= 1
+            self._busy(conn)
         if linger and conn.handshaken and conn.state != LINGERING and half_close(conn):
             conn.state = LINGERING
             self.timers.set(conn, self.limits.linger)
-            self._watch(conn, _READ)
+            watch(self.selector, conn, _READ)
             if drain(conn):
                 self._close(conn)
             return
