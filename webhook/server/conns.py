@@ -1,11 +1,9 @@
-"""What the worker's loop keeps per connection and per worker, without deciding anything: a
-connection's state (`Conn`), the deadlines (`Timers`), the slots for large requests (`Slots`),
-and the socket steps of a close (`half_close`, `drain`).
+"""What the worker's loop keeps, without deciding anything: a connection's state (`Conn`), the
+deadlines (`Timers`), the slots for large requests (`Slots`), the socket steps of a close.
 
-Memory for unfinished requests: any connection may buffer SMALL_REQUEST bytes of a request (a
-review is a few KiB, so reviews never wait here); beyond that a request needs one of
-read_budget // max_body slots, or its connection is not read (TCP pushes back on the client)
-until a slot frees. A slot holder always finishes or times out, so this cannot deadlock.
+Memory for unfinished requests: a connection may buffer SMALL_REQUEST bytes of a request (reviews
+are a few KiB); beyond that it needs one of read_budget // max_body slots, or is not read (TCP
+pushes back) until one frees. A slot holder always finishes or times out: no deadlock.
 """
 
 from __future__ import annotations
@@ -43,10 +41,9 @@ class Conn:
 
 
 class Timers:
-    """Deadlines: a heap of (when, number, connection); a connection's newer deadline replaces its
-    older one, which stays in the heap until it is due or the heap is compacted. Compacted whenever
-    it doubles: every request sets a deadline of up to the keep-alive time, and a heap holding each
-    replaced one (and its closed connection) that long grew with the request rate."""
+    """Deadlines: a heap of (when, number, connection), a connection's newer deadline replacing its
+    older one, which stays until due or compacted away. Compacted whenever the heap doubles: a heap
+    holding each replaced deadline (and its connection) for up to the keep-alive time grew with the request rate."""
 
     def __init__(self) -> None:
         self.heap: list[tuple[float, int, Conn]] = []
@@ -114,8 +111,8 @@ def watch(selector: selectors.BaseSelector, conn: Conn, events: int) -> None:
 
 
 def half_close(conn: Conn) -> bool:
-    """After a closing answer: close_notify (the client's is not awaited) and a half-close; False
-    when the socket is gone already."""
+    """After a closing answer: close_notify (not awaiting the client's) and a half-close; False when
+    the socket is gone already."""
     try:
         conn.sock.setblocking(False)
         with suppress(ssl.SSLError, OSError, ValueError):

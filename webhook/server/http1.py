@@ -118,7 +118,6 @@ class RequestReader:
     parser: Any = None
     head: bytearray = field(default_factory=bytearray)  # the head's bytes until it is complete
     body: bytes | bytearray = b""  # one buffer, not a list of pieces: past glibc's mmap threshold it is unmapped when freed
-    size: int = 0  # body bytes so far
     head_done: bool = False
     complete: bool = False
     chunks: ChunkLines | None = None
@@ -147,7 +146,6 @@ class RequestReader:
             if isinstance(self.body, bytes):
                 self.body = bytearray(self.body)
             self.body += chunk
-        self.size += len(chunk)
 
     def _on_complete(self) -> None:
         self.complete = True
@@ -174,7 +172,7 @@ class RequestReader:
         if failure is not None:
             code = next((code for kind, code in _PARSE_STATUS if isinstance(failure, kind)), 400)
             raise Refusal(code, str(failure) or type(failure).__name__)
-        if self.size > self.limits.max_body:
+        if len(self.body) > self.limits.max_body:
             raise Refusal(413, f"body exceeds the limit of {self.limits.max_body} bytes")
 
     def _head_end(self) -> int:
@@ -218,6 +216,6 @@ class RequestReader:
         """Ready for the next request on the connection; returns the bytes already received of it."""
         tail = self.parser.remaining()
         self.parser.reset()
-        self.head, self.body, self.size, self.chunks = bytearray(), b"", 0, None
+        self.head, self.body, self.chunks = bytearray(), b"", None
         self.head_done = self.complete = self.started = False
         return bytes(tail)

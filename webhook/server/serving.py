@@ -18,9 +18,8 @@ from ..settings.serve import ServeSettings
 
 
 class JsonLogger(GunicornLogger):
-    """gunicorn's own lines (start, workers, errors) in the same one-JSON-object-per-line format
-    as ours, so a log pipeline needs one parser. A subclass of the class gunicorn documents for
-    `logger_class`; its lines go to the `gunicorn.error` logger (gunicorn's logging docs)."""
+    """gunicorn's own lines (start, workers, errors) as one JSON object per line, like ours: the
+    class gunicorn documents for `logger_class`, whose lines go to the `gunicorn.error` logger."""
 
     def setup(self, cfg: Any) -> None:
         super().setup(cfg)
@@ -46,12 +45,10 @@ def gunicorn_options(settings: ServeSettings, certificates: Any) -> dict[str, An
             multiprocess.mark_process_dead(worker.pid)
 
     def post_fork(server: Any, worker: Any) -> None:
-        # The worker's TLS: a context per connection from the certificate source, which rebuilds
-        # it when the files change (gunicorn's own TLS settings are not used).
+        # TLS from the certificate source, which rebuilds its context when the files change.
         worker.limits, worker.certificates = limits, certificates
-        # With the default GIL switch interval a review that becomes ready while another thread
-        # computes waits a whole interval; a fifth of it cuts the tail latency at little
-        # throughput cost.
+        # A fifth of the default GIL switch interval: a review ready while another thread computes
+        # waits less, which cuts the tail latency at little throughput cost.
         sys.setswitchinterval(0.001)
         memory.start_heap_trimmer()  # threads do not survive the fork: one per worker
 
@@ -68,9 +65,7 @@ def gunicorn_options(settings: ServeSettings, certificates: Any) -> dict[str, An
         "post_fork": post_fork,
         "bind": [f"{host}:{settings.listener.port}"],
         "workers": settings.listener.workers,
-        # Our worker (worker.py): handshakes, reading, reviews, writing and deadlines in its
-        # event loop; `threads` is the size of its pool for the application.
-        "worker_class": WebhookWorker,
+        "worker_class": WebhookWorker,  # `threads`: its pool for the application
         "threads": settings.listener.threads,
         # The API server reuses connections; a long keep-alive spares a TLS handshake per review.
         "keepalive": settings.listener.keepalive,

@@ -154,7 +154,7 @@ class WebhookWorker(Worker):
                 if budget <= 0 and not conn.sock.pending():
                     watch(self.selector, conn, _READ)
                     return  # other connections have a turn; the selector brings us back
-                if reader.size >= SMALL_REQUEST and not self.slots.take(conn):
+                if len(reader.body) >= SMALL_REQUEST and not self.slots.take(conn):
                     watch(self.selector, conn, 0)  # its request timer runs on: a parked client can still get a 408
                     self.slots.parked.append(conn)
                     return
@@ -169,15 +169,13 @@ class WebhookWorker(Worker):
                 reader.feed(data)
         except (ssl.SSLWantReadError, ssl.SSLWantWriteError) as want:
             watch(self.selector, conn, _WRITE if isinstance(want, ssl.SSLWantWriteError) else _READ)
-            return
         except Refusal as refusal:
             self._refuse(conn, refusal)
-            return
         except (OSError, ValueError) as exc:  # ssl.SSLError included: a failed handshake
             self.log.debug("connection from %s dropped while reading: %s", conn.client, exc)
             self._close(conn)
-            return
-        self._dispatch(conn)
+        else:
+            self._dispatch(conn)
 
     # ---- answering ----------------------------------------------------------------------------
 
@@ -189,8 +187,7 @@ class WebhookWorker(Worker):
         self.nr += 1
         answer = self.app.on_loop(req)
         if answer is not None:
-            self._answer(conn, req, answer)
-            return
+            return self._answer(conn, req, answer)
         watch(self.selector, conn, 0)
         conn.state = BUSY
         self.pool.submit(self.app.in_thread, conn, req)
@@ -231,12 +228,10 @@ class WebhookWorker(Worker):
         except (ssl.SSLWantWriteError, BlockingIOError):
             sent = 0  # over TLS the same bytes must be offered again, whole
         except ssl.SSLWantReadError:
-            watch(self.selector, conn, _READ)
-            return
+            return watch(self.selector, conn, _READ)
         except (OSError, ValueError) as exc:
             self.log.debug("connection from %s failed: %s", conn.client, exc)
-            self._close(conn)
-            return
+            return self._close(conn)
         conn.out = conn.out[sent:]
         if conn.out:
             if not conn.timer:
