@@ -1,11 +1,7 @@
-"""From a parsed request to the application's answer: a review to `WebhookFlask.direct_reply`,
+"""From a parsed request to the application's `Answer`: a review to `WebhookFlask.direct_reply`,
 anything else to the Flask application through WSGI (PEP 3333: an environ we build, the answer
-collected whole).
-
-A review (a POST to a review path of a small request) is answered on the event loop from the
-request the reader parsed, told it may not wait for the API server; a review that needs to
-(`DEFERRED`) runs again in a thread from the same parsed body. Everything else runs in a thread.
-`Answer` is what every path gives back to the worker, which writes it (answers.head).
+collected whole), in a thread (`Pool`). A small review is answered on the event loop, told it may
+not wait for the API server; one that must (`DEFERRED`) runs again in a thread from the same parse.
 """
 
 from __future__ import annotations
@@ -99,8 +95,7 @@ def content_type(req: Request) -> str:
 
 
 class Application:
-    """The worker's application: its review replies (`direct_reply`, None: every request to WSGI)
-    and the WSGI callable."""
+    """The worker's application: its direct review replies (if it has them) and the WSGI callable."""
 
     def __init__(self, wsgi: Any):
         self.wsgi = wsgi

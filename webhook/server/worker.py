@@ -27,11 +27,12 @@ from gunicorn.workers.base import Worker
 from ..serving import metrics
 from .answers import CONTINUE, head, status_answer
 from .calls import Answer, Application, Pool
-from .conns import BUSY, LINGERING, READING, RECV, SMALL_REQUEST, WRITING, Conn, Slots, Timers, drain, half_close, watch
+from .conns import BUSY, LINGERING, READING, RECV, SMALL_REQUEST, WRITING, Conn, Slots, drain, half_close, watch
 from .http1 import Limits, Refusal, Request
 
 _READ, _WRITE = selectors.EVENT_READ, selectors.EVENT_WRITE
 STOP_IDLE = 2.0  # stopping: seconds an idle connection is still kept (a request may be on its way)
+TICK = 0.25  # seconds between looks at the connections' deadlines
 
 
 class WebhookWorker(Worker):
@@ -46,12 +47,12 @@ class WebhookWorker(Worker):
         self.selector.register(self.pool.woken, _READ, self._finished)
         self.conns: set[Conn] = set()
         self.idle = 0  # kept connections between requests
-        self.timers, self.slots = Timers(), Slots(self.limits)
+        self.slots, self.look_at = Slots(self.limits), 0.0
         self.ready: deque[Conn] = deque()  # kept connections whose next request has begun
         self.listening = False
         self._listen(True)
-        beat, stop_by = 0.0, 0.0
-        while self.alive or (self.conns and time.monotonic() < stop_by):
+        beat, stop_by = 0.0, 0.0  # stop_by: set by the first turn after SIGTERM
+        while not stop_by or (self.conns and time.monotonic() < stop_by):
             if time.monotonic() - beat >= 1.0:
                 beat = time.monotonic()
                 self.notify()
@@ -59,7 +60,7 @@ class WebhookWorker(Worker):
             if not self.alive and not stop_by:
                 stop_by = time.monotonic() + self.cfg.graceful_timeout
                 self._stop()
-            for key, events in self.selector.select(0.0 if self.ready else self.timers.wait(1.0)):
+            for key, events in self.selector.select(0.0 if self.ready else TICK):
                 if isinstance(key.data, Conn):
                     self._on_io(key.data)
                 else:
@@ -68,19 +69,21 @@ class WebhookWorker(Worker):
         self.pool.threads.shutdown(wait=False, cancel_futures=True)
 
     def _turn(self) -> None:
-        """After the events: pipelined requests, deadlines, parked connections."""
+        """After the events: pipelined requests, deadlines (every TICK), parked connections."""
         while self.ready:
             conn = self.ready.popleft()
             if conn in self.conns and conn.state == READING:
                 tail, conn.tail = conn.tail, b""
                 self._read(conn, tail)
-        for conn in self.timers.due():
-            if conn not in self.conns:
-                continue
-            if conn.state == READING and conn.reader.started and conn.handshaken:
-                self._refuse(conn, Refusal(408, f"request not received within {self.limits.request_timeout:g} s"))
-            else:
-                self._close(conn)
+        now = time.monotonic()
+        if now >= self.look_at:
+            self.look_at = now + TICK
+            for conn in [conn for conn in self.conns if 0 < conn.deadline <= now]:
+                conn.deadline = 0
+                if conn.state == READING and conn.reader.started and conn.handshaken:
+                    self._refuse(conn, Refusal(408, f"request not received within {self.limits.request_timeout:g} s"))
+                else:
+                    self._close(conn)
         for conn in self.slots.unparked():
             if conn in self.conns and conn.state == READING:
                 self._read(conn)
@@ -118,7 +121,7 @@ class WebhookWorker(Worker):
         self.conns.add(conn)
         if len(self.conns) >= self.cfg.worker_connections:
             self._listen(False)  # gunicorn's worker_connections: the rest wait in the backlog
-        self.timers.set(conn, self.limits.request_timeout)
+        conn.expire_in(self.limits.request_timeout)
         self._read(conn)
 
     def _stop(self) -> None:
@@ -126,7 +129,7 @@ class WebhookWorker(Worker):
         self._listen(False)
         for conn in list(self.conns):
             if conn.state == READING and not conn.reader.started:
-                self.timers.set(conn, STOP_IDLE)
+                conn.expire_in(STOP_IDLE)
 
     # ---- reading ------------------------------------------------------------------------------
 
@@ -155,7 +158,7 @@ class WebhookWorker(Worker):
                     watch(self.selector, conn, _READ)
                     return  # other connections have a turn; the selector brings us back
                 if len(reader.body) >= SMALL_REQUEST and not self.slots.take(conn):
-                    watch(self.selector, conn, 0)  # its request timer runs on: a parked client can still get a 408
+                    watch(self.selector, conn, 0)  # its deadline stays: a parked client can still get a 408
                     self.slots.parked.append(conn)
                     return
                 data = conn.sock.recv(RECV)
@@ -164,7 +167,7 @@ class WebhookWorker(Worker):
                     return
                 if conn.idle:
                     self._busy(conn)
-                    self.timers.set(conn, self.limits.request_timeout)  # idle time is not counted
+                    conn.expire_in(self.limits.request_timeout)  # idle time is not counted
                 budget -= len(data)
                 reader.feed(data)
         except (ssl.SSLWantReadError, ssl.SSLWantWriteError) as want:
@@ -182,7 +185,7 @@ class WebhookWorker(Worker):
     def _dispatch(self, conn: Conn) -> None:
         """A whole request: answered here when it is a small review, else in a thread."""
         self.slots.release(conn)
-        conn.timer, conn.continued = 0, False
+        conn.deadline, conn.continued = 0, False
         req = conn.reader.request()
         self.nr += 1
         answer = self.app.on_loop(req)
@@ -234,8 +237,8 @@ class WebhookWorker(Worker):
             return self._close(conn)
         conn.out = conn.out[sent:]
         if conn.out:
-            if not conn.timer:
-                self.timers.set(conn, self.limits.request_timeout)  # a client that stopped reading is closed
+            if not conn.deadline:
+                conn.expire_in(self.limits.request_timeout)  # a client that stopped reading is closed
             watch(self.selector, conn, _WRITE)
         elif not conn.keep:
             self._close(conn, linger=True)
@@ -247,11 +250,11 @@ class WebhookWorker(Worker):
         conn.state = READING
         conn.tail = conn.reader.next()
         if conn.tail or conn.sock.pending():
-            self.timers.set(conn, self.limits.request_timeout)  # the client's next request has begun
+            conn.expire_in(self.limits.request_timeout)  # the client's next request has begun
             self.ready.append(conn)  # read by the loop's turn, not here: pipelined requests do not recurse
             return
         conn.idle, self.idle = True, self.idle + 1
-        self.timers.set(conn, self.cfg.keepalive if self.alive else STOP_IDLE)
+        conn.expire_in(self.cfg.keepalive if self.alive else STOP_IDLE)
         watch(self.selector, conn, _READ)
 
     def _busy(self, conn: Conn) -> None:
@@ -263,13 +266,13 @@ class WebhookWorker(Worker):
         """Close now, or (`linger`) after what the client still sends has been read and dropped."""
         watch(self.selector, conn, 0)
         self.slots.release(conn)
-        conn.timer, conn.out, conn.tail = 0, b"", b""
-        conn.reader.next()  # now: the timer heap may keep conn until its deadline, not its request
+        conn.deadline, conn.out, conn.tail = 0, b"", b""
+        conn.reader.next()  # its buffers go now, even if a thread's answer still refers to conn
         if conn.idle:
             self._busy(conn)
         if linger and conn.handshaken and conn.state != LINGERING and half_close(conn):
             conn.state = LINGERING
-            self.timers.set(conn, self.limits.linger)
+            conn.expire_in(self.limits.linger)
             watch(self.selector, conn, _READ)
             if drain(conn):
                 self._close(conn)
