@@ -27,13 +27,13 @@ SMALL_REQUEST = 256 * 1024
 class Conn:
     """One client connection and what the loop knows of it."""
 
-    __slots__ = ("sock", "client", "server", "reader", "state", "handshaken", "events", "deadline", "out", "keep", "idle", "large", "continued", "tail")
+    __slots__ = ("sock", "client", "server", "reader", "state", "handshaken", "events", "deadline", "out", "keep", "idle", "continued", "tail")
 
     def __init__(self, sock: Any, client: Any, server: Any, limits: Limits):
         self.sock, self.client, self.server = sock, client, server
         self.reader = RequestReader(limits)
         self.state, self.handshaken, self.events, self.deadline = READING, False, 0, 0.0  # deadline: monotonic, 0: none
-        self.out, self.keep, self.large, self.continued = b"", False, False, False  # out: the answer not yet written
+        self.out, self.keep, self.continued = b"", False, False  # out: the answer not yet written
         self.idle = False  # between requests, counted in the worker's idle connections
         self.tail = b""  # the next request's bytes already received, read by the loop's next turn
 
@@ -42,27 +42,22 @@ class Conn:
 
 
 class Slots:
-    """The worker's slots for requests larger than SMALL_REQUEST, and the connections waiting for one."""
+    """The connections reading a request larger than SMALL_REQUEST (read_budget // max_body of them
+    at most), and those waiting for a slot, oldest first."""
 
     def __init__(self, limits: Limits):
-        self.free = max(1, limits.read_budget // limits.max_body)
-        self.parked: deque[Conn] = deque()
+        self.size, self.holders, self.parked = max(1, limits.read_budget // limits.max_body), set[Conn](), deque[Conn]()
 
     def take(self, conn: Conn) -> bool:
-        if conn.large or not self.free:
-            return conn.large
-        self.free -= 1
-        conn.large = True
-        return True
+        if len(self.holders) < self.size:
+            self.holders.add(conn)
+        return conn in self.holders
 
     def release(self, conn: Conn) -> None:
-        if conn.large:
-            conn.large = False
-            self.free += 1
+        self.holders.discard(conn)
 
     def unparked(self) -> Iterator[Conn]:
-        """Parked connections, oldest first, while slots are free."""
-        while self.parked and self.free:
+        while self.parked and len(self.holders) < self.size:
             yield self.parked.popleft()
 
 

@@ -140,12 +140,10 @@ class RequestReader:
         return False
 
     def _on_body(self, chunk: Any) -> None:
-        if not self.body:
-            self.body = bytes(chunk)
-        else:
-            if isinstance(self.body, bytes):
-                self.body = bytearray(self.body)
+        if isinstance(self.body, bytearray):
             self.body += chunk
+        else:  # the first piece as it is; from the second, one growing buffer
+            self.body = bytearray(self.body) + chunk if self.body else bytes(chunk)
 
     def _on_complete(self) -> None:
         self.complete = True
