@@ -85,8 +85,9 @@ def timeout_seconds() -> list[int]:
     return sorted({hook["timeoutSeconds"] for doc in docs if doc for hook in doc.get("webhooks", [])})
 
 
-def read_answer(read: Any) -> tuple[int, bytes]:
-    """Status code and the bytes of one Content-Length answer; `read(n)` gives bytes, b"" at the end."""
+def read_answer(read: Any) -> tuple[int, bytes, bool]:
+    """Status code, body and whether the server closes the connection after it (`Connection: close`)
+    of one Content-Length answer; `read(n)` gives bytes, b"" at the end."""
     data = b""
     while b"\r\n\r\n" not in data:
         chunk = read(65536)
@@ -100,7 +101,7 @@ def read_answer(read: Any) -> tuple[int, bytes]:
         if not chunk:
             raise ConnectionError("closed inside an answer")
         body += chunk
-    return int(head.split(None, 2)[1]), body
+    return int(head.split(None, 2)[1]), body, re.search(rb"(?i)\r\nconnection:\s*close", head) is not None
 
 
 # ---- the holder (a child process: its event loop does not share a GIL with the probes) -------------
@@ -166,9 +167,10 @@ class Probes:
         self.request = review_request(POD.read_bytes())
         self.fresh: list[tuple[float, float | None, int | None, str]] = []  # start, latency, code, error
         self.kept: list[tuple[float, float | None, int | None, str]] = []
+        self.closed_after_answer = 0  # kept-alive: answers that announced the connection's close
         self.stopping = threading.Event()
         self.threads: list[threading.Thread] = []
-        self.kept_conn = self._connect()
+        self.kept_conn = self._review(self._connect(), [])  # it has served a review, as the API server's have
 
     def _connect(self) -> ssl.SSLSocket:
         raw = socket.create_connection(("127.0.0.1", self.port), timeout=self.timeout)
@@ -179,8 +181,12 @@ class Probes:
         try:
             conn = conn or self._connect()
             conn.sendall(self.request)
-            code, _ = read_answer(conn.recv)
+            code, _, closes = read_answer(conn.recv)
             into.append((started, time.monotonic() - started, code, ""))
+            if closes:  # as a client should: the next review goes on a new connection
+                self.closed_after_answer += into is self.kept
+                conn.close()
+                return None
             return conn
         except (OSError, ConnectionError) as exc:
             into.append((started, None, None, type(exc).__name__))
@@ -273,6 +279,7 @@ def hold_and_sample(server: subprocess.Popen, port: int, ca: str, args: argparse
         [sys.executable, __file__, "--hold-child", "--port", str(port), "--ca", ca, "--out", str(out)]
         + ["--connections", str(args.connections), "--mix", args.mix, "--hold", str(args.hold)]
     )
+    flood = time.monotonic()
     probes.start()
     peak, held_max, queue_max = dict(before), dict.fromkeys(workers, 0), 0
     while child.poll() is None:
@@ -287,9 +294,11 @@ def hold_and_sample(server: subprocess.Popen, port: int, ca: str, args: argparse
     after = rss_mib(workers)
     pids_after = sorted(worker_pids(server.pid))
     return {
+        "flood": flood,
         "records": json.loads(out.read_text()),
         "fresh": probes.fresh,
         "kept": probes.kept,
+        "kept_closed": probes.closed_after_answer,
         "rss": {pid: (before[pid], peak[pid], after.get(pid, 0.0)) for pid in workers},
         "pids_same": pids_after == workers,
         "pids": (workers, pids_after),
@@ -336,7 +345,7 @@ def quantiles(values: list[float]) -> str:
     return f"p50 {statistics.median(values):.2f} s, p99 {p99:.2f} s, max {values[-1]:.2f} s"
 
 
-def report_probes(name: str, probes: list[tuple[float, float | None, int | None, str]], limits: list[int]) -> None:
+def report_probes(name: str, probes: list[tuple[float, float | None, int | None, str]], limits: list[int], flood: float) -> None:
     answered = [lat for _, lat, _, _ in probes if lat is not None]
     errors: dict[str, int] = {}
     for _, _, _, error in probes:
@@ -345,6 +354,9 @@ def report_probes(name: str, probes: list[tuple[float, float | None, int | None,
     within = ", ".join(f"{sum(1 for lat in answered if lat <= limit)} within {limit} s" for limit in limits)
     codes = sorted({code for _, _, code, _ in probes if code is not None})
     print(f"    {name}: {len(probes)} sent, {len(answered)} answered ({within}); {quantiles(answered)}; codes {codes}; failed {errors or 0}")
+    failed_at = [f"{start - flood:.1f}" for start, lat, _, _ in probes if lat is None]
+    if failed_at:
+        print(f"      (failed ones sent at {', '.join(failed_at[:10])}{' ...' if len(failed_at) > 10 else ''} s after the flood began)")
 
 
 def report(result: dict[str, Any], args: argparse.Namespace, limits: list[int]) -> None:
@@ -369,8 +381,9 @@ def report(result: dict[str, Any], args: argparse.Namespace, limits: list[int]) 
             f"{'':<19}closed by the server once ready {len(closed)} ({quantiles([r['closed'] - r['ready'] for r in closed])} after ready),"
             f" closed before ready {len(lost)}, still open at the end {len(mine) - len(closed) - len(lost)}; answers {codes}; errors {errors or 0}"
         )
-    report_probes("fresh connection, review", result["fresh"], limits)
-    report_probes("kept-alive connection, review", result["kept"], limits)
+    report_probes("fresh connection, review", result["fresh"], limits, result["flood"])
+    report_probes("kept-alive connection, review", result["kept"], limits, result["flood"])
+    print(f"      (answers to it that closed the connection, so that the next review opened a new one: {result['kept_closed']})")
     for pid, (before, peak, after) in result["rss"].items():
         print(
             f"    worker {pid}: RSS {before:.1f} MiB before, {peak:.1f} highest while held, {after:.1f} after; held at most {result['held_max'].get(pid, 0)} connections"
