@@ -354,7 +354,7 @@ def report_probes(name: str, probes: list[tuple[float, float | None, int | None,
     within = ", ".join(f"{sum(1 for lat in answered if lat <= limit)} within {limit} s" for limit in limits)
     codes = sorted({code for _, _, code, _ in probes if code is not None})
     print(f"    {name}: {len(probes)} sent, {len(answered)} answered ({within}); {quantiles(answered)}; codes {codes}; failed {errors or 0}")
-    failed_at = [f"{start - flood:.1f}" for start, lat, _, _ in probes if lat is None]
+    failed_at = [f"{t:.1f}" for t in sorted(start - flood for start, lat, _, _ in probes if lat is None)]
     if failed_at:
         print(f"      (failed ones sent at {', '.join(failed_at[:10])}{' ...' if len(failed_at) > 10 else ''} s after the flood began)")
 
