@@ -1,8 +1,15 @@
-"""What the worker's loop keeps per connection (conns.py): large-request slots."""
+"""What the worker's loop keeps per connection (conns.py): large-request slots, and what a closed
+connection leaves behind."""
 
 from __future__ import annotations
 
+import gc
+import socket
+import weakref
+from types import SimpleNamespace
+
 from webhook.server.conns import Conn, Slots
+from webhook.server.worker import WebhookWorker
 from webhook.serving.limits import Limits
 
 LIMITS = Limits(max_body=1024, max_buffered=2048)
@@ -21,3 +28,23 @@ def test_large_requests_take_slots_and_the_rest_wait():
     assert list(slots.unparked()) == []
     slots.release(first)
     assert list(slots.unparked()) == [third] and slots.take(third)
+
+
+def test_a_closed_connection_leaves_nothing_for_the_cyclic_collector():
+    """A reader's parser calls the reader's methods: a reference cycle, which only the cyclic
+    collector frees, and a connection held for seconds has reached its oldest generation, which an
+    idle worker seldom collects (after a flood of idle connections the worker kept each closed
+    one's parser). The worker's close breaks the cycle: the reader goes with the connection."""
+    server_end, client_end = socket.socketpair()
+    closed = Conn(server_end, ("10.0.0.1", 1), ("10.0.0.2", 443), LIMITS)
+    fake = SimpleNamespace(selector=None, _listen=lambda on: None, slots=Slots(LIMITS), idle=0, conns={closed}, cfg=SimpleNamespace(worker_connections=10))
+    reader = weakref.ref(closed.reader)
+    gc.disable()
+    try:
+        WebhookWorker._close(fake, closed)
+        assert not fake.conns
+        del closed
+        assert reader() is None
+    finally:
+        gc.enable()
+        client_end.close()

@@ -8,6 +8,7 @@ import socket
 import ssl
 import threading
 import time
+from contextlib import suppress
 from http import HTTPStatus
 
 import pytest
@@ -74,6 +75,12 @@ def stall(srv: Server, kind: str) -> socket.socket:
     if kind == "partial-clienthello":
         raw.sendall(b"\x16\x03\x01\x02\x00\x01")  # a record header announcing 512 bytes, then 1
         return raw
+    if kind == "clienthello-only":  # a whole ClientHello; the server's flight is never answered
+        out = ssl.MemoryBIO()
+        with suppress(ssl.SSLWantReadError):
+            srv.ssl_context().wrap_bio(ssl.MemoryBIO(), out, server_hostname="localhost").do_handshake()
+        raw.sendall(out.read())
+        return raw
     conn = srv.ssl_context().wrap_socket(raw, server_hostname="localhost")
     if kind == "slow-headers":
         conn.sendall(b"POST /validate HTTP/1.1\r\nHost: localhost\r\nContent-")
@@ -84,7 +91,7 @@ def stall(srv: Server, kind: str) -> socket.socket:
 
 def test_stalled_clients_hold_no_thread_and_a_review_is_answered_within_the_webhook_timeout(server):
     budget = webhook_timeout_seconds()
-    kinds = ["partial-clienthello", "idle-after-handshake", "slow-headers", "slow-body", "idle-tcp"]
+    kinds = ["partial-clienthello", "clienthello-only", "idle-after-handshake", "slow-headers", "slow-body", "idle-tcp"]
     stalled = [stall(server, kind) for kind in kinds for _ in range(THREADS // 2)]
     assert len(stalled) > THREADS
     try:
@@ -125,6 +132,39 @@ def test_a_client_that_does_not_finish_its_request_in_time_gets_a_408_and_is_clo
             conn.sendall(request("/healthz", method="GET"))
             assert read_answer(conn)[0] == 200
     finally:
+        srv.stop()
+
+
+def closed_after(sock: socket.socket, since: float) -> float:
+    """Seconds from `since` until the server closed the connection; what it sent before (its TLS
+    flight) is read and dropped."""
+    while sock.recv(65536):
+        pass
+    return time.monotonic() - since
+
+
+def test_a_handshake_that_never_finishes_holds_no_thread_and_is_closed_at_the_request_timeout(tmp_path):
+    """Clients that connect and send nothing, half a ClientHello, or a ClientHello and then never
+    answer the server's flight (issue 38's bad input): with one worker of one thread, a request
+    that needs that thread and a review on fresh connections are answered at once while they are
+    held, and the server closes each of them when its request timeout (3 s) is up, not before."""
+    timeout = 3
+    srv = Server(tmp_path, "--request-timeout", str(timeout), "--threads", "1", workers=1).start()
+    stalled: list[socket.socket] = []
+    try:
+        since = time.monotonic()
+        stalled += [stall(srv, kind) for kind in ("idle-tcp", "partial-clienthello", "clienthello-only") for _ in range(3)]
+        for path, method, body in [("/healthz", "GET", b""), ("/validate", "POST", REVIEW)]:
+            with tls(srv, timeout=2 * timeout) as conn:
+                conn.sendall(request(path, body, method=method))
+                assert read_answer(conn)[0] == 200
+        answered = time.monotonic() - since
+        assert answered < timeout / 2, f"answered after {answered:.2f} s while handshakes stalled"
+        closed = [closed_after(s, since) for s in stalled]
+        assert all(0.9 * timeout <= t < timeout + 2 for t in closed), closed
+    finally:
+        for s in stalled:
+            s.close()
         srv.stop()
 
 

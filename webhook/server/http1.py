@@ -210,6 +210,12 @@ class RequestReader:
         self.body = b""  # the buffer goes now, not when the connection's next request starts
         return Request(p.method, p.path, p.http_version, p.headers, body, p.is_chunked, p.should_keep_alive)
 
+    def close(self) -> None:
+        """The connection is closed: the parser and what it read go now. The parser's callbacks are
+        this reader's methods, a cycle only the cyclic GC frees, and a reader held for seconds has
+        reached its oldest generation, which an idle worker seldom collects."""
+        self.parser, self.head, self.body, self.chunks = None, bytearray(), b"", None
+
     def next(self) -> bytes:
         """Ready for the next request on the connection; returns the bytes already received of it."""
         tail = self.parser.remaining()

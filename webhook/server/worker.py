@@ -267,7 +267,7 @@ class WebhookWorker(Worker):
         watch(self.selector, conn, 0)
         self.slots.release(conn)
         conn.deadline, conn.out, conn.tail = 0, b"", b""
-        conn.reader.next()  # its buffers go now, even if a thread's answer still refers to conn
+        conn.reader.close()  # its buffers and parser go now, even if a thread's answer still refers to conn
         if conn.idle:
             self._busy(conn)
         if linger and conn.handshaken and conn.state != LINGERING and half_close(conn):
