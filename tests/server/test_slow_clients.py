@@ -4,6 +4,7 @@ costs an event-loop entry, never an application thread, and every answer is JSON
 from __future__ import annotations
 
 import json
+import resource
 import socket
 import ssl
 import threading
@@ -393,3 +394,37 @@ def test_a_client_that_does_not_read_its_answers_does_not_hold_up_the_event_loop
         reader.close()
     finally:
         srv.stop()
+
+
+def test_at_the_connection_limit_silent_clients_make_room_for_a_review(tmp_path):
+    """More silent clients than a worker's `worker_connections` (gunicorn's 1000): the worker closes
+    the one that has waited longest without a request, so a review on a new connection is answered
+    at once instead of waiting in the backlog until a silent one's request timeout frees a slot.
+    A kept-alive connection that sent a request before stays."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    need = 1400  # 1,100 silent clients, the server's 1,000 accepted and a margin, in each process
+    if hard != resource.RLIM_INFINITY and hard < need:
+        pytest.skip(f"needs {need} open files; the hard limit here is {hard}")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, need) if soft != resource.RLIM_INFINITY else soft, hard))
+    srv = Server(tmp_path, "--request-timeout", "30", workers=1).start()  # the server inherits the limit
+    silent: list[socket.socket] = []
+    try:
+        kept = tls(srv)
+        kept.sendall(request("/healthz", method="GET"))
+        assert read_answer(kept)[0] == 200
+        silent = [socket.create_connection(("127.0.0.1", srv.port), timeout=10) for _ in range(1100)]
+        started = time.monotonic()
+        with tls(srv, timeout=10) as conn:
+            conn.sendall(request("/validate", REVIEW))
+            code, _, body = read_answer(conn)
+        assert code == 200 and json.loads(body)["response"]["uid"]
+        assert time.monotonic() - started < 5
+        kept.sendall(request("/healthz", method="GET"))
+        assert read_answer(kept)[0] == 200
+        silent[0].settimeout(5)
+        assert silent[0].recv(100) == b""  # the oldest silent client made room
+    finally:
+        for s in silent:
+            s.close()
+        srv.stop()
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))

@@ -119,10 +119,20 @@ class WebhookWorker(Worker):
             return
         conn = Conn(tls, client, listener.getsockname(), self.limits)
         self.conns.add(conn)
-        if len(self.conns) >= self.cfg.worker_connections:
-            self._listen(False)  # gunicorn's worker_connections: the rest wait in the backlog
         conn.expire_in(self.limits.request_timeout)
+        if len(self.conns) >= self.cfg.worker_connections and not self._make_room(conn):
+            self._listen(False)  # gunicorn's worker_connections: the rest wait in the backlog
         self._read(conn)
+
+    def _make_room(self, new: Conn) -> bool:
+        """At `worker_connections`, close the connection that has waited longest with no request
+        under way (one that never sent a request first, then kept-alive ones), as nginx reuses idle
+        connections when it runs out: else silent clients hold every slot, and a review on a new
+        connection waits in the backlog past its webhook timeout. False: every other one is busy."""
+        waiting = [c for c in self.conns if c is not new and c.state == READING and not c.reader.started]
+        if waiting:
+            self._close(min(waiting, key=lambda c: (c.idle, c.deadline)))
+        return bool(waiting)
 
     def _stop(self) -> None:
         """SIGTERM: no new connection; those that have not started a request get STOP_IDLE seconds."""
