@@ -45,7 +45,10 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
-from support import free_port  # noqa: E402
+from support import (
+    free_port,  # noqa: E402
+    processes,  # noqa: E402
+)
 from support.procfs import status_kib, worker_pids  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -310,11 +313,7 @@ def main(argv: list[str] | None = None) -> int:
         # A client stopped by a signal takes its server with it: left behind, a server (and its
         # workers, busy with queued large bodies) kept burning CPU for minutes and skewed every
         # figure measured after it on this machine.
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        processes.stop(server, grace=10)
         os._exit(128 + signum)
 
     signal.signal(signal.SIGTERM, stop_server_and_exit)
@@ -368,8 +367,7 @@ def main(argv: list[str] | None = None) -> int:
     if not rss.points or rss.points[-1][0] != counts["sent"]:
         rss.sample(counts["sent"])
     seen_workers.update(worker_pids(server.pid))
-    server.terminate()
-    server.wait(timeout=30)
+    processes.stop(server)
 
     print(f"input               {args.only or args.mode}, seed {args.seed}" + "".join(f", {kv}" for kv in args.server_env))
     print(f"requests            {counts['sent']}  ({elapsed:.0f} s, {counts['sent'] / elapsed:.0f}/s)")

@@ -51,7 +51,6 @@ import json
 import os
 import re
 import resource
-import signal
 import socket
 import ssl
 import statistics
@@ -68,7 +67,10 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
-from support import free_port  # noqa: E402
+from support import (
+    free_port,  # noqa: E402
+    processes,  # noqa: E402
+)
 from support.procfs import connections_per_worker, status_kib, worker_pids  # noqa: E402
 
 POD = REPO / "tests/fixtures/admission/pods-create-kthena-entry-missing-scheduler-annotations-roleid-mutating.json"
@@ -321,11 +323,7 @@ def run(label: str, tree: Path, args: argparse.Namespace, tmp: Path) -> dict[str
             time.sleep(2)
             result = hold_and_sample(server, port, ca, args, work)
         finally:
-            server.send_signal(signal.SIGTERM)
-            try:
-                server.wait(30)
-            except subprocess.TimeoutExpired:
-                server.kill()
+            processes.stop(server)
     lines = log_path.read_text(errors="replace").splitlines()
     commit = subprocess.run(["git", "-C", str(tree), "log", "-1", "--format=%h %s"], capture_output=True, text=True).stdout.strip()
     return result | {

@@ -32,7 +32,6 @@ import multiprocessing as mp
 import os
 import random
 import re
-import signal
 import subprocess
 import sys
 import tempfile
@@ -47,7 +46,10 @@ sys.path[:0] = [str(REPO), str(REPO / "tests"), str(HERE)]
 
 from fakes.apiserver import FakeAPI  # noqa: E402
 from scalein import NPU, make_snapshot  # noqa: E402  (benchmarks/scalein.py: the same synthetic cluster)
-from support import free_port  # noqa: E402
+from support import (
+    free_port,  # noqa: E402
+    processes,  # noqa: E402
+)
 from support.procfs import status_kib  # noqa: E402
 
 from webhook.scalein import planning  # noqa: E402
@@ -211,11 +213,7 @@ def run_variant(
             rss = status_kib(rec.pid, "VmHWM") / 1024 or float("nan")
             metrics = scrape(port)
         finally:
-            rec.send_signal(signal.SIGTERM)
-            try:
-                rec.wait(30)
-            except subprocess.TimeoutExpired:
-                rec.kill()
+            processes.stop(rec)
             log = call("log")
             call("stop")
             server.join(30)

@@ -52,7 +52,10 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))  # support.procfs: the server's workers and connections from /proc
 
-from support import free_port  # noqa: E402
+from support import (
+    free_port,  # noqa: E402
+    processes,  # noqa: E402
+)
 from support.procfs import connections_per_worker as held_per_worker  # noqa: E402
 from support.procfs import cpu_seconds, worker_pids
 
@@ -279,8 +282,7 @@ def placement(args: argparse.Namespace, certs: Path, lua: Path) -> None:
     finally:
         for server in (proc, go[0] if go else None):
             if server:
-                server.send_signal(signal.SIGTERM)
-                server.wait(30)
+                processes.stop(server)
     for c in counts:
         rounds = runs[c]
         even = all(max(r["spread"]) - min(r["spread"]) <= 1 and sum(r["spread"]) == c for r in rounds)
@@ -640,8 +642,7 @@ def main() -> None:
             res = wrk(f"https://127.0.0.1:{port}/mutate", str(close_lua), args.seconds, args.connections)
             print(f"  {label:<26}{res['rps']:>8.0f} rev/s  p50 {res['p50']:.2f} ms  p99 {res['p99']:.2f} ms")
         finally:
-            proc.send_signal(signal.SIGTERM)
-            proc.wait(30)
+            processes.stop(proc)
     shutil.rmtree(tmp, ignore_errors=True)
 
 

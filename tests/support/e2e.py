@@ -15,7 +15,6 @@ import contextlib
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
 import time
@@ -29,7 +28,7 @@ import yaml
 from kubernetes import client, config
 from kubernetes.client.rest import ApiException
 
-from support import REPO, free_port, wait_for
+from support import REPO, free_port, processes, wait_for
 
 ENV = "SERVINGGATE_E2E_KUBECONFIG"
 # a shell command that restarts the component and returns once it was started again (docs/e2e.md)
@@ -424,13 +423,8 @@ class Supervised(abc.ABC):
             raise RuntimeError(f"our {self.name} exited with {self.proc.returncode}:\n{self.log()[-3000:]}")
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=self.stop_timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        if self.proc is not None:
+            processes.stop(self.proc, self.stop_timeout)
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
