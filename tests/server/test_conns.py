@@ -48,3 +48,14 @@ def test_a_closed_connection_leaves_nothing_for_the_cyclic_collector():
     finally:
         gc.enable()
         client_end.close()
+
+
+def test_a_connection_holds_a_parser_only_once_a_request_has_begun():
+    """Each parser costs a few KiB: thousands of connections that never send a request (a flood of
+    silent clients) must not each hold one. It is made at the first byte and kept between requests."""
+    silent = conn()
+    assert silent.reader.parser is None
+    silent.reader.feed(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert silent.reader.complete and silent.reader.parser is not None
+    silent.reader.request()
+    assert silent.reader.next() == b"" and silent.reader.parser is not None

@@ -115,7 +115,7 @@ class RequestReader:
     """One per connection: bytes in (`feed`), a `Request` out (`request`), between requests `next`."""
 
     limits: Limits
-    parser: Any = None
+    parser: Any = None  # made at the request's first byte: a connection that never sends one costs none
     head: bytearray = field(default_factory=bytearray)  # the head's bytes until it is complete
     body: bytes | bytearray = b""  # one buffer, not a list of pieces: past glibc's mmap threshold it is unmapped when freed
     head_done: bool = False
@@ -123,9 +123,9 @@ class RequestReader:
     chunks: ChunkLines | None = None
     started: bool = False  # a byte of this request has arrived
 
-    def __post_init__(self) -> None:
+    def _new_parser(self) -> Any:
         lim = self.limits
-        self.parser = gunicorn_h1c.H1CProtocol(
+        return gunicorn_h1c.H1CProtocol(
             on_headers_complete=self._on_head,
             on_body=self._on_body,
             on_message_complete=self._on_complete,
@@ -159,6 +159,8 @@ class RequestReader:
         failure: ValueError | None = None
         was_done = self.head_done
         try:
+            if self.parser is None:
+                self.parser = self._new_parser()
             self.parser.feed(data)
         except ValueError as exc:  # H1CProtocol's ParseError and its subclasses
             failure = exc
