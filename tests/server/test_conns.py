@@ -6,6 +6,7 @@ from __future__ import annotations
 import gc
 import socket
 import weakref
+from collections import deque
 from types import SimpleNamespace
 
 from webhook.server.conns import Conn, Slots
@@ -59,3 +60,20 @@ def test_a_connection_holds_a_parser_only_once_a_request_has_begun():
     assert silent.reader.complete and silent.reader.parser is not None
     silent.reader.request()
     assert silent.reader.next() == b"" and silent.reader.parser is not None
+
+
+def test_making_room_closes_the_longest_waiting_connection_without_a_request_under_way():
+    """At worker_connections: one that never sent a request before a kept-alive one, the oldest
+    first, and never one whose next (pipelined) request has already arrived."""
+    never, older_never, kept, pipelined, new = conn(), conn(), conn(), conn(), conn()
+    never.deadline, older_never.deadline, kept.deadline, pipelined.deadline, new.deadline = 20.0, 10.0, 5.0, 1.0, 30.0
+    kept.idle = True
+    closed: list[Conn] = []
+    fake = SimpleNamespace(conns={never, older_never, kept, pipelined, new}, ready=deque([pipelined]), _close=closed.append)
+    order = []
+    for _ in range(3):
+        assert WebhookWorker._make_room(fake, new)
+        order.append(closed[-1])
+        fake.conns.discard(closed[-1])
+    assert order == [older_never, never, kept]
+    assert not WebhookWorker._make_room(fake, new)  # only the pipelined one and the newcomer are left

@@ -129,7 +129,8 @@ class WebhookWorker(Worker):
         under way (one that never sent a request first, then kept-alive ones), as nginx reuses idle
         connections when it runs out: else silent clients hold every slot, and a review on a new
         connection waits in the backlog past its webhook timeout. False: every other one is busy."""
-        waiting = [c for c in self.conns if c is not new and c.state == READING and not c.reader.started]
+        begun = set(self.ready)  # kept connections whose next request has arrived, to be read this turn
+        waiting = [c for c in self.conns if c is not new and c.state == READING and not c.reader.started and c not in begun]
         if waiting:
             self._close(min(waiting, key=lambda c: (c.idle, c.deadline)))
         return bool(waiting)
