@@ -43,7 +43,7 @@ def test_one_decision_closes_a_connection_for_each_reason():
         return fake
 
     def closes(w, keep_alive=True, asked=False):
-        req = Request(b"POST", b"/validate", (1, 1), [], b"{}", False, keep_alive)
+        req = Request(b"POST", b"/validate", (1, 1), [], b"{}", keep_alive)
         return WebhookWorker._closes(w, req, Answer(200, [], b"{}", asked))
 
     assert not closes(worker())

@@ -14,11 +14,11 @@ from werkzeug.test import EnvironBuilder
 from webhook.config import compose
 from webhook.policies import NoLookups
 from webhook.policies.context import NOT_HERE
-from webhook.server import app as app_module
 from webhook.server.app import create_app
 from webhook.server.calls import Answer, Application
 from webhook.server.http1 import Request
 from webhook.serving import metrics
+from webhook.serving import reviewing as reviewing_module
 from webhook.serving.reviewing import DEFERRED
 from webhook.settings.serve import ServeSettings
 
@@ -52,7 +52,7 @@ def call(wsgi_app, path: str, body: bytes, content_type: str) -> tuple[str, list
 def parsed(path: str, body: bytes, content_type: str) -> Request:
     """The request as the worker's reader gives it."""
     headers = [(b"Content-Type", content_type.encode()), (b"Content-Length", str(len(body)).encode())]
-    return Request(b"POST", path.encode(), (1, 1), headers, body, chunked=False, keep_alive=True)
+    return Request(b"POST", path.encode(), (1, 1), headers, body, keep_alive=True)
 
 
 def direct(app, path: str, body: bytes, content_type: str) -> Answer:
@@ -90,7 +90,7 @@ def test_a_bug_outside_the_review_is_a_json_500(app, monkeypatch, caplog, path_t
     def broken(*args, **kwargs):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(app_module, "handle_review", broken)
+    monkeypatch.setattr(reviewing_module, "parse_review", broken)  # a bug before the engine's containment
     with caplog.at_level(logging.ERROR, logger="servinggate.server"):
         if path_taken == "direct":
             answer = direct(app, "/mutate", POD_MUTATE, "application/json")

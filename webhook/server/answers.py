@@ -15,11 +15,9 @@ from http import HTTPStatus
 import orjson
 
 from ..admission.status import Status
-from ..serving.reviewing import JSON
+from ..serving.reviewing import Reply
 
 SERVER = "servinggate"
-# Fields an application may not set: the worker frames the answer and decides the connection.
-HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer", "transfer-encoding", "upgrade"})
 _REASONS = {status.value: status.phrase for status in HTTPStatus}  # RFC 9110's, whatever text the application gave
 _date: tuple[int, str] = (0, "")
 
@@ -44,15 +42,11 @@ def head(code: int, fields: list[tuple[str, str]], closes: bool, version: tuple[
     return "".join(lines).encode("latin-1")
 
 
-def json_fields(body: bytes) -> list[tuple[str, str]]:
-    return [("Content-Type", JSON), ("Content-Length", str(len(body)))]
-
-
 def status_answer(code: int, message: str) -> bytes:
     """A refusal: a whole answer carrying a metav1.Status, as the application answers errors; it
     always closes the connection."""
-    body = orjson.dumps(Status(code, message).http_dict())
-    return head(code, json_fields(body), closes=True) + body
+    reply = Reply(code, orjson.dumps(Status(code, message).http_dict()))
+    return head(code, reply.headers(), closes=True) + reply.body
 
 
 CONTINUE = head(100, [], closes=False)

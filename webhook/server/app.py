@@ -2,16 +2,13 @@
 
 A review request gets an AdmissionReview (HTTP 200) when it carried a uid, otherwise a
 `Status`-shaped error with a 4xx code; no handler lets an exception reach Flask's HTML error
-pages. `review` is the review endpoints' one function from a request's content type and body to
-its `Reply` (webhook/serving/reviewing.py): their Flask routes call it, and so does the worker
-(calls.py) from its own parse, through `WebhookFlask.direct_reply`.
+pages. `handle_review` (webhook/serving/reviewing.py) is the review endpoints' one function from a
+request's content type and body to its `Reply`: their Flask routes call it, and so does the
+worker (calls.py) from its own parse, through `WebhookFlask.direct_reply`.
 """
 
 from __future__ import annotations
 
-import logging
-import time
-import traceback
 from functools import partial
 from typing import Any
 
@@ -26,22 +23,10 @@ from ..policies import REGISTRY, Lookups, Registry
 from ..policies.registry import Action
 from ..serving import metrics
 from ..serving.lookups import CountingLookups
-from ..serving.reviewing import INTERNAL_ERROR, JSON, Reply, Reviewing, assemble, handle_review, http_error
+from ..serving.reviewing import JSON, Reply, assemble, handle_review, http_error, internal_error
 from ..settings.serve import ServeSettings
 
-log = logging.getLogger("servinggate.server")
 ACTIONS: tuple[Action, ...] = ("validate", "mutate")
-
-
-def review(action: Action, reviewing: Reviewing, content_type: str, body: bytes, may_wait: bool = True) -> Reply:
-    """/validate and /mutate: a JSON body to its review's reply, or the Status that refuses it (415,
-    400). No size check here: the worker refuses a body over the limit before it is read whole."""
-    started = time.perf_counter()
-    if content_type.partition(";")[0].strip().lower() != JSON:
-        return http_error(Status(415, f"Content-Type must be {JSON}, got {content_type or 'none'!r}"))
-    if not body:
-        return http_error(Status(400, "body is empty; expected an AdmissionReview"))
-    return handle_review(action, body, reviewing, started, may_wait)
 
 
 def response(reply: Reply) -> Response:
@@ -50,14 +35,8 @@ def response(reply: Reply) -> Response:
 
 
 def review_route(call: Any) -> Response:
-    """The Flask route of a review endpoint (`call`: `review` bound to its action)."""
+    """The Flask route of a review endpoint (`call`: `handle_review` bound to its action)."""
     return response(call(request.content_type or "", request.get_data()))
-
-
-def unexpected(method: str, path: str) -> Reply:
-    """Our own bug, met outside a review's containment: logged, answered 500 as JSON."""
-    log.error("unhandled error on %s %s:\n%s", method, path, traceback.format_exc())
-    return Reply(500, orjson.dumps(Status(500, INTERNAL_ERROR).http_dict()))
 
 
 def answer_http_exception(exc: HTTPException) -> Response:
@@ -90,7 +69,7 @@ class WebhookFlask(Flask):
     `direct_reply` declines every request, so a hook added later is never skipped silently.
     """
 
-    reviews: dict[str, Any]  # path -> `review` bound to its action
+    reviews: dict[str, Any]  # path -> `handle_review` bound to its action
 
     def hooked(self) -> bool:
         funcs = (self.before_request_funcs, self.after_request_funcs, self.teardown_request_funcs, self.url_value_preprocessors)
@@ -106,7 +85,7 @@ class WebhookFlask(Flask):
         try:
             reply: Reply = call(content_type, body, may_wait)
         except Exception:
-            reply = unexpected("POST", path)
+            reply = internal_error(f"POST {path}")
         return reply
 
 
@@ -130,7 +109,7 @@ def create_app(
     certificates = certificates or CertificateSource.for_settings(settings.listener, on_load=metrics.certificate_loaded)
 
     app = WebhookFlask("servinggate")
-    app.reviews = {f"/{action}": partial(review, action, reviewing) for action in ACTIONS}
+    app.reviews = {f"/{action}": partial(handle_review, action, reviewing) for action in ACTIONS}
     app.config["PROVIDE_AUTOMATIC_OPTIONS"] = False  # OPTIONS gets the JSON 405, not an empty 200
     app.extensions["servinggate"] = {"context": reviewing.ctx, "kubernetes": kubernetes}
     for path, call in app.reviews.items():
@@ -138,5 +117,5 @@ def create_app(
     app.add_url_rule("/healthz", "healthz", lambda: response(Reply(200, b'{"status":"ok"}')), methods=["GET"])
     app.add_url_rule("/readyz", "readyz", partial(readyz, certificates, counted, kubernetes), methods=["GET"])
     app.register_error_handler(HTTPException, answer_http_exception)
-    app.register_error_handler(Exception, lambda exc: response(unexpected(request.method, request.path)))
+    app.register_error_handler(Exception, lambda exc: response(internal_error(f"{request.method} {request.path}")))
     return app

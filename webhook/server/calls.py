@@ -7,10 +7,8 @@ not wait for the API server; one that must (`DEFERRED`) runs again in a thread f
 from __future__ import annotations
 
 import io
-import logging
 import socket
 import sys
-import traceback
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -19,14 +17,11 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-import orjson
+from werkzeug.http import is_hop_by_hop_header
+from werkzeug.wrappers import Response
 
-from ..admission.status import Status
-from ..serving.reviewing import DEFERRED, INTERNAL_ERROR
-from .answers import HOP_BY_HOP, json_fields
+from ..serving.reviewing import DEFERRED, internal_error
 from .http1 import Request
-
-log = logging.getLogger("servinggate.server")
 
 ON_LOOP_MAX = 64 * 1024  # a review body up to this size (a review is a few KiB) is answered on the loop
 
@@ -117,33 +112,18 @@ class Application:
         try:
             return self.review(req, may_wait=True) or self._call_wsgi(wsgi_environ(req, client, server))
         except Exception:
-            log.error("unhandled error on %r:\n%s", req.target[:200], traceback.format_exc())
-            body = orjson.dumps(Status(500, INTERNAL_ERROR).http_dict())
-            return Answer(500, json_fields(body), body, closes=True)
+            reply = internal_error(repr(req.target[:200]))
+            return Answer(reply.code, reply.headers(), reply.body, closes=True)
 
     def _call_wsgi(self, environ: dict[str, Any]) -> Answer:
-        started: list[Any] = []
-
-        def start_response(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
-            started[:] = [status, headers]
-            return lambda data: chunks.append(data)  # PEP 3333's legacy write()
-
-        chunks: list[bytes] = []
-        result = self.wsgi(environ, start_response)
-        try:
-            chunks.extend(result)
-        finally:
-            close = getattr(result, "close", None)
-            if close is not None:
-                close()
-        body = b"".join(chunks)
-        code = int(str(started[0]).split(None, 1)[0])
-        headers = started[1]
-        closes = any(k.lower() == "connection" and "close" in v.lower() for k, v in headers)
-        fields = [(k, v) for k, v in headers if k.lower() not in HOP_BY_HOP]
-        if not any(k.lower() == "content-length" for k, _ in fields):
+        """The Flask application's answer, collected whole (werkzeug's `Response.from_app`, which
+        also closes what the application returned)."""
+        answer = Response.from_app(self.wsgi, environ, buffered=True)
+        body, headers = answer.get_data(), answer.headers
+        fields = [(name, value) for name, value in headers.items() if not is_hop_by_hop_header(name)]
+        if "Content-Length" not in headers:
             fields.append(("Content-Length", str(len(body))))
-        return Answer(code, fields, body, closes)
+        return Answer(answer.status_code, fields, body, closes="close" in headers.get("Connection", "").lower())
 
 
 class Pool:

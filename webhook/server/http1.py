@@ -51,7 +51,6 @@ class Request:
     version: tuple[int, int]
     headers: list[tuple[bytes, bytes]]
     body: bytes
-    chunked: bool
     keep_alive: bool  # what the client asked (Connection, HTTP version)
 
 
@@ -210,7 +209,7 @@ class RequestReader:
         p = self.parser
         body = self.body if isinstance(self.body, bytes) else bytes(self.body)
         self.body = b""  # the buffer goes now, not when the connection's next request starts
-        return Request(p.method, p.path, p.http_version, p.headers, body, p.is_chunked, p.should_keep_alive)
+        return Request(p.method, p.path, p.http_version, p.headers, body, p.should_keep_alive)
 
     def close(self) -> None:
         """The connection is closed: the parser and what it read go now. The parser's callbacks are

@@ -64,6 +64,14 @@ def http_error(status: Status) -> Reply:
 
 INTERNAL_ERROR = "internal error in the webhook; see its log"
 
+
+def internal_error(what: str) -> Reply:
+    """Our own bug, met outside a review's containment (in `what`): logged with its traceback,
+    answered 500 as JSON."""
+    log.error("unhandled error on %s:\n%s", what, traceback.format_exc())
+    return Reply(500, orjson.dumps(Status(500, INTERNAL_ERROR).http_dict()))
+
+
 MAX_LOGGED_CHARS = 256
 
 
@@ -129,10 +137,17 @@ class Outcome:
         return 500 if self.decision is None else self.decision.code
 
 
-def handle_review(action: Action, body: bytes, reviewing: Reviewing, started: float, may_wait: bool = True) -> Reply:
-    """One review from its body to the HTTP answer. A body that is no review at all gets an HTTP
-    error; one whose uid could be read gets a denied review, so the API server can match it.
-    DEFERRED, with nothing recorded, when a lookup would have waited and `may_wait` is False."""
+def handle_review(action: Action, reviewing: Reviewing, content_type: str, body: bytes, may_wait: bool = True) -> Reply:
+    """/validate and /mutate, whichever server calls them: a review from its Content-Type and body
+    to the HTTP answer. A body that is not JSON or no review at all gets an HTTP error (415, 400);
+    one whose uid could be read gets a denied review, so the API server can match it. DEFERRED,
+    with nothing recorded, when a lookup would have waited and `may_wait` is False. No size check:
+    the worker refuses a body over the limit before it is read whole."""
+    started = time.perf_counter()
+    if content_type.partition(";")[0].strip().lower() != JSON:
+        return http_error(Status(415, f"Content-Type must be {JSON}, got {content_type or 'none'!r}"))
+    if not body:
+        return http_error(Status(400, "body is empty; expected an AdmissionReview"))
     try:
         req = parse_review(body)
     except ReviewError as exc:
