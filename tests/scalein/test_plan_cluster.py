@@ -54,7 +54,7 @@ def test_text_gives_a_reason_for_each_removed_unit(s2_path):
     r = plan("--snapshot", str(s2_path), "--remove", "1")
     removed = [line for line in r.stdout.splitlines() if "<- removed" in line]
     assert len(removed) == 2
-    assert removed[1].strip().startswith("1. sample-1") and removed[1].endswith("<- removed: lowest summed cost -2000024 (next kept group: -8)")
+    assert removed[1].strip().startswith("1. sample-1") and removed[1].endswith("<- removed: lowest summed cost 2003976 (next kept group: 4003992)")
 
 
 def _svg(path):
@@ -71,7 +71,7 @@ def test_svg_shows_affected_nodes_legend_costs_and_reasons(s2_path, tmp_path):
     node_labels = sorted({t.split()[0] for t in texts if re.fullmatch(r"n\d \d+/\d+", t)})
     assert node_labels == ["n2", "n3", "n4"]  # n1 loses nothing: not drawn
     assert "ModelServing sample" in texts and "removed (before)" in texts and "freed (after)" in texts and "idle device" in texts
-    assert "ModelServing sample (default): sample-1  cost -2000024  - lowest summed cost -2000024 (next kept group: -8)" in texts
+    assert "ModelServing sample (default): sample-1  cost 2003976  - lowest summed cost 2003976 (next kept group: 4003992)" in texts
     # Workload colours come from the fixed palette, never the idle/freed/removed marks' colours.
     from webhook.scalein.rendering import FREED, IDLE, PALETTE, REMOVED
 

@@ -72,6 +72,23 @@ def test_s2_kthena_sum_ranks_sample_1_below_sample_0(s2):
     assert usage["n3"]["after"] == usage["n4"]["after"] == 0
 
 
+def test_a_kthena_group_whose_pods_are_gone_goes_before_every_group_we_score(s2):
+    """Kthena sums a ServingGroup's pod costs, and a group whose pods are all gone sums to 0 (when a
+    delete in deleteServingGroup fails, Kthena 3cc05728 rolls the half-deleted group back to Running).
+    The costs of Kthena's pods are lifted above 0, so every group and Role replica with a pod we
+    score sums above 0 and Kthena still takes the empty one first, as its index order does without
+    costs. With costs below 0 it took a live group instead, 3 runs of 3 on the real stack
+    (tests/e2e/test_faults.py)."""
+    for scope in ("node", "hypernode"):
+        c = cluster_of(s2, compaction_scope=scope)
+        ms = next(w for w in planning.build_plan(c) if w.kind == "ModelServing")
+        assert len(ms.units) == 2
+        assert min(u.cost for u in ms.units) > 0 and min(r.cost for u in ms.units for r in u.roles) > 0
+        # Kthena's order among Running groups: lower sum, then higher index; "sample-9" has no pods
+        keyed = sorted([(u.cost, -int(u.name.rsplit("-", 1)[1]), u.name) for u in ms.units] + [(0, -9, "sample-9")])
+        assert keyed[0][2] == "sample-9"
+
+
 def test_fixture_costs_depend_on_utilization_only(s1):
     c = cluster_of(s1)
     d = c.desired_all()
@@ -311,5 +328,5 @@ def test_remove_last_in_a_modelserving_keeps_its_whole_servinggroup():
     c = build(nodes, pods)
     assert groups(c) == ["llm-1", "llm-0"]
     llm0 = planning.build_plan(c)[0].units[1]
-    assert llm0.cost == scoring.REMOVE_LAST_COST + scoring.cost(4, 8, 2) > 0
+    assert llm0.cost == scoring.REMOVE_LAST_COST + scoring.summed(scoring.cost(4, 8, 2), hypernode=False) > 0
     assert [e.remove_last for e in llm0.entries] == [False, True]

@@ -40,6 +40,19 @@ def test_the_backlog_drains_lowest_cost_first_whatever_the_names():
     assert drain(q) == [("d", -1000999), ("b", -500005), ("e", -500005), ("c", -3), ("a", -1)]
 
 
+def test_costs_above_zero_drain_highest_first_and_farthest_from_zero_leads():
+    """A pod not yet written counts as 0. Kthena's pods carry costs above 0 (scoring.summed), so
+    there the highest go first and the groups left unwritten are the cheapest; below 0 the lowest
+    go first. Mixed, the cost farthest from 0 leads."""
+    q, _ = queue()
+    for key, value in [("k-low", 3), ("k-high", 1000999), ("k-mid", 500995)]:
+        offer(q, key, value)
+    assert [k for k, _ in drain(q)] == ["k-high", "k-mid", "k-low"]
+    for key, value in [("k", 500995), ("r", -1000999), ("r2", -3), ("k2", 7)]:
+        offer(q, key, value)
+    assert [k for k, _ in drain(q)] == ["r", "k", "k2", "r2"]
+
+
 def test_event_writes_go_ahead_of_the_backlog_first_come_first_served():
     q, clock = queue()
     for i in range(5):

@@ -114,6 +114,10 @@ class WorkloadTypes:
             hit = self._seen[owner[:2]] = self._decide(owner)
         return hit
 
+    def summed(self, owner: tuple[str, str, str] | None) -> bool:
+        """Its controller sums its pods' costs per unit (Kthena's ModelServing)."""
+        return owner is not None and (scoring.group_of(owner[0]), owner[1]) in scoring.SUMMED_TYPES
+
     def _decide(self, owner: tuple[str, str, str]) -> bool:
         group, kind = scoring.group_of(owner[0]), owner[1]
         if (group, kind) in self.kinds:
@@ -363,7 +367,8 @@ class Cluster:
                     out[p.key] = scoring.REMOVE_LAST_COST
                 else:
                     c = scoring.cost(used, node.total, own)
-                    out[p.key] = scoring.in_hypernode(c, rank) if scoped else c
+                    c = scoring.in_hypernode(c, rank) if scoped else c
+                    out[p.key] = scoring.summed(c, scoped) if self.types.summed(p.owner) else c
         return out
 
     def desired_all(self) -> dict[str, int]:

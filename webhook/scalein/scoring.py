@@ -10,6 +10,14 @@ hold devices there, k requested by the pod itself):
 
 Lower cost goes first, so the pods on the emptiest nodes go first; at equal utilization the pod
 whose removal frees the larger block goes first. Only the pod's own node enters the formula.
+
+Pods whose controller sums their costs (Kthena, per ServingGroup and Role replica) get the cost
+lifted above 0 (`summed`: 1 .. 1_000_999). A group whose pods are all gone sums to 0, and it must
+still go before every group that has pods, as Kthena's own index order puts it without costs:
+when a delete in Kthena's group deletion fails (3cc05728 deleteServingGroup), the half-deleted
+group is rolled back to Running, and with costs below 0 every live group summed lower and Kthena
+removed a live one instead (tests/e2e/test_faults.py). Other pods keep costs below 0, so a pod we
+have not written yet (0) goes after every one we have (scalein/writequeue.py).
 """
 
 from __future__ import annotations
@@ -32,13 +40,15 @@ MIN_COST = -(LEVELS * 1000 + IDLE_CAP)
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 # A pod annotated remove-last: the highest cost the API server accepts. It is above every cost
 # the formula gives (at most -1) and above "unset" (0), so the pod goes last in its workload;
-# and a Kthena ServingGroup or Role replica holding one sums to more than any group without one
-# (up to 2,146 pods in the group), so the whole unit goes last. A constant, not
+# and a Kthena ServingGroup or Role replica holding one sums to more than any group of its size
+# without one (up to 2,145 pods, in node scope), so the whole unit goes last. A constant, not
 # "the workload's highest plus one", so an event still re-scores one node and nothing else.
 REMOVE_LAST_COST = INT32_MAX
+OFFSET = -MIN_COST + 1  # lifts the cost of a pod whose controller sums costs to 1 or more
 
 REPLICASET = ("apps", "ReplicaSet")
 BUILTIN_TYPES = frozenset({REPLICASET, MODELSERVING})
+SUMMED_TYPES = frozenset({MODELSERVING})  # controllers that sum their pods' costs per unit
 
 TERMINATED_PHASES = frozenset({"Succeeded", "Failed"})
 
@@ -208,7 +218,8 @@ HN_SLOTS = 102
 HN_RANKS = (HN_STEPS + 1) * HN_SLOTS
 HN_HYSTERESIS = 0.25  # of a step
 MIN_HN_COST = -(LEVELS * HN_RANKS * 1000 + (HN_RANKS - 1) * 1000 + IDLE_CAP)
-assert MIN_HN_COST >= INT32_MIN
+HN_OFFSET = -MIN_HN_COST + 1
+assert MIN_HN_COST >= INT32_MIN and HN_OFFSET - 1 < REMOVE_LAST_COST
 
 
 def hypernode_rank(used: int, total: int, name: str, previous: int | None = None) -> int:
@@ -230,6 +241,12 @@ def in_hypernode(node_cost: int, rank: int) -> int:
     """A pod's cost in HyperNode scope, from its node cost (`cost`) and its HyperNode's rank."""
     level_part, idle = divmod(-node_cost, 1000)
     return -(level_part * HN_RANKS * 1000 + rank * 1000 + idle)
+
+
+def summed(value: int, hypernode: bool) -> int:
+    """The cost written for a pod whose controller sums its pods' costs (Kthena): `value` (from
+    `cost`, or `in_hypernode`) lifted to 1 or more, its order kept (see the module docstring)."""
+    return value + (HN_OFFSET if hypernode else OFFSET)
 
 
 def parse_cost(raw: str | None) -> int | None:

@@ -12,7 +12,10 @@ Two lanes:
 - the event lane: writes an event made necessary (a new pod, a cost already written that an
   event made wrong), first come first served;
 - the backlog lane: everything a full pass finds (start, relist, resync) and pods still waiting
-  there whatever happens to them meanwhile, lowest cost first: the pods a scale-in removes first.
+  there whatever happens to them meanwhile, the cost farthest from 0 first. A pod not written yet
+  counts as 0: below 0 (most pods) that is after every pod already written, so the lowest, the
+  pods a scale-in removes first, go first; above 0 (the pods Kthena sums, scoring.summed) it is
+  before them, so the highest go first and the groups still unwritten are the cheapest.
 
 The event lane goes first, except that while both hold entries every BACKLOG_SHARE-th write goes
 to the backlog, so a storm of events slows the backlog down but never stops it.
@@ -63,7 +66,7 @@ class WriteQueue:
         self.entries: dict[str, Pending] = {}  # waiting, listed or parked
         self.in_flight: set[str] = set()
         self._events: list[tuple[float, int, str]] = []  # (event time, seq, key)
-        self._backlog: list[tuple[int, str, int]] = []  # (cost, key, seq)
+        self._backlog: list[tuple[int, str, int]] = []  # (-|cost|, key, seq)
         self._seq = 0
         self._urgent_run = 0  # event-lane writes since the backlog's last turn
         self._closed = False  # set by close(): waiting writers return at once
@@ -186,7 +189,7 @@ class WriteQueue:
             stamp = entry.event_at if entry.event_at is not None else entry.queued_at
             heapq.heappush(self._events, (stamp, entry.seq, entry.key))
         else:
-            heapq.heappush(self._backlog, (entry.value, entry.key, entry.seq))
+            heapq.heappush(self._backlog, (-abs(entry.value), entry.key, entry.seq))
         self.cond.notify()
 
     def _current(self, key: str, seq: int, urgent: bool) -> bool:
@@ -213,6 +216,6 @@ class WriteQueue:
             return
         live = [e for e in self.entries.values() if e.listed]
         self._events = [(e.event_at if e.event_at is not None else e.queued_at, e.seq, e.key) for e in live if e.urgent]
-        self._backlog = [(e.value, e.key, e.seq) for e in live if not e.urgent]
+        self._backlog = [(-abs(e.value), e.key, e.seq) for e in live if not e.urgent]
         heapq.heapify(self._events)
         heapq.heapify(self._backlog)
