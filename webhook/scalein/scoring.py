@@ -42,8 +42,8 @@ INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 # cost we write (at most -1, or HN_OFFSET - 1 lifted by `summed`) and above "unset" (0), so the
 # pod goes last in its workload; and a Kthena ServingGroup or Role replica holding one sums to
 # more than any group of its size without one (up to 2,145 pods, in node scope), so the whole
-# unit goes last. A constant, not
-# "the workload's highest plus one", so an event still re-scores one node and nothing else.
+# unit goes last. A constant, not "the workload's highest plus one", so an event still re-scores
+# one node and nothing else.
 REMOVE_LAST_COST = INT32_MAX
 OFFSET = -MIN_COST + 1  # lifts the cost of a pod whose controller sums costs to 1 or more
 
