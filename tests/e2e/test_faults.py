@@ -134,36 +134,35 @@ def scale_in_through(cluster: Cluster, ns: str, fault: Callable[[], float], what
     return f"Kthena had deleted {sorted(doomed)} and kept {sorted(live)}; after {what}: {now}"
 
 
-def test_kthena_restarted_mid_scale_in_loses_nothing(cluster: Cluster, need, servinggate: OurWebhook, reconciler: OurReconciler, namespace: str) -> None:
+def restarted_mid_scale_in(cluster: Cluster, need, ns: str, component: str, what: str, fault: Callable[[str], float], *running: Any) -> None:
+    """Both fault tests: skip without a command to restart `component`; else the scale-in of
+    `scale_in_through` with `fault(command)` in its middle, then each of `running` still alive
+    and no ServingGroup replaced. `what` names the restart in messages."""
     need("kthena", "volcano-controllers", "volcano-scheduler", "kwok", "held-pods")
-    command = restart_command("kthena")
+    command = restart_command(component)
     if command is None:
-        pytest.skip(f"{RESTART_ENV['kthena']} is not set: no command to restart Kthena's controller-manager with (docs/e2e.md)")
+        pytest.skip(f"{RESTART_ENV[component]} is not set: no command for {what} (docs/e2e.md)")
+    replaced = scale_in_through(cluster, ns, lambda: fault(command), what)
+    for process in running:
+        process.alive()
+    assert not replaced, replaced
 
-    def fault() -> float:
+
+def test_kthena_restarted_mid_scale_in_loses_nothing(cluster: Cluster, need, servinggate: OurWebhook, reconciler: OurReconciler, namespace: str) -> None:
+    def fault(command: str) -> float:
         took = restart(command)
         release(cluster, namespace)  # the deleted pods finish terminating while the new controller starts
         return took
 
-    replaced = scale_in_through(cluster, namespace, fault, "Kthena's restart")
-    reconciler.alive()
-    assert not replaced, replaced
+    restarted_mid_scale_in(cluster, need, namespace, "kthena", "Kthena's restart", fault, reconciler, servinggate)
 
 
 def test_apiserver_restarted_mid_scale_in_loses_nothing(cluster: Cluster, need, servinggate: OurWebhook, reconciler: OurReconciler, namespace: str) -> None:
-    need("kthena", "volcano-controllers", "volcano-scheduler", "kwok", "held-pods")
-    command = restart_command("apiserver")
-    if command is None:
-        pytest.skip(f"{RESTART_ENV['apiserver']} is not set: no command to restart the API server with (docs/e2e.md)")
-
-    def fault() -> float:
-        release(cluster, namespace)  # KWOK deletes the released pods at once: Kthena's cleanup meets the restart
-        return restart(command)
-
-    replaced = scale_in_through(cluster, namespace, fault, "the API server's restart")
-    reconciler.alive()
-    servinggate.alive()
     # Kthena rolls a half-deleted group back to Running when a delete fails while the API server is
     # down; its pods gone, it sums to 0. Our costs once ran below 0, so every live group summed lower
     # and Kthena removed one of them instead (3 runs of 3); Kthena's pods get them above 0 now (scoring.summed)
-    assert not replaced, replaced
+    def fault(command: str) -> float:
+        release(cluster, namespace)  # KWOK deletes the released pods at once: Kthena's cleanup meets the restart
+        return restart(command)
+
+    restarted_mid_scale_in(cluster, need, namespace, "apiserver", "the API server's restart", fault, reconciler, servinggate)
