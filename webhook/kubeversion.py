@@ -28,7 +28,7 @@ class KubeVersion(NamedTuple):
 OLDEST = KubeVersion(1, 28)
 # The newest minor whose Pod validation is ported (webhook/podvalidation/versions.py raises it as
 # the port follows upstream). A newer cluster is judged as this one, leniently, with a warning.
-NEWEST = KubeVersion(1, 34)
+NEWEST = KubeVersion(1, 37)
 # The newest minor whose built-in OpenAPI schemas `check` can read (kubernetes-validate).
 NEWEST_SCHEMAS = KubeVersion(1, 37)
 

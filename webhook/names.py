@@ -210,6 +210,19 @@ def is_env_var_name(value: str) -> list[str]:
     return errs + _chdir_prefix(value)
 
 
+_RELAXED_ENV = re.compile("[ -<>-~]*")  # printable ASCII (space to '~') but '='
+
+
+@_memo
+def is_relaxed_env_var_name(value: str) -> list[str]:
+    """IsRelaxedEnvVarName (apimachinery/pkg/util/validation, v0.37.2): any printable ASCII but '='.
+    The empty name is refused by its callers before (`Required value`), never by this message."""
+    errs = ["environment variable name must be non-empty"] if not value else []
+    if not _match(_RELAXED_ENV, value):
+        errs.append("a valid environment variable name must consist only of printable ASCII characters other than '='")
+    return errs
+
+
 @_memo
 def is_config_map_key(value: str) -> list[str]:
     errs = [max_len_error(253)] if len(value) > 253 else []

@@ -81,7 +81,7 @@ def _common(c: dict[str, Any], volumes: dict[str, dict[str, Any]], path: FieldPa
     if get("env") is not None:
         validate_env(get("env"), path.child("env"), errs, opts)
     if get("envFrom") is not None:
-        validate_env_from(get("envFrom"), path.child("envFrom"), errs)
+        validate_env_from(get("envFrom"), path.child("envFrom"), errs, opts)
     if get("volumeMounts") is not None or get("volumeDevices") is not None:
         validate_mounts(c, volumes, path, errs, opts=opts)
     choice(field_text(c, "imagePullPolicy", path, errs), PULL_POLICIES, path, "imagePullPolicy", errs)

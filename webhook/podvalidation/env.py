@@ -46,10 +46,19 @@ _SIZES = "1, 1k, 1M, 1G, 1T, 1P, 1E, 1Ki, 1Mi, 1Gi, 1Ti, 1Pi, 1Ei"
 _SIZE_DIVISORS = set(_SIZES.split(", "))
 
 
+def env_var_name_errors(name: str, opts: PodOptions) -> list[str]:
+    """ValidateEnv's and ValidateEnvFrom's name check (validation.go, 1.37.2): any printable ASCII
+    but '=' where RelaxedEnvironmentVariableValidation is on (beta and on from 1.32), else
+    IsEnvVarName's C-like names."""
+    if opts.on("RelaxedEnvironmentVariableValidation"):
+        return names.is_relaxed_env_var_name(name)
+    return names.is_env_var_name(name)
+
+
 def validate_env(value: Any, path: FieldPath, errs: Errors, opts: PodOptions = DEFAULT_OPTIONS) -> None:
     for i, raw in enumerate(arr(value, path, errs)):
         name = raw.get("name") if type(raw) is dict else None
-        if type(name) is str and name and not names.is_env_var_name(name):
+        if type(name) is str and name and not env_var_name_errors(name, opts):
             if raw.get("valueFrom") is not None:  # a fine name and no source: nothing more to check
                 _validate_value_from(raw, path.index(i), errs, opts)
             continue
@@ -59,7 +68,7 @@ def validate_env(value: Any, path: FieldPath, errs: Errors, opts: PodOptions = D
         if not name:
             errs.append(required(at.child("name")))
         else:
-            errs += [invalid(at.child("name"), name, m) for m in names.is_env_var_name(name)]
+            errs += [invalid(at.child("name"), name, m) for m in env_var_name_errors(name, opts)]
         _validate_value_from(var, at, errs, opts)
 
 
@@ -175,13 +184,13 @@ def _key_selector(ref: dict[str, Any], path: FieldPath, errs: Errors) -> Errors:
     return out
 
 
-def validate_env_from(value: Any, path: FieldPath, errs: Errors) -> None:
+def validate_env_from(value: Any, path: FieldPath, errs: Errors, opts: PodOptions = DEFAULT_OPTIONS) -> None:
     for i, raw in enumerate(arr(value, path, errs)):
         at = path.index(i)
         source = obj(raw, at, errs)
         prefix = text(source.get("prefix"), at.child("prefix"), errs)
         if prefix:
-            errs += [invalid(at.child("prefix"), prefix, m) for m in names.is_env_var_name(prefix)]
+            errs += [invalid(at.child("prefix"), prefix, m) for m in env_var_name_errors(prefix, opts)]
         count = 0
         for key in ("configMapRef", "secretRef"):
             ref = opt_obj(source.get(key), at.child(key), errs)

@@ -4,10 +4,12 @@ Two facts decide how a minor's API server treats a Pod field, and both live here
 
 - `GATES`: each feature gate that Pod validation or `dropDisabledFields` reads, with upstream's
   versioned defaults (`defaultVersionedKubernetesFeatureGates` in `pkg/features/kube_features.go`
-  of kubernetes/kubernetes, read at a commit whose specs reach 1.35; `AppArmorFields` (beta and
-  on in 1.30) and `PodHostIPs` (alpha in 1.28, beta and on in 1.29), removed from that file after
-  their GA, are entered from their graduation history). A gate missing at a minor does not exist
-  there (the drop it guards is not made); present, it is on or off by its default.
+  of k8s.io/kubernetes v1.34.4, v1.35.4, v1.36.3 and v1.37.2, each minor's own file; each
+  server's `kube-apiserver -h` lists the same stages, tests/fixtures/featuregates). Gates removed
+  after their GA (`AppArmorFields`, `PodHostIPs`; in 1.37 `SidecarContainers`,
+  `PodLifecycleSleepAction[AllowZero]`, `RelaxedDNSSearchValidation`) keep their last entry: the
+  behaviour stays on. A gate missing at a minor does not exist there (the drop it guards is not
+  made); present, it is on or off by its default, or as the cluster's `--feature-gates` set it.
 - `FIELDS`: the Pod fields added (or removed) after 1.28, as the OpenAPI schemas that
   `kubernetes-validate` ships per minor say (`podspec-v1.json` and what it references, 1.28 to
   1.37). tests/podvalidation/test_versions.py rebuilds this table from those schemas and fails when
@@ -26,28 +28,39 @@ from ..kubeversion import NEWEST, OLDEST, KubeVersion
 # gate -> ((minor, default), ...): from that minor on, the gate exists with that default.
 GATES: dict[str, tuple[tuple[int, bool], ...]] = {
     "AppArmorFields": ((30, True),),
-    "ClusterTrustBundleProjection": ((29, False),),
+    "AtomicWriteVolumeUserFields": ((37, False),),
+    "ClusterTrustBundleProjection": ((29, False), (37, True)),
     "ContainerRestartRules": ((34, False), (35, True)),
     "ContainerStopSignals": ((33, False),),
     "DynamicResourceAllocation": ((26, False), (34, True)),
+    "EmptyDirVolumeMode": ((37, False),),
     "EnvFiles": ((34, False), (35, True)),
+    "EvictionRequestAPI": ((37, False),),
+    "GenericWorkload": ((35, False),),
+    "GRPCContainerProbeTLS": ((37, False),),
+    "H2CContainerProbe": ((37, False),),
     "HostnameOverride": ((34, False), (35, True)),
     "ImageVolume": ((31, False), (35, True)),
     "InPlacePodVerticalScaling": ((27, False), (33, True)),
     "MatchLabelKeysInPodAffinity": ((29, False), (31, True)),
     "MatchLabelKeysInPodTopologySpreadSelectorMerge": ((34, True),),
-    "PodCertificateRequest": ((34, False),),
+    "PodCertificateRequest": ((34, False), (37, True)),
     "PodHostIPs": ((28, False), (29, True)),
     "PodLevelResources": ((32, False), (34, True)),
     "PodLifecycleSleepAction": ((29, False), (30, True)),
     "PodLifecycleSleepActionAllowZero": ((32, False), (33, True)),
     "ProcMountType": ((12, False), (33, True)),
     "RecursiveReadOnlyMounts": ((30, False), (31, True)),
+    "RelaxedDNSSearchValidation": ((32, False), (33, True)),
+    "RelaxedEnvironmentVariableValidation": ((30, False), (32, True)),
+    "RestartAllContainersOnContainerExits": ((35, False), (36, True)),
     "SELinuxChangePolicy": ((32, False), (33, True)),
-    "SELinuxMount": ((30, False),),
+    "SELinuxMount": ((30, False), (37, True)),
     "SidecarContainers": ((28, False), (29, True)),
+    "StrictIPCIDRValidation": ((33, False), (36, True)),
     "SupplementalGroupsPolicy": ((31, False), (33, True)),
     "UserNamespacesSupport": ((25, False), (33, True)),
+    "VolumeBindMountOptions": ((37, False),),
 }
 
 
@@ -208,6 +221,17 @@ GATED_FIELDS: dict[str, tuple[str, ...]] = {
     "ImageVolume": ("volumes[].image",),
     "SELinuxChangePolicy": ("securityContext.seLinuxChangePolicy",),
     "ContainerStopSignals": _every_container("lifecycle.stopSignal"),
+    # 1.35 to 1.37 (dropDisabledWorkloadRef, dropDisabledSchedulingGroup, ... of util.go, v1.37.2)
+    "GenericWorkload": ("workloadRef", "schedulingGroup"),
+    "EvictionRequestAPI": ("evictionResponders",),
+    "EmptyDirVolumeMode": ("volumes[].emptyDir.mode",),
+    "VolumeBindMountOptions": _every_container("volumeMounts[].bindMountOptions"),
+    "H2CContainerProbe": _every_container(
+        "livenessProbe.httpGet.protocol", "readinessProbe.httpGet.protocol", "startupProbe.httpGet.protocol",
+        "lifecycle.postStart.httpGet.protocol", "lifecycle.preStop.httpGet.protocol",
+    ),
+    "GRPCContainerProbeTLS": _every_container("livenessProbe.grpc.mode", "readinessProbe.grpc.mode", "startupProbe.grpc.mode"),
+    "AtomicWriteVolumeUserFields": tuple(sorted(p for p, span in FIELDS.items() if span.added == 37 and p.startswith("volumes[]") and p.rsplit(".", 1)[-1] in ("user", "defaultUser"))),
 }
 
 # gate -> the upstream checks (pkg/apis/core/validation/validation.go) ported for the fields or
