@@ -96,7 +96,7 @@ def test_check_and_serve_read_the_policy_settings_from_the_same_declarations():
     from webhook.policies.settings import PolicySettings
 
     policy = {f.name for f in _settings_fields(PolicySettings)}
-    assert {f.name for f in _settings_fields(CheckSettings)} == policy | {"kubernetes_version", "crds"}
+    assert {f.name for f in _settings_fields(CheckSettings)} == policy | {"kubernetes_version", "feature_gates", "crds"}
     assert policy <= {f.name for f in _settings_fields(ServeSettings)}
 
 

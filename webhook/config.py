@@ -19,6 +19,7 @@ import orjson
 import yaml
 
 from .errors import OperatorError
+from .featuregates import not_at, parse_feature_gates
 from .kubeversion import AUTO, KubeVersion, parse_kubernetes_version
 
 ENV_PREFIX = "SERVINGGATE_"
@@ -340,6 +341,21 @@ class KubernetesVersionSettings:
         "supported version when it cannot be read), check takes the newest supported",
         metavar="auto|X.Y",
     )
+    feature_gates: tuple[tuple[str, bool], ...] = setting(
+        (),
+        parse_feature_gates,
+        "the feature gates the cluster's kube-apiserver sets with its own --feature-gates (Name=true,Other=false); "
+        "the others are at the release's defaults. A name the cluster's release does not know is refused",
+        metavar="Name=bool,...",
+    )
+
+    def check(self) -> None:
+        """A gate the named release does not know: the one-line start-up error (with `auto`, the
+        release is checked once /version is read: `unknown_gates`)."""
+        if isinstance(self.kubernetes_version, KubeVersion):
+            problem = not_at(self.feature_gates, self.kubernetes_version)
+            if problem:
+                raise ConfigError(f"--feature-gates: {problem}")
 
 
 @dataclass(frozen=True)

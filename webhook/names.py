@@ -210,6 +210,28 @@ def is_env_var_name(value: str) -> list[str]:
     return errs + _chdir_prefix(value)
 
 
+_SUBDOMAIN_UNDERSCORE_LABEL = "_?[a-z0-9]([-_a-z0-9]*[a-z0-9])?"
+_SUBDOMAIN_UNDERSCORE_FMT = _SUBDOMAIN_UNDERSCORE_LABEL + "(\\." + _SUBDOMAIN_UNDERSCORE_LABEL + ")*"
+_SUBDOMAIN_UNDERSCORE = re.compile(_SUBDOMAIN_UNDERSCORE_FMT)
+
+
+@_memo
+def is_dns1123_subdomain_with_underscore(value: str) -> list[str]:
+    """IsDNS1123SubdomainWithUnderscore (apimachinery/pkg/util/validation, v0.33.7 to v0.37.2): a
+    subdomain whose labels may start with one '_' and hold '_' inside."""
+    errs = [max_len_error(253)] if len(value) > 253 else []
+    if not _match(_SUBDOMAIN_UNDERSCORE, value):
+        errs.append(
+            regex_error(
+                "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '_', '-' or '.', and "
+                "must start and end with an alphanumeric character",
+                _SUBDOMAIN_UNDERSCORE_FMT,
+                "example.com",
+            )
+        )
+    return errs
+
+
 _RELAXED_ENV = re.compile("[ -<>-~]*")  # printable ASCII (space to '~') but '='
 
 
@@ -263,15 +285,43 @@ def is_valid_id(value: int) -> list[str]:
     return [] if 0 <= value <= 2147483647 else [inclusive_range_error(0, 2147483647)]
 
 
+def legacy_ip_errors(value: str, *, strict: bool, message: str = "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)") -> list[str]:
+    """IsValidIPForLegacyField (apimachinery/pkg/util/validation/ip.go, v0.33.7 to v0.37.2): what
+    ParseIPSloppy takes; with `strict` (StrictIPCIDRValidation, on from 1.36) no IPv4 octet with a
+    leading 0 and no IPv4-mapped IPv6 address. Non-canonical IPv6 stays allowed. `message` is the
+    unparsable one (1.28 and 1.29 wrote "must be valid IP address")."""
+    if not parses_as_ip(value):
+        return [message]
+    if not strict:
+        return []
+    if "." in value and ":" not in value:
+        return ["must not have leading 0s"] if any(len(p) > 1 and p.startswith("0") for p in value.split(".")) else []
+    tail = value.rsplit(":", 1)[-1]
+    if "." in tail and any(len(p) > 1 and p.startswith("0") for p in tail.split(".")):
+        return ["must not have leading 0s"]  # netip.ParseAddr refuses it; Is4In6 of the zero Addr is false
+    mapped = ipaddress.IPv6Address(value).ipv4_mapped is not None
+    return ["must not be an IPv4-mapped IPv6 address"] if mapped else []
+
+
+def _sloppy_quad(value: str) -> bool:
+    quad = value.split(".")
+    return len(quad) == 4 and all(p.isdigit() and len(p) <= 3 and int(p) <= 255 for p in quad)
+
+
 def parses_as_ip(value: str) -> bool:
-    """Go's ParseIPSloppy: IPv4 dotted quads may carry leading zeros, IPv6 as usual."""
+    """Go's ParseIPSloppy: IPv4 dotted quads may carry leading zeros, in an IPv6 address's
+    dotted tail too (`::ffff:01.2.3.4`, which kube-apiserver 1.28.7 admits), IPv6 as usual."""
     if not value.isascii():
         return False
-    quad = value.split(".")
-    if len(quad) == 4 and all(p.isdigit() and len(p) <= 3 and int(p) <= 255 for p in quad):
+    if _sloppy_quad(value):
         return True
     if "%" in value:
         return False
+    head, colon, tail = value.rpartition(":")
+    if colon and "." in tail:
+        if not _sloppy_quad(tail):
+            return False
+        value = head + ":" + ".".join(str(int(p)) for p in tail.split("."))
     try:
         ipaddress.IPv6Address(value)
     except ValueError:

@@ -37,10 +37,10 @@ def test_major_and_minor_when_git_version_is_odd(fake_api):
 
 
 def test_a_newer_cluster_is_judged_as_the_newest_ported(fake_api):
-    fake_api.version = {"major": "1", "minor": "36", "gitVersion": "v1.36.2"}
+    fake_api.version = {"major": "1", "minor": "38", "gitVersion": "v1.38.2"}
     chosen = read_version(fake_api.client())
-    assert chosen.version == KubeVersion(1, 36) and chosen.judged == NEWEST
-    assert f"Kubernetes 1.36, judged as {NEWEST}" in chosen.describe()
+    assert chosen.version == KubeVersion(1, 38) and chosen.judged == NEWEST
+    assert f"Kubernetes 1.38, judged as {NEWEST}" in chosen.describe()
 
 
 @pytest.mark.parametrize("answer", [None, {"platform": "linux/amd64"}, {"gitVersion": 7}])

@@ -35,14 +35,7 @@ def drawn(topic: str, count: int = PER_TOPIC) -> list[Case]:
     seen: dict[str, Any] = {}
     strategy = TOPICS[topic]
 
-    @settings(
-        derandomize=True,
-        database=None,
-        max_examples=count * 3,
-        phases=[Phase.generate],
-        suppress_health_check=list(HealthCheck),
-        deadline=None,
-    )
+    @settings(derandomize=True, database=None, max_examples=count * 3, phases=[Phase.generate], suppress_health_check=list(HealthCheck), deadline=None)
     @given(st.data())
     def collect(data: st.DataObject) -> None:
         spec = data.draw(strategy)  # always drawn: hypothesis wants every run to draw alike

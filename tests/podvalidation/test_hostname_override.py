@@ -1,6 +1,7 @@
-"""hostnameOverride (gate HostnameOverride, 1.34 alpha): the constraints the field's API
-documentation states (a DNS subdomain of at most 64 characters, not with setHostnameAsFQDN or
-hostNetwork); the stored 1.34 source and tests were not readable, so no upstream table is replayed."""
+"""hostnameOverride (gate HostnameOverride: alpha in 1.34, on from 1.35): validatePodHostName of
+validation.go v1.37.2 (the same from v1.34.4), whose verdicts the oracle's kube-apiserver 1.37
+recording holds (tests/oracle): not with setHostnameAsFQDN or hostNetwork, at most 64 characters,
+a DNS subdomain, the empty string included, in that order."""
 
 from __future__ import annotations
 
@@ -22,14 +23,19 @@ def test_invalid_override() -> None:
     assert errs == ["spec.hostnameOverride: Too long: must have at most 64 bytes"]
 
 
-def test_not_with_fqdn_or_host_network() -> None:
+def test_not_with_fqdn_or_host_network_reported_first() -> None:
     assert gated_errors(pod_with(hostnameOverride="db", setHostnameAsFQDN=True), GATE) == [
-        "spec.hostnameOverride: Forbidden: may not be set when `setHostnameAsFQDN` is true"
+        "spec.hostnameOverride: Forbidden: may not be specified when setHostnameAsFQDN is true"
     ]
-    errs = gated_errors(pod_with(hostnameOverride="db", hostNetwork=True), GATE)
-    assert "spec.hostnameOverride: Forbidden: may not be set when `hostNetwork` is true" in errs
+    errs = gated_errors(pod_with(hostnameOverride="Bad", hostNetwork=True), GATE)
+    assert errs[0] == "spec.hostnameOverride: Forbidden: may not be specified when hostNetwork is true"
+    assert errs[1].startswith('spec.hostnameOverride: Invalid value: "Bad"')
 
 
-def test_not_checked_with_the_gate_off_or_empty() -> None:
+def test_the_empty_override_is_not_a_subdomain() -> None:
+    errs = gated_errors(pod_with(hostnameOverride=""), GATE)
+    assert len(errs) == 1 and errs[0].startswith('spec.hostnameOverride: Invalid value: "": a lowercase RFC 1123 subdomain')
+
+
+def test_not_checked_with_the_gate_off() -> None:
     assert gated_errors(pod_with(hostnameOverride="Bad_Name")) == []
-    assert gated_errors(pod_with(hostnameOverride=""), GATE) == []

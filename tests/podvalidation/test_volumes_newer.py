@@ -13,6 +13,10 @@ import pytest
 from support.gated import gated_errors
 from support.pods import BASE_POD
 
+from webhook.kubeversion import KubeVersion
+from webhook.podvalidation import apply_pod_defaults, validate_pod_create
+from webhook.podvalidation.options import PodOptions
+
 RRO = "RecursiveReadOnlyMounts"
 IMAGE = "ImageVolume"
 VOLUMES = [
@@ -73,16 +77,24 @@ def test_recursive_read_only_not_checked_with_the_gate_off() -> None:
     assert gated_errors(_mounts({"name": "host", "mountPath": "/rro", "recursiveReadOnly": "Always"}), IMAGE) == []
 
 
-def test_no_sub_path_into_an_image_volume_TestValidateVolumeMounts() -> None:
+def test_no_sub_path_into_an_image_volume_through_1_32_TestValidateVolumeMounts() -> None:
+    """ValidateVolumeMounts of v1.32.11 (ImageVolume turned on); gone from v1.33.7 on."""
     at = "spec.containers[0].volumeMounts[0]"
-    assert gated_errors(_mounts({"name": "image-volume", "mountPath": "/image-volume-err-1", "subPath": "foo"}), IMAGE) == [
+    at_1_32 = PodOptions(version=KubeVersion(1, 32), gates=frozenset({IMAGE}))
+
+    def errors(pod: dict, opts: PodOptions = at_1_32) -> list[str]:
+        return [str(e) for e in validate_pod_create(apply_pod_defaults(copy.deepcopy(pod), opts), opts=opts)]
+
+    assert errors(_mounts({"name": "image-volume", "mountPath": "/image-volume-err-1", "subPath": "foo"})) == [
         f'{at}.subPath: Invalid value: "foo": not allowed in image volume sources'
     ]
-    assert gated_errors(_mounts({"name": "image-volume", "mountPath": "/image-volume-err-2", "subPathExpr": "$(POD_NAME)"}), IMAGE) == [
+    assert errors(_mounts({"name": "image-volume", "mountPath": "/image-volume-err-2", "subPathExpr": "$(POD_NAME)"})) == [
         f'{at}.subPathExpr: Invalid value: "$(POD_NAME)": not allowed in image volume sources'
     ]
     # the same subPath into another volume is fine
-    assert gated_errors(_mounts({"name": "host", "mountPath": "/x", "subPath": "foo"}), IMAGE) == []
+    assert errors(_mounts({"name": "host", "mountPath": "/x", "subPath": "foo"})) == []
+    # from 1.33 a subPath into an image volume is allowed (kube-apiserver 1.37.2 admits it: tests/oracle)
+    assert gated_errors(_mounts({"name": "image-volume", "mountPath": "/i", "subPath": "foo"}), IMAGE) == []
 
 
 def test_image_volume_source() -> None:

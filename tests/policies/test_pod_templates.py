@@ -152,21 +152,28 @@ def test_no_podgroup_annotations_where_kthena_makes_no_podgroup(scheduler, crd):
 
 def test_a_template_variable_the_controller_replaces_shifts_no_path():
     env = [{"name": "GROUP_SIZE", "valueFrom": {"fieldRef": {"fieldPath": "bad"}}}, {"name": "B", "value": "1"}, {"name": "1C", "value": "2"}]
-    assert _errors(_ms(_role(env=env))) == [
+    assert _errors(_ms(_role(env=env)), ctx=Context(kubernetes_version=KubeVersion(1, 31))) == [
         'spec.template.roles[0].entryTemplate.spec.containers[0].env[2].name: Invalid value: "1C": a valid environment '
         "variable name must consist of alphabetic characters, digits, '_', '-', or '.', and must not start with a digit "
         "(e.g. 'my.env-name',  or 'MY_ENV.NAME',  or 'MyEnvName1', regex used for validation is '[-._a-zA-Z][-._a-zA-Z0-9]*')"
+    ]
+    # from 1.32 (RelaxedEnvironmentVariableValidation) any printable name but one with '=' passes
+    assert _errors(_ms(_role(env=env))) == []
+    env[2]["name"] = "C=1"
+    assert _errors(_ms(_role(env=env))) == [
+        'spec.template.roles[0].entryTemplate.spec.containers[0].env[2].name: Invalid value: "C=1": a valid environment '
+        "variable name must consist only of printable ASCII characters other than '='"
     ]
 
 
 def test_equal_templates_are_judged_once_and_reported_at_each_path():
     """Roles with equal templates share one verdict per review; each template still gets it at its path."""
-    bad: dict[str, Any] = {"ports": [{"containerPort": 0}], "env": [{"name": "GROUP_SIZE", "value": "9"}, {"name": "1x"}]}
+    bad: dict[str, Any] = {"ports": [{"containerPort": 0}], "env": [{"name": "GROUP_SIZE", "value": "9"}, {"name": "x=1"}]}
     alone = _errors(_ms(_role(workers=1, **copy.deepcopy(bad))))
     assert len(alone) == 4  # the entry's two causes, then the worker's
     twice = _errors(_ms(_role(workers=1, **copy.deepcopy(bad)), _role("prefill", workers=1, **copy.deepcopy(bad))))
     assert twice == alone + [e.replace("roles[0]", "roles[1]") for e in alone]
-    assert 'spec.template.roles[1].workerTemplate.spec.containers[0].env[1].name: Invalid value: "1x"' in twice[-1]
+    assert 'spec.template.roles[1].workerTemplate.spec.containers[0].env[1].name: Invalid value: "x=1"' in twice[-1]
 
 
 def test_templates_equal_only_to_python_are_judged_apart():
@@ -403,13 +410,13 @@ def test_at_1_28_they_get_the_1_28_answers_and_the_dropped_fields_are_warned_of(
 
 
 def test_a_cluster_newer_than_we_know_is_judged_as_the_newest_and_told_so():
-    role = _role(readinessProbe={"httpGet": {"path": "/health", "port": 8000, "protocol": "HTTP"}})
-    found = _verdict(make_request(_ms(role), operation="CREATE"), Context(kubernetes_version=KubeVersion(1, 37)))
+    role = _role(readinessProbe={"httpGet": {"path": "/health", "port": 8000, "protocol": "HTTP1"}})
+    found = _verdict(make_request(_ms(role), operation="CREATE"), Context(kubernetes_version=KubeVersion(1, 38)))
     assert found.errors == []
     assert found.warnings == [
-        "spec.template.roles[0].entryTemplate.spec.containers[0].readinessProbe.httpGet.protocol: not validated: Kubernetes 1.37"
-        " has this Pod field (added in 1.37) and 1.34, the newest whose Pod validation we mirror, has not: the API server keeps"
-        " it and judges it; we judge the rest of the Pod"
+        "spec.template.roles[0].entryTemplate.spec.containers[0].readinessProbe.httpGet.protocol: dropped: the feature gate"
+        " H2CContainerProbe is off by default in Kubernetes 1.37, so the API server drops it (the cluster runs Kubernetes 1.38,"
+        " newer than 1.37, the newest whose Pod validation we mirror: judged as 1.37)"
     ]
 
 

@@ -55,12 +55,12 @@ def test_auto_is_read_from_the_api_server_and_followed_after_a_reconnect(fake_ap
     started = [r.msg for r in caplog.records if isinstance(r.msg, dict) and r.msg.get("msg", "").startswith("judging by")]
     assert started == [{"msg": "judging by Kubernetes 1.29", "kubernetesVersion": "1.29", "judgedAs": "1.29", "source": "the API server's /version (v1.29.6)"}]
     review(app)
-    fake_api.version = {"major": "1", "minor": "36", "gitVersion": "v1.36.0"}  # the control plane was upgraded
+    fake_api.version = {"major": "1", "minor": "38", "gitVersion": "v1.38.0"}  # the control plane was upgraded
     app.extensions["servinggate"]["kubernetes"].refresh()  # what the watcher calls when it reconnects
     review(app)
-    assert versions == [KubeVersion(1, 29), KubeVersion(1, 36)]
+    assert versions == [KubeVersion(1, 29), KubeVersion(1, 38)]
     detail = app.test_client().get("/readyz").get_json()["detail"]
-    assert f"Kubernetes 1.36, judged as {NEWEST}, from the API server's /version (v1.36.0)" in detail
+    assert f"Kubernetes 1.38, judged as {NEWEST}, from the API server's /version (v1.38.0)" in detail
 
 
 def test_an_unreadable_version_starts_with_the_newest_and_says_so(fake_api, tmp_path, seen, caplog):

@@ -172,11 +172,11 @@ def test_answers_are_read_without_a_cluster():
 
 def test_says_which_version_the_webhook_judges_by(fake_api, smoke, tmp_path):
     _install_ours(fake_api)
-    fake_api.version = {"major": "1", "minor": "36", "gitVersion": "v1.36.1"}
+    fake_api.version = {"major": "1", "minor": "38", "gitVersion": "v1.38.1"}
     code, out = smoke()
     assert code == 0, out
     assert out.splitlines()[0] == (
-        f"INFO      the webhook (--kubernetes-version auto) judges by Kubernetes 1.36, judged as {NEWEST}, from the API server's /version (v1.36.1)"
+        f"INFO      the webhook (--kubernetes-version auto) judges by Kubernetes 1.38, judged as {NEWEST}, from the API server's /version (v1.38.1)"
     )
     served = tmp_path / "serve.yaml"  # the webhook's own settings file: its other keys are ignored
     served.write_text("kubernetes-version: '1.29'\nport: 8443\nrule-actions: ''\n")

@@ -87,9 +87,27 @@ IPV4 = st.lists(_OCTET, min_size=3, max_size=5).map(".".join)
 IPS = (
     st.sampled_from(
         [
-            "1.2.3.4", "010.0.0.1", "1.2.3.04", "0.0.0.0", "255.255.255.255", "::", "::1", "2001:db8::1", "2001:DB8::1",
-            "2001:0db8:0000:0000:0000:0000:0000:0001", "::ffff:1.2.3.4", "::ffff:01.2.3.4", "fe80::1%eth0", "1.2.3.4/24",
-            "1.2.3", "", " 1.2.3.4", "2001:db8::1/64", "::FFFF:1.2.3.4", "1:2:3:4:5:6:7:8", "1::2::3",
+            "1.2.3.4",
+            "010.0.0.1",
+            "1.2.3.04",
+            "0.0.0.0",
+            "255.255.255.255",
+            "::",
+            "::1",
+            "2001:db8::1",
+            "2001:DB8::1",
+            "2001:0db8:0000:0000:0000:0000:0000:0001",
+            "::ffff:1.2.3.4",
+            "::ffff:01.2.3.4",
+            "fe80::1%eth0",
+            "1.2.3.4/24",
+            "1.2.3",
+            "",
+            " 1.2.3.4",
+            "2001:db8::1/64",
+            "::FFFF:1.2.3.4",
+            "1:2:3:4:5:6:7:8",
+            "1::2::3",
         ]
     )
     | IPV4
@@ -157,15 +175,7 @@ def file_key_refs(draw: st.DrawFn) -> dict[str, Any]:
             "optional": draw(_maybe(st.booleans())),
         }
     )
-    volumes = draw(
-        st.sampled_from(
-            [
-                [{"name": "env", "emptyDir": {}}],
-                [{"name": "env", "emptyDir": {}}, {"name": "cfg", "configMap": {"name": "c"}}],
-                [],
-            ]
-        )
-    )
+    volumes = draw(st.sampled_from([[{"name": "env", "emptyDir": {}}], [{"name": "env", "emptyDir": {}}, {"name": "cfg", "configMap": {"name": "c"}}], []]))
     spec = pod_spec(main={"env": [{"name": "E", "valueFrom": {"fileKeyRef": ref}}]})
     if volumes:
         spec["volumes"] = volumes
@@ -192,10 +202,7 @@ def restart_rules(draw: st.DrawFn) -> dict[str, Any]:
         }
     )
     main = _drop_none(
-        {
-            "restartPolicy": draw(_maybe(st.sampled_from(["Always", "Never", "OnFailure", "", "Sometimes"]))),
-            "restartPolicyRules": draw(_maybe(st.just([rule]))),
-        }
+        {"restartPolicy": draw(_maybe(st.sampled_from(["Always", "Never", "OnFailure", "", "Sometimes"]))), "restartPolicyRules": draw(_maybe(st.just([rule])))}
     )
     pod_policy = draw(_maybe(st.sampled_from(["Always", "OnFailure", "Never"])))
     extra = {"restartPolicy": pod_policy} if pod_policy else {}
@@ -229,11 +236,7 @@ HOSTNAMES = st.sampled_from(["node-1", "a.b.c", "UPPER", "x" * 64, "x" * 65, "-a
 @st.composite
 def hostname_overrides(draw: st.DrawFn) -> dict[str, Any]:
     extra = _drop_none(
-        {
-            "setHostnameAsFQDN": draw(_maybe(st.booleans())),
-            "hostNetwork": draw(_maybe(st.booleans())),
-            "hostname": draw(_maybe(st.sampled_from(["h", "a.b"]))),
-        }
+        {"setHostnameAsFQDN": draw(_maybe(st.booleans())), "hostNetwork": draw(_maybe(st.booleans())), "hostname": draw(_maybe(st.sampled_from(["h", "a.b"])))}
     )
     return pod_spec(hostnameOverride=draw(HOSTNAMES), **extra)
 
@@ -286,7 +289,11 @@ def projections(draw: st.DrawFn) -> dict[str, Any]:
         )
     else:
         source = _drop_none(
-            {"path": draw(st.sampled_from(["token", "", "/abs"])), "expirationSeconds": draw(_maybe(st.sampled_from([600, 100, 3600, 2**32]))), "audience": draw(_maybe(st.just("a")))}
+            {
+                "path": draw(st.sampled_from(["token", "", "/abs"])),
+                "expirationSeconds": draw(_maybe(st.sampled_from([600, 100, 3600, 2**32]))),
+                "audience": draw(_maybe(st.just("a"))),
+            }
         )
     mount = {"name": "p", "mountPath": "/p"}
     return pod_spec(main={"volumeMounts": [mount]}, volumes=[{"name": "p", "projected": {"sources": [{kind: source}]}}])
@@ -340,7 +347,19 @@ def volumes_1_37(draw: st.DrawFn) -> dict[str, Any]:
 @st.composite
 def gated_older(draw: st.DrawFn) -> dict[str, Any]:
     kind = draw(
-        st.sampled_from(["sidecar", "procMount", "appArmor", "supplementalGroupsPolicy", "hostUsers", "resizePolicy", "recursiveReadOnly", "matchLabelKeys", "userNamespaces"])
+        st.sampled_from(
+            [
+                "sidecar",
+                "procMount",
+                "appArmor",
+                "supplementalGroupsPolicy",
+                "hostUsers",
+                "resizePolicy",
+                "recursiveReadOnly",
+                "matchLabelKeys",
+                "userNamespaces",
+            ]
+        )
     )
     if kind == "sidecar":
         init = container(name="side", restartPolicy=draw(st.sampled_from(["Always", "Never", "OnFailure", ""])))
@@ -353,19 +372,35 @@ def gated_older(draw: st.DrawFn) -> dict[str, Any]:
             spec["hostUsers"] = False
         return spec
     if kind == "appArmor":
-        profile = _drop_none({"type": draw(st.sampled_from(["RuntimeDefault", "Localhost", "Unconfined", "x"])), "localhostProfile": draw(_maybe(st.sampled_from(["p", ""])))})
+        profile = _drop_none(
+            {"type": draw(st.sampled_from(["RuntimeDefault", "Localhost", "Unconfined", "x"])), "localhostProfile": draw(_maybe(st.sampled_from(["p", ""])))}
+        )
         return pod_spec(securityContext={"appArmorProfile": profile})
     if kind == "supplementalGroupsPolicy":
         return pod_spec(securityContext={"supplementalGroupsPolicy": draw(st.sampled_from(["Merge", "Strict", "", "x"]))})
     if kind in ("hostUsers", "userNamespaces"):
         return pod_spec(hostUsers=draw(st.booleans()), hostNetwork=draw(st.booleans()))
     if kind == "resizePolicy":
-        policy = {"resourceName": draw(st.sampled_from(["cpu", "memory", "gpu"])), "restartPolicy": draw(st.sampled_from(["NotRequired", "RestartContainer", "x"]))}
+        policy = {
+            "resourceName": draw(st.sampled_from(["cpu", "memory", "gpu"])),
+            "restartPolicy": draw(st.sampled_from(["NotRequired", "RestartContainer", "x"])),
+        }
         return pod_spec(main={"resizePolicy": [policy]})
     if kind == "recursiveReadOnly":
-        mount = _drop_none({"name": "v", "mountPath": "/v", "readOnly": draw(_maybe(st.booleans())), "recursiveReadOnly": draw(st.sampled_from(["Disabled", "IfPossible", "Enabled", "x"]))})
+        mount = _drop_none(
+            {
+                "name": "v",
+                "mountPath": "/v",
+                "readOnly": draw(_maybe(st.booleans())),
+                "recursiveReadOnly": draw(st.sampled_from(["Disabled", "IfPossible", "Enabled", "x"])),
+            }
+        )
         return pod_spec(main={"volumeMounts": [mount]}, volumes=[{"name": "v", "emptyDir": {}}])
-    term = {"topologyKey": "zone", "labelSelector": {"matchLabels": {"app": "x"}}, "matchLabelKeys": draw(st.sampled_from([["app"], ["pod-template-hash"], ["bad key!"], []]))}
+    term = {
+        "topologyKey": "zone",
+        "labelSelector": {"matchLabels": {"app": "x"}},
+        "matchLabelKeys": draw(st.sampled_from([["app"], ["pod-template-hash"], ["bad key!"], []])),
+    }
     return pod_spec(affinity={"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}})
 
 

@@ -91,6 +91,7 @@ def audit(
     *,
     namespace: str = "",
     kubernetes_version: KubeVersion = NEWEST,
+    feature_gates: tuple[tuple[str, bool], ...] = (),
     clock: Callable[[], float] = time.monotonic,
 ) -> AuditRun:
     """Judge every object `source` lists (of `namespace` only, when given: the source lists that
@@ -100,7 +101,11 @@ def audit(
     store = ProjectionStore()
     fill(store, source)
     ctx = Context(
-        settings=settings, lookups=_InNamespace(store, namespace) if namespace else store, kubernetes_version=kubernetes_version, facts=ClusterFacts(store)
+        settings=settings,
+        lookups=_InNamespace(store, namespace) if namespace else store,
+        kubernetes_version=kubernetes_version,
+        feature_gates=feature_gates,
+        facts=ClusterFacts(store),
     )
     for kind in audited_kinds() if kinds is None else kinds:
         try:

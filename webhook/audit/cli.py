@@ -60,7 +60,13 @@ class Auditor:
         if self.recovering:
             self.kubernetes.refresh()
         try:
-            run = audit(self.lister, self.settings.policies, namespace=self.settings.auditor.namespace, kubernetes_version=self.kubernetes.current.version)
+            run = audit(
+                self.lister,
+                self.settings.policies,
+                namespace=self.settings.auditor.namespace,
+                kubernetes_version=self.kubernetes.current.version,
+                feature_gates=self.settings.version.feature_gates,
+            )
             written = self._write(run)
         except Exception:
             self.recovering = True

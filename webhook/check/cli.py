@@ -35,6 +35,7 @@ from typing import Any, TextIO, cast
 from .. import config
 from ..crds import CacheError, cached, describe_entry, describe_sources
 from ..errors import OperatorError
+from ..featuregates import not_at
 from ..kubeversion import NEWEST, NEWEST_SCHEMAS, Chosen, KubeVersion, named, parse_kubernetes_version
 from ..policies import Context, DictLookups, PolicySettings
 from ..policies.clusterfacts import ClusterFacts
@@ -87,6 +88,7 @@ def run(
     previews: bool = True,
     stdin: TextIO = sys.stdin,
     facts: ClusterFacts | None = None,
+    feature_gates: tuple[tuple[str, bool], ...] = (),
 ) -> tuple[list[DocumentResult], list[Problem]]:
     """Every object of `paths` through the pipeline. The CRDs: `crds` (built by the caller from
     its sources), else those of `crd_paths` alone (catalog.build raises CrdPathError)."""
@@ -97,7 +99,7 @@ def run(
     gc.disable()
     try:
         known = crds if crds is not None else catalog.build(list(crd_paths or []))
-        return _run(paths, old_paths, settings, known, field_validation, kubernetes_version, previews, stdin, facts)
+        return _run(paths, old_paths, settings, known, field_validation, kubernetes_version, previews, stdin, facts, feature_gates)
     finally:
         if collecting:
             gc.enable()
@@ -113,13 +115,18 @@ def _run(
     previews: bool,
     stdin: TextIO,
     facts: ClusterFacts | None,
+    feature_gates: tuple[tuple[str, bool], ...] = (),
 ) -> tuple[list[DocumentResult], list[Problem]]:
     version = chosen_version(parse_kubernetes_version(kubernetes_version) if isinstance(kubernetes_version, str) else kubernetes_version).version
     new = load(paths, stdin)
     old = load(old_paths, stdin) if old_paths else Loaded()
     olds = {_identity(d.obj): d.obj for d in old.documents}
     ctx = Context(
-        settings=settings, lookups=DictLookups([d.obj for d in old.documents] + [d.obj for d in new.documents]), kubernetes_version=version, facts=facts
+        settings=settings,
+        lookups=DictLookups([d.obj for d in old.documents] + [d.obj for d in new.documents]),
+        kubernetes_version=version,
+        feature_gates=feature_gates,
+        facts=facts,
     )
     pipeline = Pipeline(crds, Builtins(str(schema_version(version))), ctx, cast(FieldValidation, field_validation))
     results = [pipeline.run(d, olds.get(_identity(d.obj))) for d in new.documents]
@@ -246,7 +253,12 @@ def _main(argv: list[str]) -> int:
     if args.files.count("-") + args.old.count("-") > 1:
         print("check: stdin (-) can be given only once", file=sys.stderr)
         return EXIT_UNUSABLE
-    for note in version_notes(chosen_version(settings.version.kubernetes_version)):
+    chosen = chosen_version(settings.version.kubernetes_version)
+    problem = not_at(settings.version.feature_gates, chosen.version)
+    if problem:  # with auto: the version check judges by (a named one was checked as the settings were read)
+        print(f"servinggate check: --feature-gates: {problem}", file=sys.stderr)
+        return 2
+    for note in version_notes(chosen):
         print(f"check: {note}", file=sys.stderr)
     try:
         facts = cluster_facts(args.cluster, args.kubeconfig)
@@ -267,6 +279,7 @@ def _main(argv: list[str]) -> int:
             kubernetes_version=settings.version.kubernetes_version,
             previews=not args.no_pods,
             facts=facts,
+            feature_gates=settings.version.feature_gates,
         )
     except ValueError as exc:  # a Kubernetes release without schemas
         print(f"check: {exc}", file=sys.stderr)

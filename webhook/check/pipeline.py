@@ -215,7 +215,7 @@ class Pipeline:
 
     def _pod_options(self) -> PodOptions:
         """The Pod validation of the minor this check judges by."""
-        return options_for(self.ctx.kubernetes_version)
+        return options_for(self.ctx.kubernetes_version, self.ctx.feature_gates)
 
     # ---- the steps ---------------------------------------------------------------------------
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import names
-from .errors import Errors, FieldPath, forbidden, invalid, not_supported, required
+from .errors import Errors, FieldPath, forbidden, invalid, not_found, not_supported, required
 from .options import DEFAULT_OPTIONS, PodOptions
 from .values import arr, canonical, obj, opt_obj, quantity, text
 
@@ -89,12 +89,66 @@ def _validate_value_from(var: dict[str, Any], at: FieldPath, errs: Errors, opts:
         if (ref := opt_obj(source.get(key), path.child(key), errs)) is not None:
             count += 1
             errs += _key_selector(ref, path.child(key), errs)
+    env_files = opts.on("EnvFiles")  # off, the field was dropped before validation
+    if env_files and (ref := opt_obj(source.get("fileKeyRef"), path.child("fileKeyRef"), errs)) is not None:
+        count += 1
+        errs += _file_key_selector(ref, path.child("fileKeyRef"), errs)
     if count == 0:
-        errs.append(invalid(path, "", "must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`"))
+        sources = (
+            "`fieldRef`, `resourceFieldRef`, `configMapKeyRef`, `secretKeyRef` or `fileKeyRef`"
+            if env_files
+            else "`fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`"
+        )
+        errs.append(invalid(path, "", f"must specify one of: {sources}"))
     elif text(var.get("value"), at.child("value"), errs):
         errs.append(invalid(path, "", "may not be specified when `value` is not empty"))
     elif count > 1:
         errs.append(invalid(path, "", "may not have more than one field specified at a time"))
+
+
+def _file_key_selector(ref: dict[str, Any], path: FieldPath, errs: Errors) -> Errors:
+    """validateFileKeySelector (validation.go, v1.35.4 to v1.37.2): a key of the relaxed name
+    rule (whatever RelaxedEnvironmentVariableValidation says), a DNS-1123 label volume name, a
+    path without a `..` segment."""
+    out: Errors = []
+    key = text(ref.get("key"), path.child("key"), errs)
+    if not key:
+        out.append(required(path.child("key")))
+    else:
+        out += [invalid(path.child("key"), key, m) for m in names.is_relaxed_env_var_name(key)]
+    volume = text(ref.get("volumeName"), path.child("volumeName"), errs)
+    if not volume:
+        out.append(required(path.child("volumeName")))
+    else:
+        out += [invalid(path.child("volumeName"), volume, m) for m in names.is_dns1123_label(volume)]
+    file_path = text(ref.get("path"), path.child("path"), errs)
+    if not file_path:
+        out.append(required(path.child("path")))
+    elif ".." in file_path.split("/"):
+        out.append(invalid(path.child("path"), file_path, "must not contain '..'"))
+    return out
+
+
+def validate_file_key_ref_volumes(containers: list[tuple[dict[str, Any], FieldPath]], volumes: Any, errs: Errors) -> None:
+    """validateFileKeyRefVolumes (validation.go, v1.35.4 to v1.37.2), the last check of a pod
+    spec: each `fileKeyRef` names a volume of the pod, and an emptyDir one (a volume with no
+    source was defaulted to one). `containers`: (container, path) in VisitContainersWithPath's
+    order."""
+    by_name = {v.get("name"): v for v in volumes if type(v) is dict} if type(volumes) is list else {}
+    for container, at in containers:
+        env = container.get("env")
+        for j, var in enumerate(env if type(env) is list else ()):
+            source = var.get("valueFrom") if type(var) is dict else None
+            ref = source.get("fileKeyRef") if type(source) is dict else None
+            if type(ref) is not dict:
+                continue
+            name = ref.get("volumeName")
+            where = at.child("env").index(j).child("valueFrom", "fileKeyRef", "volumeName")
+            volume = by_name.get(name)
+            if volume is None:
+                errs.append(not_found(where, name))
+            elif volume.get("emptyDir") is None:
+                errs.append(invalid(where, name, "referenced volume must be of type emptyDir"))
 
 
 def _host_ips(ref: dict[str, Any], path: FieldPath, opts: PodOptions) -> Errors:

@@ -67,7 +67,7 @@ def _mount_errors(
             errs.append(invalid(at.child("mountPath"), where, "must not already exist as a path in volumeDevices"))
         sub = text(mount.get("subPath"), at.child("subPath"), errs)
         volume = volumes.get(name)
-        if volume is not None and volume.get("image") is not None and opts.on("ImageVolume"):
+        if volume is not None and volume.get("image") is not None and opts.on("ImageVolume") and opts.version.minor < 33:
             errs += _image_sub_paths(mount, at)
         if sub:
             errs += local_descending_path(sub, path.child("subPath"))
@@ -84,7 +84,8 @@ def _mount_errors(
 
 
 def _image_sub_paths(mount: dict[str, Any], at: FieldPath) -> Errors:
-    """ValidateVolumeMounts: an image volume is mounted whole."""
+    """ValidateVolumeMounts through 1.32 (v1.32.11): an image volume is mounted whole. Gone from
+    1.33 (v1.33.7), where ImageVolume went beta: a subPath into one is allowed."""
     return [
         invalid(at.child(key), mount[key], "not allowed in image volume sources")
         for key in ("subPath", "subPathExpr")

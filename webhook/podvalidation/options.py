@@ -35,11 +35,16 @@ class PodOptions:
 
 
 @cache
-def options_for(version: KubeVersion) -> PodOptions:
+def options_for(version: KubeVersion, gates: tuple[tuple[str, bool], ...] = ()) -> PodOptions:
     """The options a Pod is judged with on a cluster of `version`: the gates on and off by default
-    at the minor it is judged as (`judged_as`), and the cluster's own minor when that differs."""
+    at the minor it is judged as (`judged_as`), then as the cluster's `--feature-gates` set them
+    (`gates`: (name, on) pairs; a gate Pod validation does not read changes nothing), and the
+    cluster's own minor when that differs."""
     judged = judged_as(version)
     defaults = {gate: gate_default(gate, judged) for gate in GATES}
+    for gate, on in gates:
+        if gate in defaults:
+            defaults[gate] = on
     return PodOptions(
         version=judged,
         gates=frozenset(g for g, on in defaults.items() if on),

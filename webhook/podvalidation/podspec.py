@@ -13,13 +13,14 @@ from typing import Any
 from .. import names
 from ..shapes import as_dict
 from .containers import image_whitespace, items, name_of, validate_containers, validate_ephemeral_containers, validate_init_containers
+from .env import validate_file_key_ref_volumes
 from .errors import Errors, FieldPath, choice, duplicate, forbidden, invalid, located, required, too_long
 from .meta import SECCOMP_CONTAINER_PREFIX, SECCOMP_POD_ANNOTATION, validate_annotations, validate_labels, validate_object_meta, validate_pod_annotations
 from .options import DEFAULT_OPTIONS, PodOptions
 from .platform import all_containers, validate_os
 from .resources import declared_claims, validate_overhead, validate_pod_resource_claims, validate_pod_resources
 from .scheduling import merged_label_key_errors, validate_affinity, validate_tolerations, validate_topology_spread
-from .security import validate_apparmor_match, validate_pod_security
+from .security import validate_apparmor_match, validate_host_users, validate_pod_security
 from .values import arr, field_text, obj, opt_int, opt_obj, opt_text, string_map, strings, text
 from .volumes import validate_volumes
 
@@ -41,7 +42,16 @@ def _host_network_ports(spec: dict[str, Any], path: FieldPath, is_pod: bool, err
                 errs.append(invalid(at, host, "must match `containerPort` when `hostNetwork` is true"))
 
 
-def _dns_config(spec: dict[str, Any], policy: str, path: FieldPath, errs: Errors) -> None:
+def _ip_errors(value: str, opts: PodOptions) -> list[str]:
+    """validatePodDNSConfig's and ValidateHostAliases' IP check: ParseIPSloppy through 1.29
+    ("must be valid IP address"), validation.IsValidIP from 1.30 (v1.30.14) and
+    IsValidIPForLegacyField from 1.33, strict where StrictIPCIDRValidation is on (1.36)."""
+    if opts.version.minor < 30:
+        return [] if names.parses_as_ip(value) else ["must be valid IP address"]
+    return names.legacy_ip_errors(value, strict=opts.on("StrictIPCIDRValidation"))
+
+
+def _dns_config(spec: dict[str, Any], policy: str, path: FieldPath, errs: Errors, opts: PodOptions) -> None:
     config = opt_obj(spec.get("dnsConfig"), path, errs)
     if policy == "None":
         if config is None:
@@ -56,16 +66,19 @@ def _dns_config(spec: dict[str, Any], policy: str, path: FieldPath, errs: Errors
     if len(servers) > 3:
         errs.append(invalid(path.child("nameservers"), servers, "must not have more than 3 nameservers"))
     for i, server in enumerate(servers):
-        if not names.parses_as_ip(server):
-            errs.append(invalid(path.child("nameservers").index(i), server, "must be valid IP address"))
+        errs += [invalid(path.child("nameservers").index(i), server, m) for m in _ip_errors(server, opts)]
     searches = strings(config.get("searches"), path.child("searches"), errs)
     if len(searches) > 32:
         errs.append(invalid(path.child("searches"), searches, "must not have more than 32 search paths"))
     if len(" ".join(searches)) > 2048:
         errs.append(invalid(path.child("searches"), searches, "must not have more than 2048 characters (including spaces) in the search list"))
+    relaxed = opts.on("RelaxedDNSSearchValidation")  # beta and on from 1.33; always, its gate gone, in 1.37
     for i, search in enumerate(searches):
+        if relaxed and search == ".":
+            continue
         trimmed = search[:-1] if search.endswith(".") else search
-        errs += [invalid(path.child("searches").index(i), trimmed, m) for m in names.is_dns1123_subdomain(trimmed)]
+        check = names.is_dns1123_subdomain_with_underscore if relaxed else names.is_dns1123_subdomain
+        errs += [invalid(path.child("searches").index(i), trimmed, m) for m in check(trimmed)]
     for i, option in enumerate(arr(config.get("options"), path.child("options"), errs)):
         if not text(obj(option, path.child("options").index(i), errs).get("name"), path.child("options").index(i), errs):
             errs.append(required(path.child("options").index(i), "must not be empty"))
@@ -106,31 +119,53 @@ def _named_objects(spec: dict[str, Any], path: FieldPath, errs: Errors) -> None:
 
 
 def _hostname_override(spec: dict[str, Any], path: FieldPath, errs: Errors) -> None:
-    """`hostnameOverride` (gate HostnameOverride, 1.34 alpha): a DNS subdomain of at most 64
-    characters, not with `setHostnameAsFQDN: true` and not on the host network, as the field's API
-    documentation states. The 1.34 source was not readable here (the stored validation.go
-    predates the field), so the messages of the last two are this port's own words."""
+    """validateHostnameOverride (validation.go, v1.34.4 to v1.37.2; gate HostnameOverride): not
+    with `setHostnameAsFQDN: true`, not on the host network, at most 64 characters and a DNS
+    subdomain, the empty string included."""
     at = path.child("hostnameOverride")
     value = text(spec.get("hostnameOverride"), at, errs)
-    if not value:
-        return  # the constraints are documented for a non-empty value; an empty one is let pass
+    if spec.get("setHostnameAsFQDN") is True:
+        errs.append(forbidden(at, "may not be specified when setHostnameAsFQDN is true"))
+    if spec.get("hostNetwork") is True:
+        errs.append(forbidden(at, "may not be specified when hostNetwork is true"))
     if len(value) > 64:
         errs.append(too_long(at, 64))
     errs += [invalid(at, value, m) for m in names.is_dns1123_subdomain(value)]
-    if spec.get("setHostnameAsFQDN") is True:
-        errs.append(forbidden(at, "may not be set when `setHostnameAsFQDN` is true"))
-    if spec.get("hostNetwork") is True:
-        errs.append(forbidden(at, "may not be set when `hostNetwork` is true"))
 
 
-def _host_aliases(spec: dict[str, Any], path: FieldPath, errs: Errors) -> None:
+def _workload_grouping(spec: dict[str, Any], path: FieldPath, errs: Errors) -> None:
+    """validateWorkloadReference (v1.35.4: `workloadRef`, its name a DNS subdomain, its podGroup
+    and podGroupReplicaKey DNS labels) and validateSchedulingGroup (v1.36.3 to v1.37.2: one of
+    `podGroupName`, a DNS subdomain); GenericWorkload is off by default in all three."""
+    ref = opt_obj(spec.get("workloadRef"), path.child("workloadRef"), errs)
+    if ref is not None:
+        at = path.child("workloadRef")
+        for key, check in (("name", names.name_is_dns_subdomain), ("podGroup", names.name_is_dns_label), ("podGroupReplicaKey", names.name_is_dns_label)):
+            value = text(ref.get(key), at.child(key), errs)
+            if key != "podGroupReplicaKey" or value:
+                errs += [invalid(at.child(key), value, m) for m in check(value)]
+    group = opt_obj(spec.get("schedulingGroup"), path.child("schedulingGroup"), errs)
+    if group is not None:
+        at = path.child("schedulingGroup", "podGroupName")
+        name = opt_text(group.get("podGroupName"), at, errs)
+        if name is None:
+            errs.append(invalid(at, None, "must specify one of: `podGroupName`"))
+        else:
+            errs += [invalid(at, name, m) for m in names.name_is_dns_subdomain(name)]
+
+
+def _host_aliases(spec: dict[str, Any], path: FieldPath, errs: Errors, opts: PodOptions) -> None:
+    """ValidateHostAliases: through 1.29 its errors name no index (`spec.hostAliases.ip`,
+    `.hostnames`); from 1.30 (v1.30.14) `hostAliases[i].ip` and `.hostnames[j]`."""
+    indexed = opts.version.minor >= 30
     for i, raw in enumerate(arr(spec.get("hostAliases"), path, errs)):
         alias = obj(raw, path.index(i), errs)
-        ip = text(alias.get("ip"), path.child("ip"), errs)
-        if not names.parses_as_ip(ip):
-            errs.append(invalid(path.child("ip"), ip, "must be valid IP address"))
-        for host in strings(alias.get("hostnames"), path.child("hostnames"), errs):
-            errs += [invalid(path.child("hostnames"), host, m) for m in names.is_dns1123_subdomain(host)]
+        at = path.index(i) if indexed else path
+        ip = text(alias.get("ip"), at.child("ip"), errs)
+        errs += [invalid(at.child("ip"), ip, m) for m in _ip_errors(ip, opts)]
+        for j, host in enumerate(strings(alias.get("hostnames"), at.child("hostnames"), errs)):
+            host_at = at.child("hostnames").index(j) if indexed else at.child("hostnames")
+            errs += [invalid(host_at, host, m) for m in names.is_dns1123_subdomain(host)]
 
 
 def _priority_and_runtime(spec: dict[str, Any], path: FieldPath, errs: Errors) -> None:
@@ -182,7 +217,7 @@ def validate_pod_spec(spec: dict[str, Any], path: FieldPath, *, is_pod: bool = T
     if get("affinity") is not None:
         validate_affinity(spec, path.child("affinity"), errs, opts=opts)
     if dns_policy == "None" or get("dnsConfig") is not None:
-        _dns_config(spec, dns_policy, path.child("dnsConfig"), errs)
+        _dns_config(spec, dns_policy, path.child("dnsConfig"), errs, opts)
     if get("readinessGates") is not None or get("schedulingGates") is not None:
         _gates(spec, path, errs)
     if get("topologySpreadConstraints") is not None:
@@ -193,10 +228,16 @@ def validate_pod_spec(spec: dict[str, Any], path: FieldPath, *, is_pod: bool = T
     if get("tolerations") is not None:
         validate_tolerations(get("tolerations"), path.child("tolerations"), errs)
     if get("hostAliases") is not None:
-        _host_aliases(spec, path.child("hostAliases"), errs)
+        _host_aliases(spec, path.child("hostAliases"), errs, opts)
     _priority_and_runtime(spec, path, errs)
     if get("os") is not None:
         validate_os(spec, path, errs)
+    if opts.on("GenericWorkload") and (get("workloadRef") is not None or get("schedulingGroup") is not None):
+        _workload_grouping(spec, path, errs)
+    if get("hostUsers") is not None or opts.on("ProcMountType"):
+        validate_host_users(spec, path, errs, opts)
+    if opts.on("EnvFiles"):
+        validate_file_key_ref_volumes(list(all_containers(spec, path)), get("volumes"), errs)
     return errs
 
 

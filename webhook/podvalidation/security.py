@@ -131,6 +131,31 @@ _CONTEXT_FIELDS = (
 )
 
 
+def validate_host_users(spec: dict[str, Any], path: FieldPath, errs: Errors, opts: PodOptions) -> None:
+    """validateHostUsers (validation.go, v1.28.7 to v1.37.2) and ValidateSecurityContext's
+    `Unmasked` check, over the whole pod: with `hostUsers: false` no host network, PID or IPC
+    namespace and no volumeDevices (1.34 on; the message named `pod.Spec.HostUsers` through
+    1.33); without it no container may ask for an `Unmasked` /proc (where ProcMountType keeps the
+    field). Both need UserNamespacesSupport to keep `hostUsers` at all."""
+    host_users = spec.get("hostUsers") is not False or not opts.on("UserNamespacesSupport")
+    if opts.on("ProcMountType") and host_users:
+        for c, at in all_containers(spec, path):
+            context = c.get("securityContext")
+            if type(context) is dict and context.get("procMount") == "Unmasked":
+                errs.append(invalid(at.child("securityContext", "procMount"), "Unmasked", "`hostUsers` must be false to use `Unmasked`"))
+    if host_users:
+        return
+    why = "when `hostUsers` is false" if opts.version.minor >= 34 else "when `pod.Spec.HostUsers` is false"
+    if spec.get("hostNetwork") is True:
+        errs.append(forbidden(path.child("hostNetwork"), why))
+    if spec.get("hostPID") is True:
+        errs.append(forbidden(path.child("HostPID"), why))
+    if spec.get("hostIPC") is True:
+        errs.append(forbidden(path.child("HostIPC"), why))
+    if opts.version.minor >= 34:
+        errs += [forbidden(at.child("volumeDevices"), why) for c, at in all_containers(spec, path) if c.get("volumeDevices")]
+
+
 def _context_struct(context: dict[str, Any]) -> GoSyntax:
     """`%#v` of a core.SecurityContext: every field a pointer, nil or an address."""
     parts = [f"{name}:({go_type})({POINTER if context.get(key) is not None else 'nil'})" for name, key, go_type in _CONTEXT_FIELDS]

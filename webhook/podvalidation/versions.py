@@ -227,11 +227,16 @@ GATED_FIELDS: dict[str, tuple[str, ...]] = {
     "EmptyDirVolumeMode": ("volumes[].emptyDir.mode",),
     "VolumeBindMountOptions": _every_container("volumeMounts[].bindMountOptions"),
     "H2CContainerProbe": _every_container(
-        "livenessProbe.httpGet.protocol", "readinessProbe.httpGet.protocol", "startupProbe.httpGet.protocol",
-        "lifecycle.postStart.httpGet.protocol", "lifecycle.preStop.httpGet.protocol",
+        "livenessProbe.httpGet.protocol",
+        "readinessProbe.httpGet.protocol",
+        "startupProbe.httpGet.protocol",
+        "lifecycle.postStart.httpGet.protocol",
+        "lifecycle.preStop.httpGet.protocol",
     ),
     "GRPCContainerProbeTLS": _every_container("livenessProbe.grpc.mode", "readinessProbe.grpc.mode", "startupProbe.grpc.mode"),
-    "AtomicWriteVolumeUserFields": tuple(sorted(p for p, span in FIELDS.items() if span.added == 37 and p.startswith("volumes[]") and p.rsplit(".", 1)[-1] in ("user", "defaultUser"))),
+    "AtomicWriteVolumeUserFields": tuple(
+        sorted(p for p, span in FIELDS.items() if span.added == 37 and p.startswith("volumes[]") and p.rsplit(".", 1)[-1] in ("user", "defaultUser"))
+    ),
 }
 
 # gate -> the upstream checks (pkg/apis/core/validation/validation.go) ported for the fields or
@@ -252,7 +257,12 @@ CHECKS: dict[str, str] = {
     "MatchLabelKeysInPodTopologySpreadSelectorMerge": "validateTopologySpreadConstraints: `matchLabelKeys` as merged into the selector",
     "DynamicResourceAllocation": "validatePodResourceClaims, validateResourceClaimNames (container `resources.claims`)",
     "PodLevelResources": "validatePodResourceRequirements, validatePodResourceConsistency",
-    "HostnameOverride": "`hostnameOverride` (from the field's API documentation)",
+    "HostnameOverride": "validatePodHostName (`hostnameOverride`)",
+    "GenericWorkload": "validateWorkloadReference (1.35), validateSchedulingGroup (1.36, 1.37)",
+    "EnvFiles": "validateEnvVarValueFrom and validateFileKeySelector (`fileKeyRef`), validateFileKeyRefVolumes",
+    "RelaxedEnvironmentVariableValidation": "ValidateEnv, ValidateEnvFrom: any printable ASCII name but '='",
+    "RelaxedDNSSearchValidation": "validatePodDNSConfig: searches may hold '_', and '.' alone",
+    "StrictIPCIDRValidation": "IsValidIPForLegacyField, strict: no leading 0s, no IPv4-mapped IPv6 (nameservers, hostAliases)",
 }
 
 

@@ -119,6 +119,8 @@ class Context:
     lookups: Lookups = field(default_factory=NoLookups)
     # the Kubernetes minor whose API server the rules mirror (resolved: never "auto")
     kubernetes_version: KubeVersion = NEWEST
+    # the cluster's own --feature-gates (name, on), over the release's defaults
+    feature_gates: tuple[tuple[str, bool], ...] = ()
     # what the cluster-fact rules read (policies/clusterfacts.ClusterFacts); None: no cluster
     facts: Any = None
     # one review's: whether a lookup may wait for the API server (for_review's argument); False:
@@ -151,6 +153,7 @@ class Context:
         object.__setattr__(ctx, "settings", self.settings)
         object.__setattr__(ctx, "lookups", ReviewLookups(view, may_wait))
         object.__setattr__(ctx, "kubernetes_version", self.kubernetes_version)
+        object.__setattr__(ctx, "feature_gates", self.feature_gates)
         object.__setattr__(ctx, "facts", self.facts)
         object.__setattr__(ctx, "may_wait", may_wait)
         object.__setattr__(ctx, "actions", self.actions)

@@ -239,7 +239,7 @@ def judge_pod_templates(req: Request, ctx: Context) -> list[FieldError] | Verdic
         return []
     old = req.old_object if req.operation == "UPDATE" and type(req.old_object) is dict else None
     errs: list[FieldError] = []
-    review = _Review(options_for(ctx.kubernetes_version))
+    review = _Review(options_for(ctx.kubernetes_version, ctx.feature_gates))
     for i, role, which in templates_in_use(ms, _ratchet(old) if old is not None else None):
         errs += judge(ms, i, role, which, review)
     if not errs:

@@ -26,6 +26,7 @@ from ..admission.decision import Decision
 from ..admission.responses import error_response, review_response
 from ..admission.review import Request, ReviewError, parse_review
 from ..admission.status import Status, reason_for
+from ..featuregates import not_at
 from ..kubeversion import Chosen, Followed
 from ..policies import Context, Lookups, Registry, engine
 from ..policies.registry import Action
@@ -250,7 +251,12 @@ def assemble(settings: ServeSettings, registry: Registry, lookups: Lookups | Non
     log.log(logging.WARNING if chosen.judged < chosen.version else logging.INFO, {"msg": "judging by Kubernetes " + str(chosen.judged), **chosen.log_fields()})
     inner = lookups if lookups is not None else default_lookups(settings, getattr(kubernetes, "refresh", None))
     counted = CountingLookups(inner)
-    ctx = Context(settings=settings.policies, lookups=counted, kubernetes_version=chosen.version, facts=cluster_facts(inner))
+    problem = not_at(settings.version.feature_gates, chosen.version)
+    if problem:
+        log.warning({"msg": f"--feature-gates: {problem}; judged with the gates it names that Pod validation reads"})
+    ctx = Context(
+        settings=settings.policies, lookups=counted, kubernetes_version=chosen.version, feature_gates=settings.version.feature_gates, facts=cluster_facts(inner)
+    )
     kubernetes.listeners.append(lambda fresh: ctx.follow_version(fresh.version))
     defaults = {"validate": "deny", "mutate": "on"}
     metrics.initialise([(r.name, ctx.actions.get(r.name, defaults[r.action])) for r in registry.rules()], __version__)
