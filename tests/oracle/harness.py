@@ -22,7 +22,8 @@ import re
 import ssl
 import urllib.error
 import urllib.request
-from collections.abc import Iterable, Iterator
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -196,3 +197,52 @@ def replay(recorded: dict[str, Any], version: str) -> Iterator[tuple[Case, str, 
         for mode in MODES if recorded else ():
             verdict = recorded.get(mode, recorded.get("both"))
             yield case, mode, Judged.from_json(verdict), ours(case, minor, mode)
+
+
+# Where ours admits what a server refused, and why: (reason, does a row show it). Every looser row
+# must have a reason, and every reason must still be seen somewhere, so the list stays true.
+LOOSER_BECAUSE: list[tuple[str, Callable[[Case, Judged], bool]]] = [
+    (
+        "an admission plugin reads the cluster (ServiceAccount, Priority, RuntimeClass objects): not knowable from a template",
+        lambda case, server: any(" is forbidden: " in c for c in server.causes),
+    ),
+    (
+        "an image with surrounding spaces is refused by modelservings.kthena.images, not by this rule",
+        lambda case, server: any("must not have leading or trailing whitespace" in c for c in server.causes),
+    ),
+    (
+        "DefaultPodLevelResources (pod-level requests and limits defaulted from the containers') is not ported",
+        lambda case, server: case.topic == "pod-resources",
+    ),
+]
+
+
+def because(case: Case, server: Judged) -> str | None:
+    """The listed reason a looser row shows, or None."""
+    return next((reason for reason, shows in LOOSER_BECAUSE if shows(case, server)), None)
+
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "policies.md"
+_MARKS = ("<!-- oracle-table -->", "<!-- /oracle-table -->")
+
+
+def docs_table(recorded: dict[str, Any]) -> str:
+    """The per-version table of docs/policies.md: what the replay of `recorded` gives."""
+    rows = [_MARKS[0], "| Kubernetes | server | recorded | verdicts | agree | ours stricter | ours looser, and why |", "|---|---|---|---|---|---|---|"]
+    for version in sorted(recorded.get("servers", {}), key=lambda v: tuple(map(int, v.split(".")))):
+        meta = recorded["servers"][version]
+        found = tally(replay(recorded, version))
+        reasons = Counter(because(case, server) for case, _, server, _ in found["looser"])
+        why = "; ".join(f"{n}: {reason}" for reason, n in sorted(reasons.items(), key=lambda kv: -kv[1])) or "none"
+        total = sum(len(v) for v in found.values())
+        rows.append(
+            f"| {version} | {meta['gitVersion']} | {meta['recorded']} | {total} | {len(found['agree'])} | {len(found['stricter'])} | {len(found['looser'])} ({why}) |"
+        )
+    rows.append(_MARKS[1])
+    return "\n".join(rows)
+
+
+def write_docs_table(recorded: dict[str, Any]) -> None:
+    text = DOCS.read_text()
+    start, end = text.index(_MARKS[0]), text.index(_MARKS[1]) + len(_MARKS[1])
+    DOCS.write_text(text[:start] + docs_table(recorded) + text[end:])

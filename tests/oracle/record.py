@@ -7,7 +7,8 @@ Run by hand, never by the test suite (CI has no control plane), with one kubecon
 
 Each case (cases.all_cases) is sent as the pod Kthena's controller would make, with `dryRun=All`,
 once with the default field validation and once with `fieldValidation=Strict`; the verdicts are
-kept per server version beside the cases, with the server's `gitVersion` and the date. A server
+kept per server version beside the cases, with the server's `gitVersion` and the date, and the
+table of docs/policies.md is rewritten (`record.py --docs` rewrites only the table). A server
 already recorded is replaced; the others stay. `./dev test` replays the file (test_oracle.py).
 """
 
@@ -23,10 +24,13 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parents[1]), str(HERE.parent), str(HERE)]
 
 from cases import all_cases  # noqa: E402
-from harness import ENV, MODES, RECORDED, load_recorded, servers_from_env  # noqa: E402
+from harness import ENV, MODES, RECORDED, load_recorded, servers_from_env, write_docs_table  # noqa: E402
 
 
 def main() -> None:
+    if sys.argv[1:] == ["--docs"]:  # only the table of docs/policies.md, from the recording as it is
+        write_docs_table(load_recorded())
+        return
     servers, skipped = servers_from_env(os.environ.get(ENV))
     for s in skipped:
         print(f"skipped: {s}", file=sys.stderr)
@@ -52,6 +56,7 @@ def main() -> None:
     RECORDED.parent.mkdir(parents=True, exist_ok=True)
     out = {"about": "verdicts of real kube-apiservers on the oracle's cases: tests/oracle/record.py", "servers": dict(sorted(meta.items())), "cases": rows}
     RECORDED.write_text(json.dumps(out, sort_keys=True, separators=(",", ":")) + "\n")
+    write_docs_table(out)
     print(f"{len(rows)} cases, servers {', '.join(s.label for s in servers)} -> {RECORDED}", file=sys.stderr)
 
 

@@ -13,32 +13,14 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Callable
 from functools import cache
 
 import pytest
 from cases import all_cases
-from harness import ENV, MODES, RECORDED, Case, Judged, load_recorded, ours, replay, servers_from_env, tally
+from harness import DOCS, ENV, LOOSER_BECAUSE, MODES, RECORDED, Judged, because, docs_table, load_recorded, ours, replay, servers_from_env, tally
 
 RECORDING = load_recorded()
 VERSIONS = sorted(RECORDING.get("servers", {}), key=lambda v: tuple(map(int, v.split("."))))
-
-# Where ours admits what a server refused, and why: (reason, does a row show it). Every looser row
-# must have a reason, and every reason must still be seen somewhere, so the list stays true.
-LOOSER_BECAUSE: list[tuple[str, Callable[[Case, Judged], bool]]] = [
-    (
-        "an admission plugin reads the cluster (ServiceAccount, Priority, RuntimeClass objects): not knowable from a template",
-        lambda case, server: any(" is forbidden: " in c for c in server.causes),
-    ),
-    (
-        "an image with surrounding spaces is refused by modelservings.kthena.images, not by this rule",
-        lambda case, server: any("must not have leading or trailing whitespace" in c for c in server.causes),
-    ),
-    (
-        "DefaultPodLevelResources (pod-level requests and limits defaulted from the containers') is not ported",
-        lambda case, server: case.topic == "pod-resources",
-    ),
-]
 MIN_CASES = 2000
 
 
@@ -66,18 +48,14 @@ def test_never_stricter_than_the_recorded_server(version):
     assert not found["stricter"], f"{len(found['stricter'])} cases ours refuses and kube-apiserver {version} admits:\n{_show(found['stricter'])}"
 
 
-def _because(case: Case, server: Judged) -> str | None:
-    return next((reason for reason, shows in LOOSER_BECAUSE if shows(case, server)), None)
-
-
 @pytest.mark.parametrize("version", VERSIONS)
 def test_looser_only_for_a_listed_reason(version):
-    unexplained = [row for row in _replayed(version)["looser"] if _because(row[0], row[2]) is None]
+    unexplained = [row for row in _replayed(version)["looser"] if because(row[0], row[2]) is None]
     assert not unexplained, f"{len(unexplained)} cases ours admits and kube-apiserver {version} refuses, with no reason listed:\n{_show(unexplained)}"
 
 
 def test_every_listed_reason_is_still_seen():
-    seen = {_because(case, server) for version in VERSIONS for case, _, server, _ in _replayed(version)["looser"]}
+    seen = {because(case, server) for version in VERSIONS for case, _, server, _ in _replayed(version)["looser"]}
     assert [reason for reason, _ in LOOSER_BECAUSE if reason not in seen] == []
 
 
@@ -108,3 +86,9 @@ def test_never_stricter_than_a_live_server(server):
     found = tally(rows)
     print(f"{server.label}: {len(found['agree'])} agree, {len(found['stricter'])} stricter, {len(found['looser'])} looser")
     assert not found["stricter"], _show(found["stricter"])
+
+
+def test_the_docs_say_what_the_recording_shows():
+    """docs/policies.md's table of the oracle per version is the replay of the recording
+    (`record.py --docs` rewrites it)."""
+    assert docs_table(RECORDING) in DOCS.read_text()

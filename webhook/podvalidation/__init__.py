@@ -1,4 +1,4 @@
-"""The API server's Pod validation (kube-apiserver 1.28 to 1.34), ported to Python.
+"""The API server's Pod validation (kube-apiserver 1.28 to 1.37), ported to Python.
 
 Kubernetes validates a Pod when it is created, never the pod template inside a custom resource;
 a ModelServing whose template the API server would refuse is accepted, and its pods never

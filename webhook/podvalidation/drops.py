@@ -6,7 +6,7 @@ Two removals, both silent on the server and both told here as `Dropped` records:
   versions.py). Kthena's controller creates pods with client-go's default field validation, so
   the server drops such a field with a warning and judges the rest: a 1.28 server given a
   `preStop` whose only handler is `sleep` sees an empty hook (`must specify a handler type`).
-- disabled fields: `dropDisabledFields` (pkg/api/pod/util.go, kubernetes/kubernetes 1.28 to 1.34)
+- disabled fields: `dropDisabledFields` (pkg/api/pod/util.go, kubernetes/kubernetes 1.28 to 1.37)
   drops on create each field whose feature gate is off (`GATED_FIELDS`), with upstream's few
   special cases: a `sleep` handler takes its hook along when no other handler is left
   (dropPodLifecycleSleepAction), a `stopSignal` its emptied `lifecycle` (dropContainerStopSignals),

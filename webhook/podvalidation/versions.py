@@ -263,6 +263,9 @@ CHECKS: dict[str, str] = {
     "RelaxedEnvironmentVariableValidation": "ValidateEnv, ValidateEnvFrom: any printable ASCII name but '='",
     "RelaxedDNSSearchValidation": "validatePodDNSConfig: searches may hold '_', and '.' alone",
     "StrictIPCIDRValidation": "IsValidIPForLegacyField, strict: no leading 0s, no IPv4-mapped IPv6 (nameservers, hostAliases)",
+    "ContainerRestartRules": "validateContainers, validateInitContainerRestartPolicy, validateContainerRestartPolicy (container `restartPolicy`, `restartPolicyRules`), validateFieldAllowList (ephemeral containers)",
+    "RestartAllContainersOnContainerExits": "validateInitContainerRestartPolicy (a sidecar's rules), validateContainerRestartPolicy (action `RestartAllContainers`)",
+    "InPlacePodVerticalScaling": "validateResizePolicy, validateInitContainers (`RestartContainer` in a non-sidecar init container's resizePolicy, 1.36)",
 }
 
 

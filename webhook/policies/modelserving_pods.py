@@ -7,7 +7,7 @@ only logs the refusal when it creates a pod (volcano-sh/kthena#1789), so a templ
 rule builds each pod as the controller will (`kthena_pods`), prepares it as the cluster's API
 server does (drops the fields its minor does not know, applies the v1 Pod defaults, drops the
 fields whose feature gate is off there) and runs that minor's Pod validation (`podvalidation`,
-1.28 to 1.34; a newer cluster is judged as 1.34) on it. Each dropped field is a review warning at
+1.28 to 1.37; a newer cluster is judged as 1.37) on it. Each dropped field is a review warning at
 its template path: the controller's pods are created with the server's default field validation,
 which drops such fields too, so a dropped field is never a refusal.
 

@@ -344,7 +344,7 @@ def check_reserved_labels(s: Shape) -> list[FieldError]:
 @REGISTRY.validates_request("modelservings.pod-templates", MODELSERVINGS)
 def check_pod_templates(req: Request, ctx: Context) -> list[FieldError] | Verdict:
     """Each role's entry pod and first worker pod, as the controller builds them, pass the Pod
-    validation of the cluster's Kubernetes minor (1.28 to 1.34); what that minor drops is warned of."""
+    validation of the cluster's Kubernetes minor (1.28 to 1.37); what that minor drops is warned of."""
     return judge_pod_templates(req, ctx)
 
 
