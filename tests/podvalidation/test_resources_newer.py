@@ -170,8 +170,12 @@ def test_pod_level_consistency_with_containers() -> None:
     errs = gated_errors(_pod_resources({"requests": {"cpu": "1"}}, {"requests": {"cpu": "600m"}}, {"requests": {"cpu": "600m"}}), PLR)
     assert errs == ['spec.resources.requests[cpu]: Invalid value: "1": must be greater than or equal to aggregate container requests of 1200m']
     errs = gated_errors(_pod_resources({"limits": {"memory": "1Gi"}}, {"limits": {"memory": "2Gi"}}), PLR)
-    # a container limit sets its request (defaulting), and the pod's request defaults to nothing here
-    assert errs == ['spec.resources.containers[0][memory].limits: Invalid value: "2Gi": must be less than or equal to pod limits of 1Gi']
+    # a container limit sets its request, and the pod's request defaults to the containers' (2Gi):
+    # both refused, as kube-apiservers 1.34.4 and 1.37.2 answered
+    assert errs == [
+        'spec.resources.requests: Invalid value: "2Gi": must be less than or equal to memory limit of 1Gi',
+        'spec.resources.containers[0][memory].limits: Invalid value: "2Gi": must be less than or equal to pod limits of 1Gi',
+    ]
 
 
 def test_pod_level_aggregate_counts_sidecars_and_the_largest_init() -> None:
@@ -199,3 +203,24 @@ def test_pod_level_skips_what_the_pod_does_not_name() -> None:
 
 def test_pod_level_not_checked_with_the_gate_off() -> None:
     assert gated_errors(_pod_resources({"limits": {"bogus": "1"}})) == []
+
+
+def test_pod_level_requests_are_defaulted_from_the_containers_first() -> None:
+    """SetDefaults_Pod's defaultPodRequests (v1.34.4): the pod's cpu and memory requests come from
+    the containers' aggregate before validation, so a pod naming only a hugepage limit still has
+    cpu or memory, and a pod cpu limit below the containers' requests is refused at the requests
+    (both as kube-apiservers 1.34.4 to 1.37.2 answered: tests/oracle)."""
+    from webhook.kubeversion import KubeVersion
+    from webhook.podvalidation import apply_pod_defaults, validate_pod_create
+    from webhook.podvalidation.options import options_for
+
+    opts = options_for(KubeVersion(1, 34))
+
+    def errors(spec: dict) -> list[str]:
+        pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ns"}, "spec": spec}
+        return [str(e) for e in validate_pod_create(apply_pod_defaults(pod, opts), opts=opts)]
+
+    container = {"name": "main", "image": "busybox", "resources": {"requests": {"memory": "2", "cpu": "1"}}}
+    assert errors({"containers": [container], "resources": {"limits": {"hugepages-2Mi": "0"}}}) == []
+    found = errors({"containers": [container], "resources": {"limits": {"cpu": "100m", "memory": "1Gi"}}})
+    assert len(found) == 1 and found[0].startswith('spec.resources.requests: Invalid value: "1": must be less than or equal to cpu limit of 100m')

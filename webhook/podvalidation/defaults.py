@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import copy
 import re
+from decimal import Decimal
 from typing import Any
 
 from ..quantity import parse_quantity
 from ..shapes import as_dict, as_list, as_object, only_objects
 from .drops import Dropped, drop_all
 from .options import DEFAULT_OPTIONS, PodOptions
+from .values import canonical
 from .volumes import SOURCE_KEYS
 
 _FILE_MODE = 0o644
@@ -166,6 +168,77 @@ def _pod_only(spec: dict[str, Any]) -> None:
                         port["hostPort"] = port.get("containerPort", 0)
 
 
+def _aggregate(spec: dict[str, Any], part: str) -> dict[str, str]:
+    """AggregateContainerRequests / AggregateContainerLimits (component-helpers resource helpers,
+    v0.34.4), for the named part: the app containers and sidecars summed, raised to what any
+    init container needs beside the sidecars started before it; each written as Go's Quantity
+    would print it, in the format of the first quantity that named the resource."""
+    written: dict[str, Any] = {}
+
+    def amounts(c: dict[str, Any]) -> dict[str, Decimal]:
+        found = as_dict(as_dict(c.get("resources")).get(part))
+        out = {k: q for k, v in found.items() if (q := parse_quantity(v)) is not None}
+        for k in out:
+            written.setdefault(k, found[k])
+        return out
+
+    def add(into: dict[str, Decimal], more: dict[str, Decimal]) -> None:
+        for k, q in more.items():
+            into[k] = into.get(k, Decimal(0)) + q
+
+    total: dict[str, Decimal] = {}
+    for c in only_objects(as_list(spec.get("containers"))):
+        add(total, amounts(c))
+    sidecars: dict[str, Decimal] = {}
+    peak: dict[str, Decimal] = {}
+    for c in only_objects(as_list(spec.get("initContainers"))):
+        own = amounts(c)
+        if c.get("restartPolicy") == "Always":
+            add(sidecars, own)
+            add(total, own)
+            need = dict(sidecars)
+        else:
+            need = dict(own)
+            add(need, {k: q for k, q in sidecars.items() if k in own})
+        for k, q in need.items():
+            peak[k] = max(peak.get(k, q), q)
+    return {k: canonical(written[k], max(total.get(k, Decimal(0)), peak.get(k, Decimal(0)))) for k in total.keys() | peak.keys()}
+
+
+def _supported_pod_level(name: str) -> bool:
+    return name in ("cpu", "memory") or name.startswith("hugepages-")  # IsSupportedPodLevelResource
+
+
+def _pod_level_resources(spec: dict[str, Any]) -> None:
+    """defaultHugePagePodLimits and defaultPodRequests (SetDefaults_Pod, pkg/apis/core/v1, v1.34.4;
+    DefaultPodLevelResources in v1.37.2 makes the same first two steps) where PodLevelResources is
+    on and the pod sets `resources`: a hugepage limit the containers set and the pod does not,
+    then cpu and memory requests from the containers' aggregate, then each remaining request
+    from its pod limit. (1.37's third step, limits raised to the containers', is not ported: it
+    only adds a limit at least as large as every request.)"""
+    resources = spec.get("resources")
+    if type(resources) is not dict:
+        return
+    limits, requests = resources.get("limits"), resources.get("requests")
+    limits = dict(limits) if type(limits) is dict else ({} if limits is None else None)
+    requests = dict(requests) if type(requests) is dict else ({} if requests is None else None)
+    if limits is None or requests is None or (not limits and not requests):
+        return  # a malformed map is the validation's to report
+    for name, amount in _aggregate(spec, "limits").items():
+        if name.startswith("hugepages-") and name not in requests and name not in limits:
+            limits[name] = amount
+    for name, amount in _aggregate(spec, "requests").items():
+        if name in ("cpu", "memory") and name not in requests:
+            requests[name] = amount
+    for name, amount in limits.items():
+        if name not in requests and _supported_pod_level(name):
+            requests[name] = amount
+    if limits:
+        resources["limits"] = limits
+    if requests:
+        resources["requests"] = requests
+
+
 def prepare_spec(spec: Any, opts: PodOptions = DEFAULT_OPTIONS, *, pod: bool = True) -> list[Dropped]:
     """In place, what the server does to a spec before validating it: drop what `opts.version`
     does not know and the fields whose gate is off (`drops.drop_all`), apply the v1 defaults (a
@@ -176,6 +249,8 @@ def prepare_spec(spec: Any, opts: PodOptions = DEFAULT_OPTIONS, *, pod: bool = T
     _spec(spec)
     if pod:
         _pod_only(spec)
+        if opts.on("PodLevelResources"):
+            _pod_level_resources(spec)
     return dropped
 
 
