@@ -233,7 +233,7 @@ def test_a_sidecar_at_1_28_loses_its_restart_policy_and_keeps_the_forbidden_fiel
     assert errs[0][2].endswith("may not be set for init containers without restartPolicy=Always")
 
 
-@pytest.mark.parametrize("minor", range(29, 35))
+@pytest.mark.parametrize("minor", range(29, 38))
 def test_a_sidecar_is_admitted_from_1_29(minor):
     """validation_test.go TestValidateInitContainers, the successCase "container-3-restart-always-
     with-lifecycle-hook-and-probes"."""
@@ -271,11 +271,14 @@ def test_a_sidecar_is_admitted_from_1_29(minor):
             ),
         ),
         (34, ([], ["initContainers.0.restartPolicy"])),
+        (35, ([], [])),
+        (37, ([], [])),
     ],
 )
 def test_an_init_restart_policy_other_than_always(minor, expected):
     """validation_test.go TestValidateInitContainers ("Not supported RestartPolicy: Never"); at
-    1.34 dropContainerRestartRules (ContainerRestartRules off) drops any value but Always first."""
+    1.34 dropContainerRestartRules (ContainerRestartRules off) drops any value but Always first;
+    from 1.35 (the gate on) validateContainerRestartPolicy admits Never and OnFailure."""
     assert judge(pod(inits=({"restartPolicy": "Never"},)), minor) == expected
 
 
@@ -309,11 +312,14 @@ def test_an_init_restart_policy_other_than_always(minor, expected):
             ),
         ),
         (34, ([], ["containers.0.restartPolicy"])),
+        (35, ([], [])),
+        (37, ([], [])),
     ],
 )
 def test_an_app_container_restart_policy(minor, expected):
     """validation_test.go TestValidateContainers ("invalid restartPolicy" on a regular container);
-    util_test.go TestDropContainerRestartRules for 1.34."""
+    util_test.go TestDropContainerRestartRules for 1.34; admitted from 1.35 (ContainerRestartRules
+    on)."""
     assert judge(pod({"restartPolicy": "Always"}), minor) == expected
 
 

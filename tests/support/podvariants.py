@@ -5,7 +5,7 @@ Each strategy draws one template spec that differs from a minimal valid one (one
 `busybox:1.36`) in one topic: env names over all printable ASCII, DNS search entries, IP forms,
 SELinux change policies, `sleep` hooks, `fileKeyRef`, container restart rules, image volumes,
 `hostnameOverride`, pod-level resources, projections, `schedulingGroup` and `workloadRef`, stop
-signals, the 1.37 probe fields, and the gated fields older minors drop. `modelserving(spec)` wraps
+signals, the 1.37 probe fields, resize policies, and the gated fields older minors drop. `modelserving(spec)` wraps
 a spec as the ModelServing whose entry pod Kthena's controller would make from it; the oracle sends
 that pod to each API server and judges the ModelServing with our rule.
 
@@ -204,6 +204,53 @@ def restart_rules(draw: st.DrawFn) -> dict[str, Any]:
     return pod_spec(main=main, **extra)
 
 
+# ---- RestartAllContainersOnContainerExits (1.35 alpha, 1.36 beta) and the rules' bounds -------------
+
+_RULE = {"action": "Restart", "exitCodes": {"operator": "In", "values": [1]}}
+
+
+@st.composite
+def restart_all(draw: st.DrawFn) -> dict[str, Any]:
+    """A sidecar's rules, the `RestartAllContainers` action, and more than 20 rules or 255 exit
+    codes (TooLong in 1.35, TooMany from 1.36), on an app, init or sidecar container."""
+    action = draw(st.sampled_from(["Restart", "RestartAllContainers", "restartAll", ""]))
+    count = draw(st.sampled_from([1, 1, 2, 20, 21]))
+    values = draw(st.sampled_from([[1], [0, 1, 2], list(range(255)), list(range(256))]))
+    rules = [{"action": action, "exitCodes": {"operator": draw(st.sampled_from(["In", "NotIn"])), "values": values}}] + [_RULE] * (count - 1)
+    kind = draw(st.sampled_from(["app", "init", "sidecar"]))
+    policy = draw(_maybe(st.sampled_from(["Always", "Never", "OnFailure"]))) if kind != "sidecar" else "Always"
+    fields = _drop_none({"restartPolicy": policy, "restartPolicyRules": rules})
+    pod_policy = draw(_maybe(st.sampled_from(["Always", "OnFailure", "Never"])))
+    extra = {"restartPolicy": pod_policy} if pod_policy else {}
+    if kind == "app":
+        return pod_spec(main=fields, **extra)
+    return pod_spec(initContainers=[container(name="init", **fields)], **extra)
+
+
+# ---- resizePolicy (InPlacePodVerticalScaling, on from 1.33; 1.36 messages and init refusal) ---------
+
+
+@st.composite
+def resize_policies(draw: st.DrawFn) -> dict[str, Any]:
+    """A resizePolicy list (cpu, memory, unknown or empty names and policies, duplicates) on an app
+    container, a plain init container or a sidecar, with or without pod `restartPolicy: Never`."""
+    entry = st.builds(
+        lambda name, policy: _drop_none({"resourceName": name, "restartPolicy": policy}),
+        st.sampled_from(["cpu", "memory", "gpu", "", None]),
+        st.sampled_from(["NotRequired", "RestartContainer", "Sometimes", "", None]),
+    )
+    policies = draw(st.lists(entry, min_size=1, max_size=3))
+    pod_policy = draw(_maybe(st.sampled_from(["Always", "OnFailure", "Never"])))
+    extra = {"restartPolicy": pod_policy} if pod_policy else {}
+    kind = draw(st.sampled_from(["app", "init", "sidecar"]))
+    if kind == "app":
+        return pod_spec(main={"resizePolicy": policies}, **extra)
+    init = container(name="init", resizePolicy=policies)
+    if kind == "sidecar":
+        init["restartPolicy"] = "Always"
+    return pod_spec(initContainers=[init], **extra)
+
+
 # ---- image volumes (ImageVolume, 1.31 alpha, 1.35 beta on) ------------------------------------------
 
 
@@ -377,6 +424,8 @@ TOPICS: dict[str, st.SearchStrategy[dict[str, Any]]] = {
     "hooks": hooks(),
     "file-key-refs": file_key_refs(),
     "restart-rules": restart_rules(),
+    "restart-all": restart_all(),
+    "resize-policy": resize_policies(),
     "image-volumes": image_volumes(),
     "hostname-override": hostname_overrides(),
     "pod-resources": pod_resources(),

@@ -111,11 +111,22 @@ def not_found(path: FieldPath, value: Any, detail: str = "") -> FieldError:
     return FieldError("FieldValueNotFound", path, detail, _typed(value), BUILTIN)
 
 
-def too_long(path: FieldPath, max_length: int) -> FieldError:
-    return fields.too_long(path, max_length, origin=BUILTIN)
+def too_long(path: FieldPath, max_length: int, *, since_1_32: bool = False) -> FieldError:
+    """field.TooLong. `since_1_32`: the wording of apimachinery v0.32.11 to v0.37.2 (`may not be
+    more than N bytes`, `1 byte`, the value omitted), which checks ported from 1.32 or later ask
+    for; without it, the 1.28 wording (`must have at most N bytes`) the older checks carry."""
+    if not since_1_32:
+        return fields.too_long(path, max_length, origin=BUILTIN)
+    detail = f"may not be more than {max_length} {'byte' if max_length == 1 else 'bytes'}" if max_length >= 0 else "value is too long"
+    return FieldError("FieldValueTooLong", path, detail, fields.OMIT, BUILTIN)
 
 
 def too_many(path: FieldPath, actual: int, max_items: int) -> FieldError:
+    """field.TooMany (apimachinery v0.37.2 pkg/util/validation/field/errors.go): `Too many: <actual>:
+    must have at most <max> items` (`1 item`; `has too many items` for a negative bound, the value
+    omitted for a negative count)."""
+    if max_items == 1:
+        return FieldError("FieldValueTooMany", path, "must have at most 1 item", actual if actual >= 0 else fields.OMIT, BUILTIN)
     return fields.too_many(path, actual, max_items, origin=BUILTIN)
 
 

@@ -165,11 +165,15 @@ def validate_pod_spec(spec: dict[str, Any], path: FieldPath, *, is_pod: bool = T
     ephemerals = items(get("ephemeralContainers"), path.child("ephemeralContainers"), errs) if get("ephemeralContainers") is not None else []
     grace = get("terminationGracePeriodSeconds")
     grace = grace if type(grace) is int else None  # defaulted to 30; another type is reported below
-    validate_containers(containers, volumes, path.child("containers"), errs, opts=opts, claims=claims, grace=grace)
+    restart = get("restartPolicy")
+    restart = restart if type(restart) is str else ""  # defaulted to Always; another type is reported below
+    validate_containers(containers, volumes, path.child("containers"), errs, opts=opts, claims=claims, grace=grace, pod_restart=restart)
     if inits:
-        validate_init_containers(inits, containers, volumes, path.child("initContainers"), errs, opts=opts, claims=claims, grace=grace)
+        validate_init_containers(inits, containers, volumes, path.child("initContainers"), errs, opts=opts, claims=claims, grace=grace, pod_restart=restart)
     if ephemerals:
-        validate_ephemeral_containers(ephemerals, containers, inits, volumes, path.child("ephemeralContainers"), errs, opts=opts, claims=claims)
+        validate_ephemeral_containers(
+            ephemerals, containers, inits, volumes, path.child("ephemeralContainers"), errs, opts=opts, claims=claims, pod_restart=restart
+        )
     if get("resources") is not None and opts.on("PodLevelResources"):
         validate_pod_resources(spec, path.child("resources"), errs, opts=opts)
     _host_network_ports(spec, path, is_pod, errs)

@@ -253,6 +253,9 @@ CHECKS: dict[str, str] = {
     "DynamicResourceAllocation": "validatePodResourceClaims, validateResourceClaimNames (container `resources.claims`)",
     "PodLevelResources": "validatePodResourceRequirements, validatePodResourceConsistency",
     "HostnameOverride": "`hostnameOverride` (from the field's API documentation)",
+    "ContainerRestartRules": "validateContainers, validateInitContainerRestartPolicy, validateContainerRestartPolicy (container `restartPolicy`, `restartPolicyRules`), validateFieldAllowList (ephemeral containers)",
+    "RestartAllContainersOnContainerExits": "validateInitContainerRestartPolicy (a sidecar's rules), validateContainerRestartPolicy (action `RestartAllContainers`)",
+    "InPlacePodVerticalScaling": "validateResizePolicy, validateInitContainers (`RestartContainer` in a non-sidecar init container's resizePolicy, 1.36)",
 }
 
 
