@@ -201,25 +201,22 @@ def replay(recorded: dict[str, Any], version: str) -> Iterator[tuple[Case, str, 
 
 # Where ours admits what a server refused, and why: (reason, does a row show it). Every looser row
 # must have a reason, and every reason must still be seen somewhere, so the list stays true.
-LOOSER_BECAUSE: list[tuple[str, Callable[[Case, Judged], bool]]] = [
-    (
-        "an admission plugin reads the cluster (ServiceAccount, Priority, RuntimeClass objects): not knowable from a template",
+LOOSER_BECAUSE: dict[str, tuple[str, Callable[[Case, Judged], bool]]] = {
+    "admission plugin": (
+        "an admission plugin refused it from what the cluster holds (a missing ServiceAccount, PriorityClass or "
+        "RuntimeClass, `priority` without its class): not knowable from a template",
         lambda case, server: any(" is forbidden: " in c for c in server.causes),
     ),
-    (
-        "an image with surrounding spaces is refused by modelservings.kthena.images, not by this rule",
+    "image spaces": (
+        "an image with surrounding spaces: refused by `modelservings.kthena.images`, so this rule leaves it",
         lambda case, server: any("must not have leading or trailing whitespace" in c for c in server.causes),
     ),
-    (
-        "DefaultPodLevelResources (pod-level requests and limits defaulted from the containers') is not ported",
-        lambda case, server: case.topic == "pod-resources",
-    ),
-]
+}
 
 
 def because(case: Case, server: Judged) -> str | None:
-    """The listed reason a looser row shows, or None."""
-    return next((reason for reason, shows in LOOSER_BECAUSE if shows(case, server)), None)
+    """The key of the listed reason a looser row shows, or None."""
+    return next((key for key, (_, shows) in LOOSER_BECAUSE.items() if shows(case, server)), None)
 
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "policies.md"
@@ -227,17 +224,20 @@ _MARKS = ("<!-- oracle-table -->", "<!-- /oracle-table -->")
 
 
 def docs_table(recorded: dict[str, Any]) -> str:
-    """The per-version table of docs/policies.md: what the replay of `recorded` gives."""
+    """The per-version table of docs/policies.md: what the replay of `recorded` gives, and the
+    reasons it names."""
     rows = [_MARKS[0], "| Kubernetes | server | recorded | verdicts | agree | ours stricter | ours looser, and why |", "|---|---|---|---|---|---|---|"]
     for version in sorted(recorded.get("servers", {}), key=lambda v: tuple(map(int, v.split(".")))):
         meta = recorded["servers"][version]
         found = tally(replay(recorded, version))
-        reasons = Counter(because(case, server) for case, _, server, _ in found["looser"])
-        why = "; ".join(f"{n}: {reason}" for reason, n in sorted(reasons.items(), key=lambda kv: -kv[1])) or "none"
+        reasons = Counter(because(case, server) or "unexplained" for case, _, server, _ in found["looser"])
+        why = ", ".join(f"{n} {key}" for key, n in sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0])))
         total = sum(len(v) for v in found.values())
         rows.append(
-            f"| {version} | {meta['gitVersion']} | {meta['recorded']} | {total} | {len(found['agree'])} | {len(found['stricter'])} | {len(found['looser'])} ({why}) |"
+            f"| {version} | {meta['gitVersion']} | {meta['recorded']} | {total} | {len(found['agree'])} | {len(found['stricter'])} | {len(found['looser'])}{f' ({why})' if why else ''} |"
         )
+    rows.append("")
+    rows += [f"- *{key}*: {text}" for key, (text, _) in LOOSER_BECAUSE.items()]
     rows.append(_MARKS[1])
     return "\n".join(rows)
 
