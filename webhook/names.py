@@ -167,6 +167,54 @@ def is_qualified_name(value: str) -> list[str]:
     return errs
 
 
+def is_label_key(value: str) -> list[str]:
+    """content.IsLabelKey of apimachinery v0.37.2 (pkg/api/validate/content/kube.go), the label key
+    check its IsDomainPrefixedKey reads. `is_qualified_name` is the same check as 1.28 words it;
+    from v0.35 a key of more than one '/' is "a valid label key ..." and lengths count bytes
+    (content.MaxLenError), the prefix judged by content.IsDNS1123Subdomain (same wording)."""
+    parts = value.split("/")
+    errs: list[str] = []
+    if len(parts) == 1:
+        name = parts[0]
+    elif len(parts) == 2:
+        prefix, name = parts
+        if not prefix:
+            errs.append("prefix part must be non-empty")
+        else:
+            errs += ["prefix part " + (f"must be no more than {253} bytes" if m == max_len_error(253) else m) for m in is_dns1123_subdomain(prefix)]
+    else:
+        return [
+            "a valid label key "
+            + regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc")
+            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+        ]
+    if not name:
+        errs.append("name part must be non-empty")
+    elif len(name.encode()) > 63:
+        errs.append("name part must be no more than 63 bytes")
+    if not _match(_QNAME, name):
+        errs.append("name part " + regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc"))
+    return errs
+
+
+def cluster_trust_bundle_name(name: str) -> list[str]:
+    """A ClusterTrustBundle name a projection names: extractSignerNameFromClusterTrustBundleName,
+    then ValidateClusterTrustBundleName(signerName)(name, false) of kube-apiserver v1.37.2
+    (pkg/apis/core/validation/names.go). A name with a ':' belongs to the signer before its last
+    ':' (each ':' there read as '/') and must start with that signer's prefix; the rest, or a name
+    with no ':', is a DNS subdomain."""
+    split = name.rfind(":")
+    if split == -1:
+        return is_dns1123_subdomain(name)
+    signer = name[:split].replace(":", "/")
+    if not signer:  # a name starting with its only ':' is judged as one without a signer
+        return ['ClusterTrustBundle without signer name must not have ":" in its name']
+    required_prefix = signer.replace("/", ":") + ":"
+    if not name.startswith(required_prefix):
+        return [f"ClusterTrustBundle for signerName {signer} must be named with prefix {required_prefix}"]
+    return is_dns1123_subdomain(name[len(required_prefix) :])
+
+
 @_memo
 def is_valid_label_value(value: str) -> list[str]:
     errs = [max_len_error(63)] if len(value) > 63 else []

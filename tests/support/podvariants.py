@@ -309,41 +309,108 @@ def pod_resources(draw: st.DrawFn) -> dict[str, Any]:
 # ---- projections (ClusterTrustBundleProjection, PodCertificateRequest) ----------------------------------
 
 
+SIGNER_NAMES = st.sampled_from(
+    [
+        "example.com/foo",
+        "bad",
+        "",
+        "kubernetes.io/kube-apiserver-client-pod",
+        "a.kubernetes.io/x",
+        "example.com/a/b",
+        "EXAMPLE.com/x",
+        "example/x",
+        "example.com/",
+        "example.com/ns.name",
+        "example.com/UP",
+        "-a.com/x",
+        "a..com/x",
+        "x" * 64 + ".com/s",
+        "example.com/" + "y" * 254,
+        ("a" * 60 + ".") * 5 + "com/s",
+    ]
+)
+KEY_TYPES = st.sampled_from(["RSA3072", "RSA4096", "ECDSAP256", "ECDSAP384", "ECDSAP521", "ED25519", "", "DSA", "rsa3072"])
+PROJECTED_PATHS = st.sampled_from(["creds.pem", "", "/abs", "../x", "..x", "a/../b", "a/b.pem", "key.pem", "chain.pem", "..", "ctb.pem"])
+MAX_EXPIRATIONS = st.sampled_from([3599, 3600, 86400, 86401, 7862400, 7862401, 100, 8640000])
+ANNOTATION_KEYS = st.sampled_from(
+    ["a", "bad key!", "example.com/a", "Example.COM/A", "example.com/", "/a", "a/b/c", "", "example.com/" + "x" * 64, "UP.example.com/x", "-x.com/a"]
+)
+CTB_NAMES = st.sampled_from(
+    ["ctb", "UPPER", "", "example.com:s:ctb", "example.com:s:", "example.com:s:UP", ":x", "a:b", "a/b:c", "example.com:s:x:y", "x" * 254, "a.b"]
+)
+SELECTORS = st.sampled_from(
+    [{"matchLabels": {"a": "b"}}, {"matchLabels": {"bad key!": "x"}}, {"matchExpressions": [{"key": "a", "operator": "In"}]}, {}, {"matchLabels": {"a": "b c"}}]
+)
+
+
+@st.composite
+def _pod_certificate(draw: st.DrawFn) -> dict[str, Any]:
+    annotations = draw(_maybe(st.dictionaries(ANNOTATION_KEYS, st.sampled_from(["v", ""]), max_size=2)))
+    if annotations is not None and draw(st.integers(0, 15)) == 0:
+        annotations = {"example.com/big": "x" * 262144}  # ValidateAnnotationsSize: over 256 KiB
+    return _drop_none(
+        {
+            "signerName": draw(SIGNER_NAMES),
+            "keyType": draw(KEY_TYPES),
+            "credentialBundlePath": draw(_maybe(PROJECTED_PATHS)),
+            "keyPath": draw(_maybe(PROJECTED_PATHS)),
+            "certificateChainPath": draw(_maybe(PROJECTED_PATHS)),
+            "maxExpirationSeconds": draw(_maybe(MAX_EXPIRATIONS)),
+            "userAnnotations": annotations,
+        }
+    )
+
+
+@st.composite
+def _cluster_trust_bundle(draw: st.DrawFn) -> dict[str, Any]:
+    return _drop_none(
+        {
+            "name": draw(_maybe(CTB_NAMES)),
+            "signerName": draw(_maybe(SIGNER_NAMES)),
+            "labelSelector": draw(_maybe(SELECTORS)),
+            "path": draw(PROJECTED_PATHS),
+            "optional": draw(_maybe(st.booleans())),
+        }
+    )
+
+
+@st.composite
+def _token(draw: st.DrawFn) -> dict[str, Any]:
+    return _drop_none(
+        {
+            "path": draw(st.sampled_from(["token", "", "/abs", "../x", "..x", "ctb.pem"])),
+            "expirationSeconds": draw(_maybe(st.sampled_from([600, 100, 3600, 2**32]))),
+            "audience": draw(_maybe(st.just("a"))),
+        }
+    )
+
+
+PROJECTION_KINDS = {"podCertificate": _pod_certificate(), "clusterTrustBundle": _cluster_trust_bundle(), "serviceAccountToken": _token()}
+
+
+@st.composite
+def _projection_source(draw: st.DrawFn) -> dict[str, Any]:
+    """One entry of `sources`: mostly one kind, sometimes two (more than 1 volume type per source)."""
+    kinds = (
+        draw(st.lists(st.sampled_from(sorted(PROJECTION_KINDS)), min_size=1, max_size=2, unique=True))
+        if draw(st.integers(0, 7)) == 0
+        else [draw(st.sampled_from(sorted(PROJECTION_KINDS)))]
+    )
+    return {kind: draw(PROJECTION_KINDS[kind]) for kind in kinds}
+
+
 @st.composite
 def projections(draw: st.DrawFn) -> dict[str, Any]:
-    kind = draw(st.sampled_from(["podCertificate", "clusterTrustBundle", "serviceAccountToken"]))
-    if kind == "podCertificate":
-        source = _drop_none(
-            {
-                "signerName": draw(st.sampled_from(["example.com/foo", "bad", "", "kubernetes.io/kube-apiserver-client-pod"])),
-                "keyType": draw(st.sampled_from(["RSA3072", "RSA4096", "ECDSAP256", "ED25519", "", "DSA"])),
-                "credentialBundlePath": draw(_maybe(st.sampled_from(["creds.pem", "", "/abs", "../x"]))),
-                "keyPath": draw(_maybe(st.sampled_from(["key.pem", "creds.pem"]))),
-                "certificateChainPath": draw(_maybe(st.sampled_from(["chain.pem"]))),
-                "maxExpirationSeconds": draw(_maybe(st.sampled_from([3600, 100, 86400, 8640000]))),
-                "userAnnotations": draw(_maybe(st.sampled_from([{"a": "b"}, {"bad key!": "x"}]))),
-            }
-        )
-    elif kind == "clusterTrustBundle":
-        source = _drop_none(
-            {
-                "name": draw(_maybe(st.sampled_from(["ctb", "UPPER"]))),
-                "signerName": draw(_maybe(st.sampled_from(["example.com/s", "bad"]))),
-                "labelSelector": draw(_maybe(st.just({"matchLabels": {"a": "b"}}))),
-                "path": draw(st.sampled_from(["ctb.pem", "", "/abs"])),
-                "optional": draw(_maybe(st.booleans())),
-            }
-        )
-    else:
-        source = _drop_none(
-            {
-                "path": draw(st.sampled_from(["token", "", "/abs"])),
-                "expirationSeconds": draw(_maybe(st.sampled_from([600, 100, 3600, 2**32]))),
-                "audience": draw(_maybe(st.just("a"))),
-            }
-        )
+    """A projected volume of clusterTrustBundle, podCertificate and serviceAccountToken sources;
+    a second entry (another source, or a configMap item) tries paths the first one took."""
+    sources = [draw(_projection_source())]
+    extra = draw(st.integers(0, 3))
+    if extra == 1:
+        sources.append(draw(_projection_source()))
+    elif extra == 2:
+        sources.append({"configMap": {"name": "c", "items": [{"key": "k", "path": draw(st.sampled_from(["ctb.pem", "creds.pem", "key.pem", "other"]))}]}})
     mount = {"name": "p", "mountPath": "/p"}
-    return pod_spec(main={"volumeMounts": [mount]}, volumes=[{"name": "p", "projected": {"sources": [{kind: source}]}}])
+    return pod_spec(main={"volumeMounts": [mount]}, volumes=[{"name": "p", "projected": {"sources": sources}}])
 
 
 # ---- workload grouping: workloadRef (1.35), schedulingGroup (1.36) ----------------------------------

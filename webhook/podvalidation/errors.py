@@ -32,6 +32,7 @@ __all__ = [
     "not_supported",
     "required",
     "too_long",
+    "too_long_bytes",
     "too_many",
     "type_invalid",
 ]
@@ -119,6 +120,14 @@ def too_long(path: FieldPath, max_length: int, *, since_1_32: bool = False) -> F
         return fields.too_long(path, max_length, origin=BUILTIN)
     detail = f"may not be more than {max_length} {'byte' if max_length == 1 else 'bytes'}" if max_length >= 0 else "value is too long"
     return FieldError("FieldValueTooLong", path, detail, fields.OMIT, BUILTIN)
+
+
+def too_long_bytes(path: FieldPath, max_length: int) -> FieldError:
+    """field.TooLong as apimachinery v0.34.4 to v0.37.2 word it (`may not be more than N bytes`;
+    v0.32 and v0.33 the same but for one byte), for checks ported from those minors only:
+    `too_long` keeps 1.28's `must have at most N bytes`."""
+    unit = "byte" if max_length == 1 else "bytes"
+    return FieldError("FieldValueTooLong", path, f"may not be more than {max_length} {unit}", fields.OMIT, BUILTIN)
 
 
 def too_many(path: FieldPath, actual: int, max_items: int) -> FieldError:

@@ -180,6 +180,15 @@ def local_descending_path(target: str, path: FieldPath) -> Errors:
     return errs + no_backsteps(target, path)
 
 
+def local_non_reserved_path(target: str, path: FieldPath) -> Errors:
+    """ValidateLocalNonReservedPath: a local descending path that does not start with '..' either
+    (not reported again for "../", which the '..' element check has caught)."""
+    errs = local_descending_path(target, path)
+    if target.startswith("..") and not target.startswith("../"):
+        errs.append(invalid(path, target, "must not start with '..'"))
+    return errs
+
+
 def no_backsteps(target: str, path: FieldPath) -> Errors:
     if ".." in target.split("/"):
         return [invalid(path, target, "must not contain '..'")]

@@ -4,7 +4,8 @@ feature gates on at that minor (upstream's `PodValidationOptions` and `utilfeatu
 
 Every validator that a gate or a version changes takes `opts` and asks `opts.on(GATE)`; the
 versions at which each gate turns on live in one table (`versions.py`), never in comparisons of
-version numbers scattered through the checks.
+version numbers scattered through the checks; the few changes no gate guards ask `opts.since(CHANGE)`
+of the same module's SINCE table.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from ..kubeversion import OLDEST, KubeVersion, judged_as
-from .versions import GATES, gate_default
+from .versions import GATES, gate_default, since
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +33,10 @@ class PodOptions:
 
     def is_off(self, gate: str) -> bool:
         return gate in self.off
+
+    def since(self, change: str) -> bool:
+        """Whether the minor judged as has `change`, one of the ungated changes of versions.SINCE."""
+        return since(change, self.version)
 
 
 @cache

@@ -179,6 +179,11 @@ def gate_default(gate: str, version: KubeVersion) -> bool | None:
     return default
 
 
+def since(change: str, version: KubeVersion) -> bool:
+    """Whether `version`'s Pod validation has the ungated `change` (a key of `SINCE`)."""
+    return version.minor >= SINCE[change]
+
+
 def has_field(path: str, version: KubeVersion) -> bool:
     """Whether `version`'s Pod schema has the field at `path` (a path of `FIELDS`)."""
     added, removed = FIELDS[path]
@@ -266,6 +271,19 @@ CHECKS: dict[str, str] = {
     "ContainerRestartRules": "validateContainers, validateInitContainerRestartPolicy, validateContainerRestartPolicy (container `restartPolicy`, `restartPolicyRules`), validateFieldAllowList (ephemeral containers)",
     "RestartAllContainersOnContainerExits": "validateInitContainerRestartPolicy (a sidecar's rules), validateContainerRestartPolicy (action `RestartAllContainers`)",
     "InPlacePodVerticalScaling": "validateResizePolicy, validateInitContainers (`RestartContainer` in a non-sidecar init container's resizePolicy, 1.36)",
+    "ClusterTrustBundleProjection": "validateProjectionSources (v1.37.2): `clusterTrustBundle` sources",
+    "PodCertificateRequest": "validateProjectionSources (v1.37.2): `podCertificate` sources, ValidateUserAnnotations",
+}
+
+# Changes of Pod validation no gate guards: change -> the first minor that has it (each minor's
+# pkg/apis/core/validation/validation.go, k8s.io/kubernetes v1.29.15 to v1.37.2; 1.28.7 before).
+SINCE: dict[str, int] = {
+    # validateProjectionSources: a serviceAccountToken's `path` is also ValidateLocalNonReservedPath
+    # (AllowNonLocalProjectedTokenPath is false on create); 1.28 and 1.29 only require it.
+    "ProjectedTokenLocalPath": 30,
+    # validateProjectionSources: two kinds in one source are "may not specify more than 1 volume type
+    # per source" (v1.31.14 on); 1.28 to 1.30 end at "volume type", as a volume's two sources still do.
+    "ProjectionPerSourceMessage": 31,
 }
 
 

@@ -8,6 +8,10 @@ The image volume source (`volumes[].image`, gate ImageVolume) ports validateImag
 kube-apiserver's `pkg/apis/core/validation/validation.go` at commit 000f2605 (between 1.32 and
 1.33; unchanged through 1.34). With the gate off the API server has dropped the field, so the key
 is not a source at all here.
+
+Projected volumes port validateProjectionSources of kube-apiserver v1.37.2 (`validation.go`); the
+`clusterTrustBundle` and `podCertificate` sources, on from 1.37, are projections.py. What changed in
+the older sources since 1.28 follows `versions.SINCE`.
 """
 
 from __future__ import annotations
@@ -18,8 +22,9 @@ from typing import Any
 from .. import names
 from .env import VOLUME_FIELD_PATHS, object_field_selector, resource_field_selector
 from .errors import Errors, FieldPath, duplicate, forbidden, invalid, not_supported, required, too_long
-from .meta import local_descending_path, no_backsteps
+from .meta import local_descending_path, local_non_reserved_path, no_backsteps
 from .options import DEFAULT_OPTIONS, PodOptions
+from .projections import cluster_trust_bundle, pod_certificate
 from .values import arr, integer, obj, opt_int, opt_obj, opt_text, quantity, text
 
 FILE_MODE_ERROR = "must be a number between 0 and 0777 (octal), both inclusive"
@@ -34,13 +39,6 @@ def _mode(source: dict[str, Any], key: str, path: FieldPath, errs: Errors) -> No
         errs.append(invalid(path.child(key), mode, FILE_MODE_ERROR))
 
 
-def _local_non_reserved(target: str, path: FieldPath) -> Errors:
-    errs = local_descending_path(target, path)
-    if target.startswith("..") and not target.startswith("../"):
-        errs.append(invalid(path, target, "must not start with '..'"))
-    return errs
-
-
 def _key_to_path(item: dict[str, Any], path: FieldPath, errs: Errors) -> str:
     key = text(item.get("key"), path.child("key"), errs)
     target = text(item.get("path"), path.child("path"), errs)
@@ -48,7 +46,7 @@ def _key_to_path(item: dict[str, Any], path: FieldPath, errs: Errors) -> str:
         errs.append(required(path.child("key")))
     if not target:
         errs.append(required(path.child("path")))
-    errs += _local_non_reserved(target, path.child("path"))
+    errs += local_non_reserved_path(target, path.child("path"))
     _mode(item, "mode", path, errs)
     return target
 
@@ -116,7 +114,7 @@ def _downward_file(item: dict[str, Any], path: FieldPath, errs: Errors) -> str:
     target = text(item.get("path"), path.child("path"), errs)
     if not target:
         errs.append(required(path.child("path")))
-    errs += _local_non_reserved(target, path.child("path"))
+    errs += local_non_reserved_path(target, path.child("path"))
     field_ref = opt_obj(item.get("fieldRef"), path.child("fieldRef"), errs)
     resource_ref = opt_obj(item.get("resourceFieldRef"), path.child("resourceFieldRef"), errs)
     if field_ref is not None:
@@ -137,9 +135,13 @@ def _downward_api(source: dict[str, Any], path: FieldPath, errs: Errors) -> None
         _downward_file(obj(item, path.child("items").index(i), errs), path, errs)
 
 
-def _projected(source: dict[str, Any], path: FieldPath, errs: Errors) -> None:
+def _projected(source: dict[str, Any], path: FieldPath, errs: Errors, opts: PodOptions = DEFAULT_OPTIONS) -> None:
+    """validateProjectedVolumeSource and validateProjectionSources (v1.37.2 for the sources 1.29+
+    added; `opts` decides what changed since 1.28, versions.SINCE). `seen` is upstream's allPaths,
+    shared by every source of the volume."""
     _mode(source, "defaultMode", path, errs)
-    seen: set[str] = set()
+    too_many_kinds = "may not specify more than 1 volume type" + (" per source" if opts.since("ProjectionPerSourceMessage") else "")
+    seen: set[str] = set()  # an item's empty path is not claimed (a clusterTrustBundle's is)
     for i, raw in enumerate(arr(source.get("sources"), path.child("sources"), errs)):
         at = path.child("sources").index(i)
         entry = obj(raw, at, errs)
@@ -155,29 +157,40 @@ def _projected(source: dict[str, Any], path: FieldPath, errs: Errors) -> None:
             for target in _items(part, at.child(kind), errs):
                 if target and target in seen:
                     errs.append(invalid(path, name, "conflicting duplicate paths"))
-                seen.add(target)
+                elif target:
+                    seen.add(target)
         if (part := opt_obj(entry.get("downwardAPI"), at.child("downwardAPI"), errs)) is not None:
             count += 1
             for j, item in enumerate(arr(part.get("items"), at.child("downwardAPI", "items"), errs)):
                 target = _downward_file(obj(item, at.child("downwardAPI", "items").index(j), errs), at.child("downwardAPI"), errs)
                 if target and target in seen:
                     errs.append(invalid(path, target, "conflicting duplicate paths"))
-                seen.add(target)
+                elif target:
+                    seen.add(target)
         if (part := opt_obj(entry.get("serviceAccountToken"), at.child("serviceAccountToken"), errs)) is not None:
             count += 1
-            _token(part, at.child("serviceAccountToken"), path, errs)
+            _token(part, at.child("serviceAccountToken"), path, errs, opts)
+        if (part := opt_obj(entry.get("clusterTrustBundle"), at.child("clusterTrustBundle"), errs)) is not None:
+            count += 1
+            cluster_trust_bundle(part, at.child("clusterTrustBundle"), path, seen, errs)
+        if (part := opt_obj(entry.get("podCertificate"), at.child("podCertificate"), errs)) is not None:
+            count += 1
+            pod_certificate(part, at.child("podCertificate"), path, seen, errs)
         if count > 1:
-            errs.append(forbidden(at, "may not specify more than 1 volume type"))
+            errs.append(forbidden(at, too_many_kinds))
 
 
-def _token(part: dict[str, Any], at: FieldPath, path: FieldPath, errs: Errors) -> None:
+def _token(part: dict[str, Any], at: FieldPath, path: FieldPath, errs: Errors, opts: PodOptions = DEFAULT_OPTIONS) -> None:
     seconds = integer(part.get("expirationSeconds", 3600), at.child("expirationSeconds"), errs)
     if seconds < 600:
         errs.append(invalid(at.child("expirationSeconds"), seconds, "may not specify a duration less than 10 minutes"))
     if seconds > 1 << 32:
         errs.append(invalid(at.child("expirationSeconds"), seconds, "may not specify a duration larger than 2^32 seconds"))
-    if not text(part.get("path"), at.child("path"), errs):
+    target = text(part.get("path"), at.child("path"), errs)
+    if not target:
         errs.append(required(path.child("path")))
+    elif opts.since("ProjectedTokenLocalPath"):  # at the volume's path, as upstream reports it
+        errs += local_non_reserved_path(target, path.child("path"))
 
 
 def _csi(source: dict[str, Any], path: FieldPath, errs: Errors) -> None:
@@ -269,7 +282,10 @@ def _source_errors(volume: dict[str, Any], at: FieldPath, errs: Errors, opts: Po
         count += 1
         if key == "image" and is_pod:
             _image_reference(volume, at, out)
-        check(source, at.child(own_at), out)
+        if key == "projected":
+            _projected(source, at.child(own_at), out, opts)
+        else:
+            check(source, at.child(own_at), out)
     if count == 0:
         out.append(required(at, "must specify a volume type"))
     return out
