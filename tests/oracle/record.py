@@ -1,4 +1,4 @@
-"""Record what real API servers say about every oracle case into tests/fixtures/oracle/verdicts.json.
+"""Record what real API servers say about every oracle case into tests/fixtures/oracle/verdicts.json.gz.
 
 Run by hand, never by the test suite (CI has no control plane), with one kubeconfig per server:
 
@@ -15,6 +15,7 @@ already recorded is replaced; the others stay. `./dev test` replays the file (te
 from __future__ import annotations
 
 import datetime
+import gzip
 import json
 import os
 import sys
@@ -55,7 +56,8 @@ def main() -> None:
             print(f"{n}/{len(cases)}", file=sys.stderr)
     RECORDED.parent.mkdir(parents=True, exist_ok=True)
     out = {"about": "verdicts of real kube-apiservers on the oracle's cases: tests/oracle/record.py", "servers": dict(sorted(meta.items())), "cases": rows}
-    RECORDED.write_text(json.dumps(out, sort_keys=True, separators=(",", ":")) + "\n")
+    text = json.dumps(out, sort_keys=True, separators=(",", ":")) + "\n"
+    RECORDED.write_bytes(gzip.compress(text.encode(), mtime=0))  # mtime 0: the same verdicts, the same bytes
     write_docs_table(out)
     print(f"{len(rows)} cases, servers {', '.join(s.label for s in servers)} -> {RECORDED}", file=sys.stderr)
 

@@ -1,7 +1,7 @@
 """The differential oracle: our `modelservings.pod-templates` against real kube-apiservers, per
 Kubernetes minor, on every case of `cases.all_cases` (the corpus and generated variants).
 
-- Replayed on every run from tests/fixtures/oracle/verdicts.json (recorded by record.py beside
+- Replayed on every run from tests/fixtures/oracle/verdicts.json.gz (recorded by record.py beside
   this file): at every recorded version, ours is never stricter than the server, and ours is
   looser only where `LOOSER_BECAUSE` gives the reason, and each reason is still seen (a reason
   we come to judge right must go from the list).
