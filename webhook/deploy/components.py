@@ -8,6 +8,9 @@
 
   Each patch first tests the entry's name at its index, so a component that no longer fits
   the generated configurations fails `kubectl kustomize` instead of editing the wrong entry.
+- `components/mutating-policy-v1` (Kubernetes 1.36+): the opt-in gang's pod mutation as a
+  MutatingAdmissionPolicy (mutationpolicy.py), which the API server runs itself, so an opt-in
+  gang's pods are made right while the webhook is down.
 - `components/cel-fallback-v1` (Kubernetes 1.30+) and `components/cel-fallback-v1beta1`
   (1.28-1.29, with the feature gate and API version turned on): the ValidatingAdmissionPolicies
   of fallback.py, for the rules CEL can express.
@@ -21,7 +24,7 @@ from typing import Any
 import yaml
 
 from ..policies.registry import Rule
-from . import fallback
+from . import fallback, mutationpolicy
 from .yamlfile import HEADER, dump
 
 COMPONENT_API = "kustomize.config.k8s.io/v1alpha1"
@@ -72,8 +75,24 @@ def cel_fallback(variant: str) -> str:
     return _kustomization(comment, {"resources": ["policies.yaml"]})
 
 
+MUTATING_POLICY = Path("components") / "mutating-policy-v1"
+MUTATING_POLICY_NEEDS = "# Kubernetes 1.36+ (MutatingAdmissionPolicy is GA and on; 1.34-1.35 have only v1beta1, off).\n"
+
+
+def mutating_policy() -> str:
+    comment = (
+        "# The opt-in gang's pod mutation (scheduler, PodGroup annotation, task spec) as a\n"
+        "# MutatingAdmissionPolicy the API server runs by itself: an opt-in gang's pods are made\n"
+        "# right while the webhook is down. Kthena's pods stay with the webhook (their owner decides).\n"
+        "# Opt in by listing this folder under `components:` in your overlay.\n"
+    ) + MUTATING_POLICY_NEEDS
+    return _kustomization(comment, {"resources": ["policy.yaml"]})
+
+
 def render(rules: list[Rule], configurations: list[dict[str, Any]]) -> dict[Path, str]:
     files = {WITHOUT_MATCH_CONDITIONS / "kustomization.yaml": without_match_conditions(configurations)}
+    files[MUTATING_POLICY / "kustomization.yaml"] = mutating_policy()
+    files[MUTATING_POLICY / "policy.yaml"] = dump(mutationpolicy.policy_and_binding(), HEADER + MUTATING_POLICY_NEEDS)
     for variant in fallback.API_VERSIONS:
         folder = Path("components") / f"cel-fallback-{variant}"
         files[folder / "kustomization.yaml"] = cel_fallback(variant)
