@@ -130,6 +130,16 @@ def _configs(docs):
     return [d for d in docs if d["kind"] in ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration")]
 
 
+def test_each_pod_population_says_why_it_fails_open_or_closed(base_docs):
+    mutating = next(c for c in _configs(base_docs) if c["kind"] == "MutatingWebhookConfiguration")
+    reasons = mutating["metadata"]["annotations"]
+    policies = {h["name"].split(".", 1)[0]: h["failurePolicy"] for h in mutating["webhooks"]}
+    assert policies == {"pods-modelserving": "Ignore", "pods-gang": "Fail"}
+    for entry, policy in policies.items():
+        why = reasons[f"failure-policy.servinggate.io/{entry}"]
+        assert why.startswith(f"{policy}: ") and len(why) > 40
+
+
 def test_every_webhook_entry_has_the_safe_settings(base_docs):
     configs = _configs(base_docs)
     assert {(c["kind"], c["metadata"]["name"]) for c in configs} == {
@@ -146,7 +156,9 @@ def test_every_webhook_entry_has_the_safe_settings(base_docs):
             assert hook["admissionReviewVersions"] == ["v1"]
             assert hook["sideEffects"] == "None"
             assert hook["matchPolicy"] == "Equivalent"
-            assert hook["failurePolicy"] == "Fail"
+            # Kthena's pods fail open (our mutation repairs what Kthena writes, and Kthena does
+            # not retry a refused create); every other entry fails closed
+            assert hook["failurePolicy"] == ("Ignore" if hook["name"] == "pods-modelserving.mutate.servinggate.io" else "Fail")
             assert hook["timeoutSeconds"] == (5 if validating else 2)
             assert hook["clientConfig"]["service"] == {
                 "name": "servinggate-webhook",

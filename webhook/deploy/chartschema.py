@@ -30,10 +30,11 @@ _RESOURCES = _object({"requests": {"type": "object", "additionalProperties": _QU
 _NAMESPACE_NAME = {"type": "string", "pattern": "^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"}
 
 
-def _webhook_group(default_timeout: int) -> dict[str, Any]:
+def _webhook_group(default_timeout: int, *extra_policies: str) -> dict[str, Any]:
     return _object(
         {
             "failurePolicy": {"enum": ["Fail", "Ignore"]},
+            **{name: {"enum": ["Fail", "Ignore"]} for name in extra_policies},
             "timeoutSeconds": {
                 "type": "integer",
                 "minimum": 1,
@@ -74,7 +75,7 @@ def schema(rules: list[Rule]) -> dict[str, Any]:
                 "namespace": _object({"create": _BOOL}),
                 "excludedNamespaces": {"type": "array", "items": _NAMESPACE_NAME, "uniqueItems": True},
                 "validating": _webhook_group(5),
-                "mutating": _webhook_group(2),
+                "mutating": _webhook_group(2, "kthenaPodsFailurePolicy"),
                 "matchConditions": _object({"enabled": _BOOL}),
                 "celFallback": {"enum": ["", *fallback.API_VERSIONS]},
                 "ruleActions": rule_actions(rules),

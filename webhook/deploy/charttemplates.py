@@ -9,7 +9,8 @@ actions, by replacing a marker value after the YAML is written:
   certificate mode gives (helpers in _generated.tpl);
 - `namespaceSelector` (webhook entries and CEL fallback bindings): the system namespaces of
   configurations.py, the release namespace and `excludedNamespaces`;
-- `failurePolicy` and `timeoutSeconds`: `validating.*` / `mutating.*`;
+- `failurePolicy` and `timeoutSeconds`: `validating.*` / `mutating.*`, and the pod entry for
+  Kthena's pods its own `mutating.kthenaPodsFailurePolicy` (Ignore, configurations.FAILURE_POLICIES);
 - `matchConditions`: kept while `matchConditions.enabled` (the without-match-conditions component);
 - the CEL fallback policies: rendered for `celFallback: v1` or `v1beta1` (the two components);
 - the alerts and the dashboard (monitoring.py): `prometheusRule` and `grafanaDashboard`.
@@ -96,6 +97,10 @@ def _templated(docs: list[dict[str, Any]]) -> str:
     return _MARKER.sub(_expand, text)
 
 
+# entry -> the chart value its failurePolicy comes from, where not `<group>.failurePolicy`
+FAILURE_VALUES = {"pods-modelserving": "kthenaPodsFailurePolicy"}
+
+
 def webhook_configurations(rules: list[Rule]) -> str:
     docs = configurations(rules)
     for doc in docs:
@@ -105,7 +110,8 @@ def webhook_configurations(rules: list[Rule]) -> str:
             action = "validate" if entry["clientConfig"]["service"]["path"] == PATHS["validate"] else "mutate"
             entry["clientConfig"] = _marker(f"clientConfig {PATHS[action]}")
             entry["namespaceSelector"] = _marker("namespaceSelector")
-            entry["failurePolicy"] = _marker(f"value {VALUES_OF[action]}.failurePolicy")
+            own = FAILURE_VALUES.get(entry["name"].split(".", 1)[0], "failurePolicy")
+            entry["failurePolicy"] = _marker(f"value {VALUES_OF[action]}.{own}")
             entry["timeoutSeconds"] = _marker(f"value {VALUES_OF[action]}.timeoutSeconds")
     text = _guard_block(_templated(docs), "matchConditions", "$.Values.matchConditions.enabled")
     return HEADER + text

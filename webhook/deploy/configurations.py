@@ -5,7 +5,8 @@ turns that into the two configurations with the conventions every entry shares (
 place, here):
 
 - `admissionReviewVersions: [v1]`, `sideEffects: None`, `matchPolicy: Equivalent`,
-  `failurePolicy: Fail`, timeouts of 5 s (validation) and 2 s (mutation);
+  `failurePolicy: Fail` but where `FAILURE_POLICIES` says otherwise (its reason in the
+  configuration's annotations), timeouts of 5 s (validation) and 2 s (mutation);
 - a `namespaceSelector` that leaves out kube-system, kube-node-lease and our own namespace
   through the immutable `kubernetes.io/metadata.name` label (no self-deadlock, no way to opt out
   by relabelling a namespace);
@@ -38,6 +39,17 @@ SERVICE_NAME = "servinggate-webhook"
 NAMESPACE = "servinggate-system"
 EXCLUDED_NAMESPACES = ("kube-system", "kube-node-lease")
 TIMEOUTS = {"validate": 5, "mutate": 2}
+# entry (its name before the action's domain) -> (failurePolicy, why), where it is not Fail.
+FAILURE_POLICIES: dict[str, tuple[str, str]] = {
+    "pods-modelserving": (
+        "Ignore",
+        "Kthena's controller writes the scheduler, the PodGroup annotations and the subgroup labels itself, so our "
+        "mutation only repairs them; and it does not retry a refused pod create (scaleUpRoles at Kthena 3cc05728), "
+        "so failing closed while the webhook is down would leave a ServingGroup without pods (docs/e2e.md)",
+    )
+}
+FAIL_REASON = "its controller (ReplicaSet, StatefulSet, Job) retries a refused create: failing closed keeps a gang from being scheduled one pod at a time"
+REASON_PREFIX = "failure-policy.servinggate.io/"
 PATHS = {"validate": "/validate", "mutate": "/mutate"}
 DOMAIN = {"validate": "validate.servinggate.io", "mutate": "mutate.servinggate.io"}
 LABELS = {"app.kubernetes.io/name": "servinggate", "app.kubernetes.io/component": "webhook"}
@@ -97,7 +109,7 @@ def _entry(action: str, name: str, rules: list[Rule], service: str, namespace: s
         "name": name,
         "admissionReviewVersions": ["v1"],
         "clientConfig": {"service": {"name": service, "namespace": namespace, "path": PATHS[action], "port": 443}},
-        "failurePolicy": "Fail",
+        "failurePolicy": FAILURE_POLICIES.get(name.split(".", 1)[0], ("Fail", ""))[0],
         "matchPolicy": "Equivalent",
         "namespaceSelector": namespace_selector(namespace),
         "objectSelector": object_selector or {},
@@ -139,15 +151,26 @@ def configurations(rules: Iterable[Rule], *, service: str = SERVICE_NAME, namesp
     rules = list(rules)
     docs = []
     for kind, name, action in (("ValidatingWebhookConfiguration", VALIDATING_NAME, "validate"), ("MutatingWebhookConfiguration", MUTATING_NAME, "mutate")):
-        docs.append(
-            {
-                "apiVersion": "admissionregistration.k8s.io/v1",
-                "kind": kind,
-                "metadata": {"name": name, "labels": dict(LABELS)},
-                "webhooks": webhook_entries(rules, action, service=service, namespace=namespace),
-            }
-        )
+        entries = webhook_entries(rules, action, service=service, namespace=namespace)
+        metadata: dict[str, Any] = {"name": name, "labels": dict(LABELS)}
+        reasons = failure_reasons(entries)
+        if reasons:
+            metadata["annotations"] = reasons
+        docs.append({"apiVersion": "admissionregistration.k8s.io/v1", "kind": kind, "metadata": metadata, "webhooks": entries})
     return docs
+
+
+def failure_reasons(entries: list[dict[str, Any]]) -> dict[str, str]:
+    """Why each entry fails open or closed, for the entries of a resource that has both (pods):
+    `failure-policy.servinggate.io/<entry>: "<policy>: <why>"`."""
+    mixed = {e["name"].split(".", 1)[0].split("-", 1)[0] for e in entries if e["name"].split(".", 1)[0] in FAILURE_POLICIES}
+    out = {}
+    for e in entries:
+        short = e["name"].split(".", 1)[0]
+        if short.split("-", 1)[0] in mixed:
+            why = FAILURE_POLICIES[short][1] if short in FAILURE_POLICIES else FAIL_REASON
+            out[REASON_PREFIX + e["name"].split(".", 1)[0]] = f"{e['failurePolicy']}: {why}"
+    return out
 
 
 def registry_rules() -> list[Rule]:
