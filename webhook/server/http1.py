@@ -183,9 +183,9 @@ class RequestReader:
         p = self.parser
         if _TARGET.fullmatch(p.path) is None:
             raise Refusal(400, f"Invalid request target {p.path[:200].decode('latin-1')!r}")
-        expect = p.get_header(b"expect")
-        if expect is not None and expect.strip(b" \t").lower() != b"100-continue":
-            raise Refusal(417, f"Unable to comply with expectation: {expect.decode('latin-1')!r}")
+        for key, expect in p.headers:  # every Expect header, as gunicorn checks each (not the first alone)
+            if key.lower() == b"expect" and expect.strip(b" \t").lower() != b"100-continue":
+                raise Refusal(417, f"Unable to comply with expectation: {expect.decode('latin-1')!r}")
         codings = b",".join(v for k, v in p.headers if k.lower() == b"transfer-encoding")
         if codings and codings.rsplit(b",", 1)[-1].strip(b" \t").lower() != b"chunked":
             raise Refusal(400, "Transfer-Encoding must end in chunked")
