@@ -437,3 +437,26 @@ def test_manifests_check_mode_covers_the_chart(tmp_path: Path, capsys):
     (chart / "values.schema.json").write_text("{}\n")
     assert generating.main([*args, "--check"]) == 1
     assert "values.schema.json is out of date" in capsys.readouterr().err
+
+
+MUTATING_POLICY = "servinggate/templates/generated-mutating-policy.yaml"
+
+
+@pytest.mark.parametrize(("choice", "rendered"), [("auto", False), ("on", True), ("off", False)])
+def test_the_mutating_policy_by_choice_and_the_clusters_api(choice, rendered):
+    """`mutatingPolicy: auto` renders the policy only where the cluster serves it (helm's own
+    capabilities, with no cluster, do not: 1.36+ clusters do); the file says which was chosen."""
+    r = render({"mutatingPolicy": choice})
+    docs = r.by_template.get(MUTATING_POLICY, [])
+    assert [d["kind"] for d in docs] == (["MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding"] if rendered else [])
+    assert f"# mutatingPolicy {choice}: {'rendered' if rendered else 'not rendered'}" in r.text
+
+
+def test_the_charts_mutating_policy_is_the_components():
+    from webhook.deploy.mutationpolicy import policy_and_binding
+
+    policy, binding = render({"mutatingPolicy": "on", "excludedNamespaces": ["batch"]}).by_template[MUTATING_POLICY]
+    ours, our_binding = policy_and_binding()
+    assert policy["spec"] == ours["spec"]
+    assert binding["spec"]["matchResources"]["objectSelector"] == our_binding["spec"]["matchResources"]["objectSelector"]
+    assert "batch" in binding["spec"]["matchResources"]["namespaceSelector"]["matchExpressions"][0]["values"]

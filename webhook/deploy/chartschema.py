@@ -78,6 +78,7 @@ def schema(rules: list[Rule]) -> dict[str, Any]:
                 "mutating": _webhook_group(2, "kthenaPodsFailurePolicy"),
                 "matchConditions": _object({"enabled": _BOOL}),
                 "celFallback": {"enum": ["", *fallback.API_VERSIONS]},
+                "mutatingPolicy": {"enum": ["auto", "on", "off"]},
                 "ruleActions": rule_actions(rules),
                 "certificates": _object({"mode": {"enum": list(CERTIFICATE_MODES)}, "caBundle": _STRING, "secretName": {"type": "string", "minLength": 1}}),
                 "webhook": _object({"url": {"type": "string", "pattern": "^(https://.+)?$"}, "caBundle": _STRING}),

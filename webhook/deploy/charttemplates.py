@@ -24,7 +24,7 @@ from typing import Any
 
 from ..policies.registry import Rule
 from ..policies.settings import PolicySettings
-from . import fallback, monitoring
+from . import fallback, monitoring, mutationpolicy
 from .configurations import EXCLUDED_NAMESPACES, PATHS, SERVICE_NAME, configurations
 from .yamlfile import dump
 
@@ -36,6 +36,7 @@ HEADER = (
 )
 CONFIGURATIONS_FILE = Path("templates") / "generated-webhook-configurations.yaml"
 FALLBACK_FILE = Path("templates") / "generated-cel-fallback.yaml"
+MUTATING_POLICY_FILE = Path("templates") / "generated-mutating-policy.yaml"
 HELPERS_FILE = Path("templates") / "_generated.tpl"
 MONITORING_FILE = Path("templates") / "generated-monitoring.yaml"
 VALUES_OF = {"validate": "validating", "mutate": "mutating"}
@@ -130,6 +131,30 @@ def cel_fallback(rules: list[Rule]) -> str:
     return HEADER + "".join(parts)
 
 
+MAP_KIND = "admissionregistration.k8s.io/v1/MutatingAdmissionPolicy"
+
+
+def mutating_policy() -> str:
+    """The opt-in gang's MutatingAdmissionPolicy (mutationpolicy.py): with `mutatingPolicy: auto`
+    (the default) where the cluster serves it (`.Capabilities.APIVersions`: 1.36+), `on` always,
+    `off` never; its binding in the webhooks' namespaces. The rendered file's first line says
+    which was chosen."""
+    docs = mutationpolicy.policy_and_binding()
+    for doc in docs:
+        doc["metadata"]["labels"] = _marker("labels mutating-policy")
+        if doc["kind"] == "MutatingAdmissionPolicyBinding":
+            doc["spec"]["matchResources"]["namespaceSelector"] = _marker("namespaceSelector")
+    chosen = (
+        f'{{{{- $served := .Capabilities.APIVersions.Has "{MAP_KIND}" }}}}\n'
+        '{{- $on := or (eq .Values.mutatingPolicy "on") (and (eq .Values.mutatingPolicy "auto") $served) }}\n'
+        "# mutatingPolicy {{ .Values.mutatingPolicy }}: {{ if $on }}rendered{{ else }}not rendered{{ end }}"
+        " (the cluster {{ if $served }}serves{{ else }}does not serve{{ end }} MutatingAdmissionPolicy v1)\n"
+    )
+    # the CEL object literals close with `}}`: each brace pair is written as a Helm string literal
+    text = re.sub(r"\{\{|\}\}", lambda m: '{{ "' + m.group(0) + '" }}', dump(docs, ""))
+    return HEADER + chosen + "{{- if $on }}\n" + _MARKER.sub(_expand, text) + "{{- end }}\n"
+
+
 def helpers() -> str:
     """The helpers whose content comes from the code: the namespaces the webhooks never judge (the
     system ones of configurations.py), the namespaces whose pods are never mutated (serve's
@@ -167,6 +192,7 @@ def render(rules: list[Rule]) -> dict[Path, str]:
     return {
         CONFIGURATIONS_FILE: webhook_configurations(rules),
         FALLBACK_FILE: cel_fallback(rules),
+        MUTATING_POLICY_FILE: mutating_policy(),
         HELPERS_FILE: helpers(),
         MONITORING_FILE: monitoring.chart_template(rules, HEADER),
         SCHEMA_FILE: values_schema(rules),
