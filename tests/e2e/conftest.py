@@ -55,8 +55,10 @@ def servinggate(cluster: Cluster, workdir: Path) -> Iterator[OurWebhook]:
     try:
         yield hook
     finally:
-        hook.unregister()
-        hook.stop()
+        try:
+            hook.unregister()  # retries while the API server is away
+        finally:
+            hook.stop()
 
 
 @pytest.fixture(scope="session")

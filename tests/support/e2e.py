@@ -498,6 +498,9 @@ class OurWebhook(Supervised):
         return out
 
     def register(self) -> None:
+        """Our configurations, after removing what an earlier run left (a run cut off with the API
+        server down: configurations with failurePolicy Fail pointing at a server that is gone)."""
+        self.remove_leftovers()
         for doc in self.configurations():
             name = doc["metadata"]["name"]
             if doc["kind"] == "ValidatingWebhookConfiguration":
@@ -507,14 +510,40 @@ class OurWebhook(Supervised):
                 self.cluster.admission.create_mutating_webhook_configuration(doc)
                 self.names.append(("mutating", name))
 
-    def unregister(self) -> None:
-        for kind, name in self.names:
-            with contextlib.suppress(ApiException):
-                if kind == "validating":
-                    self.cluster.admission.delete_validating_webhook_configuration(name)
-                else:
-                    self.cluster.admission.delete_mutating_webhook_configuration(name)
-        self.names.clear()
+    def _delete(self, kind: str, name: str) -> None:
+        try:
+            if kind == "validating":
+                self.cluster.admission.delete_validating_webhook_configuration(name)
+            else:
+                self.cluster.admission.delete_mutating_webhook_configuration(name)
+        except ApiException as e:
+            if e.status != 404:
+                raise
+
+    def unregister(self, deadline_s: float = 180.0) -> None:
+        """Remove every configuration we registered, retrying until the API server answers (it may
+        be restarting, or take a minute to stop with watches open): one left behind would refuse
+        every pod create in its scope. Raises only when the deadline passes."""
+        end = time.monotonic() + deadline_s
+        while self.names:
+            kind, name = self.names[0]
+            try:
+                self._delete(kind, name)
+            except Exception:  # the API server away: connection refused, a 5xx, a timeout
+                if time.monotonic() > end:
+                    raise
+                time.sleep(2)
+                continue
+            self.names.pop(0)
+
+    def remove_leftovers(self) -> None:
+        """Configurations of ours an earlier run did not remove: named `servinggate-*-e2e-*` and
+        labelled as e2e objects (never anything else on a shared cluster)."""
+        for kind, lister in (("validating", self.cluster.admission.list_validating_webhook_configuration), ("mutating", self.cluster.admission.list_mutating_webhook_configuration)):
+            for conf in lister(label_selector=f"{E2E_LABEL}=true").items:
+                name = conf.metadata.name
+                if name.startswith("servinggate-") and "-e2e-" in name:
+                    self._delete(kind, name)
 
     def metric(self, name: str, **labels: str) -> float:
         """The sum of a counter over the samples whose labels include `labels`."""
