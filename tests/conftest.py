@@ -30,7 +30,6 @@ STARTED_FIRST = (
     "tests/server/test_bad_reviews.py",
     "tests/policies/test_projections.py",
     "tests/policies/test_pods.py",
-    "tests/podvalidation/test_names.py",
     "tests/test_startup_errors.py",
 )
 

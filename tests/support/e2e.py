@@ -539,7 +539,10 @@ class OurWebhook(Supervised):
     def remove_leftovers(self) -> None:
         """Configurations of ours an earlier run did not remove: named `servinggate-*-e2e-*` and
         labelled as e2e objects (never anything else on a shared cluster)."""
-        for kind, lister in (("validating", self.cluster.admission.list_validating_webhook_configuration), ("mutating", self.cluster.admission.list_mutating_webhook_configuration)):
+        for kind, lister in (
+            ("validating", self.cluster.admission.list_validating_webhook_configuration),
+            ("mutating", self.cluster.admission.list_mutating_webhook_configuration),
+        ):
             for conf in lister(label_selector=f"{E2E_LABEL}=true").items:
                 name = conf.metadata.name
                 if name.startswith("servinggate-") and "-e2e-" in name:

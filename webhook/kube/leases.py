@@ -49,7 +49,6 @@ class LeaderElector:
         self._observed: tuple | None = None  # (holder, renewTime, acquireTime, transitions, duration)
         self._observed_at = 0.0
         self._last_renew = float("-inf")  # when we last held a valid lease (clock())
-        self.transitions_seen = 0
 
     def is_leader(self) -> bool:
         """True only while our last successful renewal is within the renew deadline."""

@@ -86,14 +86,6 @@ class HyperNodeCapacity:
     allocatable: dict[str, Decimal]
 
 
-def hypernode_capacities(hypernodes: list[dict[str, Any]], nodes: list[dict[str, Any]], classes: tuple[NodeClass, ...]) -> list[HyperNodeCapacity]:
-    """Each HyperNode's nodes (its own Node members and those of the HyperNodes it names, each
-    node once) and their allocatable summed. Members resolve as Volcano resolves them
-    (webhook/hypernodes.py, shared with the scale-in reconciler): a HyperNode whose members cannot
-    be resolved holds no node from them (ClusterFacts logs why, once)."""
-    return _capacities(hypernodes, nodes, classes)[0]
-
-
 def _capacities(hypernodes: list[dict[str, Any]], nodes: list[dict[str, Any]], classes: tuple[NodeClass, ...]) -> tuple[list[HyperNodeCapacity], list[str]]:
     by_shape = {c.shape: c for c in classes}
     node_labels: dict[str, dict[str, str]] = {}

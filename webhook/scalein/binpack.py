@@ -34,7 +34,7 @@ controller (tests/e2e, a worker held terminating by a finalizer: its group staye
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -185,8 +185,3 @@ def group_state(pods: list[PodView], spec: ServingSpec | None) -> tuple[str, str
             if len(counts) != want.replicas or any(n != 1 + want.workers for n in counts.values()):
                 complete = False
     return _state(pods, complete)
-
-
-def by_ordinal(names: Iterable[str], ordinal: Any) -> list[str]:
-    """Names in the datastore's order: ascending ordinal (GetServingGroupByModelServing, GetRoleList)."""
-    return sorted(names, key=lambda n: (ordinal(n), n))

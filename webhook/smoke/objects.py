@@ -19,7 +19,6 @@ NAME = "servinggate-smoke"
 BAD_RULE = "modelservings.reserved-labels"
 # What our refusal names: the field the rule forbids (the message names fields, not rules).
 BAD_FIELD = f"entryTemplate.metadata.labels[{LABEL_NAME}]"
-POD_RULE = "pods.default-scheduler"
 DEFAULT_SCHEDULER = "default-scheduler"
 IMAGE = "registry.k8s.io/pause:3.9"
 
