@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import copy
 import re
-from decimal import Decimal
 from typing import Any
 
 from ..quantity import parse_quantity
 from ..shapes import as_dict, as_list, as_object, only_objects
 from .drops import Dropped, drop_all
 from .options import DEFAULT_OPTIONS, PodOptions
+from .resources import aggregate_containers
 from .values import canonical
 from .volumes import SOURCE_KEYS
 
@@ -169,40 +169,9 @@ def _pod_only(spec: dict[str, Any]) -> None:
 
 
 def _aggregate(spec: dict[str, Any], part: str) -> dict[str, str]:
-    """AggregateContainerRequests / AggregateContainerLimits (component-helpers resource helpers,
-    v0.34.4), for the named part: the app containers and sidecars summed, raised to what any
-    init container needs beside the sidecars started before it; each written as Go's Quantity
-    would print it, in the format of the first quantity that named the resource."""
-    written: dict[str, Any] = {}
-
-    def amounts(c: dict[str, Any]) -> dict[str, Decimal]:
-        found = as_dict(as_dict(c.get("resources")).get(part))
-        out = {k: q for k, v in found.items() if (q := parse_quantity(v)) is not None}
-        for k in out:
-            written.setdefault(k, found[k])
-        return out
-
-    def add(into: dict[str, Decimal], more: dict[str, Decimal]) -> None:
-        for k, q in more.items():
-            into[k] = into.get(k, Decimal(0)) + q
-
-    total: dict[str, Decimal] = {}
-    for c in only_objects(as_list(spec.get("containers"))):
-        add(total, amounts(c))
-    sidecars: dict[str, Decimal] = {}
-    peak: dict[str, Decimal] = {}
-    for c in only_objects(as_list(spec.get("initContainers"))):
-        own = amounts(c)
-        if c.get("restartPolicy") == "Always":
-            add(sidecars, own)
-            add(total, own)
-            need = dict(sidecars)
-        else:
-            need = dict(own)
-            add(need, {k: q for k, q in sidecars.items() if k in own})
-        for k, q in need.items():
-            peak[k] = max(peak.get(k, q), q)
-    return {k: canonical(written[k], max(total.get(k, Decimal(0)), peak.get(k, Decimal(0)))) for k in total.keys() | peak.keys()}
+    """The containers' aggregate of `part` (resources.aggregate_containers), each written as Go's
+    Quantity prints it, in the format of the quantity that set it."""
+    return {k: canonical(raw, amount) for k, (raw, amount) in aggregate_containers(spec, part).items()}
 
 
 def _supported_pod_level(name: str) -> bool:

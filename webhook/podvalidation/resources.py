@@ -339,7 +339,7 @@ def _pod_resource_consistency(spec: dict[str, Any], resources: dict[str, Any], p
     container's `nvidia.com/gpu`; later releases default or skip those, so we skip them."""
     requests = _read_list(resources.get("requests"), path, [])
     limits = _read_list(resources.get("limits"), path, [])
-    totals = _aggregate_requests(spec)
+    totals = aggregate_containers(spec)
     for name, (raw, amount) in totals.items():
         if name not in requests or not (name in _POD_LEVEL or is_hugepages(name)):
             continue
@@ -364,8 +364,8 @@ def _pod_resource_consistency(spec: dict[str, Any], resources: dict[str, Any], p
                 )
 
 
-def _container_requests(c: dict[str, Any]) -> dict[str, tuple[Any, Decimal]]:
-    return _read_list(obj(c.get("resources"), FieldPath(), []).get("requests"), FieldPath(), [])
+def _container_part(c: dict[str, Any], part: str) -> dict[str, tuple[Any, Decimal]]:
+    return _read_list(obj(c.get("resources"), FieldPath(), []).get(part), FieldPath(), [])
 
 
 def _add(total: dict[str, tuple[Any, Decimal]], more: dict[str, tuple[Any, Decimal]]) -> None:
@@ -374,15 +374,16 @@ def _add(total: dict[str, tuple[Any, Decimal]], more: dict[str, tuple[Any, Decim
         total[name] = (raw, amount) if first is None else (first[0], first[1] + amount)
 
 
-def _aggregate_requests(spec: dict[str, Any]) -> dict[str, tuple[Any, Decimal]]:
-    """AggregateContainerRequests, as (the first quantity's text, for its format; the sum)."""
+def aggregate_containers(spec: dict[str, Any], part: str = "requests") -> dict[str, tuple[Any, Decimal]]:
+    """AggregateContainerRequests (`part` "requests") or AggregateContainerLimits ("limits") of
+    component-helpers' resource helpers, as (the first quantity's text, for its format; the sum)."""
     total: dict[str, tuple[Any, Decimal]] = {}
     for c in only_objects(as_list(spec.get("containers"))):
-        _add(total, _container_requests(c))
+        _add(total, _container_part(c, part))
     sidecars: dict[str, tuple[Any, Decimal]] = {}
     init_max: dict[str, tuple[Any, Decimal]] = {}
     for c in only_objects(as_list(spec.get("initContainers"))):
-        own = _container_requests(c)
+        own = _container_part(c, part)
         if c.get("restartPolicy") == "Always":
             _add(total, own)
             _add(sidecars, own)
