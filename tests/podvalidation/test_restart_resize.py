@@ -13,35 +13,15 @@ resize-policy).
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import pytest
+from support.minors import judge, pod
 
 from webhook.admission.fields import FieldPath
-from webhook.kubeversion import KubeVersion
-from webhook.podvalidation.defaults import prepare_spec
 from webhook.podvalidation.errors import too_long, too_many
-from webhook.podvalidation.options import options_for
-from webhook.podvalidation.podspec import pod_spec_errors
 
 SPEC = FieldPath.of("spec")
-
-
-def judge(spec: dict[str, Any], minor: int) -> tuple[list[tuple[str, str, str]], list[str]]:
-    """What a `minor` API server says of a new pod with this spec (as test_versions.judge)."""
-    spec = copy.deepcopy(spec)
-    opts = options_for(KubeVersion(1, minor))
-    dropped = prepare_spec(spec, opts)
-    errs = pod_spec_errors(spec, SPEC, is_pod=True, opts=opts)
-    return [(e.kind, e.field, f"{e.field}: {e.body()}") for e in errs], [".".join(map(str, d.path)) for d in dropped]
-
-
-def pod(*containers: dict[str, Any], inits: tuple[dict[str, Any], ...] = (), **spec: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {"containers": [{"name": "main", "image": "vllm:1", **c} for c in containers or ({},)], **spec}
-    if inits:
-        out["initContainers"] = [{"name": f"init-{i}", "image": "busybox:1", **c} for i, c in enumerate(inits)]
-    return out
 
 
 RULE = {"action": "Restart", "exitCodes": {"operator": "In", "values": [42]}}

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.minors import judge, pod
 
 from webhook.admission.fields import FieldPath
 from webhook.kubeversion import NEWEST, OLDEST, KubeVersion
@@ -24,23 +25,6 @@ from webhook.podvalidation.versions import FIELDS, GATES, PORTED, Span, gate_def
 
 V = {minor: KubeVersion(1, minor) for minor in range(28, 38)}
 SPEC = FieldPath.of("spec")
-
-
-def judge(spec: dict[str, Any], minor: int) -> tuple[list[tuple[str, str, str]], list[str]]:
-    """What a `minor` API server says of a new pod with this spec: its errors (kind, field, body)
-    and the fields it dropped before judging (paths under the spec)."""
-    spec = copy.deepcopy(spec)
-    opts = options_for(V[minor])
-    dropped = prepare_spec(spec, opts)
-    errs = pod_spec_errors(spec, SPEC, is_pod=True, opts=opts)
-    return [(e.kind, e.field, f"{e.field}: {e.body()}") for e in errs], [".".join(map(str, d.path)) for d in dropped]
-
-
-def pod(*containers: dict[str, Any], inits: tuple[dict[str, Any], ...] = (), **spec: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {"containers": [{"name": "main", "image": "vllm:1", **c} for c in containers or ({},)], **spec}
-    if inits:
-        out["initContainers"] = [{"name": f"init-{i}", "image": "busybox:1", **c} for i, c in enumerate(inits)]
-    return out
 
 
 # ---- the table --------------------------------------------------------------------------------
