@@ -21,9 +21,6 @@ from support.minors import judge, pod
 from webhook.admission.fields import FieldPath
 from webhook.podvalidation.errors import too_long, too_many
 
-SPEC = FieldPath.of("spec")
-
-
 RULE = {"action": "Restart", "exitCodes": {"operator": "In", "values": [42]}}
 NEEDS_POLICY = "Required value: must specify restartPolicy when restart rules are used"
 NO_SIDECAR_RULES = "Forbidden: restartPolicyRules are not allowed for init containers with restart policy Always"
