@@ -17,7 +17,18 @@ if str(TESTS) not in sys.path:
     sys.path.insert(0, str(TESTS))
 
 from fakes.apiserver import FakeAPI  # noqa: E402
+from hypothesis import settings  # noqa: E402
 from support import CRDS, cluster_path, load_cluster, wait_for  # noqa: E402
+from support.examples import profile  # noqa: E402
+
+# ---- hypothesis ------------------------------------------------------------------------------------
+
+# Two profiles, chosen by SERVINGGATE_HYPOTHESIS_PROFILE (tests/support/examples.py): `dev` for
+# `./dev test`, `ci` for `.ci/run`. Each property's example count comes from `examples(n)`; the
+# profiles differ in what a failure prints (CI prints the reproduction blob).
+settings.register_profile("dev", deadline=None)
+settings.register_profile("ci", deadline=None, print_blob=True)
+settings.load_profile(profile())
 
 # ---- the order tests start in ---------------------------------------------------------------------
 

@@ -1,5 +1,6 @@
-"""The shape of the code, checked on every test run (and so in CI): layers, types, module sizes,
-and a repository that needs nothing beside itself."""
+"""The shape of the code, checked on every test run: module and function sizes, the layers and
+that their contract bites, the static checks `./dev lint` runs (ruff, mypy, import contracts, dead
+code) and that CI runs them, and a repository that needs nothing beside itself."""
 
 from __future__ import annotations
 
@@ -14,10 +15,6 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 MAX_MODULE_LINES = 420  # "no module over ~400 lines": split by concern before it grows past this
 MAX_FUNCTION_LINES = 80  # a function a reader takes in at once; past this, name its steps
-
-
-def _run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", *args], cwd=REPO, capture_output=True, text=True, timeout=600)
 
 
 def _lint_imports(root: Path) -> tuple[int, str]:
@@ -35,22 +32,12 @@ def _layers_contract() -> dict:
     return layers
 
 
-def test_import_contracts_hold():
-    """Policies and admission import no web framework or Kubernetes client; only kube/, the
-    certificate keeper and the reconciler's I/O talk to the API (contracts in pyproject.toml)."""
-    proc = subprocess.run([str(Path(sys.executable).with_name("lint-imports")), "--no-cache"], cwd=REPO, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "broken" in proc.stdout and " 0 broken" in proc.stdout
-
-
-def test_the_layers_contract_is_checked_and_kept():
+def test_the_layers_contract_is_exhaustive_over_the_package():
     """No import runs back up a layer and no package imports a sibling of its layer, so there is
-    no circle between packages (the layers are in pyproject.toml)."""
+    no circle between packages (the layers are in pyproject.toml; `./dev lint` checks them, and the
+    test below shows the check bites)."""
     layers = _layers_contract()
     assert layers["exhaustive"] is True and layers["containers"] == ["webhook"]
-    code, out = _lint_imports(REPO)
-    assert code == 0, out
-    assert f"{layers['name']} KEPT" in out
 
 
 def test_no_import_circle_between_modules():
@@ -89,17 +76,10 @@ def test_the_layers_contract_refuses_an_import_back_up_a_sibling_import_and_an_u
     assert "webhook.stray" in out and "not listed as layers" in out
 
 
-def test_mypy_reports_no_errors():
-    """Configuration pinned in pyproject.toml ([tool.mypy]); no blanket ignores. Incremental, with its
-    cache in the environment's folder (.venv, ignored by git): a fresh clone checks everything, a
-    later run only what changed."""
-    proc = _run("mypy", "--cache-dir", str(Path(sys.prefix) / "mypy-cache"))
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    pyproject = (REPO / "pyproject.toml").read_text()
-    assert "ignore_errors" not in pyproject
-
-
 def test_no_bare_type_ignores_and_no_oversized_modules():
+    """mypy (`./dev lint`) is configured in pyproject.toml with no blanket ignores; a `type: ignore`
+    names its error code; a module past MAX_MODULE_LINES is split by concern."""
+    assert "ignore_errors" not in (REPO / "pyproject.toml").read_text()
     for path in sorted((REPO / "webhook").rglob("*.py")):
         text = path.read_text()
         assert not re.search(r"#\s*type:\s*ignore(?!\[)", text), f"{path}: a type: ignore without an error code"
@@ -141,13 +121,9 @@ def test_the_rules_and_lookups_know_nothing_of_threads():
             assert "threading.local" not in text and "MustWait" not in text, path
 
 
-def test_ruff_finds_nothing_and_the_code_is_formatted():
-    """Lint and import order (`ruff check`) and formatting (`ruff format --check`), configured in
-    pyproject.toml ([tool.ruff]), over the whole repository; a `noqa` names its rule."""
-    lint = _run("ruff", "check", "--no-cache", ".")
-    assert lint.returncode == 0, lint.stdout + lint.stderr
-    formatted = _run("ruff", "format", "--check", "--no-cache", ".")
-    assert formatted.returncode == 0, formatted.stdout + formatted.stderr
+def test_every_noqa_names_its_rule():
+    """ruff (`./dev lint`) runs over the whole repository with zero findings; a `noqa` that
+    silences it names the rule it silences."""
     bare = [
         f"{path}:{n}"
         for path in sorted(REPO.glob("**/*.py"))
@@ -156,6 +132,39 @@ def test_ruff_finds_nothing_and_the_code_is_formatted():
         if re.search(r"#\s*noqa(?!:\s*[A-Z]+[0-9]+)", line)
     ]
     assert not bare, f"noqa without a rule code: {bare}"
+
+
+def _dev_lint_commands() -> list[str]:
+    text = (REPO / "dev").read_text()
+    body = text[text.index("  lint)") : text.index(";;", text.index("  lint)"))]
+    return [line.split("check ", 1)[1] for line in body.splitlines() if line.strip().startswith("check .venv/bin/")]
+
+
+def test_dev_lint_runs_every_static_check_and_ci_runs_it():
+    """`./dev lint` runs ruff's lint and format check, mypy, the import contracts and the dead-code
+    finder, each configured in pyproject.toml; `.ci/run` runs it beside the tests, as the README says."""
+    tools = [c.split()[0].rsplit("/", 1)[1] + (" " + c.split()[1] if c.split()[0].endswith("ruff") else "") for c in _dev_lint_commands()]
+    assert tools == ["ruff check", "ruff format", "mypy", "lint-imports", "vulture"]
+    pyproject = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]
+    assert {"ruff", "mypy", "importlinter", "vulture"} <= set(pyproject)
+    ci = (REPO / ".ci" / "run").read_text()
+    assert "./dev lint" in ci and "./dev test" in ci
+    assert 'SERVINGGATE_HYPOTHESIS_PROFILE="${SERVINGGATE_HYPOTHESIS_PROFILE:-ci}" ./dev test' in ci
+    assert "./dev lint" in (REPO / "README.md").read_text()
+
+
+def test_the_dead_code_finder_bites(tmp_path):
+    """The package as it is has nothing vulture finds (the rules, found through their registration
+    decorator, included); in a copy of it, an unused function is found."""
+    shutil.copytree(REPO / "webhook", tmp_path / "webhook", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(REPO / "pyproject.toml", tmp_path)
+    clean = subprocess.run([str(Path(sys.executable).with_name("vulture"))], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    with open(tmp_path / "webhook" / "quantity.py", "a", encoding="utf-8") as fh:
+        fh.write("\n\ndef never_called_helper() -> int:\n    return 1\n")
+    dirty = subprocess.run([str(Path(sys.executable).with_name("vulture"))], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert dirty.returncode != 0
+    assert "unused function 'never_called_helper'" in dirty.stdout
 
 
 def test_every_noqa_names_a_rule_ruff_selects():

@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 from support import admission_fixture_paths, admission_path
+from support.examples import examples
 
 from webhook.admission import FieldPath, ReviewError, allowed, denied, forbidden, invalid, not_supported, parse_review, refused, required
 from webhook.admission.decision import Decision, Verdict
@@ -193,7 +194,7 @@ _json = st.recursive(
 )
 
 
-@hsettings(max_examples=300, deadline=None)
+@hsettings(max_examples=examples(300), deadline=None)
 @given(st.dictionaries(_keys, _json, max_size=5), st.dictionaries(_keys, _json, max_size=5))
 def test_patch_turns_any_object_into_any_other(src, dst):
     ops = make_patch(src, dst)

@@ -263,6 +263,7 @@ def test_a_cloneset_template_is_judged_like_a_replicasets():
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from support import CRDS  # noqa: E402
+from support.examples import examples  # noqa: E402
 
 _json = st.recursive(
     st.none() | st.booleans() | st.integers(-3, 4000) | st.text(max_size=5) | st.sampled_from(["Pods", "Resource", "-1", "Utilization"]),
@@ -305,7 +306,7 @@ _json = st.recursive(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(spec=_json)
 def test_any_hpa_or_workload_spec_gives_field_errors_never_a_crash(spec):
     validate_hpa({"spec": spec})

@@ -15,6 +15,7 @@ from deploy.rendering import COMPONENTS
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from support import admission_fixture_paths
+from support.examples import examples
 
 from webhook.admission.review import make_request
 from webhook.deploy import configurations, fallback
@@ -192,7 +193,7 @@ GATE_DEMO = {
 }
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(ms=modelservings())
 @example(ms=GATE_DEMO)
 def test_gang_floor_agrees(ms):
@@ -208,7 +209,7 @@ def with_gang(gang: dict | None) -> dict:
     return ms
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(new=modelservings(), old=modelservings())
 @example(new=with_gang(None), old=GATE_DEMO)  # gangPolicy removed
 @example(new=with_gang({}), old=GATE_DEMO)  # minRoleReplicas removed: the rule allows it
@@ -245,7 +246,7 @@ TARGET_REFS = st.sampled_from(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(ref=TARGET_REFS, low=maybe("minReplicas", SMALL), high=maybe("maxReplicas", SMALL))
 def test_hpa_bounds_agree(ref, low, high):
     hpa = {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "h"}, "spec": {"scaleTargetRef": ref, **low, **high}}
@@ -269,13 +270,13 @@ def autoscaling_policies(draw) -> dict:
     return {"apiVersion": f"{MS}/v1alpha1", "kind": "AutoscalingPolicy", "metadata": {"name": "p"}, "spec": spec}
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(policy=autoscaling_policies())
 def test_autoscaling_policy_min_max_agrees(policy):
     agree("autoscalingpolicies.bounds", policy)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(policy=autoscaling_policies())
 def test_autoscaling_policy_binding_min_max_agrees(policy):
     spec = {k: v for k, v in policy["spec"].items() if k in ("homogeneousTarget", "heterogeneousTarget")}

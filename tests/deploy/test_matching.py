@@ -10,6 +10,7 @@ from deploy.conftest import kustomize
 from deploy.rendering import COMPONENTS, MANIFESTS
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.examples import examples
 
 from webhook.deploy import configurations
 from webhook.policies.hpa import TARGETS_MODELSERVING, hpa_errors
@@ -113,7 +114,7 @@ API_VERSIONS = st.one_of(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(api_version=API_VERSIONS, kind=st.sampled_from(["ModelServing", "Deployment", "modelserving", ""]), low=st.integers(-2, 4), high=st.integers(-2, 4))
 def test_the_condition_is_false_only_where_the_rule_finds_nothing(api_version, kind, low, high):
     """The webhook without the condition must answer as with it: what the API server does not

@@ -2,6 +2,7 @@
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.examples import examples
 from support.pods import pod_with
 
 from webhook.admission.fields import FieldPath
@@ -52,7 +53,7 @@ def test_a_container_list_of_the_wrong_type_is_reported_at_its_path():
     assert errs == ['spec.containers: Invalid value: "object": must be of type array', "spec.containers: Required value"]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.sampled_from(_KEYS), _json)
 def test_any_value_in_any_spec_field_never_raises(key, value):
     pod = pod_with(**{key: value})
@@ -60,14 +61,14 @@ def test_any_value_in_any_spec_field_never_raises(key, value):
     validate_pod_template_spec(apply_template_defaults({"spec": pod["spec"]}), FieldPath.of("t"), is_pod=True)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.sampled_from(_CONTAINER_KEYS), _json, st.sampled_from(["containers", "initContainers", "ephemeralContainers"]))
 def test_any_value_in_any_container_field_never_raises(key, value, where):
     pod = pod_with(**{where: [{"name": "m", "image": "x:1", key: value}]})
     validate_pod_create(apply_pod_defaults(pod))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(_json)
 def test_any_document_never_raises(value):
     validate_pod_create(apply_pod_defaults(value))

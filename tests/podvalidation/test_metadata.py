@@ -4,6 +4,7 @@ import copy
 
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from support.examples import examples
 from support.pods import BASE_POD, errors_of
 
 
@@ -55,7 +56,7 @@ _VALUES = ["v", "-v", "", "12", "runtime/default", "localhost/p", "y" * 70, 3, [
 _SECCOMP = "seccomp.security.alpha.kubernetes.io/pod"
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @example([{"annotations": {_SECCOMP: "runtime/default"}}], True)  # valid alone, not with this spec
 @example([{"annotations": {"kubernetes.io/config.mirror": "v"}}], False)
 @example([{"annotations": {"container.apparmor.security.beta.kubernetes.io/other": "runtime/default"}}], False)

@@ -379,6 +379,7 @@ def test_cron_schedules(schedule, problem):
 
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
+from support.examples import examples  # noqa: E402
 
 KEYS = [
     "metrics",
@@ -433,7 +434,7 @@ KINDS = [
 ]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(kind=st.sampled_from(KINDS), spec=odd)
 def test_odd_shapes_never_crash(kit, kind, spec):
     obj = {"apiVersion": kind[0], "kind": kind[1], "metadata": {"name": "x", "namespace": "default"}, "spec": spec}

@@ -7,6 +7,7 @@ import copy
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.examples import examples
 from support.willrun import hpa, hypernode, node, podgroup_crd, policy
 
 from webhook.admission.review import make_request
@@ -75,7 +76,7 @@ _json = st.recursive(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(node_junk=_json, hn_junk=_json, spec_junk=_json)
 def test_no_input_makes_a_rule_crash(kit, node_junk, hn_junk, spec_junk):
     objects = [

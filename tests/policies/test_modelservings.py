@@ -8,6 +8,7 @@ from dataclasses import replace
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.examples import examples
 
 from webhook.admission.responses import review_response
 from webhook.admission.review import make_request
@@ -471,7 +472,7 @@ json_values = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(spec=json_values, old_spec=json_values)
 def test_odd_shapes_never_crash(kit, spec, old_spec):
     base = {"apiVersion": "workload.serving.volcano.sh/v1alpha1", "kind": "ModelServing", "metadata": {"name": "x", "namespace": "d"}}

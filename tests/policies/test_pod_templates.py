@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from support import FIXTURES
+from support.examples import examples
 
 from webhook.admission.decision import Verdict
 from webhook.admission.review import make_request
@@ -317,7 +318,7 @@ _json = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(template=_json, workers=st.integers(-1, 3) | st.text(max_size=2), role_name=st.text(max_size=6) | st.integers())
 def test_any_template_gives_field_errors_never_a_crash(template, workers, role_name):
     role = {"name": role_name, "replicas": 1, "workerReplicas": workers, "entryTemplate": template, "workerTemplate": template}
@@ -325,7 +326,7 @@ def test_any_template_gives_field_errors_never_a_crash(template, workers, role_n
         assert all(isinstance(e, str) for e in errs)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(containers=_json, env=_json)
 def test_any_container_list_or_env_gives_field_errors(containers, env):
     role = _role(workers=1, env=env)
@@ -358,7 +359,7 @@ _meta = st.fixed_dictionaries(
 ) | st.sampled_from([None, "x", []])
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     entry=_meta,
     worker=_meta,
@@ -465,7 +466,7 @@ _newer_json = st.recursive(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(container=_newer_json, init=_newer_json, minor=st.integers(28, 38))
 def test_newer_fields_of_any_shape_give_field_errors_at_any_minor(container, init, minor):
     """The drops and the newer checks meet wrong types too: field errors, never a crash."""

@@ -8,6 +8,7 @@ import jsonpatch
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.examples import examples
 from support.willrun import ctx_of, podgroup_crd
 
 from webhook.admission.responses import review_response
@@ -196,7 +197,7 @@ def pods(draw):
 
 # 200 generated pods: test_recorded_pod_missing_scheduler_annotations_and_role_id is the explicit case of this
 # property, and the generation, not the mutation, is where an example's time goes.
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(pod=pods())
 def test_mutation_is_idempotent(kit, pod):
     original = copy.deepcopy(pod)

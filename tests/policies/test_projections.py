@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from support import REPO  # tests/ is on sys.path via the root conftest
+from support.examples import examples
 
 from webhook.admission.review import make_request
 from webhook.kthena import AUTOSCALINGPOLICY_API_VERSION, AUTOSCALINGPOLICY_KIND, MODELSERVING_API_VERSION, MODELSERVING_KIND
@@ -124,7 +125,7 @@ _values = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     replicas=_values,
     roles=st.lists(

@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 from support import ADMISSION_FIXTURES, FIXTURES
+from support.examples import examples
 
 from webhook.admission.review import MAX_NESTING
 from webhook.config import compose
@@ -197,7 +198,7 @@ def mutated_reviews(draw):
 
 # 500 generated reviews: the minimal fuzz findings above (EXPECTED) are the explicit cases of this
 # property, and benchmarks/fuzz.py runs the long fuzz against the real server.
-@hsettings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@hsettings(max_examples=examples(500), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(case=mutated_reviews())
 def test_fuzzed_reviews_are_answered_without_a_crash(client, case):
     endpoint, doc = case

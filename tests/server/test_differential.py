@@ -31,6 +31,7 @@ from gunicorn.http.parser import RequestParser
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from support import FUZZ_FINDINGS
+from support.examples import examples
 
 from webhook.server.calls import split_target
 from webhook.server.http1 import Refusal, RequestReader
@@ -267,7 +268,7 @@ def requests(draw) -> bytes:
 
 
 _cuts = st.lists(st.integers(1, 400), max_size=6)
-PROPERTY = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+PROPERTY = settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
 # ---- the tests ---------------------------------------------------------------------------------

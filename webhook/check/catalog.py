@@ -24,7 +24,6 @@ class CrdVersion:
     kind: str
     version: str
     plural: str
-    namespaced: bool
     raw_schema: dict[str, Any]
     scale_replicas_path: str = ""  # subresources.scale.specReplicasPath, e.g. ".spec.replicas"
     origin: str = ""
@@ -66,14 +65,7 @@ class Catalog:
             schema = ((v.get("schema") or {}).get("openAPIV3Schema")) or ((spec.get("validation") or {}).get("openAPIV3Schema")) or {}
             scale = ((v.get("subresources") or spec.get("subresources") or {}).get("scale")) or {}
             self.versions[(group, kind, v["name"])] = CrdVersion(
-                group,
-                kind,
-                v["name"],
-                str(names.get("plural") or ""),
-                spec.get("scope", "Namespaced") == "Namespaced",
-                schema,
-                str(scale.get("specReplicasPath") or ""),
-                origin,
+                group, kind, v["name"], str(names.get("plural") or ""), schema, str(scale.get("specReplicasPath") or ""), origin
             )
             served.append(v["name"])
         self.kinds[(group, kind)] = served

@@ -52,7 +52,6 @@ class Schema:
     type: str = ""
     properties: dict[str, Schema] = field(default_factory=dict)
     additional: Schema | None = None  # additionalProperties as a schema
-    additional_allowed: bool = True
     items: Schema | None = None
     required: tuple[str, ...] = ()
     enum: list[Any] | None = None
@@ -74,7 +73,6 @@ class Schema:
     max_length: int | None = None
     min_items: int | None = None
     max_items: int | None = None
-    unique_items: bool = False
     min_properties: int | None = None
     max_properties: int | None = None
     list_type: str = ""
@@ -99,8 +97,6 @@ def compile_schema(raw: dict[str, Any]) -> Schema:
     additional = raw.get("additionalProperties")
     if isinstance(additional, dict):
         s.additional = compile_schema(additional)
-    elif additional is False:
-        s.additional_allowed = False
     if isinstance(raw.get("items"), dict):
         s.items = compile_schema(raw["items"])
     s.required = tuple(raw.get("required") or ())
@@ -120,7 +116,6 @@ def compile_schema(raw: dict[str, Any]) -> Schema:
     s.multiple_of = raw.get("multipleOf")
     s.min_length, s.max_length = raw.get("minLength"), raw.get("maxLength")
     s.min_items, s.max_items = raw.get("minItems"), raw.get("maxItems")
-    s.unique_items = bool(raw.get("uniqueItems"))
     s.min_properties, s.max_properties = raw.get("minProperties"), raw.get("maxProperties")
     s.list_type = str(raw.get("x-kubernetes-list-type") or "")
     s.list_keys = tuple(raw.get("x-kubernetes-list-map-keys") or ())
