@@ -25,8 +25,10 @@ from support.examples import profile  # noqa: E402
 
 # Two profiles, chosen by SERVINGGATE_HYPOTHESIS_PROFILE (tests/support/examples.py): `dev` for
 # `./dev test`, `ci` for `.ci/run`. Each property's example count comes from `examples(n)`; the
-# profiles differ in what a failure prints (CI prints the reproduction blob).
-settings.register_profile("dev", deadline=None)
+# profiles differ in what a failure prints (CI prints the reproduction blob). Each sets what it
+# means outright: hypothesis bases a profile on its own default, which differs when the `CI`
+# variable is set (print_blob on, derandomized, no database).
+settings.register_profile("dev", deadline=None, print_blob=False)
 settings.register_profile("ci", deadline=None, print_blob=True)
 settings.load_profile(profile())
 
