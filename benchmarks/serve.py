@@ -92,31 +92,57 @@ def run_server(kind: str, tls: bool, port: int, certs: str, workers: int, gunico
     logs.configure("info")  # the product default: denials and audit findings only, per review
     certificates = CertificateSource(settings.listener.certs_dir, on_load=metrics.certificate_loaded)
     if kind == "product":
-        app = create_app(settings, certificates=certificates)
+        app: Any = create_app(settings, certificates=certificates)
     else:
         import orjson
         from flask import Flask, Response, request
 
-        app = Flask("allow-all")
+        from webhook.server.site import InFlask, Site
 
-        @app.post("/mutate")
         def allow_all():
             doc = orjson.loads(request.get_data())
             body = {"apiVersion": doc["apiVersion"], "kind": "AdmissionReview", "response": {"uid": doc["request"]["uid"], "allowed": True}}
             return Response(orjson.dumps(body), mimetype="application/json")
+
+        app = Site(Flask("allow-all", static_folder=None), {("POST", "/mutate"): InFlask(allow_all)})  # our worker, Flask in a thread
 
     options = gunicorn_options(settings, certificates)
     options["loglevel"] = "warning"
     if not tls or gunicorn_ctx or placement == "shared":
         # Our worker serves TLS only, from the certificate source: plain HTTP, gunicorn's own TLS
         # context per connection and the design before (every worker accepting from one socket)
-        # are gunicorn's gthread worker.
+        # are gunicorn's gthread worker, a WSGI server: the product's Site behind a WSGI adapter of
+        # this benchmark's own, the baseline's Flask application as it is.
         options["worker_class"] = "gthread"
+        app = as_wsgi(app) if kind == "product" else app.flask
         if tls:
             options.update(certfile=str(Path(certs) / "tls.crt"), keyfile=str(Path(certs) / "tls.key"))
     if placement == "reuseport":  # SO_REUSEPORT on the listening socket
         options["reuse_port"] = True
     WebhookServer(app, options).run()
+
+
+def as_wsgi(site: Any) -> Any:
+    """The Site as a WSGI application, for gunicorn's gthread worker (benchmark only: the product's
+    worker hands the Site the request it parsed): the request rebuilt from the environ, the answer
+    settled in the calling thread."""
+    from http import HTTPStatus
+
+    from webhook.server.http1 import Request
+    from webhook.serving.answer import settled
+
+    def app(environ: dict[str, Any], start_response: Any) -> list[bytes]:
+        body = environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0))
+        target = environ.get("RAW_URI") or environ["PATH_INFO"]
+        fields = [(b"Content-Type", environ.get("CONTENT_TYPE", "").encode("latin-1"))]
+        answer = settled(site.answer(Request(environ["REQUEST_METHOD"].encode(), target.encode("latin-1"), (1, 1), fields, body, True)))
+        start_response(
+            f"{answer.code} {HTTPStatus(answer.code).phrase}",
+            [("Content-Type", answer.content_type), ("Content-Length", str(len(answer.body))), *answer.fields],
+        )
+        return [answer.body]
+
+    return app
 
 
 # ---- driver -------------------------------------------------------------------------------------

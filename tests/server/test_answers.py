@@ -5,10 +5,10 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from webhook.server import answers
-from webhook.server.answers import CONTINUE, SERVER, head, status_answer
-from webhook.server.calls import Answer
+from webhook.server.answers import CONTINUE, SERVER, head, status_answer, whole
 from webhook.server.http1 import Request
 from webhook.server.worker import WebhookWorker
+from webhook.serving.answer import Answer
 
 
 def test_a_refusal_has_the_head_every_answer_has_and_a_json_status(monkeypatch):
@@ -35,6 +35,17 @@ def test_the_interim_answer_and_an_http_1_0_answer_come_from_the_same_writer():
     assert kept.startswith(b"HTTP/1.0 200 OK\r\nServer: ") and b"\r\nConnection: keep-alive\r\nContent-Length: 0\r\n\r\n" in kept
 
 
+def test_an_answer_is_written_whole_and_a_head_answer_keeps_the_get_answers_length(monkeypatch):
+    monkeypatch.setattr(answers, "http_date", lambda: "Thu, 26 Nov 2026 20:00:00 GMT")
+    answer = Answer(200, b"hello", "text/plain", (("X-Seen", "1"),))
+    head_only = (
+        b"HTTP/1.1 200 OK\r\nServer: %s\r\nDate: Thu, 26 Nov 2026 20:00:00 GMT\r\nConnection: keep-alive\r\n"
+        b"Content-Type: text/plain\r\nContent-Length: 5\r\nX-Seen: 1\r\n\r\n" % SERVER.encode()
+    )
+    assert whole(answer, closes=False) == head_only + b"hello"
+    assert whole(answer, closes=False, with_body=False) == head_only
+
+
 def test_one_decision_closes_a_connection_for_each_reason():
     def worker(**kw):
         fake = SimpleNamespace(alive=True, idle=0, cfg=SimpleNamespace(keepalive=120, worker_connections=10, threads=8))
@@ -44,7 +55,7 @@ def test_one_decision_closes_a_connection_for_each_reason():
 
     def closes(w, keep_alive=True, asked=False):
         req = Request(b"POST", b"/validate", (1, 1), [], b"{}", keep_alive)
-        return WebhookWorker._closes(w, req, Answer(200, [], b"{}", asked))
+        return WebhookWorker._closes(w, req, Answer(200, b"{}", closes=asked))
 
     assert not closes(worker())
     assert closes(worker(), keep_alive=False)  # the client asked (Connection: close, or HTTP/1.0 without keep-alive)

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
+from siteclient import SiteClient  # noqa: E402  (tests/server is on sys.path via conftest)
 from support import ADMISSION_FIXTURES, FIXTURES
 from support.examples import examples
 
@@ -59,7 +60,7 @@ EXPECTED = {
 @pytest.fixture(scope="module")
 def client(tmp_path_factory):
     settings = compose(ServeSettings, certs_dir=tmp_path_factory.mktemp("certs"))
-    return create_app(settings, lookups=NoLookups()).test_client()
+    return SiteClient(create_app(settings, lookups=NoLookups()))
 
 
 def _answer(client, path, body):

@@ -6,6 +6,7 @@ import json
 import logging
 
 import pytest
+from siteclient import SiteClient  # noqa: E402  (tests/server is on sys.path via conftest)
 from support import ADMISSION_FIXTURES as FIXTURES
 
 from webhook.admission import allowed
@@ -26,7 +27,7 @@ def settings(tmp_path):
 
 @pytest.fixture
 def client(settings):
-    return create_app(settings, lookups=NoLookups()).test_client()
+    return SiteClient(create_app(settings, lookups=NoLookups()))
 
 
 def status_of(resp):
@@ -118,7 +119,7 @@ def test_unregistered_resource_is_allowed_without_patch(client):
 
 def test_pod_mutation_end_to_end_through_the_registry(settings):
     # the pod's ModelServing is not among the known objects: its scheduler choice is the default
-    client = create_app(settings, lookups=DictLookups([])).test_client()
+    client = SiteClient(create_app(settings, lookups=DictLookups([])))
     resp = client.post("/mutate", data=POD_MUTATE, content_type="application/json").get_json()
     assert resp["response"]["patchType"] == "JSONPatch"
     # routine changes are recorded for the audit log, not shown to the client as warnings
@@ -141,7 +142,7 @@ def test_a_rule_that_raises_gives_a_500_review_with_the_uid_and_a_logged_traceba
     def fine(obj):
         return allowed()
 
-    client = create_app(settings, registry=registry, lookups=NoLookups()).test_client()
+    client = SiteClient(create_app(settings, registry=registry, lookups=NoLookups()))
     doc = json.loads(POD_MUTATE)
     with caplog.at_level(logging.ERROR):
         resp = client.post("/validate", data=POD_MUTATE, content_type="application/json")
@@ -159,7 +160,7 @@ def test_healthz_and_readyz(client, settings):
     from webhook.certs.files import ensure_dev_certs
 
     ensure_dev_certs(settings.listener.certs_dir, "svc", "ns")
-    ready = create_app(settings, lookups=NoLookups()).test_client().get("/readyz")
+    ready = SiteClient(create_app(settings, lookups=NoLookups())).get("/readyz")
     assert ready.status_code == 200 and "valid until" in ready.get_json()["detail"]
 
 
@@ -174,7 +175,7 @@ def test_readyz_fails_for_an_expired_certificate(settings):
     pair = generate_serving(ca, ["localhost"], days=30, now=long_ago)
     write_file(settings.listener.certs_dir / "tls.crt", pair.cert_pem, 0o644)
     write_file(settings.listener.certs_dir / "tls.key", pair.key_pem, 0o600)
-    resp = create_app(settings, lookups=NoLookups()).test_client().get("/readyz")
+    resp = SiteClient(create_app(settings, lookups=NoLookups())).get("/readyz")
     assert resp.status_code == 503 and "expired" in resp.get_json()["detail"]
 
 
@@ -192,7 +193,7 @@ def test_metrics_name_each_rule_verdict_and_the_build(settings):
     configured = load(
         ServeSettings, {"certs_dir": str(settings.listener.certs_dir)}, environ={"SERVINGGATE_RULE_ACTIONS": "modelservings.reserved-labels=audit"}
     )
-    client = create_app(configured, lookups=DictLookups([])).test_client()
+    client = SiteClient(create_app(configured, lookups=DictLookups([])))
     text = metrics.render()[0].decode()
     # present from the start, at zero, with the configured action
     assert 'servinggate_rule_verdicts_total{action="audit",rule="modelservings.reserved-labels",verdict="fail"} 0.0' in text

@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 
 import pytest
+from siteclient import SiteClient  # noqa: E402  (tests/server is on sys.path via conftest)
 from support import ADMISSION_FIXTURES as FIXTURES
 
 from webhook.admission import allowed
@@ -34,7 +35,7 @@ def seen():
 
 
 def review(app) -> None:
-    resp = app.test_client().post("/validate", data=POD_REVIEW, content_type="application/json")
+    resp = SiteClient(app).post("/validate", data=POD_REVIEW, content_type="application/json")
     assert resp.status_code == 200 and resp.get_json()["response"]["allowed"] is True
 
 
@@ -56,10 +57,10 @@ def test_auto_is_read_from_the_api_server_and_followed_after_a_reconnect(fake_ap
     assert started == [{"msg": "judging by Kubernetes 1.29", "kubernetesVersion": "1.29", "judgedAs": "1.29", "source": "the API server's /version (v1.29.6)"}]
     review(app)
     fake_api.version = {"major": "1", "minor": "38", "gitVersion": "v1.38.0"}  # the control plane was upgraded
-    app.extensions["servinggate"]["kubernetes"].refresh()  # what the watcher calls when it reconnects
+    app.flask.extensions["servinggate"]["kubernetes"].refresh()  # what the watcher calls when it reconnects
     review(app)
     assert versions == [KubeVersion(1, 29), KubeVersion(1, 38)]
-    detail = app.test_client().get("/readyz").get_json()["detail"]
+    detail = SiteClient(app).get("/readyz").get_json()["detail"]
     assert f"Kubernetes 1.38, judged as {NEWEST}, from the API server's /version (v1.38.0)" in detail
 
 
@@ -73,7 +74,7 @@ def test_an_unreadable_version_starts_with_the_newest_and_says_so(fake_api, tmp_
     review(app)
     assert versions == [NEWEST]
     assert "could not be read" in caplog.text and "restarting" in caplog.text
-    detail = app.test_client().get("/readyz").get_json()["detail"]
+    detail = SiteClient(app).get("/readyz").get_json()["detail"]
     assert f"Kubernetes {NEWEST}, from the newest supported version, as the API server's /version could not be read" in detail
 
 
@@ -83,7 +84,7 @@ def test_readyz_shows_the_version_beside_the_certificate(tmp_path):
     settings = compose(ServeSettings, certs_dir=tmp_path, kubernetes_version=KubeVersion(1, 31))
     ensure_dev_certs(tmp_path, "svc", "ns")
     app = create_app(settings, lookups=NoLookups(), kubernetes=FollowedVersion(KubeVersion(1, 31), connect=lambda: None))
-    body = app.test_client().get("/readyz").get_json()
+    body = SiteClient(app).get("/readyz").get_json()
     assert body["status"] == "ok"
     assert "valid until" in body["detail"] and body["detail"].endswith("; Kubernetes 1.31, from --kubernetes-version")
 
@@ -98,7 +99,7 @@ def test_the_lookups_watch_reads_the_version_again_when_it_reconnects(fake_api, 
     fake_api.fail("GET", "/modelservings$", 503, "ServiceUnavailable", "upgrading", times=1)
     settings = compose(ServeSettings, certs_dir=tmp_path / "c", kubeconfig=str(kubeconfig))
     app = create_app(settings)
-    ctx = app.extensions["servinggate"]["context"]
+    ctx = app.flask.extensions["servinggate"]["context"]
     assert ctx.kubernetes_version == KubeVersion(1, 30)
     fake_api.version = {"gitVersion": "v1.31.0"}
     try:
@@ -117,11 +118,11 @@ def test_a_lenient_start_takes_the_version_when_the_watch_first_connects(fake_ap
     fake_api.fail("GET", "^/version/?$", 503, "ServiceUnavailable", "starting", times=1)
     settings = compose(ServeSettings, certs_dir=tmp_path / "c", kubeconfig=str(fake_api.write_kubeconfig(tmp_path / "kubeconfig")))
     app = create_app(settings)
-    ctx = app.extensions["servinggate"]["context"]
-    assert ctx.kubernetes_version == NEWEST and app.extensions["servinggate"]["kubernetes"].current.lenient
+    ctx = app.flask.extensions["servinggate"]["context"]
+    assert ctx.kubernetes_version == NEWEST and app.flask.extensions["servinggate"]["kubernetes"].current.lenient
     try:
         ctx.lookups.inner.start()
         wait_for(lambda: ctx.kubernetes_version == KubeVersion(1, 29), timeout=10)
     finally:
         ctx.lookups.inner.close()
-    assert "Kubernetes 1.29, from the API server's /version (v1.29.9)" in app.test_client().get("/readyz").get_json()["detail"]
+    assert "Kubernetes 1.29, from the API server's /version (v1.29.9)" in SiteClient(app).get("/readyz").get_json()["detail"]

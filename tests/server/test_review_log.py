@@ -7,6 +7,7 @@ import io
 import logging
 
 import pytest
+from siteclient import SiteClient  # noqa: E402  (tests/server is on sys.path via conftest)
 from support import ADMISSION_FIXTURES
 
 from webhook.config import compose
@@ -21,7 +22,7 @@ DENIED = (ADMISSION_FIXTURES / "autoscalingpolicies-create-min-greater-than-max-
 
 def client(tmp_path, **overrides):
     settings = compose(ServeSettings, certs_dir=tmp_path, **overrides)
-    return create_app(settings, lookups=NoLookups()).test_client()
+    return SiteClient(create_app(settings, lookups=NoLookups()))
 
 
 def reviews_logged(caplog, level: int = logging.DEBUG) -> list[logging.LogRecord]:

@@ -1,5 +1,6 @@
-"""Every answer's bytes: one function writes every head (`head`), whoever answers (a review on the
-event loop, the Flask application in a thread, a refusal, the interim `100 Continue`).
+"""Every answer's bytes: one function writes every head (`head`), whoever answers: every `Answer`
+(`whole`: a review on the event loop, the Flask application in a thread, the route table's 404 and
+405, a refusal of the reader) and the interim `100 Continue`.
 
 The head carries the standard reason phrase, then Server, Date and Connection (gunicorn's order),
 then the answer's own fields. Head and body leave in one write: over TLS a separate head would cost
@@ -15,7 +16,7 @@ from http import HTTPStatus
 import orjson
 
 from ..admission.status import Status
-from ..serving.reviewing import Reply
+from ..serving.answer import Answer
 
 SERVER = "servinggate"
 _REASONS = {status.value: status.phrase for status in HTTPStatus}  # RFC 9110's, whatever text the application gave
@@ -42,11 +43,17 @@ def head(code: int, fields: list[tuple[str, str]], closes: bool, version: tuple[
     return "".join(lines).encode("latin-1")
 
 
+def whole(answer: Answer, closes: bool, version: tuple[int, int] = (1, 1), with_body: bool = True) -> bytes:
+    """An answer's head (its Content-Type and Content-Length, then its own fields) and body; without
+    the body for a HEAD request, whose head is the GET answer's."""
+    fields = [("Content-Type", answer.content_type), ("Content-Length", str(len(answer.body))), *answer.fields]
+    return head(answer.code, fields, closes, version) + (answer.body if with_body else b"")
+
+
 def status_answer(code: int, message: str) -> bytes:
     """A refusal: a whole answer carrying a metav1.Status, as the application answers errors; it
     always closes the connection."""
-    reply = Reply(code, orjson.dumps(Status(code, message).http_dict()))
-    return head(code, reply.headers(), closes=True) + reply.body
+    return whole(Answer(code, orjson.dumps(Status(code, message).http_dict()), closes=True), closes=True)
 
 
 CONTINUE = head(100, [], closes=False)

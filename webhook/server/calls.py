@@ -1,7 +1,6 @@
-"""From a parsed request to the application's `Answer`: a review to `WebhookFlask.direct_reply`,
-anything else to the Flask application through WSGI (PEP 3333: an environ we build, the answer
-collected whole), in a thread (`Pool`). A small review is answered on the event loop, told it may
-not wait for the API server; one that must (`DEFERRED`) runs again in a thread from the same parse.
+"""What runs beside the worker's loop: the Flask application, called through WSGI (PEP 3333: an
+environ built from the parsed request, the answer collected whole into an `Answer`), and the
+thread pool (`Pool`) where whatever may wait runs (a `Later`: webhook/serving/answer.py).
 """
 
 from __future__ import annotations
@@ -10,31 +9,17 @@ import io
 import socket
 import sys
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import suppress
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from werkzeug.http import is_hop_by_hop_header
 from werkzeug.wrappers import Response
 
-from ..serving.reviewing import DEFERRED, internal_error
+from ..serving.answer import Answer, Later
 from .http1 import Request
-
-ON_LOOP_MAX = 64 * 1024  # a review body up to this size (a review is a few KiB) is answered on the loop
-
-
-@dataclass(frozen=True, slots=True)
-class Answer:
-    """A whole answer: status, the application's fields (no hop-by-hop ones), body; `closes`: the
-    application asked for the connection to be closed after it."""
-
-    code: int
-    fields: list[tuple[str, str]]
-    body: bytes
-    closes: bool = False
 
 
 def split_target(target: bytes) -> tuple[str, str]:
@@ -49,7 +34,7 @@ def split_target(target: bytes) -> tuple[str, str]:
     return (unquote(path, "latin-1") if "%" in path else path), query.partition("#")[0]
 
 
-def wsgi_environ(req: Request, client: Any, server: Any) -> dict[str, Any]:
+def wsgi_environ(req: Request) -> dict[str, Any]:
     """The WSGI environ of a request (PEP 3333), as gunicorn's wsgi.py makes it; a field name with
     `_` is dropped, as gunicorn's default header_map does, so that it cannot pose as one spelt with `-`."""
     path, query = split_target(req.target)
@@ -60,10 +45,10 @@ def wsgi_environ(req: Request, client: Any, server: Any) -> dict[str, Any]:
         "QUERY_STRING": query,
         "RAW_URI": req.target.decode("latin-1"),
         "SERVER_PROTOCOL": f"HTTP/{req.version[0]}.{req.version[1]}",
-        "SERVER_NAME": str(server[0]) if server else "",
-        "SERVER_PORT": str(server[1]) if server else "",
-        "REMOTE_ADDR": str(client[0]) if client else "",
-        "REMOTE_PORT": str(client[1]) if client else "",
+        "SERVER_NAME": str(req.server[0]) if req.server else "",
+        "SERVER_PORT": str(req.server[1]) if req.server else "",
+        "REMOTE_ADDR": str(req.client[0]) if req.client else "",
+        "REMOTE_PORT": str(req.client[1]) if req.client else "",
         "wsgi.version": (1, 0),
         "wsgi.url_scheme": "https",
         "wsgi.input": io.BytesIO(req.body),
@@ -83,47 +68,17 @@ def wsgi_environ(req: Request, client: Any, server: Any) -> dict[str, Any]:
     return environ
 
 
-def content_type(req: Request) -> str:
-    """The request's Content-Type (the last, as in a WSGI environ), or ""."""
-    found = [value for name, value in req.headers if name.lower() == b"content-type"]
-    return found[-1].decode("latin-1") if found else ""
+def call_wsgi(wsgi: Any, req: Request) -> Answer:
+    """The WSGI application's answer, collected whole (werkzeug's `Response.from_app`, which also
+    closes what the application returned)."""
+    answer = Response.from_app(wsgi, wsgi_environ(req), buffered=True)
+    body, headers = answer.get_data(), answer.headers
+    fields = tuple((name, value) for name, value in headers.items() if not is_hop_by_hop_header(name) and name.lower() not in _WRITTEN)
+    closes = "close" in headers.get("Connection", "").lower()
+    return Answer(answer.status_code, body, headers.get("Content-Type", "application/octet-stream"), fields, closes)
 
 
-class Application:
-    """The worker's application: its direct review replies (if it has them) and the WSGI callable."""
-
-    def __init__(self, wsgi: Any):
-        self.wsgi = wsgi
-        self.direct_reply = getattr(wsgi, "direct_reply", None)
-
-    def review(self, req: Request, may_wait: bool) -> Answer | None:
-        """The answer to a review, or None: the request is not one, or needs Flask's path."""
-        if self.direct_reply is None or req.method != b"POST":
-            return None
-        reply = self.direct_reply(split_target(req.target)[0], content_type(req), req.body, may_wait)
-        return None if reply is None or reply is DEFERRED else Answer(reply.code, reply.headers(), reply.body)
-
-    def on_loop(self, req: Request) -> Answer | None:
-        """The answer to a small review, or None: the request goes to a thread (`in_thread`)."""
-        return self.review(req, may_wait=False) if len(req.body) <= ON_LOOP_MAX else None
-
-    def in_thread(self, req: Request, client: Any, server: Any) -> Answer:
-        """In a pool thread: a review that may wait, or the Flask application."""
-        try:
-            return self.review(req, may_wait=True) or self._call_wsgi(wsgi_environ(req, client, server))
-        except Exception:
-            reply = internal_error(repr(req.target[:200]))
-            return Answer(reply.code, reply.headers(), reply.body, closes=True)
-
-    def _call_wsgi(self, environ: dict[str, Any]) -> Answer:
-        """The Flask application's answer, collected whole (werkzeug's `Response.from_app`, which
-        also closes what the application returned)."""
-        answer = Response.from_app(self.wsgi, environ, buffered=True)
-        body, headers = answer.get_data(), answer.headers
-        fields = [(name, value) for name, value in headers.items() if not is_hop_by_hop_header(name)]
-        if "Content-Length" not in headers:
-            fields.append(("Content-Length", str(len(body))))
-        return Answer(answer.status_code, fields, body, closes="close" in headers.get("Connection", "").lower())
+_WRITTEN = ("content-type", "content-length")  # the head writer writes them from the `Answer`
 
 
 class Pool:
@@ -136,8 +91,8 @@ class Pool:
         self.woken, self._wake = socket.socketpair()
         self.woken.setblocking(False)
 
-    def submit(self, call: Callable[..., Answer], conn: Any, req: Request) -> None:
-        future = self.threads.submit(call, req, conn.client, conn.server)
+    def submit(self, later: Later, conn: Any, req: Request) -> None:
+        future = self.threads.submit(later.resume)
         future.add_done_callback(lambda f: self._done(conn, req, f))
 
     def _done(self, conn: Any, req: Request, future: Future[Answer]) -> None:
@@ -146,7 +101,7 @@ class Pool:
             self._wake.send(b"\0")
 
     def finished(self) -> Iterator[tuple[Any, Request, Answer]]:
-        """In the loop: the answers ready (`in_thread` contains the application's errors)."""
+        """In the loop: the answers ready (a `Later` from the Site contains the application's errors)."""
         with suppress(OSError):
             self.woken.recv(4096)
         while self.done:

@@ -44,7 +44,7 @@ class Refusal(Exception):
 
 @dataclass(slots=True)
 class Request:
-    """A whole request, as the parser read it."""
+    """A whole request, as the parser read it, and the addresses of its connection."""
 
     method: bytes
     target: bytes
@@ -52,6 +52,8 @@ class Request:
     headers: list[tuple[bytes, bytes]]
     body: bytes
     keep_alive: bool  # what the client asked (Connection, HTTP version)
+    client: Any = None  # (host, port) of the client
+    server: Any = None  # (host, port) it connected to
 
 
 # Status by H1CProtocol's exception class; any other ParseError (a ValueError) is a 400.
@@ -205,11 +207,11 @@ class RequestReader:
         p = self.parser
         return self.head_done and not self.complete and p.http_version >= (1, 1) and p.get_header(b"expect") is not None
 
-    def request(self) -> Request:
+    def request(self, client: Any = None, server: Any = None) -> Request:
         p = self.parser
         body = self.body if isinstance(self.body, bytes) else bytes(self.body)
         self.body = b""  # the buffer goes now, not when the connection's next request starts
-        return Request(p.method, p.path, p.http_version, p.headers, body, p.should_keep_alive)
+        return Request(p.method, p.path, p.http_version, p.headers, body, p.should_keep_alive, client, server)
 
     def close(self) -> None:
         """The connection is closed: the parser and what it read go now. The parser's callbacks are

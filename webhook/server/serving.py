@@ -87,6 +87,8 @@ def gunicorn_options(settings: ServeSettings, certificates: Any) -> dict[str, An
 
 
 class WebhookServer(BaseApplication):
+    """gunicorn run as a library; what it loads and gives each worker is the Site (site.py)."""
+
     def __init__(self, app: Any, options: dict[str, Any]):
         self.application = app
         self.options = options

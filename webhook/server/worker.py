@@ -4,8 +4,9 @@ the application.
 A class of our own on `gunicorn.workers.base.Worker`, gunicorn's documented extension point:
 gunicorn keeps the master, the signals (SIGTERM sets `alive` false), reloads and the heartbeat
 (`notify`). The loop accepts, handshakes, reads each request whole (http1.py, the one reader),
-answers a small review itself or gives the request to a thread (calls.py), writes every answer
-(answers.py, the one head writer) and decides once whether the connection is kept (`_closes`).
+gives every request to the one seam (site.py: the route table, which answers on the loop or
+leaves what may wait for a thread, calls.py), writes every answer (answers.py, the one head
+writer) and decides once whether the connection is kept (`_closes`).
 It never blocks on a client: a client has `Limits.request_timeout` seconds to finish its handshake
 and send a request (then a 408, or a close if it sent nothing); nothing more is read from a
 connection while its answer is being written; a closing answer is followed by a linger (conns.py).
@@ -25,10 +26,12 @@ from typing import Any
 from gunicorn.workers.base import Worker
 
 from ..serving import metrics
-from .answers import CONTINUE, head, status_answer
-from .calls import Answer, Application, Pool
+from ..serving.answer import Answer
+from .answers import CONTINUE, status_answer, whole
+from .calls import Pool
 from .conns import BUSY, LINGERING, READING, RECV, SMALL_REQUEST, WRITING, Conn, Slots, drain, half_close, watch
 from .http1 import Limits, Refusal, Request
+from .site import Site
 
 _READ, _WRITE = selectors.EVENT_READ, selectors.EVENT_WRITE
 STOP_IDLE = 2.0  # stopping: seconds an idle connection is still kept (a request may be on its way)
@@ -39,10 +42,20 @@ class WebhookWorker(Worker):
     alive: bool  # gunicorn's base worker sets it (and sockets, cfg, log, wsgi, nr, ppid: gunicorn/workers/base.py, 27.0)
     limits = Limits(max_body=7 * 1024 * 1024)
     certificates: Any = None  # webhook/certs/serving.CertificateSource, set by serving.py's post_fork
+    site: Site
+
+    def load_wsgi(self) -> None:
+        """What gunicorn loaded (serving.py's `WebhookServer.load`) must be a Site, checked again
+        now (a hook or route added to Flask after the Site was made): else the worker fails to boot."""
+        super().load_wsgi()
+        if not isinstance(self.wsgi, Site):
+            raise TypeError(f"WebhookWorker serves a webhook.server.site.Site, not {type(self.wsgi).__name__}")
+        self.wsgi.check()
+        self.site = self.wsgi
 
     def run(self) -> None:
         self.limits = self.limits.with_gunicorn(self.cfg)
-        self.app, self.pool = Application(self.wsgi), Pool(self.cfg.threads)
+        self.pool = Pool(self.cfg.threads)
         self.selector = selectors.DefaultSelector()
         self.selector.register(self.pool.woken, _READ, self._finished)
         self.conns: set[Conn] = set()
@@ -194,17 +207,17 @@ class WebhookWorker(Worker):
     # ---- answering ----------------------------------------------------------------------------
 
     def _dispatch(self, conn: Conn) -> None:
-        """A whole request: answered here when it is a small review, else in a thread."""
+        """A whole request to the Site: answered now, or what may wait goes to a thread."""
         self.slots.release(conn)
         conn.deadline, conn.continued = 0, False
-        req = conn.reader.request()
+        req = conn.reader.request(conn.client, conn.server)
         self.nr += 1
-        answer = self.app.on_loop(req)
-        if answer is not None:
-            return self._answer(conn, req, answer)
+        result = self.site.answer(req)
+        if isinstance(result, Answer):
+            return self._answer(conn, req, result)
         watch(self.selector, conn, 0)
         conn.state = BUSY
-        self.pool.submit(self.app.in_thread, conn, req)
+        self.pool.submit(result, conn, req)
 
     def _finished(self, _sock: Any, _events: int) -> None:
         for conn, req, answer in self.pool.finished():
@@ -221,8 +234,7 @@ class WebhookWorker(Worker):
 
     def _answer(self, conn: Conn, req: Request, answer: Answer) -> None:
         closes = self._closes(req, answer)
-        body = b"" if req.method == b"HEAD" else answer.body
-        self._send(conn, head(answer.code, answer.fields, closes, req.version) + body, keep=not closes)
+        self._send(conn, whole(answer, closes, req.version, with_body=req.method != b"HEAD"), keep=not closes)
 
     def _refuse(self, conn: Conn, refusal: Refusal) -> None:
         """Answer without the application, and close."""

@@ -10,24 +10,25 @@ from typing import Any
 
 from ..config import ConfigError
 from ..settings.serve import ServeSettings
+from .answer import Answer
 
 
 def plain_routes(certificates: Any) -> dict[str, Any]:
     """The master's plain-HTTP port: /metrics aggregated over the workers' multiprocess files, so
-    the admission port answers reviews and health only; and /healthz and /readyz (the serving
-    certificate's state) for the kubelet's probes, which present no client certificate: with
-    --client-ca-file the admission port refuses them at the handshake."""
+    the admission port answers reviews and the probes only; and the kubelet's probes /healthz and
+    /readyz (probes.py: the same answers as on the admission port, without a worker's detail), which
+    present no client certificate: with --client-ca-file the admission port refuses them at the handshake."""
     from . import metrics
+    from .probes import HEALTHY, readiness
 
     def render() -> tuple[int, bytes, str]:
         body, content_type = metrics.render()
         return 200, body, content_type
 
-    def ready() -> tuple[int, bytes, str]:
-        ok, detail = certificates.ready()
-        return (200 if ok else 503), f"{'ok' if ok else 'not ready'}: {detail}\n".encode(), "text/plain"
+    def plain(answer: Answer) -> tuple[int, bytes, str]:
+        return answer.code, answer.body, answer.content_type
 
-    return {"/metrics": render, "/healthz": lambda: (200, b"ok\n", "text/plain"), "/readyz": ready}
+    return {"/metrics": render, "/healthz": lambda: plain(HEALTHY), "/readyz": lambda: plain(readiness(certificates))}
 
 
 def prepare_metrics_dir(settings: ServeSettings) -> str:

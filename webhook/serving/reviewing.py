@@ -3,7 +3,8 @@
 A pipeline of small functions: `handle_review` (bytes to an answer), `judge` (the engine, its
 crashes contained) and `record` (the metrics). What does not depend on the review (settings, the
 rule context, each endpoint's metric series) is assembled once into a `Reviewing`. The answer is
-a `Reply`, a status and a JSON body, whatever HTTP server sends it (webhook/server).
+the server's one `Answer` (answer.py); a review whose lookup would wait gives `Later` instead,
+which judges the same parsed request again where waiting is allowed.
 
 Logs are for people: a denial, an error, a review with audit findings gets an `info` line; an
 allowed review without audit findings only a `debug` one (`--log-every-review` raises those to
@@ -17,6 +18,7 @@ import logging
 import time
 import traceback
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import orjson
@@ -32,45 +34,27 @@ from ..policies import Context, Lookups, Registry, engine
 from ..policies.registry import Action
 from ..settings.serve import ServeSettings
 from . import metrics
+from .answer import JSON, Answer, Later
 from .lookups import CountingLookups, cluster_facts, default_lookups
 
 log = logging.getLogger("servinggate.server")
 review_log = logging.getLogger("servinggate.review")
 
-JSON = "application/json"
 
-
-@dataclass(frozen=True, slots=True)
-class Reply:
-    """What a review endpoint answers: an HTTP status and a JSON body (Content-Type and
-    Content-Length are its only headers)."""
-
-    code: int
-    body: bytes
-
-    def headers(self) -> list[tuple[str, str]]:
-        return [("Content-Type", JSON), ("Content-Length", str(len(self.body)))]
-
-
-# Not an answer: the review needs a lookup that waits for the API server, and its caller said it
-# may not wait (the worker's event loop); it runs again on a thread. Compared by identity.
-DEFERRED = Reply(0, b"")
-
-
-def http_error(status: Status) -> Reply:
+def http_error(status: Status) -> Answer:
     """An HTTP error answer (a whole metav1.Status), counted as a request refused before review."""
     metrics.refused(status.code)
-    return Reply(status.code, orjson.dumps(status.http_dict()))
+    return Answer(status.code, orjson.dumps(status.http_dict()))
 
 
 INTERNAL_ERROR = "internal error in the webhook; see its log"
 
 
-def internal_error(what: str) -> Reply:
+def internal_error(what: str) -> Answer:
     """Our own bug, met outside a review's containment (in `what`): logged with its traceback,
     answered 500 as JSON."""
     log.error("unhandled error on %s:\n%s", what, traceback.format_exc())
-    return Reply(500, orjson.dumps(Status(500, INTERNAL_ERROR).http_dict()))
+    return Answer(500, orjson.dumps(Status(500, INTERNAL_ERROR).http_dict()))
 
 
 MAX_LOGGED_CHARS = 256
@@ -138,12 +122,11 @@ class Outcome:
         return 500 if self.decision is None else self.decision.code
 
 
-def handle_review(action: Action, reviewing: Reviewing, content_type: str, body: bytes, may_wait: bool = True) -> Reply:
-    """/validate and /mutate, whichever server calls them: a review from its Content-Type and body
-    to the HTTP answer. A body that is not JSON or no review at all gets an HTTP error (415, 400);
-    one whose uid could be read gets a denied review, so the API server can match it. DEFERRED,
-    with nothing recorded, when a lookup would have waited and `may_wait` is False. No size check:
-    the worker refuses a body over the limit before it is read whole."""
+def handle_review(action: Action, reviewing: Reviewing, content_type: str, body: bytes) -> Answer | Later:
+    """/validate and /mutate: a review from its Content-Type and body to the HTTP answer, judged
+    without waiting for the API server. A body that is not JSON or no review at all gets an HTTP
+    error (415, 400); one whose uid could be read gets a denied review, so the API server can
+    match it. No size check: the worker refuses a body over the limit before it is read whole."""
     started = time.perf_counter()
     if content_type.partition(";")[0].strip().lower() != JSON:
         return http_error(Status(415, f"Content-Type must be {JSON}, got {content_type or 'none'!r}"))
@@ -155,16 +138,30 @@ def handle_review(action: Action, reviewing: Reviewing, content_type: str, body:
         if exc.uid is None:
             return http_error(Status(exc.code, exc.message))
         return refused_review(action, exc, exc.uid)
+    return answer_review(action, reviewing, req, started)
+
+
+def answer_review(action: Action, reviewing: Reviewing, req: Request, started: float, may_wait: bool = False) -> Answer | Later:
+    """A parsed review judged, recorded, logged and answered. When a lookup would have waited and
+    `may_wait` is False: `Later`, with nothing recorded, whose `resume` judges the same request
+    again, allowed to wait (the latency recorded then counts from `started`, the first try)."""
     outcome = judge(action, req, reviewing, may_wait)
     if outcome.decision is not None and outcome.decision.deferred:
-        return DEFERRED
+        return Later(partial(_waited, action, reviewing, req, started))
     payload = orjson.dumps(outcome.answer)
     elapsed = time.perf_counter() - started
     record(reviewing.series[action], outcome, elapsed)
     level = log_level(outcome, reviewing.quiet_level)
     if review_log.isEnabledFor(level):
         review_log.log(level, review_line(outcome, elapsed))
-    return Reply(200, payload)
+    return Answer(200, payload)
+
+
+def _waited(action: Action, reviewing: Reviewing, req: Request, started: float) -> Answer:
+    answer = answer_review(action, reviewing, req, started, may_wait=True)
+    if isinstance(answer, Later):  # the engine defers only a review that may not wait
+        raise RuntimeError(f"review {req.uid} deferred although it may wait")
+    return answer
 
 
 def log_level(outcome: Outcome, quiet_level: int) -> int:
@@ -176,12 +173,12 @@ def log_level(outcome: Outcome, quiet_level: int) -> int:
     return quiet_level
 
 
-def refused_review(action: Action, exc: ReviewError, uid: str) -> Reply:
+def refused_review(action: Action, exc: ReviewError, uid: str) -> Answer:
     """A review whose uid we read but whose content we cannot judge: denied with the error."""
     metrics.refused(exc.code)
     if review_log.isEnabledFor(logging.INFO):
         review_log.info({"msg": "review refused", "endpoint": action, "uid": _clip(uid), "allowed": False, "code": exc.code, "error": _clip(exc.message)})
-    return Reply(200, orjson.dumps(error_response(uid, exc.api_version or "admission.k8s.io/v1", exc.code, exc.message, reason_for(exc.code))))
+    return Answer(200, orjson.dumps(error_response(uid, exc.api_version or "admission.k8s.io/v1", exc.code, exc.message, reason_for(exc.code))))
 
 
 def judge(action: Action, req: Request, reviewing: Reviewing, may_wait: bool = True) -> Outcome:
