@@ -29,13 +29,11 @@ import json
 from typing import Any
 
 from ..kthena import ANNOTATION_GROUP, ANNOTATION_TASK, LABEL_NAME
-from ..policies.pods import GANG_LABEL, SKIP_LABEL, SUBGROUP_LABEL
+from ..policies.pods import GANG_LABEL, MUTATING_POLICY_GROUP, MUTATING_POLICY_NAME, MUTATING_POLICY_VERSIONS, SKIP_LABEL, SUBGROUP_LABEL
 from ..policies.settings import PolicySettings
 from .configurations import NAMESPACE, namespace_selector
 
-GROUP = "admissionregistration.k8s.io"
-API_VERSIONS = ("v1", "v1beta1")  # the preferred first
-NAME = "pods-opt-in-gang.servinggate.io"
+GROUP, NAME, API_VERSIONS = MUTATING_POLICY_GROUP, MUTATING_POLICY_NAME, MUTATING_POLICY_VERSIONS
 LABELS = {"app.kubernetes.io/name": "servinggate", "app.kubernetes.io/component": "mutating-policy"}
 
 

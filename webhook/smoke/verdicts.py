@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ..kthena import ANNOTATION_GROUP
+from ..policies.pods import GANG_LABEL
 from .objects import DEFAULT_SCHEDULER
 
 OUR_DOMAIN = ".servinggate.io"
@@ -107,3 +109,27 @@ def patched(status: int, body: Any, what: str) -> Outcome:
             "mutating webhook answered: configuration missing, namespace excluded, or pods.default-scheduler off)",
         )
     return Outcome(True, f"patched by our mutating webhook: schedulerName {scheduler}")
+
+
+def gang_made(status: int, body: Any, what: str, policy: str | None) -> Outcome:
+    """The opt-in gang's pod: created (dry run) with the gang scheduler and its PodGroup
+    annotation; `policy` is the MutatingAdmissionPolicy version installed (None: none is), which
+    says whose mutation it was: the API server runs the policy before any webhook, and the
+    webhook's patch over a pod the policy made changes nothing."""
+    outcome = accepted(status, body, what)
+    if not outcome.ok:
+        return outcome
+    meta = body.get("metadata") if isinstance(body, dict) else None
+    spec = body.get("spec") if isinstance(body, dict) else None
+    scheduler = spec.get("schedulerName") if isinstance(spec, dict) else None
+    group = ((meta or {}).get("annotations") or {}).get(ANNOTATION_GROUP) if isinstance(meta, dict) else None
+    gang = ((meta or {}).get("labels") or {}).get(GANG_LABEL) if isinstance(meta, dict) else None
+    if policy == "unreadable":
+        path = "our mutating webhook or the MutatingAdmissionPolicy (its binding could not be read)"
+    elif policy:
+        path = f"the MutatingAdmissionPolicy ({policy}), in the API server"
+    else:
+        path = "our mutating webhook (no MutatingAdmissionPolicy installed)"
+    if scheduler in (None, "", DEFAULT_SCHEDULER) or group != gang:
+        return Outcome(False, f"accepted unmutated: schedulerName {scheduler or 'unset'!s}, PodGroup annotation {group or 'unset'!s} (expected from {path})")
+    return Outcome(True, f"by {path}; schedulerName {scheduler}, PodGroup {group}")
