@@ -24,7 +24,7 @@ EXIT_OK, EXIT_FAILED, EXIT_UNUSABLE = 0, 1, 2
 DEFAULT_NAMESPACE = "default"
 
 
-def steps(namespace: str, policy: str | None = None) -> list[tuple[str, dict[str, Any], Callable[[int, Any, str], verdicts.Outcome]]]:
+def steps(namespace: str, policy: str | None = None) -> list[tuple[str, dict[str, Any], Callable[[int, Any, str], verdicts.Verdict]]]:
     """(title, object, how its answer is judged), in the order they run; `policy`: the version of
     our MutatingAdmissionPolicy installed, if any."""
     return [
@@ -77,12 +77,12 @@ def main(argv: list[str]) -> int:
             what = f"{obj['kind']} {args.namespace}/{obj['metadata']['name']}"
             status, body = dryrun.create(api, obj)
             try:
-                outcome = judge(status, body, what)
+                verdict = judge(status, body, what)
             except verdicts.Unusable as exc:
                 print(f"UNUSABLE  {title}: {exc}")
                 return EXIT_UNUSABLE
-            print(f"{'PASS' if outcome.ok else 'FAIL'}      {title}: {outcome.text}")
-            failed |= not outcome.ok
+            print(f"{'PASS' if verdict.ok else 'FAIL'}      {title}: {verdict.text}")
+            failed |= not verdict.ok
     finally:
         api.close()
     print("smoke: a step failed" if failed else "smoke: the webhooks answer as expected", file=sys.stderr)
