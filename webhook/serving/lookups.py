@@ -11,6 +11,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from ..config import ConfigError
 from ..policies import LookupFailed, Lookups, NoLookups
 from ..policies.clusterfacts import ClusterFacts, NoFacts
 from ..policies.context import NotHere
@@ -55,6 +56,23 @@ class CountingLookups:
         return found
 
 
+def require_api(settings: ServeSettings) -> None:
+    """`--kube-lookups on`: an API configuration must load, checked at start (serving/startup.py)
+    before anything else reads the API (the Kubernetes version would warn first)."""
+    if settings.lookups.kube_lookups != "on":
+        return
+    from ..kube import KubeAccessError, load_api_client
+
+    try:
+        load_api_client(settings.kube.kubeconfig).close()
+    except KubeAccessError as exc:
+        raise _needed(exc) from None
+
+
+def _needed(exc: Exception) -> ConfigError:
+    return ConfigError(f"--kube-lookups on: {exc}; fix the API access (--kubeconfig) or choose --kube-lookups auto")
+
+
 def default_lookups(settings: ServeSettings, on_reconnect: Callable[[], None] | None = None) -> Lookups:
     """The Kubernetes API when reachable (kube-lookups auto/on), otherwise lookups that fail softly.
     `on_reconnect()`: called when the lookups' watch answers again after a failure."""
@@ -73,9 +91,7 @@ def default_lookups(settings: ServeSettings, on_reconnect: Callable[[], None] | 
         )
     except KubeAccessError as exc:
         if settings.lookups.kube_lookups == "on":
-            from ..config import ConfigError
-
-            raise ConfigError(f"--kube-lookups on: {exc}") from None
+            raise _needed(exc) from None
         log.warning("no Kubernetes API configuration found (%s): rules that read other objects will allow with a warning", exc)
         return NoLookups()
 
