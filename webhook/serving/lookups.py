@@ -15,27 +15,26 @@ from ..config import ConfigError
 from ..policies import LookupFailed, Lookups, NoLookups
 from ..policies.clusterfacts import ClusterFacts, NoFacts
 from ..policies.context import NotHere
-from ..policies.store import ProjectionStore
+from ..policies.store import StoreLookups
 from ..settings.serve import ServeSettings
 from . import metrics
 
 log = logging.getLogger("servinggate.server")
 
 
-class CountingLookups:
+class CountingLookups(Lookups):
     """Counts failed lookups in a metric; the rule still decides what a failure means."""
 
     def __init__(self, inner: Lookups):
         self.inner = inner
 
-    def for_review(self) -> Lookups:
-        start = getattr(self.inner, "for_review", None)
-        return CountingLookups(start()) if start is not None else self
+    def for_review(self) -> Lookups | None:
+        view = self.inner.for_review()
+        return CountingLookups(view) if view is not None else None
 
     def describe(self) -> str:
         """The lookups' state for /readyz ("" when they have none to tell)."""
-        describe = getattr(self.inner, "describe", None)
-        return describe() if describe is not None else ""
+        return self.inner.describe()
 
     def get(self, api_version: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
         try:
@@ -45,15 +44,11 @@ class CountingLookups:
             raise
 
     def try_get(self, api_version: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None | NotHere:
-        try_get = getattr(self.inner, "try_get", None)
-        if try_get is None:
-            return self.get(api_version, kind, namespace, name)
         try:
-            found: dict[str, Any] | None | NotHere = try_get(api_version, kind, namespace, name)
+            return self.inner.try_get(api_version, kind, namespace, name)
         except LookupFailed:
             metrics.child(metrics.LOOKUP_FAILURES, kind).inc()
             raise
-        return found
 
 
 def require_api(settings: ServeSettings) -> None:
@@ -100,5 +95,4 @@ def cluster_facts(lookups: Lookups) -> ClusterFacts:
     """The cluster facts of the lookups' store (the watch keeps both). Without one (no API access,
     `--kube-lookups off`) the will-it-run rules say nothing: a warning on every ModelServing and
     autoscaler that no cluster was read would only be noise; /readyz already says so."""
-    store = getattr(lookups, "store", None)
-    return ClusterFacts(store) if isinstance(store, ProjectionStore) else NoFacts("no Kubernetes API access", quiet=True)
+    return ClusterFacts(lookups.store) if isinstance(lookups, StoreLookups) else NoFacts("no Kubernetes API access", quiet=True)
