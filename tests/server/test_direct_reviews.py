@@ -12,7 +12,7 @@ from support import ADMISSION_FIXTURES as FIXTURES
 from werkzeug.test import EnvironBuilder
 
 from webhook.config import compose
-from webhook.policies import NoLookups
+from webhook.policies import Lookups, NoLookups
 from webhook.policies.context import NOT_HERE
 from webhook.server.app import create_app
 from webhook.server.calls import Answer, Application
@@ -110,9 +110,9 @@ def test_a_bug_outside_the_review_is_a_json_500(app, monkeypatch, caplog, path_t
     assert any("unhandled error on POST /mutate" in r.getMessage() and "boom" in r.getMessage() for r in caplog.records)
 
 
-class StoreOnly:
+class StoreOnly(Lookups):
     """Lookups whose store holds nothing yet: `get` would ask the API server (answers `owner`),
-    `try_get` says so without asking."""
+    `try_get` says so without asking; each review uses them through a view (these are their own)."""
 
     def __init__(self, owner: dict | None):
         self.owner, self.asked, self.tried = owner, 0, 0
