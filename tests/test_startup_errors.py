@@ -1,5 +1,6 @@
 """Start-up problems an operator can fix end in exit code 2 and one line naming the fix, never a
-traceback: refused permissions, an unreachable or erroring API server, an unusable kubeconfig.
+traceback: refused permissions, an unreachable or erroring API server, an unusable kubeconfig, a
+port taken or a host not this machine's, certificate and other files that cannot be read or written.
 The real commands run as subprocesses against the fake API server (tests/fakes/apiserver.py)."""
 
 from __future__ import annotations
@@ -23,6 +24,18 @@ def closed_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+@pytest.fixture
+def taken_port():
+    """A port something listens on, for as long as the test runs."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        yield s.getsockname()[1]
+
+
+NOT_HERE = "192.0.2.1"  # TEST-NET-1 (RFC 5737): an address no machine of ours has, no DNS asked
 
 
 def kubeconfig_for(path: Path, server: str) -> Path:
@@ -172,7 +185,90 @@ def test_serve_with_an_unwritable_certs_dir(tmp_path):
     assert str(tmp_path / "file" / "certs") in line
 
 
+@pytest.mark.parametrize("flag", ["--port", "--metrics-port"])
+def test_serve_with_a_port_taken(tmp_path, taken_port, flag):
+    """At once, before any work (no certificate made): gunicorn's own bind would retry a taken
+    --port five times, a second apart, then exit 1 with its own lines."""
+    proc = serve_self(tmp_path, "--cert-management", "files", flag, str(taken_port))
+    line = the_one_line(proc, "serve")
+    assert proc.stderr.strip() == line
+    assert f"{flag} {taken_port}: 127.0.0.1:{taken_port} is already in use" in line and f"choose another {flag}" in line
+    assert not (tmp_path / "certs").exists()
+
+
+def test_serve_on_a_host_not_this_machines(tmp_path):
+    line = the_one_line(serve_self(tmp_path, "--cert-management", "files", "--host", NOT_HERE), "serve")
+    assert f"--host {NOT_HERE}: not an address of this machine" in line and "0.0.0.0" in line
+
+
+def test_serve_with_the_metrics_port_its_https_port(tmp_path):
+    line = the_one_line(serve_self(tmp_path, "--cert-management", "files", "--port", "9443", "--metrics-port", "9443"), "serve")
+    assert "--metrics-port 9443: the same as --port" in line
+
+
+def _pair(folder: Path) -> tuple[bytes, bytes]:
+    subprocess.run([sys.executable, "-m", "webhook", "certs", "--certs-dir", str(folder)], cwd=REPO, check=True, capture_output=True)
+    return (folder / "tls.crt").read_bytes(), (folder / "tls.key").read_bytes()
+
+
+@pytest.mark.parametrize(
+    "broken, needle",
+    [
+        ("garbage", "tls.crt is not a PEM certificate"),
+        ("not a key", "tls.key is not an unencrypted PEM private key"),
+        ("another key", "tls.key is not the key of tls.crt"),
+        ("folders", "tls.crt: Is a directory"),
+    ],
+)
+def test_serve_with_unusable_certificate_files(tmp_path, broken, needle):
+    """One line with the reason; no error record before it (the reload loop logs one)."""
+    certs = tmp_path / "certs"
+    crt, key = _pair(tmp_path / "pair")
+    certs.mkdir()
+    if broken == "folders":
+        (certs / "tls.crt").mkdir()
+        (certs / "tls.key").mkdir()
+    else:
+        other_key = _pair(tmp_path / "other")[1]
+        (certs / "tls.crt").write_bytes(b"garbage\n" if broken == "garbage" else crt)
+        (certs / "tls.key").write_bytes({"garbage": key, "not a key": b"garbage\n", "another key": other_key}[broken])
+    line = the_one_line(serve_self(tmp_path, "--cert-management", "files"), "serve")
+    assert f"--certs-dir {certs}: no usable tls.crt/tls.key: " in line and needle in line
+    assert "replace them with a PEM certificate and its key" in line
+
+
+@pytest.mark.parametrize("make, needle", [(None, "No such file or directory"), (Path.mkdir, "Is a directory")])
+def test_serve_with_an_unreadable_client_ca_file(tmp_path, make, needle):
+    """After a development pair was generated (a log record, not a bare line before the error)."""
+    ca = tmp_path / "clients.pem"
+    if make is not None:
+        make(ca)
+    line = the_one_line(serve_self(tmp_path, "--cert-management", "files", "--client-ca-file", str(ca)), "serve")
+    assert f"--client-ca-file {ca}: {needle}; give a readable PEM file of CA certificates" in line
+    assert (tmp_path / "certs" / "tls.crt").exists()
+
+
+def test_serve_with_kube_lookups_on_and_no_api_access(tmp_path):
+    """Said once, before the Kubernetes version is read through the same missing kubeconfig."""
+    line = the_one_line(serve_self(tmp_path, "--cert-management", "files", "--kube-lookups", "on", "--kubeconfig", str(tmp_path / "nowhere")), "serve")
+    assert f"--kube-lookups on: unusable kubeconfig {tmp_path / 'nowhere'}: no such file" in line
+    assert "--kube-lookups auto" in line
+
+
 # ---- reconcile -------------------------------------------------------------------------------
+
+
+def test_reconcile_with_its_health_port_taken(tmp_path, taken_port):
+    kubeconfig = kubeconfig_for(tmp_path / "kubeconfig", f"http://127.0.0.1:{closed_port()}")  # read nothing: scoring is off
+    argv = ["reconcile", "--kubeconfig", str(kubeconfig), "--health-host", "127.0.0.1", "--health-port", str(taken_port)]
+    line = the_one_line(run(tmp_path, *argv), "reconcile")
+    assert f"--health-port {taken_port}: 127.0.0.1:{taken_port} is already in use" in line and "choose another --health-port" in line
+
+
+def test_reconcile_on_a_host_not_this_machines(tmp_path):
+    kubeconfig = kubeconfig_for(tmp_path / "kubeconfig", f"http://127.0.0.1:{closed_port()}")
+    line = the_one_line(run(tmp_path, "reconcile", "--kubeconfig", str(kubeconfig), "--health-host", NOT_HERE, "--health-port", "8081"), "reconcile")
+    assert f"--health-host {NOT_HERE}: not an address of this machine" in line
 
 
 def test_reconcile_with_an_unreadable_kubeconfig(tmp_path):
@@ -194,3 +290,55 @@ def test_reconcile_without_permission_to_list_pods(fake_api, tmp_path):
     kubeconfig = fake_api.write_kubeconfig(tmp_path / "kubeconfig")
     line = the_one_line(run(tmp_path, "reconcile", "--kubeconfig", str(kubeconfig), "--health-port", "0", "--enable-scale-in-score", timeout=60), "reconcile")
     assert "forbidden: cannot list pods" in line
+
+
+# ---- audit, plan, manifests, certs, check, smoke -------------------------------------------------
+
+
+def test_audit_every_with_its_health_port_taken(tmp_path, taken_port):
+    """A named Kubernetes version: nothing is read before the health port is bound."""
+    kubeconfig = kubeconfig_for(tmp_path / "kubeconfig", f"http://127.0.0.1:{closed_port()}")
+    argv = ["audit", "--kubeconfig", str(kubeconfig), "--every", "10m", "--kubernetes-version", "1.30"]
+    line = the_one_line(run(tmp_path, *argv, "--health-host", "127.0.0.1", "--health-port", str(taken_port)), "audit")
+    assert f"--health-port {taken_port}: 127.0.0.1:{taken_port} is already in use" in line
+
+
+@pytest.mark.parametrize("where", ["missing/plan.svg", "folder"])
+def test_plan_with_an_unwritable_svg(tmp_path, where):
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "snapshot.json").write_text('{"nodes": {"items": []}, "pods": {"items": []}}')
+    svg = tmp_path / where
+    line = the_one_line(run(tmp_path, "plan", "--snapshot", str(tmp_path / "snapshot.json"), "--svg", str(svg)), "plan")
+    assert f"--svg {svg}: cannot write: " in line and "give a file in a folder that exists" in line
+
+
+def test_manifests_into_a_file(tmp_path):
+    (tmp_path / "file").write_text("not a folder")
+    line = the_one_line(run(tmp_path, "manifests", "--manifests-dir", str(tmp_path / "file"), "--chart-dir", str(tmp_path / "chart")), "manifests")
+    assert f"--manifests-dir {tmp_path / 'file'}: not a folder" in line
+    assert not (tmp_path / "chart").exists()  # nothing written
+
+
+def test_manifests_into_a_folder_that_cannot_be_made(tmp_path):
+    (tmp_path / "file").write_text("not a folder")
+    chart = tmp_path / "file" / "chart"
+    line = the_one_line(run(tmp_path, "manifests", "--manifests-dir", str(tmp_path / "manifests"), "--chart-dir", str(chart)), "manifests")
+    assert f"--chart-dir {chart}: cannot write the generated files" in line and "Not a directory" in line
+
+
+def test_certs_into_a_folder_that_cannot_be_made(tmp_path):
+    (tmp_path / "file").write_text("not a folder")
+    line = the_one_line(run(tmp_path, "certs", "--certs-dir", str(tmp_path / "file" / "certs")), "certs")
+    assert f"--certs-dir {tmp_path / 'file' / 'certs'}: cannot write certificates there" in line
+
+
+def test_check_with_a_config_file_that_is_a_folder(tmp_path):
+    (tmp_path / "config").mkdir()
+    (tmp_path / "empty.yaml").write_text("")
+    line = the_one_line(run(tmp_path, "check", "--config", str(tmp_path / "config"), str(tmp_path / "empty.yaml")), "check")
+    assert f"--config {tmp_path / 'config'}: cannot read: Is a directory" in line
+
+
+def test_smoke_with_a_missing_kubeconfig(tmp_path):
+    line = the_one_line(run(tmp_path, "smoke", "--kubeconfig", str(tmp_path / "nowhere")), "smoke")
+    assert f"unusable kubeconfig {tmp_path / 'nowhere'}: no such file" in line

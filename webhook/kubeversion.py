@@ -123,7 +123,10 @@ def newest_instead(reason: str) -> Chosen:
 
 class Followed(Protocol):
     """The version a long-running command judges by (kube/serverversion.FollowedVersion): the
-    `current` choice, and `listeners` told of a new one (an upgraded control plane)."""
+    `current` choice, `listeners` told of a new one (an upgraded control plane), and `refresh`,
+    which reads it again (the server calls it when its lookups' watch reconnects)."""
 
     current: Chosen
     listeners: list[Callable[[Chosen], None]]
+
+    def refresh(self) -> None: ...

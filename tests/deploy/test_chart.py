@@ -449,7 +449,9 @@ def test_the_mutating_policy_by_choice_and_the_clusters_api(choice, rendered):
     r = render({"mutatingPolicy": choice})
     docs = r.by_template.get(MUTATING_POLICY, [])
     assert [d["kind"] for d in docs] == (["MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding"] if rendered else [])
-    assert f"# mutatingPolicy {choice}: {'rendered' if rendered else 'not rendered'}" in r.text
+    said = "rendered at v1" if rendered else "not rendered"
+    assert f"# mutatingPolicy {choice}: {said} (the cluster serves MutatingAdmissionPolicy at no version)" in r.text
+    assert [d["apiVersion"] for d in docs] == (["admissionregistration.k8s.io/v1"] * 2 if rendered else [])
 
 
 def test_the_charts_mutating_policy_is_the_components():

@@ -233,7 +233,11 @@ def test_the_documented_overlay_with_everything_renders_as_it_says(tmp_path):
     docs = kubectl_kustomize(overlay)
     assert NS not in yaml.safe_dump_all(docs)
     assert find(docs, "Certificate", "servinggate-webhook")["metadata"]["namespace"] == OTHER
-    assert {d["kind"] for d in docs} >= {"ValidatingAdmissionPolicy", "ServiceMonitor"}
+    assert {d["kind"] for d in docs} >= {"ValidatingAdmissionPolicy", "ServiceMonitor", "MutatingAdmissionPolicy"}
+    [selector] = find(docs, "MutatingAdmissionPolicyBinding", "pods-opt-in-gang.servinggate.io")["spec"]["matchResources"]["namespaceSelector"][
+        "matchExpressions"
+    ]
+    assert OTHER in selector["values"]
     images = {c["image"] for d in docs if d["kind"] == "Deployment" for c in d["spec"]["template"]["spec"]["containers"]}
     assert images == {"registry.example.com/ml/servinggate:0.1.0"}
 

@@ -11,7 +11,21 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from support.clusterlock import ClusterLock, lock_dir_for
 from support.e2e import COMPONENTS, ENV, Cluster, OurReconciler, OurWebhook, kubeconfig_from_env, probe_stack
+
+
+@pytest.fixture(autouse=True)
+def cluster_lock(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Every e2e test holds the cluster shared; one marked `cluster_to_itself` (it restarts the API
+    server or Kthena) holds it alone, whatever the number of workers (tests/support/clusterlock.py)."""
+    kubeconfig = kubeconfig_from_env()
+    if kubeconfig is None:
+        yield
+        return
+    lock = ClusterLock(lock_dir_for(kubeconfig))
+    with lock.exclusive() if request.node.get_closest_marker("cluster_to_itself") else lock.shared():
+        yield
 
 
 @pytest.fixture(scope="session")

@@ -148,6 +148,7 @@ def restarted_mid_scale_in(cluster: Cluster, need, ns: str, component: str, what
     assert not replaced, replaced
 
 
+@pytest.mark.cluster_to_itself
 def test_kthena_restarted_mid_scale_in_loses_nothing(cluster: Cluster, need, servinggate: OurWebhook, reconciler: OurReconciler, namespace: str) -> None:
     def fault(command: str) -> float:
         took = restart(command)
@@ -157,6 +158,7 @@ def test_kthena_restarted_mid_scale_in_loses_nothing(cluster: Cluster, need, ser
     restarted_mid_scale_in(cluster, need, namespace, "kthena", "Kthena's restart", fault, reconciler, servinggate)
 
 
+@pytest.mark.cluster_to_itself
 def test_apiserver_restarted_mid_scale_in_loses_nothing(cluster: Cluster, need, servinggate: OurWebhook, reconciler: OurReconciler, namespace: str) -> None:
     # Kthena rolls a half-deleted group back to Running when a delete fails while the API server is
     # down; its pods gone, it sums to 0. Our costs once ran below 0, so every live group summed lower

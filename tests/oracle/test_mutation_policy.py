@@ -1,11 +1,12 @@
 """The opt-in gang's mutation as a MutatingAdmissionPolicy (webhook/deploy/mutationpolicy.py)
 against the webhook's own patch: for every opt-in pod drawn here, the pod a real kube-apiserver
-1.36+ makes with the policy installed equals the pod our webhook's patch makes, in everything
+that serves it makes with the policy installed equals the pod our webhook's patch makes, in everything
 either touches (`spec.schedulerName`, labels, annotations); and over a pod the webhook already
 mutated, the policy changes nothing (a pod half-mutated is made whole, never twice).
 
-Live only, on the servers of SERVINGGATE_ORACLE_KUBECONFIGS from 1.36 on (skipped with the reason
-otherwise); the policy's shape is held offline."""
+Live only, on the servers of SERVINGGATE_ORACLE_KUBECONFIGS that serve the policy (v1 from 1.36;
+v1beta1 on a 1.34 or 1.35 that turned it on; skipped with the reason otherwise); the policy's
+shape is held offline."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from hypothesis import strategies as st
 from support.podvariants import NAMESPACE
 
 from webhook.admission.review import make_request
-from webhook.deploy.mutationpolicy import NAME, policy_and_binding
+from webhook.deploy.mutationpolicy import API_VERSIONS, GROUP, NAME, policy_and_binding
 from webhook.kthena import ANNOTATION_GROUP, ANNOTATION_TASK
 from webhook.policies import Context, engine
 from webhook.policies.pods import GANG_LABEL, SKIP_LABEL, SUBGROUP_LABEL
@@ -88,21 +89,38 @@ def test_the_policy_is_built_from_the_webhooks_settings():
     assert {"key": SKIP_LABEL, "operator": "NotIn", "values": ["true"]} in selector
 
 
+def test_the_beta_policy_is_the_same_policy_at_another_version():
+    for ga, beta in zip(policy_and_binding(), policy_and_binding(version="v1beta1")):
+        assert beta["apiVersion"] == f"{GROUP}/v1beta1" and ga["apiVersion"] == f"{GROUP}/v1"
+        assert {**beta, "apiVersion": ga["apiVersion"]} == ga
+    with pytest.raises(ValueError, match="the versions are v1, v1beta1"):
+        policy_and_binding(version="v1alpha1")
+
+
 SERVERS, SKIPPED = servers_from_env(__import__("os").environ.get(ENV))
-NEW_ENOUGH = [s for s in SERVERS if s.version.minor >= 36]
+NEW_ENOUGH = [s for s in SERVERS if s.version.minor >= 34]  # v1 from 1.36; v1beta1 at 1.34-1.35 when turned on
 
 
-def _install(server: Server) -> None:
-    for obj, resource in zip(policy_and_binding(), ("mutatingadmissionpolicies", "mutatingadmissionpolicybindings")):
-        server.call("DELETE", f"/apis/admissionregistration.k8s.io/v1/{resource}/{NAME}")
-        code, body = server.call("POST", f"/apis/admissionregistration.k8s.io/v1/{resource}", obj)
+def _served_version(server: Server) -> str | None:
+    """The MutatingAdmissionPolicy version the server serves (v1 preferred), or None."""
+    for version in API_VERSIONS:
+        code, body = server.call("GET", f"/apis/{GROUP}/{version}")
+        if code == 200 and any(r.get("name") == "mutatingadmissionpolicies" for r in body.get("resources") or []):
+            return version
+    return None
+
+
+def _install(server: Server, version: str) -> None:
+    for obj, resource in zip(policy_and_binding(version=version), ("mutatingadmissionpolicies", "mutatingadmissionpolicybindings")):
+        server.call("DELETE", f"/apis/{GROUP}/{version}/{resource}/{NAME}")
+        code, body = server.call("POST", f"/apis/{GROUP}/{version}/{resource}", obj)
         assert code == 201, body
     time.sleep(2)  # the policy reaches the admission plugin through an informer
 
 
-def _uninstall(server: Server) -> None:
+def _uninstall(server: Server, version: str) -> None:
     for resource in ("mutatingadmissionpolicybindings", "mutatingadmissionpolicies"):
-        server.call("DELETE", f"/apis/admissionregistration.k8s.io/v1/{resource}/{NAME}")
+        server.call("DELETE", f"/apis/{GROUP}/{version}/{resource}/{NAME}")
 
 
 def _created(server: Server, pod: dict[str, Any]) -> dict[str, Any]:
@@ -111,11 +129,14 @@ def _created(server: Server, pod: dict[str, Any]) -> dict[str, Any]:
     return body
 
 
-@pytest.mark.skipif(not NEW_ENOUGH, reason=f"{ENV} names no API server of 1.36 or newer that answers: {SKIPPED or 'none named'}")
+@pytest.mark.skipif(not NEW_ENOUGH, reason=f"{ENV} names no API server of 1.34 or newer that answers: {SKIPPED or 'none named'}")
 @pytest.mark.parametrize("server", NEW_ENOUGH, ids=lambda s: s.label)
 def test_the_policy_makes_the_pod_the_webhook_makes(server):
+    version = _served_version(server)
+    if version is None:
+        pytest.skip(f"{server.label} serves no MutatingAdmissionPolicy (before 1.36: the gate and v1beta1 are off)")
     server.prepare()
-    _install(server)
+    _install(server, version)
     try:
         pods = drawn()
         unequal, twice = [], []
@@ -126,8 +147,8 @@ def test_the_policy_makes_the_pod_the_webhook_makes(server):
                 unequal.append((pod, theirs, touched(ours)))
             if touched(_created(server, ours)) != touched(ours):
                 twice.append(pod)
-        print(f"{server.label}: {len(pods)} opt-in pods, {len(pods) - len(unequal)} equal, {len(twice)} changed again")
+        print(f"{server.label} ({version}): {len(pods)} opt-in pods, {len(pods) - len(unequal)} equal, {len(twice)} changed again")
         assert not unequal, "\n".join(f"{p['metadata']} {p['spec'].get('schedulerName')}: server {t} / webhook {o}" for p, t, o in unequal[:10])
         assert not twice
     finally:
-        _uninstall(server)
+        _uninstall(server, version)

@@ -13,7 +13,7 @@ from webhook.scalein.cluster import Cluster, WorkloadTypes
 from webhook.scalein.contest import BACKING_OFF, CONTESTED, OVERWRITE, Contests
 from webhook.scalein.events import Answered, Changed, Event, Listed
 from webhook.scalein.health import Metrics
-from webhook.scalein.patching import Outcome
+from webhook.scalein.patching import PatchResult
 from webhook.scalein.settings import COST_KEY, RECORD_KEY, ReconcileSettings
 from webhook.scalein.worker import Worker
 from webhook.scalein.writequeue import WriteQueue
@@ -78,12 +78,12 @@ class World:
                 expected = entry.annotations or {}
                 if ann.get(COST_KEY) != expected.get(COST_KEY) or ann.get(RECORD_KEY) != expected.get(RECORD_KEY):
                     # the patch's `test` fails; the writer reads the pod again
-                    fresh = Outcome("found", pod=copy.deepcopy(self.pods[entry.key]))
-                    self.events.put(Answered(WriteAttempt(entry, Outcome("changed", code=422), fresh)))
+                    fresh = PatchResult("found", pod=copy.deepcopy(self.pods[entry.key]))
+                    self.events.put(Answered(WriteAttempt(entry, PatchResult("changed", code=422), fresh)))
                 else:
                     meta["annotations"] = {**ann, COST_KEY: str(entry.value), RECORD_KEY: str(entry.value)}
                     written = self._bump(entry.key)
-                    self.events.put(Answered(WriteAttempt(entry, Outcome("written", pod=written))))
+                    self.events.put(Answered(WriteAttempt(entry, PatchResult("written", pod=written))))
                     self.events.put(Changed("MODIFIED", "pods", copy.deepcopy(written)))  # the watch brings it too
                 entry = self.writes.pop()
         raise AssertionError("did not settle")

@@ -13,7 +13,7 @@ from webhook.config import compose
 from webhook.scalein.cluster import Cluster, WorkloadTypes
 from webhook.scalein.events import Answered, Changed, Event, Listed, Resync, Stopping
 from webhook.scalein.health import Metrics
-from webhook.scalein.patching import Outcome
+from webhook.scalein.patching import PatchResult
 from webhook.scalein.settings import COST_KEY, RECORD_KEY, ReconcileSettings
 from webhook.scalein.worker import Worker
 from webhook.scalein.writequeue import WriteQueue
@@ -47,7 +47,7 @@ class Harness:
             meta = written["metadata"]
             meta["annotations"] = {**(meta.get("annotations") or {}), COST_KEY: str(entry.value), RECORD_KEY: str(entry.value)}
             meta["resourceVersion"] = meta.get("resourceVersion", "1") + "0"
-            self.events.put(Answered(WriteAttempt(entry, Outcome("written", pod=written))))
+            self.events.put(Answered(WriteAttempt(entry, PatchResult("written", pod=written))))
             answered += 1
         return answered
 

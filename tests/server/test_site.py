@@ -13,7 +13,7 @@ from siteclient import SiteClient  # noqa: E402  (tests/server is on sys.path vi
 from support import ADMISSION_FIXTURES as FIXTURES
 
 from webhook.config import compose
-from webhook.policies import NoLookups
+from webhook.policies import Lookups, NoLookups
 from webhook.policies.context import NOT_HERE
 from webhook.server.app import create_app
 from webhook.server.http1 import Request
@@ -164,9 +164,9 @@ def test_a_worker_boots_only_on_a_site_that_passes_its_check(site):
         worker.load_wsgi()
 
 
-class StoreOnly:
+class StoreOnly(Lookups):
     """Lookups whose store holds nothing yet: `get` would ask the API server (answers `owner`),
-    `try_get` says so without asking."""
+    `try_get` says so without asking; each review uses them through a view (these are their own)."""
 
     def __init__(self, owner: dict | None):
         self.owner, self.asked, self.tried = owner, 0, 0

@@ -67,10 +67,12 @@ def test_passes_when_our_webhooks_answer(fake_api, smoke):
     _install_ours(fake_api)
     code, out = smoke()
     assert code == 0, out
-    assert out.count("PASS") == 3
+    assert out.count("PASS") == 4
     assert f'refused by "{OURS["validate"]}"' in out and "schedulerName volcano" in out
+    assert "PASS      opt-in gang pod is mutated: by our mutating webhook (no MutatingAdmissionPolicy installed); " in out
+    assert "schedulerName volcano, PodGroup servinggate-smoke" in out
     creates = [c for c in fake_api.requests if c.method == "POST"]
-    assert len(creates) == 3 and all(c.query == {"dryRun": "All"} for c in creates)
+    assert len(creates) == 4 and all(c.query == {"dryRun": "All"} for c in creates)
     assert all("/namespaces/team-a/" in c.path for c in creates)
 
 
@@ -82,6 +84,28 @@ def test_fails_against_a_webhook_that_allows_everything(fake_api, smoke):
     assert "PASS      known-good" in out
     assert "FAIL      known-bad ModelServing is refused by our webhook: accepted" in out
     assert "FAIL      ModelServing pod gets our patch: accepted without our patch" in out
+    assert "FAIL      opt-in gang pod is mutated: accepted unmutated" in out
+
+
+def test_says_the_opt_in_gang_was_made_by_the_mutating_policy_where_installed(fake_api, smoke):
+    """With our MutatingAdmissionPolicy's binding installed, the gang's pod is the API server's work
+    (stood in for here by a mutator doing what the policy does; tests/oracle proves the two equal)."""
+    from webhook.deploy.mutationpolicy import GROUP, NAME
+
+    _install_ours(fake_api)
+    fake_api.mutating_webhooks = [("policy", our_webhook("mutate"))]  # our webhook itself is gone
+    fake_api.add_custom({"apiVersion": f"{GROUP}/v1", "kind": "MutatingAdmissionPolicyBinding", "metadata": {"name": NAME}})
+    code, out = smoke()
+    assert "PASS      opt-in gang pod is mutated: by the MutatingAdmissionPolicy (v1), in the API server;" in out
+    fake_api.mutating_webhooks = []
+    code, out = smoke()
+    assert code == 1
+    assert "FAIL      opt-in gang pod is mutated: accepted unmutated: schedulerName " in out and "PodGroup annotation unset" in out
+    assert "(expected from the MutatingAdmissionPolicy (v1), in the API server)" in out
+    fake_api.mutating_webhooks = [("policy", our_webhook("mutate"))]
+    fake_api.fail("GET", "mutatingadmissionpolicybindings", 403, "Forbidden", "cannot get")
+    code, out = smoke()
+    assert "PASS      opt-in gang pod is mutated: by our mutating webhook or the MutatingAdmissionPolicy (its binding could not be read);" in out
 
 
 def test_fails_when_the_rule_is_only_warning(fake_api, smoke):

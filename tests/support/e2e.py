@@ -36,6 +36,12 @@ RESTART_ENV = {"kthena": "SERVINGGATE_E2E_RESTART_KTHENA", "apiserver": "SERVING
 HOLD = "servinggate-e2e/hold"  # a finalizer the tests put on pods to keep them terminating
 E2E_LABEL = "servinggate-e2e"  # on namespaces our webhook judges, on the nodes a test made
 NODE_OWNER = "servinggate-e2e/namespace"  # node label: the test namespace whose pods may land there
+# One pytest run (its xdist workers share PYTEST_XDIST_TESTRUNUID) and one process of it: our
+# configurations carry the run, so a run removes only an earlier run's leftovers, never a live
+# worker's; each worker's webhook judges only the namespaces its own tests made (JUDGE).
+RUN_LABEL, JUDGE_LABEL = "servinggate-e2e/run", "servinggate-e2e/judge"
+RUN = os.environ.get("PYTEST_XDIST_TESTRUNUID") or uuid.uuid4().hex
+JUDGE = f"{os.environ.get('PYTEST_XDIST_WORKER', 'main')}-{RUN[:12]}"
 NPU = "huawei.com/Ascend910"
 GPU = "nvidia.com/gpu"
 MS_GROUP, MS_VERSION = "workload.serving.volcano.sh", "v1alpha1"
@@ -117,7 +123,7 @@ class Cluster:
     def namespace(self, prefix: str, judged: bool = True) -> str:
         """A fresh namespace; `judged` labels it for our webhook's namespaceSelector."""
         name = f"{prefix}-{uuid.uuid4().hex[:6]}"
-        labels = {E2E_LABEL: "true" if judged else "unjudged"}
+        labels = {E2E_LABEL: "true" if judged else "unjudged", JUDGE_LABEL: JUDGE}
         self.core.create_namespace({"metadata": {"name": name, "labels": labels}})
         return name
 
@@ -486,12 +492,12 @@ class OurWebhook(Supervised):
             if not doc or doc.get("kind") not in ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"):
                 continue
             doc["metadata"]["name"] = f"{doc['metadata']['name']}-e2e-{self.suffix}"
-            doc["metadata"].setdefault("labels", {})[E2E_LABEL] = "true"
+            doc["metadata"].setdefault("labels", {}).update({E2E_LABEL: "true", RUN_LABEL: RUN})
             for hook in doc.get("webhooks") or []:
                 path = (hook["clientConfig"].get("service") or {}).get("path", "/")
                 hook["clientConfig"] = {"url": f"https://127.0.0.1:{self.port}{path}", "caBundle": ca}
                 selector = hook.setdefault("namespaceSelector", {})
-                selector.setdefault("matchLabels", {})[E2E_LABEL] = "true"
+                selector.setdefault("matchLabels", {}).update({E2E_LABEL: "true", JUDGE_LABEL: JUDGE})
                 if failure_policy:
                     hook["failurePolicy"] = failure_policy
             out.append(doc)
@@ -537,13 +543,14 @@ class OurWebhook(Supervised):
             self.names.pop(0)
 
     def remove_leftovers(self) -> None:
-        """Configurations of ours an earlier run did not remove: named `servinggate-*-e2e-*` and
-        labelled as e2e objects (never anything else on a shared cluster)."""
+        """Configurations of ours an earlier run did not remove: named `servinggate-*-e2e-*`,
+        labelled as e2e objects and by another run (never anything else on a shared cluster, nor
+        what this run's other workers registered)."""
         for kind, lister in (
             ("validating", self.cluster.admission.list_validating_webhook_configuration),
             ("mutating", self.cluster.admission.list_mutating_webhook_configuration),
         ):
-            for conf in lister(label_selector=f"{E2E_LABEL}=true").items:
+            for conf in lister(label_selector=f"{E2E_LABEL}=true,{RUN_LABEL}!={RUN}").items:
                 name = conf.metadata.name
                 if name.startswith("servinggate-") and "-e2e-" in name:
                     self._delete(kind, name)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..kubeversion import NEWEST, KubeVersion
-from ..policies import Context, LookupFailed, PolicySettings
+from ..policies import Context, LookupFailed, Lookups, PolicySettings
 from ..policies.clusterfacts import ClusterFacts
 from ..policies.store import ProjectionStore
 from .judging import Judged, judge
@@ -71,7 +71,7 @@ def fill(store: ProjectionStore, source: Source) -> None:
             store.mark_missing(entry)
 
 
-class _InNamespace:
+class _InNamespace(Lookups):
     """The store's lookups when one namespace is audited: only that namespace was listed, so an
     object of another one is unknown (the rule warns it could not check), not absent."""
 

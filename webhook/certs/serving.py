@@ -84,26 +84,45 @@ class CertificateSource:
         # No TLS 1.3 session tickets (OpenSSL sends two per connection): the API server's webhook
         # client keeps no session cache, so they would be built, sent and decrypted for nothing.
         context.num_tickets = 0
-        context.load_cert_chain(certfile=str(self.cert_file), keyfile=str(self.key_file))
+        try:
+            cert = x509.load_pem_x509_certificate(cert_pem)
+        except ValueError:
+            raise ValueError(f"{self.cert_file.name} is not a PEM certificate") from None
+        try:
+            context.load_cert_chain(certfile=str(self.cert_file), keyfile=str(self.key_file))
+        except ssl.SSLError as exc:  # OpenSSL's words ("PEM lib") do not say which file is wrong
+            if exc.reason == "KEY_VALUES_MISMATCH":
+                raise ValueError(f"{self.key_file.name} is not the key of {self.cert_file.name}") from None
+            raise ValueError(f"{self.key_file.name} is not an unencrypted PEM private key") from None
         if self.client_ca_file is not None:
             require_client_certificates(context, self.client_ca_file)
-        cert = x509.load_pem_x509_certificate(cert_pem)
         return ServingCertificate(context, digest, cert.serial_number, cert.not_valid_after_utc)
+
+    def load(self) -> ServingCertificate:
+        """Read the files now, for the start: unlike `refresh`, a file that cannot be used raises
+        (OSError, ssl.SSLError or ValueError) instead of being logged and waited out."""
+        with self._lock:
+            self._checked_at = time.monotonic()
+            return self._reload()
+
+    def _reload(self) -> ServingCertificate:
+        cert_pem = self.cert_file.read_bytes()
+        key_pem = self.key_file.read_bytes()
+        client_ca = self.client_ca_file.read_bytes() if self.client_ca_file is not None else b""
+        digest = hashlib.sha256(cert_pem + b"\0" + key_pem + b"\0" + client_ca).hexdigest()
+        if self._loaded is None or digest != self._loaded.digest:
+            loaded = self._build(cert_pem, digest)
+            previous, self._loaded = self._loaded, loaded
+            self._last_error = None
+            log.info("serving certificate loaded: serial %x, expires %s", loaded.serial, loaded.not_after.isoformat())
+            if self._on_load is not None:
+                self._on_load(loaded, previous)
+        return self._loaded
 
     def refresh(self) -> ServingCertificate | None:
         """Re-read the files now; returns the current (possibly unchanged) certificate."""
         try:
-            cert_pem = self.cert_file.read_bytes()
-            key_pem = self.key_file.read_bytes()
-            client_ca = self.client_ca_file.read_bytes() if self.client_ca_file is not None else b""
-            digest = hashlib.sha256(cert_pem + b"\0" + key_pem + b"\0" + client_ca).hexdigest()
-            if self._loaded is None or digest != self._loaded.digest:
-                loaded = self._build(cert_pem, digest)
-                previous, self._loaded = self._loaded, loaded
-                self._last_error = None
-                log.info("serving certificate loaded: serial %x, expires %s", loaded.serial, loaded.not_after.isoformat())
-                if self._on_load is not None:
-                    self._on_load(loaded, previous)
+            self._reload()
         except (OSError, ssl.SSLError, ValueError) as exc:
             message = f"{type(exc).__name__}: {exc}"
             if message != self._last_error:

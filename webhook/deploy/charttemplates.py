@@ -131,27 +131,33 @@ def cel_fallback(rules: list[Rule]) -> str:
     return HEADER + "".join(parts)
 
 
-MAP_KIND = "admissionregistration.k8s.io/v1/MutatingAdmissionPolicy"
+MAP_KIND = "admissionregistration.k8s.io/{version}/MutatingAdmissionPolicy"
 
 
 def mutating_policy() -> str:
     """The opt-in gang's MutatingAdmissionPolicy (mutationpolicy.py): with `mutatingPolicy: auto`
-    (the default) where the cluster serves it (`.Capabilities.APIVersions`: 1.36+), `on` always,
-    `off` never; its binding in the webhooks' namespaces. The rendered file's first line says
-    which was chosen."""
-    docs = mutationpolicy.policy_and_binding()
+    (the default) where the cluster serves it (`.Capabilities.APIVersions`: `v1` from 1.36,
+    `v1beta1` on a 1.34 or 1.35 that turned it on), `on` always (`v1`, or `v1beta1` where only that
+    is served), `off` never; its binding in the webhooks' namespaces. The rendered file's first
+    line says which was chosen, and at which version."""
+    first, second = mutationpolicy.API_VERSIONS
+    docs = mutationpolicy.policy_and_binding(version=first)
     for doc in docs:
+        doc["apiVersion"] = "__API_VERSION__"
         doc["metadata"]["labels"] = _marker("labels mutating-policy")
         if doc["kind"] == "MutatingAdmissionPolicyBinding":
             doc["spec"]["matchResources"]["namespaceSelector"] = _marker("namespaceSelector")
     chosen = (
-        f'{{{{- $served := .Capabilities.APIVersions.Has "{MAP_KIND}" }}}}\n'
-        '{{- $on := or (eq .Values.mutatingPolicy "on") (and (eq .Values.mutatingPolicy "auto") $served) }}\n'
-        "# mutatingPolicy {{ .Values.mutatingPolicy }}: {{ if $on }}rendered{{ else }}not rendered{{ end }}"
-        " (the cluster {{ if $served }}serves{{ else }}does not serve{{ end }} MutatingAdmissionPolicy v1)\n"
+        f'{{{{- $v1 := .Capabilities.APIVersions.Has "{MAP_KIND.format(version=first)}" }}}}\n'
+        f'{{{{- $beta := .Capabilities.APIVersions.Has "{MAP_KIND.format(version=second)}" }}}}\n'
+        f'{{{{- $version := ternary "{second}" "{first}" (and $beta (not $v1)) }}}}\n'
+        '{{- $on := or (eq .Values.mutatingPolicy "on") (and (eq .Values.mutatingPolicy "auto") (or $v1 $beta)) }}\n'
+        "# mutatingPolicy {{ .Values.mutatingPolicy }}: {{ if $on }}rendered at {{ $version }}{{ else }}not rendered{{ end }}"
+        " (the cluster serves MutatingAdmissionPolicy {{ if $v1 }}v1{{ else if $beta }}v1beta1 only{{ else }}at no version{{ end }})\n"
     )
     # the CEL object literals close with `}}`: each brace pair is written as a Helm string literal
     text = re.sub(r"\{\{|\}\}", lambda m: '{{ "' + m.group(0) + '" }}', dump(docs, ""))
+    text = text.replace("__API_VERSION__", mutationpolicy.GROUP + "/{{ $version }}")
     return HEADER + chosen + "{{- if $on }}\n" + _MARKER.sub(_expand, text) + "{{- end }}\n"
 
 

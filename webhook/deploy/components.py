@@ -8,8 +8,9 @@
 
   Each patch first tests the entry's name at its index, so a component that no longer fits
   the generated configurations fails `kubectl kustomize` instead of editing the wrong entry.
-- `components/mutating-policy-v1` (Kubernetes 1.36+): the opt-in gang's pod mutation as a
-  MutatingAdmissionPolicy (mutationpolicy.py), which the API server runs itself, so an opt-in
+- `components/mutating-policy-v1` (Kubernetes 1.36+) and `components/mutating-policy-v1beta1`
+  (1.34-1.35, with the feature gate and API version turned on): the opt-in gang's pod mutation as
+  a MutatingAdmissionPolicy (mutationpolicy.py), which the API server runs itself, so an opt-in
   gang's pods are made right while the webhook is down.
 - `components/cel-fallback-v1` (Kubernetes 1.30+) and `components/cel-fallback-v1beta1`
   (1.28-1.29, with the feature gate and API version turned on): the ValidatingAdmissionPolicies
@@ -75,24 +76,31 @@ def cel_fallback(variant: str) -> str:
     return _kustomization(comment, {"resources": ["policies.yaml"]})
 
 
-MUTATING_POLICY = Path("components") / "mutating-policy-v1"
-MUTATING_POLICY_NEEDS = "# Kubernetes 1.36+ (MutatingAdmissionPolicy is GA and on; 1.34-1.35 have only v1beta1, off).\n"
+MUTATING_POLICY_NEEDS = {
+    "v1": "# Kubernetes 1.36+ (MutatingAdmissionPolicy is GA and on; for 1.34-1.35 see mutating-policy-v1beta1).\n",
+    "v1beta1": (
+        "# Kubernetes 1.34-1.35: the API server needs --feature-gates=MutatingAdmissionPolicy=true\n"
+        "# --runtime-config=admissionregistration.k8s.io/v1beta1=true (off by default).\n"
+    ),
+}
 
 
-def mutating_policy() -> str:
+def mutating_policy(variant: str) -> str:
     comment = (
         "# The opt-in gang's pod mutation (scheduler, PodGroup annotation, task spec) as a\n"
         "# MutatingAdmissionPolicy the API server runs by itself: an opt-in gang's pods are made\n"
         "# right while the webhook is down. Kthena's pods stay with the webhook (their owner decides).\n"
         "# Opt in by listing this folder under `components:` in your overlay.\n"
-    ) + MUTATING_POLICY_NEEDS
+    ) + MUTATING_POLICY_NEEDS[variant]
     return _kustomization(comment, {"resources": ["policy.yaml"]})
 
 
 def render(rules: list[Rule], configurations: list[dict[str, Any]]) -> dict[Path, str]:
     files = {WITHOUT_MATCH_CONDITIONS / "kustomization.yaml": without_match_conditions(configurations)}
-    files[MUTATING_POLICY / "kustomization.yaml"] = mutating_policy()
-    files[MUTATING_POLICY / "policy.yaml"] = dump(mutationpolicy.policy_and_binding(), HEADER + MUTATING_POLICY_NEEDS)
+    for variant in mutationpolicy.API_VERSIONS:
+        folder = Path("components") / f"mutating-policy-{variant}"
+        files[folder / "kustomization.yaml"] = mutating_policy(variant)
+        files[folder / "policy.yaml"] = dump(mutationpolicy.policy_and_binding(version=variant), HEADER + MUTATING_POLICY_NEEDS[variant])
     for variant in fallback.API_VERSIONS:
         folder = Path("components") / f"cel-fallback-{variant}"
         files[folder / "kustomization.yaml"] = cel_fallback(variant)

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
+from ..errors import OperatorError
 from ..policies.registry import Rule
 from . import charttemplates, components, monitoring
 from .configurations import configurations, registry_rules
@@ -46,6 +47,22 @@ def chart_outputs(rules: Iterable[Rule] | None = None) -> dict[Path, str]:
     return charttemplates.render(registry_rules() if rules is None else list(rules))
 
 
+def _write(root: Path, files: dict[Path, str], *, check: bool) -> list[Path]:
+    """Write each file under `root` that differs from `files` (`check`: write nothing); the
+    paths that differed."""
+    stale = []
+    for path, text in ((root / relative, text) for relative, text in files.items()):
+        current = path.read_text(encoding="utf-8") if path.exists() else None
+        if current == text:
+            continue
+        stale.append(path)
+        if not check:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+            print(f"wrote {path}")
+    return stale
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m webhook manifests",
@@ -59,22 +76,21 @@ def main(argv: list[str]) -> int:
     if args.stdout:
         sys.stdout.write(render())
         return 0
-    roots = {Path(args.manifests_dir): outputs(), Path(args.chart_dir): chart_outputs()}
+    roots = [("--manifests-dir", Path(args.manifests_dir), outputs()), ("--chart-dir", Path(args.chart_dir), chart_outputs())]
+    for flag, root, _ in roots:
+        if root.exists() and not root.is_dir():
+            raise OperatorError(f"{flag} {root}: not a folder; give the folder the generated files go in")
     stale = []
-    for path, text in ((root / relative, text) for root, files in roots.items() for relative, text in files.items()):
-        current = path.read_text(encoding="utf-8") if path.exists() else None
-        if current == text:
-            continue
-        if args.check:
-            stale.append(path)
-            continue
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-        print(f"wrote {path}")
-    if stale:
+    for flag, root, files in roots:
+        try:
+            stale += _write(root, files, check=args.check)
+        except OSError as exc:  # a folder that cannot be written
+            where = f"{exc.filename}: " if exc.filename else ""
+            raise OperatorError(f"{flag} {root}: cannot write the generated files ({where}{exc.strerror or exc}); give a writable folder") from None
+    if args.check and stale:
         for path in stale:
             print(f"{path} is out of date with the rule registry; run: python -m webhook manifests", file=sys.stderr)
         return 1
     if args.check:
-        print(f"{', '.join(map(str, roots))}: the generated files match the rule registry")
+        print(f"{', '.join(str(root) for _, root, _ in roots)}: the generated files match the rule registry")
     return 0

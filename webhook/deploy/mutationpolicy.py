@@ -17,8 +17,10 @@ webhook: whether the PodGroup CRD exists (the policy assumes it does, as the web
 cannot tell), and every Kthena pod (its owner's scheduler decides). The policy is idempotent: on a
 pod it already mutated (or the webhook did) both mutations change nothing.
 
-`admissionregistration.k8s.io/v1`: Kubernetes 1.36+ (GA, on by default). 1.34 and 1.35 have it as
-`v1beta1` behind the MutatingAdmissionPolicy gate and are not generated here.
+Two API versions, one shape: `v1` for Kubernetes 1.36+ (GA, on by default) and `v1beta1` for 1.34
+and 1.35, whose API servers serve it only with the MutatingAdmissionPolicy gate on and
+`--runtime-config=admissionregistration.k8s.io/v1beta1=true` (both off by default). The fields
+used here are the same in both (k8s.io/api admissionregistration v1beta1 and v1 at v0.37).
 """
 
 from __future__ import annotations
@@ -27,12 +29,11 @@ import json
 from typing import Any
 
 from ..kthena import ANNOTATION_GROUP, ANNOTATION_TASK, LABEL_NAME
-from ..policies.pods import GANG_LABEL, SKIP_LABEL, SUBGROUP_LABEL
+from ..policies.pods import GANG_LABEL, MUTATING_POLICY_GROUP, MUTATING_POLICY_NAME, MUTATING_POLICY_VERSIONS, SKIP_LABEL, SUBGROUP_LABEL
 from ..policies.settings import PolicySettings
 from .configurations import NAMESPACE, namespace_selector
 
-API_VERSION = "admissionregistration.k8s.io/v1"
-NAME = "pods-opt-in-gang.servinggate.io"
+GROUP, NAME, API_VERSIONS = MUTATING_POLICY_GROUP, MUTATING_POLICY_NAME, MUTATING_POLICY_VERSIONS
 LABELS = {"app.kubernetes.io/name": "servinggate", "app.kubernetes.io/component": "mutating-policy"}
 
 
@@ -67,7 +68,11 @@ def annotations_mutation(scheduler: str) -> dict[str, Any]:
     return {"patchType": "ApplyConfiguration", "applyConfiguration": {"expression": expression}}
 
 
-def policy_and_binding(settings: PolicySettings | None = None, namespace: str = NAMESPACE) -> list[dict[str, Any]]:
+def policy_and_binding(settings: PolicySettings | None = None, namespace: str = NAMESPACE, version: str = "v1") -> list[dict[str, Any]]:
+    """The policy and its binding at `version` (one of API_VERSIONS)."""
+    if version not in API_VERSIONS:
+        raise ValueError(f"MutatingAdmissionPolicy {version!r}: the versions are {', '.join(API_VERSIONS)}")
+    api_version = f"{GROUP}/{version}"
     settings = settings or PolicySettings()
     scheduler = settings.scheduler_name
     match = {
@@ -93,9 +98,9 @@ def policy_and_binding(settings: PolicySettings | None = None, namespace: str = 
     }
     if conditions:
         spec["matchConditions"] = conditions
-    policy = {"apiVersion": API_VERSION, "kind": "MutatingAdmissionPolicy", "metadata": {"name": NAME, "labels": dict(LABELS)}, "spec": spec}
+    policy = {"apiVersion": api_version, "kind": "MutatingAdmissionPolicy", "metadata": {"name": NAME, "labels": dict(LABELS)}, "spec": spec}
     binding = {
-        "apiVersion": API_VERSION,
+        "apiVersion": api_version,
         "kind": "MutatingAdmissionPolicyBinding",
         "metadata": {"name": NAME, "labels": dict(LABELS)},
         "spec": {"policyName": NAME, "matchResources": match},

@@ -26,16 +26,16 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import HTTPError
 
-from ..policies.context import NOT_HERE, LookupFailed, NotHere
+from ..policies.context import NOT_HERE, LookupFailed, Lookups, NotHere
 from ..policies.projections import LookedUp, looked_up, project
-from ..policies.store import ProjectionStore
+from ..policies.store import ProjectionStore, StoreLookups
 from .client import load_api_client
 from .reflector import ReflectorMetrics
 from .responses import json_body
 from .watching import StoreWatcher
 
 
-class KubeLookups:
+class KubeLookups(StoreLookups):
     """`Lookups` over a ProjectionStore, with one budgeted GET on a miss. The watcher, when given,
     starts in the process that first uses the lookups (and in every child forked after), never in
     gunicorn's master before the fork: its threads would not survive it."""
@@ -87,6 +87,9 @@ class KubeLookups:
     def get(self, api_version: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
         return self.for_review().get(api_version, kind, namespace, name)
 
+    def try_get(self, api_version: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None | NotHere:
+        return self.for_review().try_get(api_version, kind, namespace, name)
+
     def describe(self) -> str:
         self.start()
         return "lookups: " + self.store.describe()
@@ -137,7 +140,7 @@ class KubeLookups:
         return project(entry, found) if isinstance(found, dict) else None
 
 
-class _Budgeted:
+class _Budgeted(Lookups):
     """KubeLookups for one review: every miss's GET ends by the review's deadline."""
 
     __slots__ = ("_lookups", "_deadline")

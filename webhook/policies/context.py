@@ -31,17 +31,32 @@ NOT_HERE = NotHere()  # what `try_get` answers when only waiting for the API ser
 
 
 class Lookups(Protocol):
-    """May also have `for_review() -> Lookups`: the view one review uses (the server's lookups
-    give each review its own time budget that way); without it the lookups themselves are used.
-    And `try_get(...)`: as `get`, but NOT_HERE where `get` would wait for the API server (a miss
-    in a watch-fed store); used for a review whose Context says it may not wait."""
+    """How a rule reads another object. Lookups that never wait for the API server (documents,
+    a store, tests) subclass this class for the defaults of the rest: no per-review view, `try_get`
+    answers as `get`, nothing to describe. The server's lookups (kube/lookups.py) replace them."""
+
+    __slots__ = ()  # a subclass with slots keeps them (ReviewLookups: one per review)
 
     def get(self, api_version: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
         """The object, None when it does not exist; raises LookupFailed when that cannot be told."""
         ...
 
+    def try_get(self, api_version: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None | NotHere:
+        """As `get`, but NOT_HERE where `get` would wait for the API server (a miss in a watch-fed
+        store); asked for a review whose Context says it may not wait."""
+        return self.get(api_version, kind, namespace, name)
 
-class ReviewLookups:
+    def for_review(self) -> Lookups | None:
+        """The view one review uses (the server's lookups give each review its own time budget
+        that way), or None: these lookups are used as they are (Context.for_review)."""
+        return None
+
+    def describe(self) -> str:
+        """The lookups' state for /readyz; "" when they have none to tell."""
+        return ""
+
+
+class ReviewLookups(Lookups):
     """One review's lookups: each object is asked for at most once, its failure included (both
     pod mutators read the same owner ModelServing), so a slow API server is waited for once per
     review and object, not once per rule.
@@ -55,7 +70,7 @@ class ReviewLookups:
     def __init__(self, inner: Lookups, may_wait: bool = True) -> None:
         self._inner = inner
         self._seen: dict[tuple[str, str, str, str], dict[str, Any] | None | str] = {}
-        self._may_wait = may_wait or not hasattr(inner, "try_get")
+        self._may_wait = may_wait
         self.deferred = False
 
     def get(self, api_version: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
@@ -77,21 +92,21 @@ class ReviewLookups:
         return found
 
     def _without_waiting(self, api_version: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
-        found = getattr(self._inner, "try_get")(api_version, kind, namespace, name)  # noqa: B009 - not part of the Lookups protocol
-        if found is NOT_HERE:
+        found = self._inner.try_get(api_version, kind, namespace, name)
+        if isinstance(found, NotHere):
             self.deferred = True
             raise LookupFailed(f"{kind} {namespace}/{name} is not in the store and this review may not wait for the API server")
         return found
 
 
-class NoLookups:
+class NoLookups(Lookups):
     """For a server without API access: every lookup fails, so rules fall back to their warning."""
 
     def get(self, api_version: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
         raise LookupFailed("no Kubernetes API access configured")
 
 
-class DictLookups:
+class DictLookups(Lookups):
     """Lookups answered from a set of objects (tests, and `check` from the documents given)."""
 
     def __init__(self, objects: Iterable[dict[str, Any]] = ()) -> None:
@@ -145,9 +160,8 @@ class Context:
         each object at most once (ReviewLookups). Lookups without one (files, tests) are used as
         they are, at no cost (they never wait). `may_wait` False: a lookup that would wait for the
         API server defers the review instead (ReviewLookups)."""
-        start = getattr(self.lookups, "for_review", None)
-        view = start() if start is not None else self.lookups
-        if view is self.lookups:
+        view = self.lookups.for_review()
+        if view is None:
             return self
         ctx = object.__new__(Context)  # not __init__: the actions are this context's, computed once
         object.__setattr__(ctx, "settings", self.settings)

@@ -37,6 +37,12 @@ MODELSERVING_NAME_LABEL = LABEL_NAME
 GANG_LABEL = "servinggate.io/gang"
 SUBGROUP_LABEL = "servinggate.io/subgroup"
 SKIP_LABEL = "servinggate.io/skip"
+# The opt-in gang's mutation also runs in the API server, as a MutatingAdmissionPolicy of this name
+# (webhook/deploy/mutationpolicy.py builds it; `smoke` looks for its binding), at these versions
+# of admissionregistration.k8s.io, the preferred first.
+MUTATING_POLICY_GROUP = "admissionregistration.k8s.io"
+MUTATING_POLICY_NAME = "pods-opt-in-gang.servinggate.io"
+MUTATING_POLICY_VERSIONS = ("v1", "v1beta1")
 
 UNKNOWN = object()  # an owner's scheduler we could not read
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..shapes import metadata, only_objects
-from .context import LookupFailed
+from .context import LookupFailed, Lookups
 from .projections import KEPT, LookedUp, project
 
 _Key = tuple[str, str]  # (namespace, name)
@@ -66,7 +66,7 @@ def _key(obj: dict[str, Any]) -> _Key:
     return str(meta.get("namespace") or ""), str(meta.get("name") or "")
 
 
-class ProjectionStore:
+class ProjectionStore(Lookups):
     """Projections of the looked-up kinds (default: every kind a rule looks up or reads as a
     cluster fact), by namespace and name. `get` is a `Lookups`: a listed kind answers a miss with None (it does not exist),
     a kind not listed yet raises LookupFailed."""
@@ -186,3 +186,10 @@ class ProjectionStore:
     def describe(self) -> str:
         """One line for /readyz: each kind's count and watch state."""
         return "; ".join(s.describe() for s in self.states())
+
+
+class StoreLookups(Lookups):
+    """Lookups answered from a watch-fed ProjectionStore (kube/lookups.KubeLookups), the store
+    the cluster-fact rules read too (serving/lookups.cluster_facts)."""
+
+    store: ProjectionStore

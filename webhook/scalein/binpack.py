@@ -43,7 +43,7 @@ from ..shapes import as_dict
 from .scoring import INT64_MAX, INT64_MIN, go_int
 
 
-class PodView(Protocol):
+class ServingPod(Protocol):
     """What the states are read from (cluster.PodView has it; cluster.py imports this module)."""
 
     name: str
@@ -126,21 +126,21 @@ def role_partition(spec: ServingSpec | None, role: str) -> int:
     return scaled_partition(r.partition, r.replicas)
 
 
-def _live(p: PodView) -> bool:
+def _live(p: ServingPod) -> bool:
     return not p.terminating and p.phase not in ("Failed", "Succeeded")
 
 
-def _deleted_by_kthena(pods: list[PodView]) -> set[str]:
+def _deleted_by_kthena(pods: list[ServingPod]) -> set[str]:
     """The terminating pods Kthena is deleting, as far as a snapshot tells: those of a role replica
     whose pods are all being deleted (DeleteRole and deleteServingGroup delete them at once). One
     deleted beside live pods of its role replica Kthena has not seen (see the module doc)."""
-    replicas: dict[tuple[str, str], list[PodView]] = {}
+    replicas: dict[tuple[str, str], list[ServingPod]] = {}
     for p in pods:
         replicas.setdefault((p.labels.get(LABEL_ROLE, ""), p.labels.get(LABEL_ROLE_ID, "")), []).append(p)
     return {p.name for rs in replicas.values() if all(q.terminating for q in rs) for p in rs}
 
 
-def _keeps_running(p: PodView, deleting: bool) -> bool:
+def _keeps_running(p: ServingPod, deleting: bool) -> bool:
     """Whether this pod leaves its role Running as Kthena tracks it (see the module doc);
     `deleting`: Kthena is deleting it."""
     if deleting or p.phase in ("Failed", "Pending"):
@@ -150,7 +150,7 @@ def _keeps_running(p: PodView, deleting: bool) -> bool:
     return True
 
 
-def _state(pods: list[PodView], complete: bool) -> tuple[str, str]:
+def _state(pods: list[ServingPod], complete: bool) -> tuple[str, str]:
     if pods and all(p.terminating for p in pods):
         return DELETING, "every pod is being deleted"
     if not any(_live(p) for p in pods):
@@ -165,13 +165,13 @@ def _state(pods: list[PodView], complete: bool) -> tuple[str, str]:
     return RUNNING, ""
 
 
-def role_state(pods: list[PodView], role: str, spec: ServingSpec | None) -> tuple[str, str]:
+def role_state(pods: list[ServingPod], role: str, spec: ServingSpec | None) -> tuple[str, str]:
     """(RoleStatus, why not Running) of one role replica's pods."""
     want = spec.roles.get(role) if spec is not None else None
     return _state(pods, want is None or len(pods) == 1 + want.workers)
 
 
-def group_state(pods: list[PodView], spec: ServingSpec | None) -> tuple[str, str]:
+def group_state(pods: list[ServingPod], spec: ServingSpec | None) -> tuple[str, str]:
     """(ServingGroupStatus, why not Running) of one ServingGroup's pods."""
     complete = True
     if spec is not None:

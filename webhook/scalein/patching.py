@@ -32,7 +32,7 @@ Status = Literal["written", "found", "gone", "changed", "throttled", "failed", "
 
 
 @dataclass(frozen=True)
-class Outcome:
+class PatchResult:
     """What became of one patch or read. `pod` is the pod the server returned (written, found); `wait` the
     seconds the server asked us to wait (throttled); `code` the HTTP status (0: no answer)."""
 
@@ -60,12 +60,12 @@ class Patcher:
             wait = self.limiter.delay()
         return not self.stop.is_set()
 
-    def send(self, key: str, ops: list[dict[str, Any]], purpose: str, *, paced: bool = True) -> Outcome:
+    def send(self, key: str, ops: list[dict[str, Any]], purpose: str, *, paced: bool = True) -> PatchResult:
         """Patch pod `key` ("ns/name") with `ops`. `purpose` labels the write metric (write,
         overwrite, clear); failures count as errors of op `clear` or `patch`. `paced=False`: the
         caller already took its token (`wait_turn`)."""
         if (paced and not self.wait_turn()) or self.stop.is_set():
-            return Outcome("stopped")
+            return PatchResult("stopped")
         op = "clear" if purpose == "clear" else "patch"
         ns, _, name = key.partition("/")
         try:
@@ -73,22 +73,22 @@ class Patcher:
         except ApiException as exc:
             code = int(exc.status or 0)
             if code == 404:
-                return Outcome("gone", code=code)
+                return PatchResult("gone", code=code)
             if code in (409, 422):
                 self.metrics.conflicts.inc()
-                return Outcome("changed", code=code)
+                return PatchResult("changed", code=code)
             self.metrics.errors.labels(op, str(code)).inc()
             if code == 429:
-                return Outcome("throttled", wait=retry_after(exc, 1.0), code=code)
-            return Outcome("failed", code=code)
+                return PatchResult("throttled", wait=retry_after(exc, 1.0), code=code)
+            return PatchResult("failed", code=code)
         except Exception as exc:  # the network, a proxy: one pod never stops the loop
             self.metrics.errors.labels(op, "0").inc()
             log.warning({"msg": "patch failed", "pod": key, "error": repr(exc)})
-            return Outcome("failed")
+            return PatchResult("failed")
         self.metrics.writes.labels(purpose).inc()
-        return Outcome("written", pod=pod if isinstance(pod, dict) else None, code=200)
+        return PatchResult("written", pod=pod if isinstance(pod, dict) else None, code=200)
 
-    def read(self, key: str) -> Outcome:
+    def read(self, key: str) -> PatchResult:
         """The pod as the server has it now (`found`), `gone` when it no longer exists, `failed`
         otherwise (counted as a `read` error)."""
         ns, _, name = key.partition("/")
@@ -96,13 +96,13 @@ class Patcher:
             pod = json_body(self.core.read_namespaced_pod(name, ns, _preload_content=False, _request_timeout=30))
         except ApiException as exc:
             if exc.status == 404:
-                return Outcome("gone", code=404)
+                return PatchResult("gone", code=404)
             self.metrics.errors.labels("read", str(exc.status)).inc()
-            return Outcome("failed", code=int(exc.status or 0))
+            return PatchResult("failed", code=int(exc.status or 0))
         except Exception:
             self.metrics.errors.labels("read", "0").inc()
-            return Outcome("failed")
-        return Outcome("found", pod=pod, code=200)
+            return PatchResult("failed")
+        return PatchResult("found", pod=pod, code=200)
 
 
 def clear_costs(patcher: Patcher, pods: list[dict[str, Any]], settings: ReconcileSettings, stop: threading.Event, sleep_cap: float) -> tuple[int, int]:

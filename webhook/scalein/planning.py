@@ -222,6 +222,13 @@ def main(argv: Sequence[str]) -> int:
     else:
         sys.stdout.write(to_text(settings, workloads, usage, args.remove, per_hn, scope))
     if args.svg:
-        with open(args.svg, "w", encoding="utf-8") as fh:
-            fh.write(to_svg(cluster, workloads, usage, args.remove, all_nodes=args.svg_all_nodes))
+        _write_svg(args.svg, to_svg(cluster, workloads, usage, args.remove, all_nodes=args.svg_all_nodes))
     return 0
+
+
+def _write_svg(path: str, svg: str) -> None:
+    try:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(svg)
+    except OSError as exc:
+        raise OperatorError(f"--svg {path}: cannot write: {exc.strerror or exc}; give a file in a folder that exists and can be written") from None

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from . import scoring
 from .health import Metrics
-from .patching import Outcome, Patcher
+from .patching import Patcher, PatchResult
 from .settings import RECORD_KEY, ReconcileSettings
 from .writequeue import Pending, WriteQueue
 
@@ -34,8 +34,8 @@ class WriteAttempt:
     `fresh`: the pod as read again after the server refused the patch as stale."""
 
     entry: Pending
-    outcome: Outcome | None
-    fresh: Outcome | None = None
+    outcome: PatchResult | None
+    fresh: PatchResult | None = None
 
 
 class Writers:

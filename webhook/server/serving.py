@@ -1,4 +1,9 @@
-"""`python -m webhook serve`: gunicorn run as a library, TLS only, every option set in one place."""
+"""`python -m webhook serve`: gunicorn run as a library, TLS only, every option set in one place.
+
+Both ports are bound before anything else starts (plainhttp.bind): a port taken or a host not this
+machine's stops the start at once with one line. gunicorn gets the HTTPS port bound (`fd://`), so
+its own bind, which retries a taken port five times a second apart, never runs.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +15,7 @@ from typing import Any
 from gunicorn.app.base import BaseApplication
 from gunicorn.glogging import Logger as GunicornLogger
 
-from .. import logs
+from .. import logs, plainhttp
 from ..config import ConfigError, parse_args
 from ..serving import memory, startup
 from ..serving.metricsport import plain_routes
@@ -27,8 +32,27 @@ class JsonLogger(GunicornLogger):
             handler.setFormatter(logs.JsonFormatter())
 
 
-def gunicorn_options(settings: ServeSettings, certificates: Any) -> dict[str, Any]:
-    """Every gunicorn setting we rely on; an unknown key is an error, not a silent no-op."""
+class Ports:
+    """`serve`'s two ports, bound at start: the HTTPS port (handed to gunicorn, which listens on
+    it) and the plain-HTTP metrics port (already listening; None when `--metrics-port 0`)."""
+
+    FLAGS = ("--host", "--port")
+    METRICS_FLAGS = ("--host", "--metrics-port")
+
+    def __init__(self, settings: ServeSettings) -> None:
+        listener = settings.listener
+        self.https = plainhttp.bind(listener.host, listener.port, self.FLAGS, listen=False)
+        try:
+            self.metrics = plainhttp.bind(listener.host, listener.metrics_port, self.METRICS_FLAGS) if listener.metrics_port else None
+        except plainhttp.PortError:
+            self.https.close()
+            raise
+
+
+def gunicorn_options(settings: ServeSettings, certificates: Any, ports: Ports | None = None) -> dict[str, Any]:
+    """Every gunicorn setting we rely on; an unknown key is an error, not a silent no-op.
+    `ports`: bound by `main`; without them (the benchmarks) gunicorn binds host:port itself and
+    the metrics port is bound when gunicorn is ready."""
     host = f"[{settings.listener.host}]" if ":" in settings.listener.host else settings.listener.host
     from ..serving.limits import Limits
     from .worker import WebhookWorker
@@ -54,16 +78,18 @@ def gunicorn_options(settings: ServeSettings, certificates: Any) -> dict[str, An
 
     def when_ready(server: Any) -> None:
         # In the master, once: the plain-HTTP port (see `plain_routes`).
-        if settings.listener.metrics_port:
-            from .. import plainhttp
-
-            plainhttp.serve(settings.listener.host, settings.listener.metrics_port, plain_routes(certificates), name="metrics")
+        metrics_port = ports.metrics if ports is not None else None
+        if metrics_port is None and settings.listener.metrics_port:
+            metrics_port = plainhttp.bind(settings.listener.host, settings.listener.metrics_port, Ports.METRICS_FLAGS)
+        if metrics_port is not None:
+            plainhttp.serve(metrics_port, plain_routes(certificates), name="metrics")
 
     return {
         "when_ready": when_ready,
         "pre_fork": pre_fork,
         "post_fork": post_fork,
-        "bind": [f"{host}:{settings.listener.port}"],
+        # The HTTPS port bound by `main`, handed over (gunicorn closes our descriptor of it).
+        "bind": [f"fd://{ports.https.detach()}"] if ports is not None else [f"{host}:{settings.listener.port}"],
         "workers": settings.listener.workers,
         "worker_class": WebhookWorker,  # `threads`: its pool for the application
         "threads": settings.listener.threads,
@@ -108,8 +134,9 @@ class WebhookServer(BaseApplication):
 def main(argv: list[str]) -> int:
     settings = parse_args(ServeSettings, argv, "python -m webhook serve", "Run the ServingGate admission webhook over HTTPS.")
     logs.configure(settings.log.log_level)
+    ports = Ports(settings)  # first: a port that cannot be had stops the start before any work
     certificates = startup.prepare(settings)
     from .app import create_app  # only now: the metrics it imports must see the metrics folder
 
-    WebhookServer(create_app(settings, certificates=certificates), gunicorn_options(settings, certificates)).run()
+    WebhookServer(create_app(settings, certificates=certificates), gunicorn_options(settings, certificates, ports)).run()
     return 0

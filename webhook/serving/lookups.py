@@ -11,30 +11,30 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from ..config import ConfigError
 from ..policies import LookupFailed, Lookups, NoLookups
 from ..policies.clusterfacts import ClusterFacts, NoFacts
 from ..policies.context import NotHere
-from ..policies.store import ProjectionStore
+from ..policies.store import StoreLookups
 from ..settings.serve import ServeSettings
 from . import metrics
 
 log = logging.getLogger("servinggate.server")
 
 
-class CountingLookups:
+class CountingLookups(Lookups):
     """Counts failed lookups in a metric; the rule still decides what a failure means."""
 
     def __init__(self, inner: Lookups):
         self.inner = inner
 
-    def for_review(self) -> Lookups:
-        start = getattr(self.inner, "for_review", None)
-        return CountingLookups(start()) if start is not None else self
+    def for_review(self) -> Lookups | None:
+        view = self.inner.for_review()
+        return CountingLookups(view) if view is not None else None
 
     def describe(self) -> str:
         """The lookups' state for /readyz ("" when they have none to tell)."""
-        describe = getattr(self.inner, "describe", None)
-        return describe() if describe is not None else ""
+        return self.inner.describe()
 
     def get(self, api_version: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
         try:
@@ -44,15 +44,28 @@ class CountingLookups:
             raise
 
     def try_get(self, api_version: str, kind: str, namespace: str, name: str) -> dict[str, Any] | None | NotHere:
-        try_get = getattr(self.inner, "try_get", None)
-        if try_get is None:
-            return self.get(api_version, kind, namespace, name)
         try:
-            found: dict[str, Any] | None | NotHere = try_get(api_version, kind, namespace, name)
+            return self.inner.try_get(api_version, kind, namespace, name)
         except LookupFailed:
             metrics.child(metrics.LOOKUP_FAILURES, kind).inc()
             raise
-        return found
+
+
+def require_api(settings: ServeSettings) -> None:
+    """`--kube-lookups on`: an API configuration must load, checked at start (serving/startup.py)
+    before anything else reads the API (the Kubernetes version would warn first)."""
+    if settings.lookups.kube_lookups != "on":
+        return
+    from ..kube import KubeAccessError, load_api_client
+
+    try:
+        load_api_client(settings.kube.kubeconfig).close()
+    except KubeAccessError as exc:
+        raise _needed(exc) from None
+
+
+def _needed(exc: Exception) -> ConfigError:
+    return ConfigError(f"--kube-lookups on: {exc}; fix the API access (--kubeconfig) or choose --kube-lookups auto")
 
 
 def default_lookups(settings: ServeSettings, on_reconnect: Callable[[], None] | None = None) -> Lookups:
@@ -73,9 +86,7 @@ def default_lookups(settings: ServeSettings, on_reconnect: Callable[[], None] | 
         )
     except KubeAccessError as exc:
         if settings.lookups.kube_lookups == "on":
-            from ..config import ConfigError
-
-            raise ConfigError(f"--kube-lookups on: {exc}") from None
+            raise _needed(exc) from None
         log.warning("no Kubernetes API configuration found (%s): rules that read other objects will allow with a warning", exc)
         return NoLookups()
 
@@ -84,5 +95,4 @@ def cluster_facts(lookups: Lookups) -> ClusterFacts:
     """The cluster facts of the lookups' store (the watch keeps both). Without one (no API access,
     `--kube-lookups off`) the will-it-run rules say nothing: a warning on every ModelServing and
     autoscaler that no cluster was read would only be noise; /readyz already says so."""
-    store = getattr(lookups, "store", None)
-    return ClusterFacts(store) if isinstance(store, ProjectionStore) else NoFacts("no Kubernetes API access", quiet=True)
+    return ClusterFacts(lookups.store) if isinstance(lookups, StoreLookups) else NoFacts("no Kubernetes API access", quiet=True)

@@ -246,7 +246,7 @@ def assemble(settings: ServeSettings, registry: Registry, lookups: Lookups | Non
     chosen: Chosen = kubernetes.current
     # a warning when the cluster is newer than the newest port: its new fields are dropped, not judged
     log.log(logging.WARNING if chosen.judged < chosen.version else logging.INFO, {"msg": "judging by Kubernetes " + str(chosen.judged), **chosen.log_fields()})
-    inner = lookups if lookups is not None else default_lookups(settings, getattr(kubernetes, "refresh", None))
+    inner = lookups if lookups is not None else default_lookups(settings, kubernetes.refresh)
     counted = CountingLookups(inner)
     problem = not_at(settings.version.feature_gates, chosen.version)
     if problem:

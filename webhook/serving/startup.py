@@ -6,6 +6,7 @@ Everything here happens once, in gunicorn's master, before the fork: every worke
 from __future__ import annotations
 
 import atexit
+import logging
 import os
 import shutil
 import ssl
@@ -18,6 +19,8 @@ from ..config import ConfigError
 from ..settings.serve import ServeSettings
 from . import memory
 from .metricsport import prepare_metrics_dir
+
+log = logging.getLogger("servinggate.tls")
 
 
 def prepare(settings: ServeSettings) -> CertificateSource:
@@ -32,7 +35,9 @@ def prepare(settings: ServeSettings) -> CertificateSource:
         master = os.getpid()
         atexit.register(lambda: shutil.rmtree(metrics_dir, ignore_errors=True) if os.getpid() == master else None)
     from . import metrics  # imported only now: it must see PROMETHEUS_MULTIPROC_DIR
+    from .lookups import require_api
 
+    require_api(settings)  # `--kube-lookups on` without API access: said before anything reads the API
     if settings.certs.cert_management == "self":
         from ..certs import keeper
 
@@ -40,16 +45,27 @@ def prepare(settings: ServeSettings) -> CertificateSource:
         keeper.bootstrap(settings)
         keeper.start_renewer(settings)
     elif ensure_dev_certs(Path(settings.listener.certs_dir), settings.certs.service_name, settings.certs.service_namespace):
-        print(
-            f"generated a development CA and serving certificate in {settings.listener.certs_dir}/ (trust {settings.listener.certs_dir}/ca.crt)",
-            file=sys.stderr,
-        )
+        where = settings.listener.certs_dir
+        log.info({"msg": "generated a development CA and serving certificate", "certsDir": str(where), "trust": f"{where}/ca.crt"})
     if settings.listener.client_ca_file:
         try:
             require_client_certificates(ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER), Path(settings.listener.client_ca_file))
-        except (OSError, ssl.SSLError, ValueError) as exc:
-            raise ConfigError(f"--client-ca-file {settings.listener.client_ca_file}: {exc}") from None
+        except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError
+            reason = exc.strerror if isinstance(exc, OSError) and not isinstance(exc, ssl.SSLError) and exc.strerror else f"no PEM CA certificate in it ({exc})"
+            raise ConfigError(f"--client-ca-file {settings.listener.client_ca_file}: {reason}; give a readable PEM file of CA certificates") from None
     certificates = CertificateSource.for_settings(settings.listener, on_load=metrics.certificate_loaded)
-    if certificates.current() is None:
-        raise ConfigError(f"--certs-dir {settings.listener.certs_dir}: no usable tls.crt/tls.key")
+    try:
+        certificates.load()
+    except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError
+        fix = "replace them with a PEM certificate and its key"
+        if settings.certs.cert_management == "files":
+            fix += " (or remove both: a development pair is generated)"
+        raise ConfigError(f"--certs-dir {settings.listener.certs_dir}: no usable tls.crt/tls.key: {_unusable(exc)}; {fix}") from None
     return certificates
+
+
+def _unusable(exc: OSError | ValueError) -> str:
+    """Why the serving certificate did not load: the file and its error, or what is wrong in it."""
+    if isinstance(exc, OSError) and exc.filename and exc.strerror:
+        return f"{exc.filename}: {exc.strerror}"
+    return str(exc)

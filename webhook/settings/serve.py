@@ -12,7 +12,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..certs.settings import CertSettings
-from ..config import KubernetesVersionSettings, KubeSettings, LogSettings, byte_size, choice, float_range, group, int_range, non_empty, parse_bool, setting
+from ..config import (
+    ConfigError,
+    KubernetesVersionSettings,
+    KubeSettings,
+    LogSettings,
+    byte_size,
+    choice,
+    float_range,
+    group,
+    int_range,
+    non_empty,
+    parse_bool,
+    setting,
+)
 from ..policies.settings import PolicySettings
 
 
@@ -44,6 +57,10 @@ class ListenerSettings:
     metrics_port: int = setting(
         9090, int_range(0, 65535), "plain-HTTP port of /metrics, on the same host (0: off); the HTTPS port serves only reviews and health"
     )
+
+    def check(self) -> None:
+        if self.metrics_port == self.port:
+            raise ConfigError(f"--metrics-port {self.metrics_port}: the same as --port, the HTTPS port; give the metrics port another number")
 
 
 @dataclass(frozen=True)

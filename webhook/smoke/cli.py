@@ -24,8 +24,9 @@ EXIT_OK, EXIT_FAILED, EXIT_UNUSABLE = 0, 1, 2
 DEFAULT_NAMESPACE = "default"
 
 
-def steps(namespace: str) -> list[tuple[str, dict[str, Any], Callable[[int, Any, str], verdicts.Outcome]]]:
-    """(title, object, how its answer is judged), in the order they run."""
+def steps(namespace: str, policy: str | None = None) -> list[tuple[str, dict[str, Any], Callable[[int, Any, str], verdicts.Verdict]]]:
+    """(title, object, how its answer is judged), in the order they run; `policy`: the version of
+    our MutatingAdmissionPolicy installed, if any."""
     return [
         ("known-good ModelServing is accepted", objects.good_modelserving(namespace), verdicts.accepted),
         (
@@ -34,6 +35,7 @@ def steps(namespace: str) -> list[tuple[str, dict[str, Any], Callable[[int, Any,
             lambda status, body, what: verdicts.refused(status, body, what, objects.BAD_RULE, objects.BAD_FIELD),
         ),
         ("ModelServing pod gets our patch", objects.modelserving_pod(namespace), verdicts.patched),
+        ("opt-in gang pod is mutated", objects.gang_pod(namespace), lambda status, body, what: verdicts.gang_made(status, body, what, policy)),
     ]
 
 
@@ -71,16 +73,16 @@ def main(argv: list[str]) -> int:
     failed = False
     try:
         print(f"INFO      {judged_by(settings.version.kubernetes_version, api)}")
-        for title, obj, judge in steps(args.namespace):
+        for title, obj, judge in steps(args.namespace, dryrun.mutating_policy(api)):
             what = f"{obj['kind']} {args.namespace}/{obj['metadata']['name']}"
             status, body = dryrun.create(api, obj)
             try:
-                outcome = judge(status, body, what)
+                verdict = judge(status, body, what)
             except verdicts.Unusable as exc:
                 print(f"UNUSABLE  {title}: {exc}")
                 return EXIT_UNUSABLE
-            print(f"{'PASS' if outcome.ok else 'FAIL'}      {title}: {outcome.text}")
-            failed |= not outcome.ok
+            print(f"{'PASS' if verdict.ok else 'FAIL'}      {title}: {verdict.text}")
+            failed |= not verdict.ok
     finally:
         api.close()
     print("smoke: a step failed" if failed else "smoke: the webhooks answer as expected", file=sys.stderr)

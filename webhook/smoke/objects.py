@@ -6,6 +6,8 @@
   not look at it, so only our validating webhook refuses it.
 - The pod carries `modelserving.volcano.sh/name` and no schedulerName, so the API server defaults
   it to `default-scheduler` and only our mutating webhook (`pods.default-scheduler`) changes it.
+- The opt-in gang's pod (`servinggate.io/gang`, no schedulerName) gets the gang scheduler and its
+  PodGroup annotation from our MutatingAdmissionPolicy where it is installed, else from the webhook.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import copy
 from typing import Any
 
 from ..kthena import LABEL_NAME, MODELSERVING_API_VERSION
+from ..policies.pods import GANG_LABEL
 
 NAME = "servinggate-smoke"
 BAD_RULE = "modelservings.reserved-labels"
@@ -54,6 +57,12 @@ def bad_modelserving(namespace: str) -> dict[str, Any]:
     ms["metadata"]["name"] = f"{NAME}-bad"
     ms["spec"]["template"]["roles"][0]["entryTemplate"]["metadata"] = {"labels": {LABEL_NAME: "someone-else"}}
     return ms
+
+
+def gang_pod(namespace: str) -> dict[str, Any]:
+    pod = modelserving_pod(namespace)
+    pod["metadata"] = {"name": f"{NAME}-gang-0", "namespace": namespace, "labels": {GANG_LABEL: NAME, "app.kubernetes.io/name": NAME}}
+    return pod
 
 
 def modelserving_pod(namespace: str) -> dict[str, Any]:

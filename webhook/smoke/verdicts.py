@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ..kthena import ANNOTATION_GROUP
+from ..policies.pods import GANG_LABEL
 from .objects import DEFAULT_SCHEDULER
 
 OUR_DOMAIN = ".servinggate.io"
@@ -20,7 +22,7 @@ _DENIED = re.compile(r'admission webhook "(?P<name>[^"]+)" denied the request:?\
 
 
 @dataclass(frozen=True)
-class Outcome:
+class Verdict:
     ok: bool
     text: str
 
@@ -59,51 +61,75 @@ def _other(name: str, message: str) -> str:
     return f'refused by another webhook first, "{name}" (Kthena\'s own?), so ours was not seen: {message}'
 
 
-def accepted(status: int, body: Any, what: str) -> Outcome:
+def accepted(status: int, body: Any, what: str) -> Verdict:
     """The known-good object: created (dry run)."""
     unusable(status, body, what)
     if status in (200, 201):
-        return Outcome(True, "accepted")
+        return Verdict(True, "accepted")
     refusal = refused_by(body)
     if refusal is None:
-        return Outcome(False, f"refused before admission webhooks (schema or another admission plugin): {_message(body)}")
+        return Verdict(False, f"refused before admission webhooks (schema or another admission plugin): {_message(body)}")
     name, message = refusal
     if name.endswith(OUR_DOMAIN):
-        return Outcome(False, f'refused by our webhook "{name}", which should accept it: {message}')
-    return Outcome(False, _other(name, message))
+        return Verdict(False, f'refused by our webhook "{name}", which should accept it: {message}')
+    return Verdict(False, _other(name, message))
 
 
-def refused(status: int, body: Any, what: str, rule: str, field: str) -> Outcome:
+def refused(status: int, body: Any, what: str, rule: str, field: str) -> Verdict:
     """The known-bad object: refused by one of our webhooks, for `rule` (whose message names `field`)."""
     unusable(status, body, what)
     if status in (200, 201):
-        return Outcome(
+        return Verdict(
             False,
             "accepted: no servinggate webhook refused it (webhook configuration missing, the namespace "
             "excluded by its namespaceSelector, failurePolicy Ignore with the webhook down, or the rule set to warn/audit/off)",
         )
     refusal = refused_by(body)
     if refusal is None:
-        return Outcome(False, f"refused, but not by a webhook: {_message(body)}")
+        return Verdict(False, f"refused, but not by a webhook: {_message(body)}")
     name, message = refusal
     if not name.endswith(OUR_DOMAIN):
-        return Outcome(False, _other(name, message))
+        return Verdict(False, _other(name, message))
     if field not in message:
-        return Outcome(False, f'refused by our webhook "{name}", but not for {rule}: {message}')
-    return Outcome(True, f'refused by "{name}" ({rule})')
+        return Verdict(False, f'refused by our webhook "{name}", but not for {rule}: {message}')
+    return Verdict(True, f'refused by "{name}" ({rule})')
 
 
-def patched(status: int, body: Any, what: str) -> Outcome:
+def patched(status: int, body: Any, what: str) -> Verdict:
     """The ModelServing pod: created (dry run) with our scheduler patch applied."""
-    outcome = accepted(status, body, what)
-    if not outcome.ok:
-        return outcome
+    verdict = accepted(status, body, what)
+    if not verdict.ok:
+        return verdict
     spec = body.get("spec") if isinstance(body, dict) else None
     scheduler = spec.get("schedulerName") if isinstance(spec, dict) else None
     if scheduler in (None, "", DEFAULT_SCHEDULER):
-        return Outcome(
+        return Verdict(
             False,
             f"accepted without our patch: schedulerName is still {scheduler or 'unset'!s} (no servinggate "
             "mutating webhook answered: configuration missing, namespace excluded, or pods.default-scheduler off)",
         )
-    return Outcome(True, f"patched by our mutating webhook: schedulerName {scheduler}")
+    return Verdict(True, f"patched by our mutating webhook: schedulerName {scheduler}")
+
+
+def gang_made(status: int, body: Any, what: str, policy: str | None) -> Verdict:
+    """The opt-in gang's pod: created (dry run) with the gang scheduler and its PodGroup
+    annotation; `policy` is the MutatingAdmissionPolicy version installed (None: none is), which
+    says whose mutation it was: the API server runs the policy before any webhook, and the
+    webhook's patch over a pod the policy made changes nothing."""
+    verdict = accepted(status, body, what)
+    if not verdict.ok:
+        return verdict
+    meta = body.get("metadata") if isinstance(body, dict) else None
+    spec = body.get("spec") if isinstance(body, dict) else None
+    scheduler = spec.get("schedulerName") if isinstance(spec, dict) else None
+    group = ((meta or {}).get("annotations") or {}).get(ANNOTATION_GROUP) if isinstance(meta, dict) else None
+    gang = ((meta or {}).get("labels") or {}).get(GANG_LABEL) if isinstance(meta, dict) else None
+    if policy == "unreadable":
+        path = "our mutating webhook or the MutatingAdmissionPolicy (its binding could not be read)"
+    elif policy:
+        path = f"the MutatingAdmissionPolicy ({policy}), in the API server"
+    else:
+        path = "our mutating webhook (no MutatingAdmissionPolicy installed)"
+    if scheduler in (None, "", DEFAULT_SCHEDULER) or group != gang:
+        return Verdict(False, f"accepted unmutated: schedulerName {scheduler or 'unset'!s}, PodGroup annotation {group or 'unset'!s} (expected from {path})")
+    return Verdict(True, f"by {path}; schedulerName {scheduler}, PodGroup {group}")
