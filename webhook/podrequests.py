@@ -43,9 +43,10 @@ aggregate (and so changes nothing). Either is a no-op on a stored pod.
 
 Quantities are read by the caller's `read` (a ResourceList, such as `requests` or `overhead`, to
 the amounts it counts by name): exact Decimals (`decimal_amounts`, for `modelservings.fits`) or
-only some names (the reconciler's accelerators). Each resource name is counted apart from every
-other, so leaving names out before counting gives the figures of the names kept. Pure: plain
-dicts in, dicts out.
+only some names (the reconciler's accelerators); the Pod validation port calls `aggregate` with
+amounts that keep the text of each sum for its messages. Each resource name is counted apart from
+every other, so leaving names out before counting gives the figures of the names kept. Pure:
+plain dicts in, dicts out.
 """
 
 from __future__ import annotations
