@@ -194,6 +194,19 @@ def test_pod_level_aggregate_counts_sidecars_and_the_largest_init() -> None:
     ]
 
 
+def test_pod_level_aggregate_is_written_as_go_sums_quantities() -> None:
+    """The aggregate is printed in the format of the first quantity of its sum (Quantity.Add keeps
+    its receiver's): 1Gi + 1073741824 is 2Gi, 1073741824 + 1Gi is 2147483648."""
+    binary_first = _pod_resources({"requests": {"memory": "1Gi"}}, {"requests": {"memory": "1Gi"}}, {"requests": {"memory": "1073741824"}})
+    assert gated_errors(binary_first, PLR) == [
+        'spec.resources.requests[memory]: Invalid value: "1Gi": must be greater than or equal to aggregate container requests of 2Gi'
+    ]
+    decimal_first = _pod_resources({"requests": {"memory": "1Gi"}}, {"requests": {"memory": "1073741824"}}, {"requests": {"memory": "1Gi"}})
+    assert gated_errors(decimal_first, PLR) == [
+        'spec.resources.requests[memory]: Invalid value: "1Gi": must be greater than or equal to aggregate container requests of 2147483648'
+    ]
+
+
 def test_pod_level_skips_what_the_pod_does_not_name() -> None:
     """A resource only containers request (a GPU, or memory beside a pod-level cpu) is not
     compared against a pod request of 0: later releases default or skip it, never refuse it."""

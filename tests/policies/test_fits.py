@@ -3,8 +3,11 @@ taints, selectors, the gang against the cluster and against one HyperNode of the
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from support.willrun import ctx_of, found, hypernode, judge, node, texts
 
+from webhook.kubeversion import KubeVersion
 from webhook.policies.fits import close_names
 
 NPU = "huawei.com/ascend-1980"
@@ -261,3 +264,68 @@ def test_the_never_fit_warning_names_what_no_node_has(kit):
     assert detail.startswith(
         "could never fit: no node matches its required node affinity among the nodes with accelerator=ascend: no node has field metadata.name"
     )
+
+
+def _each_template(ms: dict, edit) -> dict:
+    for role in ms["spec"]["template"]["roles"]:
+        for which in ("entryTemplate", "workerTemplate"):
+            edit(role[which]["spec"])
+    return ms
+
+
+def test_the_whole_pod_is_counted_as_the_scheduler_counts_it(kit):
+    """webhook/podrequests.py's PodRequests (its cases: tests/test_podrequests.py): a sidecar runs
+    beside the containers and beside every init container after it, and the overhead adds."""
+    sidecar = {"name": "proxy", "image": "proxy", "restartPolicy": "Always", "resources": {"requests": {NPU: "2"}, "limits": {NPU: "2"}}}
+    setup = {"name": "setup", "image": "setup", "resources": {"limits": {NPU: "7"}}}  # its limit stands for its request
+
+    def beside(spec):
+        spec["initContainers"] = [dict(sidecar)]
+
+    assert not found(judge(_each_template(_ms(kit, 2), beside), ctx_of(*NODES)), RULE)  # 2 + 2 on an 8-NPU node
+
+    def then_setup(spec):
+        spec["initContainers"] = [dict(sidecar), dict(setup)]
+
+    [(field, detail), *_] = found(judge(_each_template(_ms(kit, 2), then_setup), ctx_of(*NODES)), RULE)
+    assert (field, detail) == (
+        "spec.template.roles[0].entryTemplate.spec",
+        f"could never fit: it asks for 9 {NPU} per pod and the largest node it may use has 8 (free capacity not considered)",
+    )  # the setup container's 7 beside the sidecar's 2
+
+    def with_overhead(spec):
+        spec["initContainers"] = [dict(sidecar)]
+        spec["overhead"] = {NPU: "5"}
+
+    [(_, detail), *_] = found(judge(_each_template(_ms(kit, 2), with_overhead), ctx_of(*NODES)), RULE)
+    assert detail.startswith(f"could never fit: it asks for 9 {NPU} per pod")
+
+
+def test_pod_level_resources_count_where_the_cluster_has_the_gate_on(kit):
+    """PodLevelResources: off by default in 1.33, on from 1.34; the cluster's --feature-gates
+    turn it either way. Where it is off the API server drops `spec.resources` and the scheduler
+    skips it."""
+
+    def pod_level(spec):
+        spec["resources"] = {"requests": {"cpu": "100"}}
+
+    ms = _each_template(_ms(kit, 4), pod_level)
+    ctx = ctx_of(*NODES)
+    at = {(minor, gates): found(judge(ms, replace(ctx, kubernetes_version=KubeVersion(1, minor), feature_gates=gates)), RULE) for minor, gates in CASES}
+    assert at[(34, ())][0][1].startswith("could never fit: it asks for 100 cpu per pod and the largest node it may use has 64")
+    assert at[(33, (("PodLevelResources", True),))] == at[(34, ())]
+    assert at[(33, ())] == [] and at[(34, (("PodLevelResources", False),))] == []
+
+
+CASES = [(34, ()), (33, ()), (33, (("PodLevelResources", True),)), (34, (("PodLevelResources", False),))]
+
+
+def test_a_name_no_node_advertises_is_shown_where_the_pod_asks_for_it(kit):
+    def asks(spec):
+        spec["resources"] = {"limits": {"hugepages-1Gi": "2Gi", "cpu": "1"}}
+        spec["overhead"] = {"example.com/fpga": "1"}
+        spec["initContainers"] = [{"name": "i", "image": "i", "resources": {"limits": {"example.com/dsp": "1"}}}]
+
+    got = {field for field, _ in found(judge(_each_template(_ms(kit, 4), asks), ctx_of(*NODES)), RULE)}
+    at = "spec.template.roles[0].entryTemplate.spec"
+    assert {f"{at}.resources.limits[hugepages-1Gi]", f"{at}.overhead[example.com/fpga]", f"{at}.initContainers[0].resources.limits[example.com/dsp]"} <= got

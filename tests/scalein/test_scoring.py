@@ -161,18 +161,25 @@ def test_only_scored_owners_accelerator_pods_on_accelerator_nodes():
     assert c.usage("n") == (4, 8)  # unscored owners still take devices
 
 
-def test_effective_requests_follow_the_scheduler():
+def test_effective_requests_count_accelerators_as_the_scheduler_does():
+    """The counting is webhook/podrequests.py's (tests/test_podrequests.py, the scheduler's own
+    cases); the reconciler's part: only accelerators, summed before they are rounded up to whole
+    devices, none kept at 0."""
     m = scoring.AcceleratorMatcher(["huawei.com/Ascend910*"])
     r = lambda n: {"resources": {"requests": {ASCEND: str(n)}}}  # noqa: E731
-    spec = {"containers": [r(1), r(1)], "initContainers": [r(4)]}
-    assert scoring.effective_requests(spec, m) == {ASCEND: 4}  # init peak beats the sum
     spec = {"containers": [r(2)], "initContainers": [dict(r(1), restartPolicy="Always"), r(2)]}
-    # sidecar adds to the sum (3); the later init container runs beside it (1 + 2 = 3)
+    # the sidecar adds to the sum (3); the later init container runs beside it (1 + 2 = 3)
     assert scoring.effective_requests(spec, m) == {ASCEND: 3}
-    spec = {"containers": [r(2)], "overhead": {ASCEND: "1"}}
-    assert scoring.effective_requests(spec, m) == {ASCEND: 3}
+    halves = {"containers": [r("500m"), {"resources": {"requests": {ASCEND: "500m", "cpu": "4", ASCEND + "-memory": "8"}}}]}
+    assert scoring.effective_requests(halves, m) == {ASCEND: 1}  # 1 device, not 2: summed, then rounded up
+    assert scoring.effective_requests({"containers": [r("1500m")]}, m) == {ASCEND: 2}
+    # the overhead counts, whatever the containers request (addResourceList of PodRequests)
+    assert scoring.effective_requests({"containers": [{}], "overhead": {ASCEND: "1", "cpu": "250m"}}, m) == {ASCEND: 1}
     limits_only = {"containers": [{"resources": {"limits": {ASCEND: "2"}}}]}
-    assert scoring.effective_requests(limits_only, m) == {ASCEND: 2}
+    assert scoring.effective_requests(limits_only, m) == {ASCEND: 2}  # as the API server defaults the pod
+    assert scoring.effective_requests({"containers": [r(0)]}, m) == {}
+    # pod-level resources take only cpu, memory and hugepages: never an accelerator
+    assert scoring.effective_requests({"containers": [r(1)], "resources": {"requests": {ASCEND: "8", "cpu": "1"}}}, m) == {ASCEND: 1}
 
 
 def test_accelerator_patterns_and_companions():

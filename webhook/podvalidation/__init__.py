@@ -13,8 +13,9 @@ options of that minor (`options.options_for`, 1.28 when none is named):
 
 What differs between minors lives in one table, `versions.py`.
 
-It sits below `policies` and imports only `admission` (field errors), `quantity` and `names`
-(apimachinery's name formats).
+It sits below `policies` and imports only `admission` (field errors), `quantity`, `podrequests`
+(the containers' aggregate requests, as the scheduler counts them) and `names` (apimachinery's
+name formats).
 """
 
 from .defaults import apply_pod_defaults, apply_pod_spec_defaults, apply_template_defaults, default_pod_spec

@@ -14,6 +14,7 @@ import copy
 import re
 from typing import Any
 
+from ..podrequests import supported_at_pod_level
 from ..quantity import parse_quantity
 from ..shapes import as_dict, as_list, as_object, only_objects
 from .drops import Dropped, drop_all
@@ -174,10 +175,6 @@ def _aggregate(spec: dict[str, Any], part: str) -> dict[str, str]:
     return {k: canonical(raw, amount) for k, (raw, amount) in aggregate_containers(spec, part).items()}
 
 
-def _supported_pod_level(name: str) -> bool:
-    return name in ("cpu", "memory") or name.startswith("hugepages-")  # IsSupportedPodLevelResource
-
-
 def _pod_level_resources(spec: dict[str, Any]) -> None:
     """defaultHugePagePodLimits and defaultPodRequests (SetDefaults_Pod, pkg/apis/core/v1, v1.34.4;
     DefaultPodLevelResources in v1.37.2 makes the same first two steps) where PodLevelResources is
@@ -200,7 +197,7 @@ def _pod_level_resources(spec: dict[str, Any]) -> None:
         if name in ("cpu", "memory") and name not in requests:
             requests[name] = amount
     for name, amount in limits.items():
-        if name not in requests and _supported_pod_level(name):
+        if name not in requests and supported_at_pod_level(name):
             requests[name] = amount
     if limits:
         resources["limits"] = limits

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
 
-from .. import names
+from .. import names, podrequests
 from ..quantity import parse_quantity
 from ..shapes import as_list, only_objects
 from .errors import Errors, FieldPath, GoSyntax, duplicate, forbidden, invalid, not_found, not_supported, required
@@ -341,7 +341,7 @@ def _pod_resource_consistency(spec: dict[str, Any], resources: dict[str, Any], p
     limits = _read_list(resources.get("limits"), path, [])
     totals = aggregate_containers(spec)
     for name, (raw, amount) in totals.items():
-        if name not in requests or not (name in _POD_LEVEL or is_hugepages(name)):
+        if name not in requests or not podrequests.supported_at_pod_level(name):
             continue
         pod_raw, pod_amount = requests[name]
         if amount > pod_amount:
@@ -364,41 +364,31 @@ def _pod_resource_consistency(spec: dict[str, Any], resources: dict[str, Any], p
                 )
 
 
-def _container_part(c: dict[str, Any], part: str) -> dict[str, tuple[Any, Decimal]]:
-    return _read_list(obj(c.get("resources"), FieldPath(), []).get(part), FieldPath(), [])
+class _Written:
+    """A quantity and the value it was written as, summed as Go sums Quantities: a sum keeps the
+    format of its first operand, a larger value replaces a smaller one with its own."""
 
+    __slots__ = ("amount", "raw")
 
-def _add(total: dict[str, tuple[Any, Decimal]], more: dict[str, tuple[Any, Decimal]]) -> None:
-    for name, (raw, amount) in more.items():
-        first = total.get(name)
-        total[name] = (raw, amount) if first is None else (first[0], first[1] + amount)
+    def __init__(self, raw: Any, amount: Decimal) -> None:
+        self.raw, self.amount = raw, amount
+
+    def __add__(self, other: _Written) -> _Written:
+        return _Written(self.raw, self.amount + other.amount)
+
+    def __gt__(self, other: _Written) -> bool:
+        return self.amount > other.amount
 
 
 def aggregate_containers(spec: dict[str, Any], part: str = "requests") -> dict[str, tuple[Any, Decimal]]:
     """AggregateContainerRequests (`part` "requests") or AggregateContainerLimits ("limits") of
-    component-helpers' resource helpers, as (the first quantity's text, for its format; the sum)."""
-    total: dict[str, tuple[Any, Decimal]] = {}
-    for c in only_objects(as_list(spec.get("containers"))):
-        _add(total, _container_part(c, part))
-    sidecars: dict[str, tuple[Any, Decimal]] = {}
-    init_max: dict[str, tuple[Any, Decimal]] = {}
-    for c in only_objects(as_list(spec.get("initContainers"))):
-        own = _container_part(c, part)
-        if c.get("restartPolicy") == "Always":
-            _add(total, own)
-            _add(sidecars, own)
-            running = dict(sidecars)
-        else:
-            running = {}
-            _add(running, own)
-            _add(running, sidecars)
-        for name, (raw, amount) in running.items():
-            if name not in init_max or amount > init_max[name][1]:
-                init_max[name] = (raw, amount)
-    for name, (raw, amount) in init_max.items():
-        if name not in total or amount > total[name][1]:
-            total[name] = (raw, amount)
-    return total
+    component-helpers' resource helpers (podrequests.aggregate, the scheduler's counting), as
+    (the first quantity's text, for its format; the sum)."""
+
+    def written(c: dict[str, Any]) -> dict[str, _Written]:
+        return {name: _Written(raw, amount) for name, (raw, amount) in _read_list(obj(c.get("resources"), FieldPath(), []).get(part), FieldPath(), []).items()}
+
+    return {name: (w.raw, w.amount) for name, w in podrequests.aggregate(spec, written).items()}
 
 
 def validate_overhead(value: Any, path: FieldPath, errs: Errors) -> None:

@@ -7,9 +7,11 @@
      advertise that are close (the same vendor prefix, another case or spelling) are named:
      `huawei.com/Ascend910` asked for where nodes have `huawei.com/ascend-1980`;
   2. some node class matches its nodeSelector and required node affinity, tolerates its
-     NoSchedule and NoExecute taints, and has the allocatable for the whole pod (its containers'
-     requests summed, or the largest init container's, whichever is more; a request defaults to
-     its limit, as the API server defaults it);
+     NoSchedule and NoExecute taints, and has the allocatable for the whole pod, counted as the
+     kube-scheduler counts it (webhook/podrequests.py, its PodRequests: containers and sidecars
+     summed, each init container beside the sidecars started before it, the larger wins; the
+     pod-level `resources` where PodLevelResources is on at the cluster's version; `overhead`;
+     a request defaults to its limit, as the API server defaults it);
   3. the gang of one ServingGroup (each role's `gangPolicy.minRoleReplicas`, else its replicas,
      times an entry pod and `workerReplicas` worker pods) needs no more of any extended resource
      (an accelerator) than the cluster's nodes have in all; with a hard network topology that
@@ -25,15 +27,15 @@ are not held against it. No nodes known (none listed, or none at all) says nothi
 from __future__ import annotations
 
 import difflib
-import functools
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Sequence
 from decimal import Decimal
 from typing import Any
 
+from .. import podrequests
 from ..admission.decision import Verdict
 from ..admission.fields import FieldError, FieldPath, invalid
 from ..admission.review import Request
-from ..quantity import parse_quantity
+from ..podvalidation.options import options_for
 from ..shapes import as_dict, as_list, objects, only_objects, volcano
 from .clusterfacts import ClusterFacts, NodeClass, ask, facts_of
 from .common import is_int
@@ -53,47 +55,31 @@ _HARD_EFFECTS = frozenset({"NoSchedule", "NoExecute"})
 # ---- what a pod asks for ---------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=4096)
-def _quantity(text: str | int | float) -> Decimal | None:
-    """parse_quantity, remembered: templates repeat a handful of quantity strings."""
-    value = parse_quantity(text)
-    return value if value is not None and value.is_finite() and value >= 0 else None
+def pod_demand(spec: dict[str, Any], *, pod_level: bool) -> dict[str, Decimal]:
+    """What one pod needs of each resource, as the scheduler counts it (podrequests.pod_requests,
+    the pod the controller builds from the template defaulted as the API server stores it), and
+    the one pod itself. Quantities that do not parse are left to the Pod rules."""
+    demand = podrequests.pod_requests(spec, podrequests.decimal_amounts, pod_level=pod_level)
+    demand["pods"] = Decimal(1)
+    return demand
 
 
-def _requests(container: dict[str, Any]) -> Iterator[tuple[str, str, Decimal]]:
-    """(name, requests|limits, quantity) the container asks for; a limit stands for a missing
-    request. Quantities that do not parse are left to the Pod rules."""
-    resources = as_dict(container.get("resources"))
-    requests, limits = as_dict(resources.get("requests")), as_dict(resources.get("limits"))
-    for name in list(requests) + [n for n in limits if n not in requests]:
-        where = "requests" if name in requests else "limits"
-        raw = (requests if where == "requests" else limits).get(name)
-        value = _quantity(raw) if isinstance(raw, (str, int, float)) and not isinstance(raw, bool) else None
-        if value is not None:
-            yield str(name), where, value
-
-
-def pod_demand(spec: dict[str, Any]) -> tuple[dict[str, Decimal], dict[str, tuple[str, int, str]]]:
-    """What one pod needs of each resource (containers and sidecars summed, against the largest
-    init container), and where each name is first asked for: (containers or initContainers,
-    index, requests or limits), made a path only for a finding (`asked_at`)."""
-    total: dict[str, Decimal] = {}
-    init_peak: dict[str, Decimal] = {}
-    where: dict[str, tuple[str, int, str]] = {}
+def asked_at(spec: dict[str, Any], name: str, at: FieldPath, *, pod_level: bool) -> FieldPath:
+    """Where the pod whose spec is at `at` asks for `name`, for a finding: the pod's own
+    `resources` when they set it (and count), else the first container (init containers first)
+    that requests it or, without a request, limits it, else `overhead`."""
+    if pod_level:
+        resources = as_dict(spec.get("resources"))
+        for field in ("requests", "limits"):
+            if name in as_dict(resources.get(field)) and podrequests.supported_at_pod_level(name):
+                return at.child("resources", field).key(name)
     for key in ("initContainers", "containers"):
         for k, container in objects(spec.get(key)):
-            sidecar = key == "initContainers" and container.get("restartPolicy") == "Always"
-            for name, field, value in _requests(container):
-                if name not in where:
-                    where[name] = (key, k, field)
-                if key == "containers" or sidecar:
-                    total[name] = total.get(name, Decimal(0)) + value
-                else:
-                    init_peak[name] = max(init_peak.get(name, Decimal(0)), value)
-    for name, value in init_peak.items():
-        total[name] = max(total.get(name, Decimal(0)), value)
-    total["pods"] = Decimal(1)
-    return total, where
+            resources = as_dict(container.get("resources"))
+            for field in ("requests", "limits"):
+                if name in as_dict(resources.get(field)):
+                    return at.child(key).index(k).child("resources", field).key(name)
+    return at.child("overhead").key(name)
 
 
 # ---- placement against one node class -------------------------------------------------------------
@@ -393,17 +379,17 @@ def check_fits(req: Request, ctx: Context) -> Verdict:
     verdict = Verdict()
     demands: dict[tuple[int, str], dict[str, Decimal]] = {}
     placed: dict[tuple[Any, ...], str] = {}
+    pod_level = options_for(ctx.kubernetes_version, ctx.feature_gates).on("PodLevelResources")
     for i, _role, which in templates_in_use(ms):
         path = template_path(i, which)
         spec = as_dict(as_dict(_role.get(which)).get("spec"))
-        demand, where = pod_demand(spec)
+        demand = pod_demand(spec, pod_level=pod_level)
         demands[(i, which)] = demand
         missing = [n for n in demand if n not in advertised and n not in _ALWAYS and demand[n] > 0]
         for name in missing:
             near = close_names(name, advertised)
             hint = f"; nodes advertise {', '.join(near)}" if near else ""
-            key, k, field = where[name]
-            at = path.child("spec", key).index(k).child("resources", field).key(name)
+            at = asked_at(spec, name, path.child("spec"), pod_level=pod_level)
             verdict.errors.append(invalid(at, _number(demand[name]), f"could never fit: no node advertises {name}{hint}"))
         if missing:
             continue

@@ -27,10 +27,12 @@ import math
 import zlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from jsonpointer import escape
 
+from .. import podrequests
 from ..kthena import MODELSERVING
 from ..quantity import parse_quantity
 
@@ -73,6 +75,19 @@ class AcceleratorMatcher:
             self._cache[name] = hit
         return hit
 
+    def amounts(self, resources: Mapping[str, Any]) -> dict[str, Decimal]:
+        """The accelerators of a ResourceList (a container's requests, the pod's overhead), each
+        as an exact Decimal (summed before rounding, as the scheduler sums quantities)."""
+        out = {}
+        known = self._cache
+        for name, raw in resources.items():
+            hit = known.get(name)
+            if hit or (hit is None and self(name)):
+                value = podrequests.decimal_quantity(raw)
+                if value is not None:
+                    out[name] = value
+        return out
+
 
 def quantity_units(raw: Any) -> int:
     """A resource quantity as whole units, rounded up like the scheduler; malformed -> 0."""
@@ -82,71 +97,18 @@ def quantity_units(raw: Any) -> int:
     return int(math.ceil(value))
 
 
-def _container_requests(container: Mapping[str, Any], is_accel: AcceleratorMatcher) -> dict[str, int] | None:
-    res = container.get("resources")
-    if not res:
-        return None
-    requests = res.get("requests") or {}
-    limits = res.get("limits") or {}
-    out: dict[str, int] | None = None
-    for name, q in requests.items():
-        if is_accel(name):
-            units = quantity_units(q)
-            if units:
-                if out is None:
-                    out = {}
-                out[name] = units
-    # the API server copies limits to requests for extended resources given only as limits
-    for name, q in limits.items():
-        if name not in requests and is_accel(name):
-            units = quantity_units(q)
-            if units:
-                if out is None:
-                    out = {}
-                out[name] = units
-    return out
-
-
-def _add(into: dict[str, int], other: Mapping[str, int]) -> None:
-    for k, v in other.items():
-        into[k] = into.get(k, 0) + v
-
-
 def effective_requests(spec: Mapping[str, Any], is_accel: AcceleratorMatcher) -> dict[str, int]:
-    """Accelerator requests as the scheduler counts them (k8s component-helpers PodRequests):
-    the larger of the containers' sum and each init container's peak, where restartable (sidecar)
-    init containers add to the sum and to every later init container's peak; plus overhead."""
-    total: dict[str, int] = {}
-    for c in spec.get("containers") or ():
-        req = _container_requests(c, is_accel)
-        if req:
-            _add(total, req)
-    inits = spec.get("initContainers")
-    if inits:
-        sidecars: dict[str, int] = {}
-        init_peak: dict[str, int] = {}
-        for c in inits:
-            req = _container_requests(c, is_accel) or {}
-            if c.get("restartPolicy") == "Always":
-                _add(total, req)
-                _add(sidecars, req)
-                step = dict(sidecars)
-            else:
-                step = dict(req)
-                _add(step, sidecars)
-            for k, v in step.items():
-                if v > init_peak.get(k, 0):
-                    init_peak[k] = v
-        for k, v in init_peak.items():
-            if v > total.get(k, 0):
-                total[k] = v
-    if total:
-        overhead = spec.get("overhead")
-        if overhead:
-            for name, q in overhead.items():
-                if name in total:
-                    total[name] += quantity_units(q)
-    return total
+    """Accelerator requests as the scheduler counts them (podrequests.pod_requests: its
+    PodRequests, sidecars and overhead included), each rounded up to whole units as the
+    scheduler holds an extended resource. Pod-level `spec.resources` is honoured whenever a pod
+    has it: the API server drops it from pods created while PodLevelResources is off, and it
+    takes only cpu, memory and hugepages, which no accelerator pattern names."""
+    out = {}
+    for name, amount in podrequests.pod_requests(spec, is_accel.amounts, pod_level=True).items():
+        units = math.ceil(amount)
+        if units > 0:
+            out[name] = units
+    return out
 
 
 def node_accelerators(node: Mapping[str, Any], is_accel: AcceleratorMatcher) -> dict[str, int]:
