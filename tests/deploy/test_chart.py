@@ -16,7 +16,7 @@ from webhook.config import compose, parse_args
 from webhook.deploy import chartschema, generating
 from webhook.deploy.configurations import registry_rules
 from webhook.policies.settings import MUTATING_ACTIONS, VALIDATING_ACTIONS
-from webhook.settings.serve import ServeSettings
+from webhook.servesettings import ServeSettings
 
 CA = base64.b64encode(b"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n").decode()
 DEPLOYMENTS = ("servinggate-webhook", "servinggate-reconciler", "servinggate-auditor")

@@ -14,7 +14,7 @@ from webhook.certs.issuing import service_sans
 from webhook.config import parse_args
 from webhook.deploy import configurations
 from webhook.scalein.settings import ReconcileSettings
-from webhook.settings.serve import ServeSettings
+from webhook.servesettings import ServeSettings
 
 NS, OTHER = "servinggate-system", "ai-platform"
 FOLLOW = MANIFESTS / "follow-namespace"
