@@ -3,7 +3,12 @@
 1. the time from applying Kthena's gang example (8 pods of 2 NPUs on two 8-NPU KWOK nodes) to every
    pod Running and Ready, with ServingGate in the path (our webhook registered and judging the
    namespace) and without (the namespace not judged), interleaved, median of `--rounds`;
-2. our reconciler's pod patches per pod created over a Kthena rolling update of a ModelServing
+2. the time from applying an opt-in gang (a Deployment of 4 pods of 1 NPU, `servinggate.io/gang`,
+   its PodGroup with minMember 4) to every pod Running and Ready, three ways, interleaved, median
+   of `--rounds`: mutated by our webhook; by our MutatingAdmissionPolicy where the API server
+   serves it (the webhook's opt-in entry then Ignore, as components/mutating-policy-* install it);
+   and written complete by hand with nothing of ours judging it (`none`);
+3. our reconciler's pod patches per pod created over a Kthena rolling update of a ModelServing
    with two ServingGroups.
 
 Usage: SERVINGGATE_E2E_KUBECONFIG=~/k8s/run/kubeconfig .venv/bin/python benchmarks/e2e_stack.py [--rounds 5]
@@ -19,7 +24,23 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from support.e2e import ENV, Cluster, OurReconciler, OurWebhook, gang_example, kubeconfig_from_env, modelserving, poll, probe_stack, role, running_ready  # noqa: E402
+from support.e2e import (  # noqa: E402
+    ENV,
+    PG_GROUP,
+    PG_VERSION,
+    Cluster,
+    OurReconciler,
+    OurWebhook,
+    gang_example,
+    gang_podgroup,
+    kubeconfig_from_env,
+    modelserving,
+    opt_in_gang,
+    poll,
+    probe_stack,
+    role,
+    running_ready,
+)
 
 REVISION = "modelserving.volcano.sh/revision"
 
@@ -35,6 +56,36 @@ def gang_round(cluster: Cluster, judged: bool) -> float:
         cluster.create_ms(ns, gang_example(ns, npu=2))
         poll(lambda: (ps := cluster.pods(ns)) and len(ps) == 8 and all(map(running_ready, ps)), 300, "8 pods Running", every=0.1)
         return time.monotonic() - start
+    finally:
+        cluster.delete_namespace(ns)
+        cluster.delete_nodes(ns)
+        poll(lambda: not cluster.core.list_namespace(field_selector=f"metadata.name={ns}").items, 120, "namespace gone")
+
+
+OPT_IN_SIZE = 4
+
+
+def opt_in_round(cluster: Cluster, hook: OurWebhook, path: str, policy: str | None) -> float:
+    """Seconds from the opt-in gang's Deployment create to its 4th pod Running and Ready, mutated
+    along `path`: "webhook", "policy" (the MutatingAdmissionPolicy at version `policy`, the
+    webhook's entry Ignore) or "none" (written complete, the namespace not judged)."""
+    ns = cluster.namespace(f"sg-bench-optin-{path}", judged=path != "none")
+    try:
+        cluster.node(f"{ns}-n0", ns, npu=8)
+        poll(lambda: all(n.status.conditions for n in cluster.core.list_node(label_selector=f"servinggate-e2e/namespace={ns}").items), 60, "node Ready")
+        cluster.custom.create_namespaced_custom_object(PG_GROUP, PG_VERSION, ns, "podgroups", gang_podgroup("gang", OPT_IN_SIZE))
+
+        def apply() -> float:
+            start = time.monotonic()
+            cluster.apps.create_namespaced_deployment(ns, opt_in_gang(ns, OPT_IN_SIZE, complete=path == "none"))
+            poll(lambda: (ps := cluster.pods(ns, "app=gang")) and len(ps) == OPT_IN_SIZE and all(map(running_ready, ps)), 300, "gang Running", every=0.1)
+            return time.monotonic() - start
+
+        if path == "policy":
+            assert policy is not None
+            with cluster.mutating_policy(ns, policy), hook.failing("pods-gang", "Ignore"):
+                return apply()
+        return apply()
     finally:
         cluster.delete_namespace(ns)
         cluster.delete_nodes(ns)
@@ -74,6 +125,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--skip-rolling", action="store_true")
+    parser.add_argument("--only-opt-in", action="store_true", help="only the opt-in gang's three paths")
     args = parser.parse_args()
     kubeconfig = kubeconfig_from_env()
     if kubeconfig is None:
@@ -90,16 +142,24 @@ def main() -> None:
         rec = OurReconciler(cluster, Path(tmp)).start()
         try:
             times: dict[str, list[float]] = {"with ServingGate": [], "without": []}
-            for k in range(args.rounds):
+            for k in range(0 if args.only_opt_in else args.rounds):
                 for judged in (k % 2 == 0, k % 2 == 1):
                     times["with ServingGate" if judged else "without"].append(gang_round(cluster, judged))
+            policy = cluster.mutating_policy_version()
+            paths = ["webhook", "none"] + (["policy"] if policy else [])
+            if not policy:
+                print("the API server serves no MutatingAdmissionPolicy: the opt-in gang without the policy path")
+            for k in range(args.rounds):
+                for path in paths[k % len(paths) :] + paths[: k % len(paths)]:  # each path first in turn
+                    times.setdefault(f"opt-in gang, {path}", []).append(opt_in_round(cluster, hook, path, policy))
             for label, values in times.items():
-                print(
-                    f"gang example to 8 pods Running, {label}: median {statistics.median(values):.2f} s over {len(values)} ("
-                    + ", ".join(f"{v:.2f}" for v in values)
-                    + ")"
+                if not values:
+                    continue
+                what = (
+                    f"gang example to 8 pods Running, {label}" if label in ("with ServingGate", "without") else f"{label}: apply to {OPT_IN_SIZE} pods Running"
                 )
-            if not args.skip_rolling:
+                print(f"{what}: median {statistics.median(values):.2f} s over {len(values)} (" + ", ".join(f"{v:.2f}" for v in values) + ")")
+            if not args.skip_rolling and not args.only_opt_in:
                 print(rolling_update(cluster, rec))
         finally:
             rec.stop()

@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from support.e2e import NODE_OWNER, NPU, PG_GROUP, PG_VERSION, Cluster, OurWebhook, modelserving, poll, role, running_ready, stopped
+from support.e2e import NODE_OWNER, PG_GROUP, PG_VERSION, Cluster, OurWebhook, gang_podgroup, modelserving, opt_in_gang, poll, role, running_ready, stopped
 
 GROUP = "modelserving.volcano.sh/group-name"
 
@@ -50,31 +50,7 @@ def test_kthena_pods_are_made_through_our_outage_and_no_group_is_half_made(clust
 
 # ---- an opt-in gang's Deployment scaled up through our outage --------------------------------------
 
-GANG = "servinggate.io/gang"
 GANG_SIZE = 4
-
-
-def gang_deployment(owner: str) -> dict:
-    """An opt-in gang as a user writes it: no schedulerName, the gang label; 1 NPU a pod."""
-    res = {NPU: "1", "cpu": "100m"}
-    return {
-        "metadata": {"name": "gang"},
-        "spec": {
-            "replicas": 0,
-            "selector": {"matchLabels": {"app": "gang"}},
-            "template": {
-                "metadata": {"labels": {"app": "gang", GANG: "gang"}},
-                "spec": {
-                    "nodeSelector": {NODE_OWNER: owner},
-                    "containers": [{"name": "c", "image": "registry.example/infer:1", "resources": {"requests": res, "limits": res}}],
-                },
-            },
-        },
-    }
-
-
-def podgroup() -> dict:
-    return {"apiVersion": f"{PG_GROUP}/{PG_VERSION}", "kind": "PodGroup", "metadata": {"name": "gang"}, "spec": {"minMember": GANG_SIZE, "queue": "default"}}
 
 
 def gang_ready(cluster: Cluster, ns: str) -> list | None:
@@ -95,8 +71,8 @@ def scale_gang_through_outage(cluster: Cluster, servinggate: OurWebhook, ns: str
     to GANG_SIZE, and `hold` seconds of outage: (pods made during the outage, pods once back and
     running)."""
     cluster.node(f"{ns}-n0", ns, npu=8)
-    cluster.custom.create_namespaced_custom_object(PG_GROUP, PG_VERSION, ns, "podgroups", podgroup())
-    cluster.apps.create_namespaced_deployment(ns, gang_deployment(ns))
+    cluster.custom.create_namespaced_custom_object(PG_GROUP, PG_VERSION, ns, "podgroups", gang_podgroup("gang", GANG_SIZE))
+    cluster.apps.create_namespaced_deployment(ns, opt_in_gang(ns, 0))
     with stopped(servinggate):
         cluster.apps.patch_namespaced_deployment_scale(namespace=ns, name="gang", body={"spec": {"replicas": GANG_SIZE}})
         time.sleep(hold)

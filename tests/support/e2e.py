@@ -691,3 +691,32 @@ def stopped(webhook: OurWebhook) -> Iterator[None]:
         yield
     finally:
         webhook.start()
+
+
+# ---- an opt-in gang (servinggate.io/gang), as a user writes it ----------------------------------
+
+GANG_LABEL = "servinggate.io/gang"
+
+
+def opt_in_gang(owner: str, replicas: int, name: str = "gang", complete: bool = False) -> dict:
+    """A Deployment of an opt-in gang, 1 NPU a pod, pinned to `owner`'s nodes: no schedulerName,
+    the gang label (what our mutation completes); `complete`: written as it needs to be without
+    us (Volcano's scheduler and the PodGroup annotation already there)."""
+    res = {NPU: "1", "cpu": "100m"}
+    meta: dict[str, Any] = {"labels": {"app": name, GANG_LABEL: name}}
+    spec: dict[str, Any] = {
+        "nodeSelector": {NODE_OWNER: owner},
+        "containers": [{"name": "c", "image": "registry.example/infer:1", "resources": {"requests": res, "limits": res}}],
+    }
+    if complete:
+        meta["annotations"] = {"scheduling.k8s.io/group-name": name}
+        spec["schedulerName"] = "volcano"
+    return {
+        "metadata": {"name": name},
+        "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}}, "template": {"metadata": meta, "spec": spec}},
+    }
+
+
+def gang_podgroup(name: str, min_member: int) -> dict:
+    """The PodGroup an opt-in gang's pods name (the user makes it; Volcano waits for min_member)."""
+    return {"apiVersion": f"{PG_GROUP}/{PG_VERSION}", "kind": "PodGroup", "metadata": {"name": name}, "spec": {"minMember": min_member, "queue": "default"}}
