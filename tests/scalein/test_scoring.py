@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import copy
 import itertools
 
-import jsonpatch
 import pytest
 
 from webhook.kthena import LABEL_GROUP as MS_GROUP
@@ -13,7 +11,7 @@ from webhook.kthena import LABEL_ROLE as MS_ROLE
 from webhook.kthena import LABEL_ROLE_ID as MS_ROLE_ID
 from webhook.scalein import planning, scoring
 from webhook.scalein.cluster import Cluster, WorkloadTypes
-from webhook.scalein.settings import COST_KEY, RECORD_KEY, REMOVE_LAST_KEY, ScoringSettings
+from webhook.scalein.settings import REMOVE_LAST_KEY, ScoringSettings
 
 ASCEND = "huawei.com/Ascend910"
 
@@ -203,7 +201,7 @@ def test_quantity_and_cost_parsing():
     assert [scoring.parse_cost(v) for v in ("0", "-5", "+5", "007", "", "x", "2147483648", "-2147483648")] == [0, -5, None, None, None, None, None, -2147483648]
 
 
-# ---- ownership and patches --------------------------------------------------------------------
+# ---- who owns a value ------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -221,54 +219,6 @@ def test_quantity_and_cost_parsing():
 )
 def test_decide(current, record, priority, action):
     assert scoring.decide(current, record, -500005, priority).action == action
-
-
-def doc(annotations, rv="7"):
-    meta = {"name": "p", "resourceVersion": rv}
-    if annotations is not None:
-        meta["annotations"] = annotations
-    return {"metadata": meta}
-
-
-@pytest.mark.parametrize("annotations", [None, {}, {"x": "y"}, {COST_KEY: "-1", RECORD_KEY: "-1"}, {COST_KEY: "5"}, {RECORD_KEY: "-1"}])
-def test_write_patch_applies_and_keeps_other_annotations(annotations):
-    d = doc(copy.deepcopy(annotations) if annotations else ({} if annotations == {} else None))
-    if annotations == {}:
-        d["metadata"].pop("annotations")  # the API server omits an empty map
-    ops = scoring.write_patch(d["metadata"].get("annotations"), "7", COST_KEY, RECORD_KEY, "-42")
-    out = jsonpatch.apply_patch(d, ops)
-    assert out["metadata"]["annotations"][COST_KEY] == out["metadata"]["annotations"][RECORD_KEY] == "-42"
-    for k, v in (annotations or {}).items():
-        if k not in (COST_KEY, RECORD_KEY):
-            assert out["metadata"]["annotations"][k] == v
-    assert all("~1" in o["path"] for o in ops if o["path"].startswith("/metadata/annotations/"))
-
-
-@pytest.mark.parametrize(
-    "seen, concurrent",
-    [
-        (None, lambda m: m.update(resourceVersion="8", annotations={"team": "x"})),  # map appeared
-        ({"x": "y"}, lambda m: m.update(resourceVersion="8", annotations={"x": "y", COST_KEY: "9"})),  # cost appeared
-        ({COST_KEY: "-1", RECORD_KEY: "-1"}, lambda m: m["annotations"].update({COST_KEY: "9"})),  # cost changed
-    ],
-)
-def test_write_patch_fails_on_a_concurrent_edit(seen, concurrent):
-    d = doc(copy.deepcopy(seen))
-    ops = scoring.write_patch(seen, "7", COST_KEY, RECORD_KEY, "-42")
-    concurrent(d["metadata"])
-    with pytest.raises(jsonpatch.JsonPatchException):
-        jsonpatch.apply_patch(d, ops)
-
-
-def test_clear_patch_removes_only_what_we_wrote():
-    ours = {COST_KEY: "-5", RECORD_KEY: "-5", "x": "y"}
-    out = jsonpatch.apply_patch(doc(dict(ours)), scoring.clear_patch(ours, COST_KEY, RECORD_KEY))
-    assert out["metadata"]["annotations"] == {"x": "y"}
-    theirs = {COST_KEY: "100", RECORD_KEY: "-5"}
-    out = jsonpatch.apply_patch(doc(dict(theirs)), scoring.clear_patch(theirs, COST_KEY, RECORD_KEY))
-    assert out["metadata"]["annotations"] == {COST_KEY: "100"}
-    assert scoring.clear_patch({COST_KEY: "100"}, COST_KEY, RECORD_KEY) == []
-    assert scoring.clear_patch(None, COST_KEY, RECORD_KEY) == []
 
 
 # ---- remove-last: the pod its owner wants kept ---------------------------------------------------

@@ -1,6 +1,6 @@
 """Scale-in ordering: deletion costs that make scale-in free whole NPU nodes and large blocks.
 
-`scoring` is pure (nodes, pods, settings in; costs and patches out); `cluster` keeps the
+`scoring` is pure (nodes, pods, settings in; costs and write decisions out); `cluster` keeps the
 indexed view that both commands score from:
 
 - `plan` (offline, planning.py): `ranking` orders each workload's pods as its controller

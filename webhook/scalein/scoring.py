@@ -1,5 +1,6 @@
 """Deletion costs for NPU-compacting scale-in. Pure: plain dicts and numbers in, numbers and
-JSON Patch operations out; no I/O, no clock.
+write decisions out; no I/O, no clock (the JSON Patch that writes a cost is built in
+patching.py, where it is sent).
 
 The cost of a scored pod on node n (accelerators: A allocatable, U requested by the pods that
 hold devices there, k requested by the pod itself):
@@ -29,8 +30,6 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
-
-from jsonpointer import escape
 
 from .. import podrequests
 from ..kthena import MODELSERVING
@@ -281,40 +280,3 @@ def decide(current: str | None, record: str | None, desired: int, priority: str)
     if priority == "wl":
         return CostAction(FOREIGN, current)
     return CostAction(OVERWRITE, want)
-
-
-def write_patch(annotations: Mapping[str, str] | None, resource_version: str, key: str, record_key: str, value: str) -> list[dict[str, Any]]:
-    """JSON Patch setting the cost and our record, guarded by `test` ops so that a concurrent edit
-    makes the API server refuse it (422) instead of being lost. A present value is tested
-    directly; an absent one cannot be (a `test` of a missing member is an error in RFC 6902 and a
-    null match in the API server's library), so absence is proved by testing resourceVersion."""
-    if annotations is None:
-        return [
-            {"op": "test", "path": "/metadata/resourceVersion", "value": resource_version},
-            {"op": "add", "path": "/metadata/annotations", "value": {key: value, record_key: value}},
-        ]
-    ops: list[dict[str, Any]] = []
-    current, record = annotations.get(key), annotations.get(record_key)
-    if current is None or record is None:
-        ops.append({"op": "test", "path": "/metadata/resourceVersion", "value": resource_version})
-    if current is not None:
-        ops.append({"op": "test", "path": "/metadata/annotations/" + escape(key), "value": current})
-    if record is not None:
-        ops.append({"op": "test", "path": "/metadata/annotations/" + escape(record_key), "value": record})
-    ops.append({"op": "add", "path": "/metadata/annotations/" + escape(key), "value": value})
-    ops.append({"op": "add", "path": "/metadata/annotations/" + escape(record_key), "value": value})
-    return ops
-
-
-def clear_patch(annotations: Mapping[str, str] | None, key: str, record_key: str) -> list[dict[str, Any]]:
-    """Remove the cost only where our record still matches it; drop our record either way.
-    Empty list: nothing of ours on this pod."""
-    if not annotations or record_key not in annotations:
-        return []
-    record = annotations[record_key]
-    ops: list[dict[str, Any]] = [{"op": "test", "path": "/metadata/annotations/" + escape(record_key), "value": record}]
-    if annotations.get(key) == record:
-        ops.append({"op": "test", "path": "/metadata/annotations/" + escape(key), "value": record})
-        ops.append({"op": "remove", "path": "/metadata/annotations/" + escape(key)})
-    ops.append({"op": "remove", "path": "/metadata/annotations/" + escape(record_key)})
-    return ops

@@ -17,9 +17,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from . import scoring
 from .health import Metrics
-from .patching import Patcher, PatchResult
+from .patching import Patcher, PatchResult, write_patch
 from .settings import RECORD_KEY, ReconcileSettings
 from .writequeue import Pending, WriteQueue
 
@@ -82,7 +81,7 @@ class Writers:
             self.metrics.skips.labels("not-leader").inc()
             return WriteAttempt(entry, None)
         s = self.settings
-        ops = scoring.write_patch(entry.annotations, entry.resource_version, s.scoring.score_annotation_key, RECORD_KEY, str(entry.value))
+        ops = write_patch(entry.annotations, entry.resource_version, s.scoring.score_annotation_key, RECORD_KEY, str(entry.value))
         outcome = self.patcher.send(entry.key, ops, entry.purpose, paced=False)
         if outcome.status == "written":
             if entry.event_at is not None:
