@@ -375,7 +375,7 @@ def test_lease_optimistic_concurrency_and_release(fake_api):
 def test_hypernodes_in_the_cluster_order_costs_by_hypernode_and_follow_its_edits(fake_api, running, waiter):
     from support.topology import HYPERNODES, NODES, PODS, exact, hypernode
 
-    from webhook.scalein import planning, scoring
+    from webhook.scalein import costs, planning
 
     api, api_client = fake_api(NODES, PODS)
     for hn in HYPERNODES:
@@ -390,7 +390,7 @@ def test_hypernodes_in_the_cluster_order_costs_by_hypernode_and_follow_its_edits
     api.add_custom(edited)
     want = {k: str(v) for k, v in planning.make_cluster(settings().scoring, NODES, PODS, [HYPERNODES[0], edited, HYPERNODES[2]]).desired_all().items()}
     waiter(lambda: converged(api, want), what="costs after the HyperNode edit")
-    assert api.annotations("default/b4-0")[COST_KEY] == str(scoring.in_hypernode(int(by_node["default/b4-0"]), 0))  # in no HyperNode now
+    assert api.annotations("default/b4-0")[COST_KEY] == str(costs.in_hypernode(int(by_node["default/b4-0"]), 0))  # in no HyperNode now
 
 
 def test_without_the_hypernode_crd_costs_order_by_node(fake_api, running, waiter):

@@ -1,6 +1,8 @@
 """Scale-in ordering: deletion costs that make scale-in free whole NPU nodes and large blocks.
 
-`scoring` is pure (nodes, pods, settings in; costs and write decisions out); `cluster` keeps the
+The pure core: `accounting` counts what pods and nodes hold of accelerators, `controllers` says
+which owners are scored, `costs` turns the counts into costs, `goints` reads and sums costs as the
+controllers' Go code does, `decisions` says whether a cost is ours to write; `cluster` keeps the
 indexed view that both commands score from:
 
 - `plan` (offline, planning.py): `ranking` orders each workload's pods as its controller
