@@ -37,13 +37,14 @@ import orjson
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from webhook.config import compose
-from webhook.scalein import costs, decisions, planning  # noqa: E402
+from webhook.scalein import costs, decisions  # noqa: E402
 from webhook.scalein.cluster import Cluster, WorkloadTypes  # noqa: E402
-from webhook.scalein.events import Changed  # noqa: E402
-from webhook.scalein.health import Metrics  # noqa: E402
+from webhook.scalein.plan import planning  # noqa: E402
+from webhook.scalein.reconcile.events import Changed  # noqa: E402
+from webhook.scalein.reconcile.health import Metrics  # noqa: E402
+from webhook.scalein.reconcile.worker import Worker  # noqa: E402
+from webhook.scalein.reconcile.writequeue import WriteQueue  # noqa: E402
 from webhook.scalein.settings import COST_KEY, RECORD_KEY, ReconcileSettings, ScoringSettings  # noqa: E402
-from webhook.scalein.worker import Worker  # noqa: E402
-from webhook.scalein.writequeue import WriteQueue  # noqa: E402
 
 NPU = "huawei.com/Ascend910"
 HN_SIZE = 40  # nodes per tier-1 HyperNode

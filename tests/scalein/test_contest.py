@@ -10,14 +10,14 @@ import pytest
 
 from webhook.config import compose
 from webhook.scalein.cluster import Cluster, WorkloadTypes
-from webhook.scalein.contest import BACKING_OFF, CONTESTED, OVERWRITE, Contests
-from webhook.scalein.events import Answered, Changed, Event, Listed
-from webhook.scalein.health import Metrics
-from webhook.scalein.patching import PatchResult
+from webhook.scalein.reconcile.contest import BACKING_OFF, CONTESTED, OVERWRITE, Contests
+from webhook.scalein.reconcile.events import Answered, Changed, Event, Listed
+from webhook.scalein.reconcile.health import Metrics
+from webhook.scalein.reconcile.patching import PatchResult
+from webhook.scalein.reconcile.worker import Worker
+from webhook.scalein.reconcile.writequeue import WriteQueue
+from webhook.scalein.reconcile.writing import WriteAttempt
 from webhook.scalein.settings import COST_KEY, RECORD_KEY, ReconcileSettings
-from webhook.scalein.worker import Worker
-from webhook.scalein.writequeue import WriteQueue
-from webhook.scalein.writing import WriteAttempt
 
 
 class Clock:
@@ -206,7 +206,7 @@ def test_the_event_names_the_value_we_wanted_and_a_refusal_is_logged_once(s1, ca
 
     from webhook.scalein.accounting import AcceleratorMatcher
     from webhook.scalein.cluster import pod_view
-    from webhook.scalein.notices import REASON, EventPoster
+    from webhook.scalein.reconcile.notices import REASON, EventPoster
 
     pod = pod_view(s1["pods"]["items"][0], AcceleratorMatcher(["huawei.com/Ascend910*"]))
     metrics = Metrics()
@@ -250,7 +250,7 @@ def test_the_event_name_stays_within_253_characters_for_the_longest_pod_name(s1)
 
     from webhook.scalein.accounting import AcceleratorMatcher
     from webhook.scalein.cluster import pod_view
-    from webhook.scalein.notices import contested_event
+    from webhook.scalein.reconcile.notices import contested_event
 
     raw = copy.deepcopy(s1["pods"]["items"][0])
     raw["metadata"]["name"] = "p" * 253

@@ -12,9 +12,10 @@ import pytest
 from support import REPO
 from support.topology import HYPERNODES, NODES, PODS, exact, hypernode, node, pod
 
-from webhook.scalein import costs, goints, planning, topology
+from webhook.scalein import costs, goints, topology
 from webhook.scalein.cluster import Cluster
-from webhook.scalein.ranking import contested_pods, hypernode_usage, node_usage
+from webhook.scalein.plan import planning
+from webhook.scalein.plan.ranking import contested_pods, hypernode_usage, node_usage
 from webhook.scalein.settings import COST_KEY, RECORD_KEY, ScoringSettings
 
 

@@ -15,8 +15,9 @@ import pytest
 from support import REPO
 
 from webhook.kthena import LABEL_GROUP, LABEL_NAME, LABEL_ROLE, LABEL_ROLE_ID, MODELSERVING_API_VERSION
-from webhook.scalein import binpack, goints, planning
-from webhook.scalein.ranking import Workload, build_plan
+from webhook.scalein import binpack, goints
+from webhook.scalein.plan import planning
+from webhook.scalein.plan.ranking import Workload, build_plan
 from webhook.scalein.settings import COST_KEY, ScoringSettings
 
 ASCEND = "huawei.com/Ascend910"

@@ -1,4 +1,4 @@
-"""The one write path of the reconciler (webhook/scalein/patching.py), shared by the worker and
+"""The one write path of the reconciler (webhook/scalein/reconcile/patching.py), shared by the worker and
 `reconcile --clear`: every answer of the API server becomes one outcome, and nothing raises; and
 the guarded JSON Patches it sends, built there."""
 
@@ -13,9 +13,9 @@ import pytest
 from kubernetes import client
 
 from webhook.config import compose
-from webhook.scalein.health import Metrics
-from webhook.scalein.pacing import RateLimiter
-from webhook.scalein.patching import Patcher, clear_patch, write_patch
+from webhook.scalein.reconcile.health import Metrics
+from webhook.scalein.reconcile.pacing import RateLimiter
+from webhook.scalein.reconcile.patching import Patcher, clear_patch, write_patch
 from webhook.scalein.settings import COST_KEY, RECORD_KEY
 
 KEY = "default/p"
@@ -94,7 +94,7 @@ def test_clear_decides_again_when_the_pod_changed_under_it(s1, fake_api):
     pod is read again, and only our record goes; their cost stays."""
     import copy
 
-    from webhook.scalein import reconciling
+    from webhook.scalein.reconcile import reconciling
     from webhook.scalein.settings import ReconcileSettings
 
     pods = copy.deepcopy(s1["pods"]["items"][:1])

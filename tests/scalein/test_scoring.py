@@ -9,8 +9,9 @@ import pytest
 from webhook.kthena import LABEL_GROUP as MS_GROUP
 from webhook.kthena import LABEL_ROLE as MS_ROLE
 from webhook.kthena import LABEL_ROLE_ID as MS_ROLE_ID
-from webhook.scalein import accounting, costs, decisions, goints, planning
+from webhook.scalein import accounting, costs, decisions, goints
 from webhook.scalein.cluster import Cluster, WorkloadTypes
+from webhook.scalein.plan import planning
 from webhook.scalein.settings import REMOVE_LAST_KEY, ScoringSettings
 
 ASCEND = "huawei.com/Ascend910"

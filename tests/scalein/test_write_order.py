@@ -12,7 +12,8 @@ import urllib.request
 from support import free_port
 
 from webhook.config import compose
-from webhook.scalein import costs, reconciling
+from webhook.scalein import costs
+from webhook.scalein.reconcile import reconciling
 from webhook.scalein.settings import COST_KEY, RECORD_KEY, REMOVE_LAST_KEY, ReconcileSettings
 
 NPU = "huawei.com/Ascend910"

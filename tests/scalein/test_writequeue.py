@@ -1,11 +1,11 @@
-"""The write queue on its own (webhook/scalein/writequeue.py): which write goes next, one entry
+"""The write queue on its own (webhook/scalein/reconcile/writequeue.py): which write goes next, one entry
 per pod with its newest value, drops, and writes in flight. A fake clock, no threads."""
 
 from __future__ import annotations
 
 import threading
 
-from webhook.scalein.writequeue import WriteQueue
+from webhook.scalein.reconcile.writequeue import WriteQueue
 
 
 class Clock:

@@ -19,7 +19,7 @@ still go before every group that has pods, as Kthena's own index order puts it w
 when a delete in Kthena's group deletion fails (3cc05728 deleteServingGroup), the half-deleted
 group is rolled back to Running, and with costs below 0 every live group summed lower and Kthena
 removed a live one instead (tests/e2e/test_faults.py). Other pods keep costs below 0, so a pod we
-have not written yet (0) goes after every one we have (scalein/writequeue.py).
+have not written yet (0) goes after every one we have (scalein/reconcile/writequeue.py).
 """
 
 from __future__ import annotations

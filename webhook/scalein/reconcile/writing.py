@@ -17,9 +17,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..settings import RECORD_KEY, ReconcileSettings
 from .health import Metrics
 from .patching import Patcher, PatchResult, write_patch
-from .settings import RECORD_KEY, ReconcileSettings
 from .writequeue import Pending, WriteQueue
 
 log = logging.getLogger("servinggate.scalein")

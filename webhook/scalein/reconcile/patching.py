@@ -23,11 +23,11 @@ from jsonpointer import escape
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from ..kube.reflector import retry_after
-from ..kube.responses import json_body
+from ...kube.reflector import retry_after
+from ...kube.responses import json_body
+from ..settings import RECORD_KEY, ReconcileSettings
 from .health import Metrics
 from .pacing import RateLimiter
-from .settings import RECORD_KEY, ReconcileSettings
 
 log = logging.getLogger("servinggate.scalein")
 

@@ -22,12 +22,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..shapes import metadata
-from . import contest, decisions
-from .cluster import Cluster, PodView
+from ...shapes import metadata
+from .. import decisions
+from ..cluster import Cluster, PodView
+from ..settings import ReconcileSettings
+from . import contest
 from .events import RESOURCES, Answered, Changed, Event, Listed, Resync
 from .health import Metrics
-from .settings import ReconcileSettings
 from .writequeue import Pending, WriteQueue
 from .writing import WriteAttempt
 

@@ -15,10 +15,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..kthena import LABEL_GROUP, LABEL_ROLE, LABEL_ROLE_ID, MODELSERVING
-from . import binpack, controllers, decisions, goints
-from .cluster import Cluster, PodView
-from .settings import RECORD_KEY, ScoringSettings
+from ...kthena import LABEL_GROUP, LABEL_ROLE, LABEL_ROLE_ID, MODELSERVING
+from .. import binpack, controllers, decisions, goints
+from ..cluster import Cluster, PodView
+from ..settings import RECORD_KEY, ScoringSettings
 
 PHASE_RANK = {"Pending": 0, "Unknown": 1, "Running": 2}
 _ORDINAL = re.compile(r"^(.*)-([0-9]+)$")
