@@ -418,7 +418,7 @@ def main() -> None:
 
     from webhook.certs.files import ensure_dev_certs
     from webhook.config import compose
-    from webhook.settings.serve import ServeSettings
+    from webhook.servesettings import ServeSettings
 
     defaults = compose(ServeSettings).listener
     args.keepalive = args.keepalive or defaults.keepalive

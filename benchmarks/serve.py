@@ -68,8 +68,8 @@ POD = REPO / "tests/fixtures/admission/pods-create-kthena-entry-missing-schedule
 def run_server(kind: str, tls: bool, port: int, certs: str, workers: int, gunicorn_ctx: bool = False, threads: int = 0, placement: str = "ours") -> None:
     sys.path.insert(0, str(REPO))
     from webhook.config import compose
+    from webhook.servesettings import ServeSettings
     from webhook.serving.metricsport import prepare_metrics_dir
-    from webhook.settings.serve import ServeSettings
 
     settings = compose(
         ServeSettings,
@@ -84,9 +84,9 @@ def run_server(kind: str, tls: bool, port: int, certs: str, workers: int, gunico
     )
     prepare_metrics_dir(settings)
     from webhook import logs
-    from webhook.certs.serving import CertificateSource
+    from webhook.certs.source import CertificateSource
     from webhook.server.app import create_app
-    from webhook.server.serving import WebhookServer, gunicorn_options
+    from webhook.server.launch import WebhookServer, gunicorn_options
     from webhook.serving import metrics
 
     logs.configure("info")  # the product default: denials and audit findings only, per review
@@ -128,14 +128,14 @@ def as_wsgi(site: Any) -> Any:
     settled in the calling thread."""
     from http import HTTPStatus
 
-    from webhook.server.http1 import Request
+    from webhook.server.http1 import HttpRequest
     from webhook.serving.answer import settled
 
     def app(environ: dict[str, Any], start_response: Any) -> list[bytes]:
         body = environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0))
         target = environ.get("RAW_URI") or environ["PATH_INFO"]
         fields = [(b"Content-Type", environ.get("CONTENT_TYPE", "").encode("latin-1"))]
-        answer = settled(site.answer(Request(environ["REQUEST_METHOD"].encode(), target.encode("latin-1"), (1, 1), fields, body, True)))
+        answer = settled(site.answer(HttpRequest(environ["REQUEST_METHOD"].encode(), target.encode("latin-1"), (1, 1), fields, body, True)))
         start_response(
             f"{answer.code} {HTTPStatus(answer.code).phrase}",
             [("Content-Type", answer.content_type), ("Content-Length", str(len(answer.body))), *answer.fields],

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from webhook.config import ConfigError, add_arguments, load
-from webhook.settings.serve import ServeSettings
+from webhook.servesettings import ServeSettings
 
 REPO = Path(__file__).resolve().parents[1]
 

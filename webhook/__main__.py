@@ -14,7 +14,7 @@ import sys
 from .errors import OperatorError
 
 COMMANDS: dict[str, tuple[str, str]] = {
-    "serve": ("webhook.server.serving", "run the admission webhook over HTTPS"),
+    "serve": ("webhook.server.launch", "run the admission webhook over HTTPS"),
     "check": ("webhook.check", "check manifests offline as the API server and the webhook would (for CI)"),
     "audit": ("webhook.audit", "judge the objects already in the cluster by today's rules; PolicyReports with --write-reports"),
     "plan": ("webhook.scalein.plan.planning", "show which pods a scale-in would remove, from a snapshot"),

@@ -317,7 +317,7 @@ def settings_groups(cls: type) -> list[tuple[type, list[tuple[str, str, str, str
 # A command's settings class holds one field per concern (`group(...)`), and each group lives with
 # the code that reads it: the rules' in webhook/policies/settings.py, the certificate's in
 # webhook/certs/settings.py, `plan` and `reconcile`'s in webhook/scalein/settings.py, `audit`'s in
-# webhook/audit/settings.py; `serve`'s settings are composed in webhook/settings/serve.py, below
+# webhook/audit/settings.py; `serve`'s settings are composed in webhook/servesettings.py, below
 # every command, since `check`, `audit` and `smoke` read its file. Only the groups of no single
 # package are declared here.
 

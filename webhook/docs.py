@@ -22,7 +22,7 @@ from . import config
 from .audit.settings import AuditSettings
 from .check.settings import CheckSettings
 from .scalein.settings import PlanSettings, ReconcileSettings
-from .settings.serve import ServeSettings
+from .servesettings import ServeSettings
 from .smoke.settings import SmokeSettings
 
 

@@ -6,7 +6,7 @@ the auditor.
 Every port is bound by `bind`, at start: a port already taken, a host that is not one of this
 machine's addresses or a port the process may not open stops the command with one line naming the
 setting to change (`PortError`, exit 2), the webhook's HTTPS port included: bound here, then
-handed to gunicorn (webhook/server/serving.py), which would otherwise retry for five seconds.
+handed to gunicorn (webhook/server/launch.py), which would otherwise retry for five seconds.
 
 Plain `http.server` on a daemon thread: a few GETs a minute from Prometheus and the kubelet do
 not justify a second web stack, and keeping them off the admission port means the HTTPS port

@@ -21,7 +21,7 @@ from webhook.certs.issuing import SERVING_DAYS, generate_ca, generate_serving
 from webhook.config import compose
 from webhook.errors import OperatorError
 from webhook.kube import KubeAccessError
-from webhook.settings.serve import ServeSettings
+from webhook.servesettings import ServeSettings
 
 
 def settings(certs_dir: Path) -> ServeSettings:

@@ -16,7 +16,7 @@ from webhook.config import compose, parse_args
 from webhook.deploy import chartschema, generating
 from webhook.deploy.configurations import registry_rules
 from webhook.policies.settings import MUTATING_ACTIONS, VALIDATING_ACTIONS
-from webhook.settings.serve import ServeSettings
+from webhook.servesettings import ServeSettings
 
 CA = base64.b64encode(b"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n").decode()
 DEPLOYMENTS = ("servinggate-webhook", "servinggate-reconciler", "servinggate-auditor")
@@ -462,3 +462,13 @@ def test_the_charts_mutating_policy_is_the_components():
     assert policy["spec"] == ours["spec"]
     assert binding["spec"]["matchResources"]["objectSelector"] == our_binding["spec"]["matchResources"]["objectSelector"]
     assert "batch" in binding["spec"]["matchResources"]["namespaceSelector"]["matchExpressions"][0]["values"]
+
+
+@pytest.mark.parametrize(("choice", "gang"), [("on", "Ignore"), ("off", "Fail"), ("auto", "Fail")])
+def test_the_opt_in_gangs_entry_fails_open_where_the_policy_mutates_its_pods(choice, gang):
+    """With the policy rendered the API server makes an opt-in gang's pod right itself, so the
+    webhook's entry for those pods has nothing left to fail closed for; Kthena's stays Ignore."""
+    hooks = render({"mutatingPolicy": choice}).webhooks()
+    assert hooks["pods-gang.mutate.servinggate.io"]["failurePolicy"] == gang
+    assert hooks["pods-modelserving.mutate.servinggate.io"]["failurePolicy"] == "Ignore"
+    assert render({"mutatingPolicy": "off", "mutating": {"failurePolicy": "Ignore"}}).webhooks()["pods-gang.mutate.servinggate.io"]["failurePolicy"] == "Ignore"

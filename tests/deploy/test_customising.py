@@ -14,7 +14,7 @@ from webhook.certs.issuing import service_sans
 from webhook.config import parse_args
 from webhook.deploy import configurations
 from webhook.scalein.settings import ReconcileSettings
-from webhook.settings.serve import ServeSettings
+from webhook.servesettings import ServeSettings
 
 NS, OTHER = "servinggate-system", "ai-platform"
 FOLLOW = MANIFESTS / "follow-namespace"
@@ -238,6 +238,10 @@ def test_the_documented_overlay_with_everything_renders_as_it_says(tmp_path):
         "matchExpressions"
     ]
     assert OTHER in selector["values"]
+    # the policy mutates an opt-in gang's pods in the API server: the webhook's entry fails open, saying why
+    mutating = find(docs, "MutatingWebhookConfiguration", "servinggate-mutating")
+    assert {h["name"]: h["failurePolicy"] for h in mutating["webhooks"]}["pods-gang.mutate.servinggate.io"] == "Ignore"
+    assert mutating["metadata"]["annotations"]["failure-policy.servinggate.io/pods-gang"].startswith("Ignore: the MutatingAdmissionPolicy")
     images = {c["image"] for d in docs if d["kind"] == "Deployment" for c in d["spec"]["template"]["spec"]["containers"]}
     assert images == {"registry.example.com/ml/servinggate:0.1.0"}
 

@@ -16,7 +16,7 @@ from webhook.certs.issuing import service_sans
 from webhook.config import _settings_fields, env_of, load, parse_args
 from webhook.deploy import configurations, generating
 from webhook.scalein.settings import ReconcileSettings
-from webhook.settings.serve import ServeSettings
+from webhook.servesettings import ServeSettings
 
 REPO = Path(__file__).resolve().parents[2]
 K8S_VERSION = "1.28.0"

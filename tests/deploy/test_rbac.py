@@ -26,7 +26,7 @@ from webhook.certs.settings import webhook_configuration
 from webhook.policies.projections import KEPT
 from webhook.scalein import topology as hypernode_topology
 from webhook.scalein.settings import ReconcileSettings
-from webhook.settings.serve import ServeSettings
+from webhook.servesettings import ServeSettings
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = REPO / "webhook"

@@ -80,8 +80,8 @@ def test_an_explicit_kubeconfig_is_used_even_in_a_pod(outside_a_cluster, monkeyp
 def test_the_servers_lookups_use_the_same_loader(outside_a_cluster, monkeypatch):
     from webhook.config import ConfigError
     from webhook.kube.lookups import KubeLookups
+    from webhook.servesettings import ServeSettings
     from webhook.serving.lookups import default_lookups
-    from webhook.settings.serve import ServeSettings
 
     assert not isinstance(default_lookups(compose(ServeSettings, kube_lookups="auto")), KubeLookups)
     with pytest.raises(ConfigError, match="--kube-lookups on: no usable Kubernetes API configuration"):

@@ -10,7 +10,7 @@ from webhook.check.settings import CheckSettings
 from webhook.config import ConfigError, load
 from webhook.policies import REGISTRY, Context, DictLookups, NoLookups, engine
 from webhook.policies.settings import PolicySettings
-from webhook.settings.serve import ServeSettings
+from webhook.servesettings import ServeSettings
 
 RESERVED = "modelservings.reserved-labels"
 

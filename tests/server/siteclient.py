@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 from webhook.server.answers import whole
-from webhook.server.http1 import Request
+from webhook.server.http1 import HttpRequest
 from webhook.server.site import Site
 from webhook.serving.answer import settled
 
@@ -39,7 +39,7 @@ class SiteClient:
         fields = [(b"Host", b"localhost"), (b"Content-Length", str(len(body)).encode())]
         if content_type is not None:
             fields.append((b"Content-Type", content_type.encode()))
-        req = Request(method.encode(), path.encode(), (1, 1), fields, body, True, ("127.0.0.1", 50000), ("127.0.0.1", 8443))
+        req = HttpRequest(method.encode(), path.encode(), (1, 1), fields, body, True, ("127.0.0.1", 50000), ("127.0.0.1", 8443))
         answer = settled(self.site.answer(req))
         return Sent(whole(answer, answer.closes, req.version, with_body=method != "HEAD"))
 

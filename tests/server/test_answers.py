@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 from webhook.server import answers
 from webhook.server.answers import CONTINUE, SERVER, head, status_answer, whole
-from webhook.server.http1 import Request
+from webhook.server.http1 import HttpRequest
 from webhook.server.worker import WebhookWorker
 from webhook.serving.answer import Answer
 
@@ -54,7 +54,7 @@ def test_one_decision_closes_a_connection_for_each_reason():
         return fake
 
     def closes(w, keep_alive=True, asked=False):
-        req = Request(b"POST", b"/validate", (1, 1), [], b"{}", keep_alive)
+        req = HttpRequest(b"POST", b"/validate", (1, 1), [], b"{}", keep_alive)
         return WebhookWorker._closes(w, req, Answer(200, b"{}", closes=asked))
 
     assert not closes(worker())

@@ -21,8 +21,8 @@ from webhook.config import compose
 from webhook.logs import JsonFormatter
 from webhook.policies import NoLookups
 from webhook.server.app import create_app
+from webhook.servesettings import ServeSettings
 from webhook.serving import metrics
-from webhook.settings.serve import ServeSettings
 
 FINDINGS = FIXTURES / "fuzz-findings"
 

@@ -14,8 +14,8 @@ from webhook.config import compose
 from webhook.policies import DictLookups, NoLookups, Registry
 from webhook.policies.registry import Target
 from webhook.server.app import create_app
+from webhook.servesettings import ServeSettings
 from webhook.serving import metrics
-from webhook.settings.serve import ServeSettings
 
 POD_MUTATE = (FIXTURES / "pods-create-kthena-entry-missing-scheduler-annotations-roleid-mutating.json").read_bytes()
 

@@ -16,7 +16,7 @@ from webhook.kubeversion import NEWEST, KubeVersion
 from webhook.policies import NoLookups, Registry
 from webhook.policies.registry import Target
 from webhook.server.app import create_app
-from webhook.settings.serve import ServeSettings
+from webhook.servesettings import ServeSettings
 
 POD_REVIEW = (FIXTURES / "pods-create-kthena-entry-missing-scheduler-annotations-roleid-mutating.json").read_bytes()
 

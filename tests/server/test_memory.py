@@ -84,8 +84,8 @@ def test_the_master_freezes_its_heap_before_each_fork(tmp_path):
     on the 2-core VM) nor dirties the pages it shares with the master."""
     from types import SimpleNamespace
 
-    from webhook.server.serving import gunicorn_options
-    from webhook.settings.serve import ServeSettings
+    from webhook.server.launch import gunicorn_options
+    from webhook.servesettings import ServeSettings
 
     built_at_start = [{"kept": [n]} for n in range(1000)]
     options = gunicorn_options(compose(ServeSettings, certs_dir=tmp_path), certificates=None)
@@ -127,8 +127,8 @@ def test_each_worker_starts_its_trimmer_after_the_fork(tmp_path, monkeypatch):
     import sys
     from types import SimpleNamespace
 
-    from webhook.server.serving import gunicorn_options
-    from webhook.settings.serve import ServeSettings
+    from webhook.server.launch import gunicorn_options
+    from webhook.servesettings import ServeSettings
 
     started = []
     monkeypatch.setattr(memory, "start_heap_trimmer", lambda *a, **k: started.append(True))

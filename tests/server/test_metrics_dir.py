@@ -8,8 +8,8 @@ import os
 from serverproc import Server  # noqa: E402  (tests/server is on sys.path via conftest)
 
 from webhook.config import compose
+from webhook.servesettings import ServeSettings
 from webhook.serving import metricsport
-from webhook.settings.serve import ServeSettings
 
 
 def ours(parent: str) -> set[str]:

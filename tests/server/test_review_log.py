@@ -14,7 +14,7 @@ from webhook.config import compose
 from webhook.logs import JsonFormatter
 from webhook.policies import NoLookups
 from webhook.server.app import create_app
-from webhook.settings.serve import ServeSettings
+from webhook.servesettings import ServeSettings
 
 ALLOWED = (ADMISSION_FIXTURES / "pods-create-kthena-entry-missing-scheduler-annotations-roleid-mutating.json").read_bytes()
 DENIED = (ADMISSION_FIXTURES / "autoscalingpolicies-create-min-greater-than-max-validating.json").read_bytes()

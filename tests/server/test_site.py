@@ -16,13 +16,13 @@ from webhook.config import compose
 from webhook.policies import Lookups, NoLookups
 from webhook.policies.context import NOT_HERE
 from webhook.server.app import create_app
-from webhook.server.http1 import Request
+from webhook.server.http1 import HttpRequest
 from webhook.server.site import ON_LOOP_MAX, SiteError
 from webhook.server.worker import WebhookWorker
+from webhook.servesettings import ServeSettings
 from webhook.serving import metrics
 from webhook.serving import reviewing as reviewing_module
 from webhook.serving.answer import Answer, Later
-from webhook.settings.serve import ServeSettings
 
 POD_MUTATE = (FIXTURES / "pods-create-kthena-entry-missing-scheduler-annotations-roleid-mutating.json").read_bytes()
 MS_VALIDATE = (FIXTURES / "modelservings-create-gang-example-validating.json").read_bytes()
@@ -44,10 +44,10 @@ def site(tmp_path):
     return create_app(compose(ServeSettings, certs_dir=tmp_path), lookups=NoLookups())
 
 
-def parsed(method: str, target: str, body: bytes = b"", content_type: str = "application/json") -> Request:
+def parsed(method: str, target: str, body: bytes = b"", content_type: str = "application/json") -> HttpRequest:
     """The request as the worker's reader gives it."""
     headers = [(b"Content-Type", content_type.encode()), (b"Content-Length", str(len(body)).encode())]
-    return Request(method.encode(), target.encode(), (1, 1), headers, body, True, ("127.0.0.1", 1), ("127.0.0.1", 2))
+    return HttpRequest(method.encode(), target.encode(), (1, 1), headers, body, True, ("127.0.0.1", 1), ("127.0.0.1", 2))
 
 
 class Parses:

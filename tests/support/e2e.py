@@ -77,6 +77,39 @@ class Cluster:
         resp.read()
         return int(resp.status), json.loads(resp.data or b"{}"), _warnings(resp.headers)
 
+    # ---- our MutatingAdmissionPolicy ----
+    def mutating_policy_version(self) -> str | None:
+        """The MutatingAdmissionPolicy version the API server serves (v1 first), or None."""
+        from webhook.deploy.mutationpolicy import API_VERSIONS, GROUP
+
+        for version in API_VERSIONS:
+            status, found, _ = self.raw("GET", f"/apis/{GROUP}/{version}")
+            if status == 200 and any(r.get("name") == "mutatingadmissionpolicies" for r in found.get("resources") or []):
+                return version
+        return None
+
+    @contextlib.contextmanager
+    def mutating_policy(self, ns: str, version: str) -> Iterator[None]:
+        """Our opt-in gang's policy installed as `manifests` generates it, its binding narrowed to
+        namespace `ns` (a shared cluster's other namespaces are left alone); removed at the end."""
+        from webhook.deploy.mutationpolicy import GROUP, policy_and_binding
+
+        policy, binding = policy_and_binding(version=version)
+        name = f"{policy['metadata']['name']}-e2e-{ns}"
+        policy["metadata"]["name"] = binding["metadata"]["name"] = binding["spec"]["policyName"] = name
+        binding["spec"]["matchResources"]["namespaceSelector"] = {"matchLabels": {"kubernetes.io/metadata.name": ns}}
+        made = []
+        try:
+            for obj, plural in ((policy, "mutatingadmissionpolicies"), (binding, "mutatingadmissionpolicybindings")):
+                status, body, _ = self.raw("POST", f"/apis/{GROUP}/{version}/{plural}", obj)
+                assert status == 201, body
+                made.append(f"/apis/{GROUP}/{version}/{plural}/{name}")
+            time.sleep(3)  # the policy reaches the admission plugin through an informer
+            yield
+        finally:
+            for path in reversed(made):
+                self.raw("DELETE", path)
+
     def apiserver_metric(self, metric: str, **labels: str) -> float:
         """The sum of an API server metric over the samples whose labels include `labels` (GET /metrics)."""
         m, url, headers, _, _ = self.api.param_serialize("GET", "/metrics", header_params={"Accept": "text/plain"}, auth_settings=["BearerToken"])
@@ -541,6 +574,26 @@ class OurWebhook(Supervised):
                 time.sleep(2)
                 continue
             self.names.pop(0)
+
+    @contextlib.contextmanager
+    def failing(self, entry: str, policy: str) -> Iterator[None]:
+        """Our registered entry `entry` (its name before the domain) with `failurePolicy: policy`
+        for the block, as a component patches it (the mutating-policy components turn the opt-in
+        gang's to Ignore), then as generated again."""
+        [(kind, name)] = [(k, n) for k, n in self.names if k == "mutating"]
+        conf = self.cluster.admission.read_mutating_webhook_configuration(name)
+        [index] = [i for i, hook in enumerate(conf.webhooks) if hook.name.split(".", 1)[0] == entry]
+        before = conf.webhooks[index].failure_policy
+
+        def set_to(value: str) -> None:
+            patch = [{"op": "replace", "path": f"/webhooks/{index}/failurePolicy", "value": value}]
+            self.cluster.admission.patch_mutating_webhook_configuration(name, patch)
+
+        set_to(policy)
+        try:
+            yield
+        finally:
+            set_to(before)
 
     def remove_leftovers(self) -> None:
         """Configurations of ours an earlier run did not remove: named `servinggate-*-e2e-*`,

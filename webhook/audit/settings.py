@@ -3,7 +3,7 @@ reports and leader election, Kubernetes access and logging.
 
 Like `check`, it reads a `serve` config file (the webhook's settings, `--rule-actions` among
 them) and ignores that file's other keys: pointing both at one file is how the auditor and the
-webhook agree on each rule's action (`serve`'s settings are webhook/settings/serve.py,
+webhook agree on each rule's action (`serve`'s settings are webhook/servesettings.py,
 declarations only)."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from ..config import KubernetesVersionSettings, KubeSettings, LogSettings, group, int_range, non_empty, parse_bool, setting
 from ..policies.settings import PolicySettings
-from ..settings.serve import ServeSettings
+from ..servesettings import ServeSettings
 
 _DURATION = re.compile(r"(\d+)(h|m|s)")
 _UNIT = {"h": 3600, "m": 60, "s": 1}

@@ -10,5 +10,5 @@ Split by what each part needs, so that the offline parts never pull in the Kuber
 - `cli`: `python -m webhook certs`.
 
 The listener's side, which loads the files into a TLS context and reloads them when they change,
-is webhook/certs/serving.py: it serves whatever files are there, however they were made.
+is webhook/certs/source.py: it serves whatever files are there, however they were made.
 """

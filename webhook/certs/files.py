@@ -1,7 +1,7 @@
 """Certificates on disk: atomic writes, and the development pair `serve` and `certs` create.
 
 The server reads `tls.crt`/`tls.key` from `certs_dir` and re-reads them when they change
-(certs/serving.py), so every write must be atomic: a reader sees the old file or the new one, never
+(certs/source.py), so every write must be atomic: a reader sees the old file or the new one, never
 half of either.
 """
 

@@ -34,7 +34,7 @@ from .catalog import Catalog, CrdVersion
 from .loading import Document
 
 FieldValidation = Literal["Strict", "Warn", "Ignore"]
-Outcome = Literal["allowed", "denied", "skipped"]
+Verdict = Literal["allowed", "denied", "skipped"]
 Severity = Literal["error", "warning", "audit"]  # audit: a rule set to `audit`, reported, never failing
 
 
@@ -74,7 +74,7 @@ class DocumentResult:
 
     doc: Document
     operation: str
-    status: Outcome = "allowed"
+    status: Verdict = "allowed"
     code: int = 200
     reason: str = ""  # where it stopped: decode, validation, webhook, mapping
     message: str | None = None

@@ -1,6 +1,6 @@
 """Settings of `check`: the policy settings, the Kubernetes version and the CRD files, so it gives the webhook's and the
 API server's answer. It also reads a `serve` config file (the webhook's ConfigMap) and ignores that file's other keys,
-which is why it knows `serve`'s settings class (webhook/settings/serve.py, declarations only)."""
+which is why it knows `serve`'s settings class (webhook/servesettings.py, declarations only)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from ..config import CrdSettings, KubernetesVersionSettings, group
 from ..policies.settings import PolicySettings
-from ..settings.serve import ServeSettings
+from ..servesettings import ServeSettings
 
 
 @dataclass(frozen=True)

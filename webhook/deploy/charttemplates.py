@@ -25,7 +25,7 @@ from typing import Any
 from ..policies.registry import Rule
 from ..policies.settings import PolicySettings
 from . import fallback, monitoring, mutationpolicy
-from .configurations import EXCLUDED_NAMESPACES, PATHS, SERVICE_NAME, configurations
+from .configurations import EXCLUDED_NAMESPACES, GANG_ENTRY, PATHS, SERVICE_NAME, configurations
 from .yamlfile import dump
 
 HEADER = (
@@ -54,6 +54,8 @@ def _expand(match: re.Match[str]) -> str:
     kind, _, arg = what.partition(" ")
     if kind == "value":
         return f"{indent}{key}: {{{{ $.Values.{arg} }}}}"
+    if kind == "include":
+        return f'{indent}{key}: {{{{ include "{arg}" $ }}}}'
     if kind == "clientConfig":
         return f'{indent}{key}:\n{indent}  {{{{- include "servinggate.clientConfig" (dict "root" $ "path" "{arg}") | nindent {inner} }}}}'
     if kind == "namespaceSelector":
@@ -100,6 +102,9 @@ def _templated(docs: list[dict[str, Any]]) -> str:
 
 # entry -> the chart value its failurePolicy comes from, where not `<group>.failurePolicy`
 FAILURE_VALUES = {"pods-modelserving": "kthenaPodsFailurePolicy"}
+# entry -> the helper its failurePolicy comes from: the opt-in gang's fails open where the chart
+# renders the MutatingAdmissionPolicy that mutates those pods in the API server
+FAILURE_HELPERS = {GANG_ENTRY: "servinggate.gangFailurePolicy"}
 
 
 def webhook_configurations(rules: list[Rule]) -> str:
@@ -111,8 +116,10 @@ def webhook_configurations(rules: list[Rule]) -> str:
             action = "validate" if entry["clientConfig"]["service"]["path"] == PATHS["validate"] else "mutate"
             entry["clientConfig"] = _marker(f"clientConfig {PATHS[action]}")
             entry["namespaceSelector"] = _marker("namespaceSelector")
-            own = FAILURE_VALUES.get(entry["name"].split(".", 1)[0], "failurePolicy")
-            entry["failurePolicy"] = _marker(f"value {VALUES_OF[action]}.{own}")
+            short = entry["name"].split(".", 1)[0]
+            own = FAILURE_VALUES.get(short, "failurePolicy")
+            helper = FAILURE_HELPERS.get(short) if action == "mutate" else None
+            entry["failurePolicy"] = _marker(f"include {helper}" if helper else f"value {VALUES_OF[action]}.{own}")
             entry["timeoutSeconds"] = _marker(f"value {VALUES_OF[action]}.timeoutSeconds")
     text = _guard_block(_templated(docs), "matchConditions", "$.Values.matchConditions.enabled")
     return HEADER + text
@@ -150,8 +157,8 @@ def mutating_policy() -> str:
     chosen = (
         f'{{{{- $v1 := .Capabilities.APIVersions.Has "{MAP_KIND.format(version=first)}" }}}}\n'
         f'{{{{- $beta := .Capabilities.APIVersions.Has "{MAP_KIND.format(version=second)}" }}}}\n'
-        f'{{{{- $version := ternary "{second}" "{first}" (and $beta (not $v1)) }}}}\n'
-        '{{- $on := or (eq .Values.mutatingPolicy "on") (and (eq .Values.mutatingPolicy "auto") (or $v1 $beta)) }}\n'
+        '{{- $version := include "servinggate.mutatingPolicyVersion" . }}\n'
+        '{{- $on := ne $version "" }}\n'
         "# mutatingPolicy {{ .Values.mutatingPolicy }}: {{ if $on }}rendered at {{ $version }}{{ else }}not rendered{{ end }}"
         " (the cluster serves MutatingAdmissionPolicy {{ if $v1 }}v1{{ else if $beta }}v1beta1 only{{ else }}at no version{{ end }})\n"
     )
@@ -183,6 +190,20 @@ matchExpressions:
   operator: NotIn
   values:
   {{{{- include "servinggate.excludedNamespaces" . | nindent 2 }}}}
+{{{{- end }}}}
+
+{{{{- define "servinggate.mutatingPolicyVersion" -}}}}
+{{{{- /* the version the opt-in gang's MutatingAdmissionPolicy is rendered at, "" when it is not */ -}}}}
+{{{{- $v1 := .Capabilities.APIVersions.Has "{MAP_KIND.format(version=mutationpolicy.API_VERSIONS[0])}" -}}}}
+{{{{- $beta := .Capabilities.APIVersions.Has "{MAP_KIND.format(version=mutationpolicy.API_VERSIONS[1])}" -}}}}
+{{{{- if or (eq .Values.mutatingPolicy "on") (and (eq .Values.mutatingPolicy "auto") (or $v1 $beta)) -}}}}
+{{{{- ternary "{mutationpolicy.API_VERSIONS[1]}" "{mutationpolicy.API_VERSIONS[0]}" (and $beta (not $v1)) -}}}}
+{{{{- end -}}}}
+{{{{- end }}}}
+
+{{{{- define "servinggate.gangFailurePolicy" -}}}}
+{{{{- /* Ignore where the policy mutates the opt-in gang's pods in the API server: {GANG_ENTRY} has nothing left to fail closed for */ -}}}}
+{{{{- if include "servinggate.mutatingPolicyVersion" . }}}}Ignore{{{{ else }}}}{{{{ .Values.mutating.failurePolicy }}}}{{{{ end -}}}}
 {{{{- end }}}}
 
 {{{{- define "servinggate.skipNamespaces" -}}}}

@@ -26,6 +26,7 @@ import yaml
 
 from ..policies.registry import Rule
 from . import fallback, mutationpolicy
+from .configurations import GANG_ENTRY, POLICY_REASON, REASON_PREFIX
 from .yamlfile import HEADER, dump
 
 COMPONENT_API = "kustomize.config.k8s.io/v1alpha1"
@@ -85,21 +86,39 @@ MUTATING_POLICY_NEEDS = {
 }
 
 
-def mutating_policy(variant: str) -> str:
+def gang_fails_open(configurations: list[dict[str, Any]]) -> dict[str, Any]:
+    """The patch that turns the opt-in gang's webhook entry to Ignore, with its reason: the
+    policy has made the pod right before the webhook is called (tested by name at its index,
+    so a component that no longer fits fails `kubectl kustomize` instead of editing another)."""
+    [config] = [c for c in configurations if c["kind"] == "MutatingWebhookConfiguration"]
+    [index] = [i for i, hook in enumerate(config["webhooks"]) if hook["name"].split(".", 1)[0] == GANG_ENTRY]
+    key = (REASON_PREFIX + GANG_ENTRY).replace("~", "~0").replace("/", "~1")
+    ops = [
+        {"op": "test", "path": f"/webhooks/{index}/name", "value": config["webhooks"][index]["name"]},
+        {"op": "replace", "path": f"/webhooks/{index}/failurePolicy", "value": "Ignore"},
+        {"op": "add", "path": f"/metadata/annotations/{key}", "value": f"Ignore: {POLICY_REASON}"},
+    ]
+    group, _, version = config["apiVersion"].partition("/")
+    target = {"group": group, "version": version, "kind": config["kind"], "name": config["metadata"]["name"]}
+    return {"target": target, "patch": yaml.safe_dump(ops, sort_keys=False, default_flow_style=False, width=120)}
+
+
+def mutating_policy(variant: str, configurations: list[dict[str, Any]]) -> str:
     comment = (
         "# The opt-in gang's pod mutation (scheduler, PodGroup annotation, task spec) as a\n"
         "# MutatingAdmissionPolicy the API server runs by itself: an opt-in gang's pods are made\n"
-        "# right while the webhook is down. Kthena's pods stay with the webhook (their owner decides).\n"
+        "# right while the webhook is down, so the webhook's opt-in gang entry fails open (Ignore).\n"
+        "# Kthena's pods stay with the webhook (their owner decides).\n"
         "# Opt in by listing this folder under `components:` in your overlay.\n"
     ) + MUTATING_POLICY_NEEDS[variant]
-    return _kustomization(comment, {"resources": ["policy.yaml"]})
+    return _kustomization(comment, {"resources": ["policy.yaml"], "patches": [gang_fails_open(configurations)]})
 
 
 def render(rules: list[Rule], configurations: list[dict[str, Any]]) -> dict[Path, str]:
     files = {WITHOUT_MATCH_CONDITIONS / "kustomization.yaml": without_match_conditions(configurations)}
     for variant in mutationpolicy.API_VERSIONS:
         folder = Path("components") / f"mutating-policy-{variant}"
-        files[folder / "kustomization.yaml"] = mutating_policy(variant)
+        files[folder / "kustomization.yaml"] = mutating_policy(variant, configurations)
         files[folder / "policy.yaml"] = dump(mutationpolicy.policy_and_binding(version=variant), HEADER + MUTATING_POLICY_NEEDS[variant])
     for variant in fallback.API_VERSIONS:
         folder = Path("components") / f"cel-fallback-{variant}"

@@ -31,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from ..policies.pods import MUTATING_POLICY_NAME
 from ..policies.registry import MatchCondition, Rule
 
 VALIDATING_NAME = "servinggate-validating"
@@ -48,6 +49,12 @@ FAILURE_POLICIES: dict[str, tuple[str, str]] = {
         "so failing closed while the webhook is down would leave a ServingGroup without pods (docs/e2e.md)",
     )
 }
+# With the opt-in gang's MutatingAdmissionPolicy installed (mutationpolicy.py), its webhook entry fails open.
+GANG_ENTRY = "pods-gang"
+POLICY_REASON = (
+    f"the MutatingAdmissionPolicy {MUTATING_POLICY_NAME} makes an opt-in gang's pod right inside the API server, "
+    "so the webhook's patch over it changes nothing and has nothing left to fail closed for"
+)
 FAIL_REASON = "its controller (ReplicaSet, StatefulSet, Job) retries a refused create: failing closed keeps a gang from being scheduled one pod at a time"
 REASON_PREFIX = "failure-policy.servinggate.io/"
 PATHS = {"validate": "/validate", "mutate": "/mutate"}

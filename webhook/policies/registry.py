@@ -43,7 +43,7 @@ class SkipsNamespaces(Protocol):
     def skip_namespaces(self) -> frozenset[str]: ...
 
 
-class Context(Protocol):
+class OpaqueContext(Protocol):
     """The review's policy Context (context.py): handed through to request rules, never read here."""
 
 
@@ -192,7 +192,7 @@ class Rule:
     def action(self) -> Action:
         return "mutate" if self.kind == "mutation" else "validate"
 
-    def judge(self, req: Request, ctx: Context, views: Views | None = None) -> Verdict:
+    def judge(self, req: Request, ctx: OpaqueContext, views: Views | None = None) -> Verdict:
         """Run a validating rule on a request; the result normalised to a Verdict.
 
         The one place that maps an operation to the object a rule judges (as controller-runtime's

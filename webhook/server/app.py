@@ -16,17 +16,17 @@ from flask import Flask, Response, request
 from werkzeug.exceptions import HTTPException
 
 from ..admission.status import Status
-from ..certs.serving import CertificateSource
+from ..certs.source import CertificateSource
 from ..kubeversion import Followed
 from ..policies import REGISTRY, Lookups, Registry
 from ..policies.registry import Action
+from ..servesettings import ServeSettings
 from ..serving import metrics
 from ..serving.answer import Answer, Later
 from ..serving.lookups import CountingLookups
 from ..serving.probes import HEALTHY, readiness
 from ..serving.reviewing import Reviewing, assemble, handle_review, http_error, internal_error
-from ..settings.serve import ServeSettings
-from .http1 import Request
+from .http1 import HttpRequest
 from .site import InFlask, Site, content_type
 
 
@@ -35,7 +35,7 @@ def response(answer: Answer) -> Response:
     return Response(answer.body, status=answer.code, content_type=answer.content_type, headers=list(answer.fields))
 
 
-def review(action: Action, reviewing: Reviewing, req: Request) -> Answer | Later:
+def review(action: Action, reviewing: Reviewing, req: HttpRequest) -> Answer | Later:
     """The handler of a review endpoint."""
     return handle_review(action, reviewing, content_type(req), req.body)
 

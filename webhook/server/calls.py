@@ -19,7 +19,7 @@ from werkzeug.http import is_hop_by_hop_header
 from werkzeug.wrappers import Response
 
 from ..serving.answer import Answer, Later
-from .http1 import Request
+from .http1 import HttpRequest
 
 
 def split_target(target: bytes) -> tuple[str, str]:
@@ -34,7 +34,7 @@ def split_target(target: bytes) -> tuple[str, str]:
     return (unquote(path, "latin-1") if "%" in path else path), query.partition("#")[0]
 
 
-def wsgi_environ(req: Request) -> dict[str, Any]:
+def wsgi_environ(req: HttpRequest) -> dict[str, Any]:
     """The WSGI environ of a request (PEP 3333), as gunicorn's wsgi.py makes it; a field name with
     `_` is dropped, as gunicorn's default header_map does, so that it cannot pose as one spelt with `-`."""
     path, query = split_target(req.target)
@@ -68,7 +68,7 @@ def wsgi_environ(req: Request) -> dict[str, Any]:
     return environ
 
 
-def call_wsgi(wsgi: Any, req: Request) -> Answer:
+def call_wsgi(wsgi: Any, req: HttpRequest) -> Answer:
     """The WSGI application's answer, collected whole (werkzeug's `Response.from_app`, which also
     closes what the application returned)."""
     answer = Response.from_app(wsgi, wsgi_environ(req), buffered=True)
@@ -87,20 +87,20 @@ class Pool:
 
     def __init__(self, threads: int):
         self.threads = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="app")
-        self.done: deque[tuple[Any, Request, Future[Answer]]] = deque()
+        self.done: deque[tuple[Any, HttpRequest, Future[Answer]]] = deque()
         self.woken, self._wake = socket.socketpair()
         self.woken.setblocking(False)
 
-    def submit(self, later: Later, conn: Any, req: Request) -> None:
+    def submit(self, later: Later, conn: Any, req: HttpRequest) -> None:
         future = self.threads.submit(later.resume)
         future.add_done_callback(lambda f: self._done(conn, req, f))
 
-    def _done(self, conn: Any, req: Request, future: Future[Answer]) -> None:
+    def _done(self, conn: Any, req: HttpRequest, future: Future[Answer]) -> None:
         self.done.append((conn, req, future))
         with suppress(OSError):
             self._wake.send(b"\0")
 
-    def finished(self) -> Iterator[tuple[Any, Request, Answer]]:
+    def finished(self) -> Iterator[tuple[Any, HttpRequest, Answer]]:
         """In the loop: the answers ready (a `Later` from the Site contains the application's errors)."""
         with suppress(OSError):
             self.woken.recv(4096)

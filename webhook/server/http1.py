@@ -1,7 +1,7 @@
 """The one HTTP/1.1 reader: gunicorn_h1c's callback parser (`H1CProtocol`), the checks it leaves to
 its caller, and the limits a request must keep.
 
-Every request is read here once: bytes in as they arrive (`feed`), a whole `Request` out (head and
+Every request is read here once: bytes in as they arrive (`feed`), a whole `HttpRequest` out (head and
 de-chunked body), or a `Refusal` with the status and message the client gets. H1CProtocol judges
 the request line and each field as they arrive (414, 431, 400). What gunicorn's own reader refuses
 and H1CProtocol accepts, we refuse too (`_check_head`, `ChunkLines`): a client gets gunicorn's
@@ -43,7 +43,7 @@ class Refusal(Exception):
 
 
 @dataclass(slots=True)
-class Request:
+class HttpRequest:
     """A whole request, as the parser read it, and the addresses of its connection."""
 
     method: bytes
@@ -113,7 +113,7 @@ class ChunkLines:
 
 @dataclass
 class RequestReader:
-    """One per connection: bytes in (`feed`), a `Request` out (`request`), between requests `next`."""
+    """One per connection: bytes in (`feed`), an `HttpRequest` out (`request`), between requests `next`."""
 
     limits: Limits
     parser: Any = None  # made at the request's first byte: a connection that never sends one costs none
@@ -207,11 +207,11 @@ class RequestReader:
         p = self.parser
         return self.head_done and not self.complete and p.http_version >= (1, 1) and p.get_header(b"expect") is not None
 
-    def request(self, client: Any = None, server: Any = None) -> Request:
+    def request(self, client: Any = None, server: Any = None) -> HttpRequest:
         p = self.parser
         body = self.body if isinstance(self.body, bytes) else bytes(self.body)
         self.body = b""  # the buffer goes now, not when the connection's next request starts
-        return Request(p.method, p.path, p.http_version, p.headers, body, p.should_keep_alive, client, server)
+        return HttpRequest(p.method, p.path, p.http_version, p.headers, body, p.should_keep_alive, client, server)
 
     def close(self) -> None:
         """The connection is closed: the parser and what it read go now. The parser's callbacks are

@@ -3,7 +3,7 @@ application behind it.
 
 Every request the worker reads goes through `Site.answer`, on the event loop: found in the route
 table by method and path, and given to its handler, whose one signature (`Handler`) takes the
-parsed request (http1.Request) to the one answer type (`Answer`), or to `Later` when what is left
+parsed request (http1.HttpRequest) to the one answer type (`Answer`), or to `Later` when what is left
 may wait (webhook/serving/answer.py); the worker writes every answer through the one head writer
 (answers.py) and runs every `Later` in a thread.
 
@@ -33,11 +33,11 @@ from ..admission.status import Status
 from ..serving.answer import Answer, Later, settled
 from ..serving.reviewing import http_error, internal_error
 from .calls import call_wsgi, split_target
-from .http1 import Request
+from .http1 import HttpRequest
 
 ON_LOOP_MAX = 64 * 1024  # a body up to this size (a review is a few KiB) is handled on the loop
 
-Handler = Callable[[Request], Answer | Later]
+Handler = Callable[[HttpRequest], Answer | Later]
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +51,7 @@ class SiteError(Exception):
     """The Flask application and the route table disagree: the server does not start."""
 
 
-def content_type(req: Request) -> str:
+def content_type(req: HttpRequest) -> str:
     """The request's Content-Type (the last, as in a WSGI environ), or ""."""
     found = [value for name, value in req.headers if name.lower() == b"content-type"]
     return found[-1].decode("latin-1") if found else ""
@@ -100,7 +100,7 @@ class Site:
         if unknown:
             raise SiteError(f"routes added to the Flask application outside the route table (webhook/server/app.py): {', '.join(unknown)}")
 
-    def answer(self, req: Request) -> Answer | Later:
+    def answer(self, req: HttpRequest) -> Answer | Later:
         """On the event loop, never waiting: the request's answer, or `Later` for a thread."""
         handler = self._raw.get((req.method, req.target)) or self._route(req)
         if len(req.body) > ON_LOOP_MAX:
@@ -111,7 +111,7 @@ class Site:
             return self._bug(req)
         return result if isinstance(result, Answer) else Later(partial(self._resumed, result, req))
 
-    def _route(self, req: Request) -> Handler:
+    def _route(self, req: HttpRequest) -> Handler:
         """The handler of a target that is not a table key as it stands: decoded, HEAD as GET, else a 404 or 405."""
         method, path = req.method.decode("latin-1"), split_target(req.target)[0]
         handler = self.handlers.get((method, path))
@@ -125,25 +125,25 @@ class Site:
         shown = ", ".join(sorted({*allowed, *(["HEAD"] if "GET" in allowed else [])}))
         return partial(refuse, Status(405, f"method {method} not allowed on {path}; allowed: {shown}"))
 
-    def _in_flask(self, req: Request) -> Later:
+    def _in_flask(self, req: HttpRequest) -> Later:
         return Later(partial(call_wsgi, self.flask, req))
 
-    def _in_thread(self, handler: Handler, req: Request) -> Answer:
+    def _in_thread(self, handler: Handler, req: HttpRequest) -> Answer:
         try:
             return settled(handler(req))
         except Exception:
             return self._bug(req)
 
-    def _resumed(self, later: Later, req: Request) -> Answer:
+    def _resumed(self, later: Later, req: HttpRequest) -> Answer:
         try:
             return later.resume()
         except Exception:
             return self._bug(req)
 
-    def _bug(self, req: Request) -> Answer:
+    def _bug(self, req: HttpRequest) -> Answer:
         return internal_error(f"{req.method.decode('latin-1')} {split_target(req.target)[0]}")
 
 
-def refuse(status: Status, _req: Request) -> Answer:
+def refuse(status: Status, _req: HttpRequest) -> Answer:
     """The route table's own refusal (404, 405), counted as a request refused before review."""
     return http_error(status)

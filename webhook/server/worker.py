@@ -30,7 +30,7 @@ from ..serving.answer import Answer
 from .answers import CONTINUE, status_answer, whole
 from .calls import Pool
 from .conns import BUSY, LINGERING, READING, RECV, SMALL_REQUEST, WRITING, Conn, Slots, drain, half_close, watch
-from .http1 import Limits, Refusal, Request
+from .http1 import HttpRequest, Limits, Refusal
 from .site import Site
 
 _READ, _WRITE = selectors.EVENT_READ, selectors.EVENT_WRITE
@@ -41,11 +41,11 @@ TICK = 0.25  # seconds between looks at the connections' deadlines
 class WebhookWorker(Worker):
     alive: bool  # gunicorn's base worker sets it (and sockets, cfg, log, wsgi, nr, ppid: gunicorn/workers/base.py, 27.0)
     limits = Limits(max_body=7 * 1024 * 1024)
-    certificates: Any = None  # webhook/certs/serving.CertificateSource, set by serving.py's post_fork
+    certificates: Any = None  # webhook/certs/source.CertificateSource, set by launch.py's post_fork
     site: Site
 
     def load_wsgi(self) -> None:
-        """What gunicorn loaded (serving.py's `WebhookServer.load`) must be a Site, checked again
+        """What gunicorn loaded (launch.py's `WebhookServer.load`) must be a Site, checked again
         now (a hook or route added to Flask after the Site was made): else the worker fails to boot."""
         super().load_wsgi()
         if not isinstance(self.wsgi, Site):
@@ -224,7 +224,7 @@ class WebhookWorker(Worker):
             if conn in self.conns:
                 self._answer(conn, req, answer)
 
-    def _closes(self, req: Request, answer: Answer) -> bool:
+    def _closes(self, req: HttpRequest, answer: Answer) -> bool:
         """The one decision whether a connection closes after this answer, taken before its head
         goes out so that the head announces it: the client or the application asked, or the worker
         is stopping, has keep-alive off or keeps as many idle connections as gthread would
@@ -232,7 +232,7 @@ class WebhookWorker(Worker):
         max_idle = self.cfg.worker_connections - self.cfg.threads
         return not req.keep_alive or answer.closes or not self.alive or not self.cfg.keepalive or self.idle >= max_idle
 
-    def _answer(self, conn: Conn, req: Request, answer: Answer) -> None:
+    def _answer(self, conn: Conn, req: HttpRequest, answer: Answer) -> None:
         closes = self._closes(req, answer)
         self._send(conn, whole(answer, closes, req.version, with_body=req.method != b"HEAD"), keep=not closes)
 

@@ -16,7 +16,7 @@ from ..policies import LookupFailed, Lookups, NoLookups
 from ..policies.clusterfacts import ClusterFacts, NoFacts
 from ..policies.context import NotHere
 from ..policies.store import StoreLookups
-from ..settings.serve import ServeSettings
+from ..servesettings import ServeSettings
 from . import metrics
 
 log = logging.getLogger("servinggate.server")

@@ -9,7 +9,7 @@ import tempfile
 from typing import Any
 
 from ..config import ConfigError
-from ..settings.serve import ServeSettings
+from ..servesettings import ServeSettings
 from .answer import Answer
 
 

@@ -21,7 +21,7 @@ HEALTHY = Answer(200, b'{"status":"ok"}')
 
 
 def readiness(certificates: Any, *details: str) -> Answer:
-    """`/readyz` on either port (`certificates`: a certs.serving.CertificateSource); `details`
+    """`/readyz` on either port (`certificates`: a certs.source.CertificateSource); `details`
     are shown after the certificate's state and never decide it (empty ones are left out)."""
     ok, detail = certificates.ready()
     body = {"status": "ok" if ok else "not ready", "detail": "; ".join([detail, *filter(None, details)])}

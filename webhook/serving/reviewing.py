@@ -32,7 +32,7 @@ from ..featuregates import not_at
 from ..kubeversion import Chosen, Followed
 from ..policies import Context, Lookups, Registry, engine
 from ..policies.registry import Action
-from ..settings.serve import ServeSettings
+from ..servesettings import ServeSettings
 from . import metrics
 from .answer import JSON, Answer, Later
 from .lookups import CountingLookups, cluster_facts, default_lookups
@@ -102,7 +102,7 @@ class Reviewing:
 
 
 @dataclass(frozen=True, slots=True)
-class Outcome:
+class Judged:
     """One judged review: the request, its metric label, the decision (None: our own bug) and
     the answer to send."""
 
@@ -145,15 +145,15 @@ def answer_review(action: Action, reviewing: Reviewing, req: Request, started: f
     """A parsed review judged, recorded, logged and answered. When a lookup would have waited and
     `may_wait` is False: `Later`, with nothing recorded, whose `resume` judges the same request
     again, allowed to wait (the latency recorded then counts from `started`, the first try)."""
-    outcome = judge(action, req, reviewing, may_wait)
-    if outcome.decision is not None and outcome.decision.deferred:
+    judged = judge(action, req, reviewing, may_wait)
+    if judged.decision is not None and judged.decision.deferred:
         return Later(partial(_waited, action, reviewing, req, started))
-    payload = orjson.dumps(outcome.answer)
+    payload = orjson.dumps(judged.answer)
     elapsed = time.perf_counter() - started
-    record(reviewing.series[action], outcome, elapsed)
-    level = log_level(outcome, reviewing.quiet_level)
+    record(reviewing.series[action], judged, elapsed)
+    level = log_level(judged, reviewing.quiet_level)
     if review_log.isEnabledFor(level):
-        review_log.log(level, review_line(outcome, elapsed))
+        review_log.log(level, review_line(judged, elapsed))
     return Answer(200, payload)
 
 
@@ -164,10 +164,10 @@ def _waited(action: Action, reviewing: Reviewing, req: Request, started: float) 
     return answer
 
 
-def log_level(outcome: Outcome, quiet_level: int) -> int:
+def log_level(judged: Judged, quiet_level: int) -> int:
     """`info` for what a person reads the log for (a denial, our own error, audit findings);
     `quiet_level` (debug unless every review is to be logged) for an allowed review without them."""
-    decision = outcome.decision
+    decision = judged.decision
     if decision is None or not decision.allowed or decision.audit:
         return logging.INFO
     return quiet_level
@@ -181,7 +181,7 @@ def refused_review(action: Action, exc: ReviewError, uid: str) -> Answer:
     return Answer(200, orjson.dumps(error_response(uid, exc.api_version or "admission.k8s.io/v1", exc.code, exc.message, reason_for(exc.code))))
 
 
-def judge(action: Action, req: Request, reviewing: Reviewing, may_wait: bool = True) -> Outcome:
+def judge(action: Action, req: Request, reviewing: Reviewing, may_wait: bool = True) -> Judged:
     """The engine's decision and the answer built from it. The engine contains rule errors; an
     exception here is a bug of ours, logged and still answered as a review (code 500)."""
     # Metric labels come from a bounded set: the resources rules are registered for, else
@@ -201,39 +201,39 @@ def judge(action: Action, req: Request, reviewing: Reviewing, may_wait: bool = T
         answer = error_response(req.uid, req.api_version, 500, INTERNAL_ERROR, reason_for(500))
     else:
         answer = review_response(req, decision)
-    return Outcome(action, req, asked, resource, decision, answer)
+    return Judged(action, req, asked, resource, decision, answer)
 
 
-def record(series: Series, outcome: Outcome, elapsed: float) -> None:
+def record(series: Series, judged: Judged, elapsed: float) -> None:
     """A judged review in the metrics: rule crashes and verdicts, unmatched requests, the count
     by endpoint, resource, operation, verdict and code, and the latency."""
-    action, req, decision = outcome.action, outcome.req, outcome.decision
+    action, req, decision = judged.action, judged.req, judged.decision
     if decision is not None:
         if decision.crash is not None:
             metrics.child(metrics.RULE_ERRORS, decision.crash.rule).inc()
         for v in decision.verdicts:
             metrics.child(metrics.RULE_VERDICTS, v.rule, v.action, "pass" if v.passed else "fail").inc()
         if not decision.matched:
-            metrics.child(metrics.UNMATCHED, action, outcome.resource, req.operation).inc()
-    allowed = "true" if outcome.allowed else "false"
-    metrics.child(metrics.REQUESTS, action, outcome.resource, req.operation, allowed, str(outcome.code)).inc()
+            metrics.child(metrics.UNMATCHED, action, judged.resource, req.operation).inc()
+    allowed = "true" if judged.allowed else "false"
+    metrics.child(metrics.REQUESTS, action, judged.resource, req.operation, allowed, str(judged.code)).inc()
     series.latency.observe(elapsed)
 
 
-def review_line(outcome: Outcome, elapsed: float) -> dict[str, Any]:
+def review_line(judged: Judged, elapsed: float) -> dict[str, Any]:
     """The log line of a judged review; whatever it echoes from the request is clipped."""
-    req, decision = outcome.req, outcome.decision
+    req, decision = judged.req, judged.decision
     return {
         "msg": "review",
-        "endpoint": outcome.action,
+        "endpoint": judged.action,
         "uid": req.uid,
-        "resource": _clip(outcome.asked),
+        "resource": _clip(judged.asked),
         "object": _clip(req.display_name),
         "operation": req.operation,
         "dryRun": req.dry_run,
         "user": _clip(req.user_info.get("username")),
-        "allowed": outcome.allowed,
-        "code": outcome.code,
+        "allowed": judged.allowed,
+        "code": judged.code,
         "patchOps": len(decision.patch) if decision is not None else 0,
         "latencyMs": round(elapsed * 1000, 3),
         **(_decision_fields(decision) if decision is not None else {}),

@@ -14,9 +14,9 @@ import sys
 from pathlib import Path
 
 from ..certs.files import ensure_dev_certs
-from ..certs.serving import CertificateSource, require_client_certificates
+from ..certs.source import CertificateSource, require_client_certificates
 from ..config import ConfigError
-from ..settings.serve import ServeSettings
+from ..servesettings import ServeSettings
 from . import memory
 from .metricsport import prepare_metrics_dir
 

@@ -2,14 +2,14 @@
 
 Like `check` and `audit`, it reads a `serve` config file (the webhook's ConfigMap) and ignores
 that file's other keys, so `smoke --config` with the webhook's file reports the version the
-webhook judges by (`serve`'s settings are webhook/settings/serve.py, declarations only)."""
+webhook judges by (`serve`'s settings are webhook/servesettings.py, declarations only)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from ..config import KubernetesVersionSettings, KubeSettings, group
-from ..settings.serve import ServeSettings
+from ..servesettings import ServeSettings
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,20 @@ matchExpressions:
   {{- include "servinggate.excludedNamespaces" . | nindent 2 }}
 {{- end }}
 
+{{- define "servinggate.mutatingPolicyVersion" -}}
+{{- /* the version the opt-in gang's MutatingAdmissionPolicy is rendered at, "" when it is not */ -}}
+{{- $v1 := .Capabilities.APIVersions.Has "admissionregistration.k8s.io/v1/MutatingAdmissionPolicy" -}}
+{{- $beta := .Capabilities.APIVersions.Has "admissionregistration.k8s.io/v1beta1/MutatingAdmissionPolicy" -}}
+{{- if or (eq .Values.mutatingPolicy "on") (and (eq .Values.mutatingPolicy "auto") (or $v1 $beta)) -}}
+{{- ternary "v1beta1" "v1" (and $beta (not $v1)) -}}
+{{- end -}}
+{{- end }}
+
+{{- define "servinggate.gangFailurePolicy" -}}
+{{- /* Ignore where the policy mutates the opt-in gang's pods in the API server: pods-gang has nothing left to fail closed for */ -}}
+{{- if include "servinggate.mutatingPolicyVersion" . }}Ignore{{ else }}{{ .Values.mutating.failurePolicy }}{{ end -}}
+{{- end }}
+
 {{- define "servinggate.skipNamespaces" -}}
 {{- concat (list "kube-node-lease" "kube-system") (.Values.excludedNamespaces | default list) | uniq | sortAlpha | join "," }}
 {{- end }}

@@ -1,6 +1,6 @@
 """`python -m webhook reconcile`: keep pod deletion costs current from a watched cache.
 
-This module is the command (as serving.py is `serve`'s and ../plan/planning.py `plan`'s): it builds the
+This module is the command (as server/launch.py is `serve`'s and ../plan/planning.py `plan`'s): it builds the
 API client, checks once that the cluster answers and allows what the reconciler needs, discovers
 the third-party workload types, elects a leader if asked, wires the pieces to the API server
 (`Reconciler`) and runs them. The pieces live in their own modules:

@@ -1,9 +1,11 @@
-"""Settings of `serve`: its own groups (the listener, Kubernetes lookups, the review log) composed
-with the certificate group (webhook/certs/settings.py), the policy settings
-(webhook/policies/settings.py) and the shared groups of webhook/config.py, one field per concern.
+"""Settings of `serve`, whose config file `check`, `audit` and `smoke` read too
 
-Declarations only, below every command: `check`, `audit` and `smoke` read the webhook's config
-file too and must know its keys to ignore them.
+A layer of its own, below every command and above the packages its groups come from: the
+webhook's ConfigMap is read by `check`, `audit` and `smoke` too (they must know its keys to ignore
+them), and no command imports another. Its own groups (the listener, Kubernetes lookups, the
+review log) are composed with the certificate group (webhook/certs/settings.py), the policy
+settings (webhook/policies/settings.py) and the shared groups of webhook/config.py, one field per
+concern. Declarations only; the `setting()` machinery is webhook/config.py's.
 """
 
 from __future__ import annotations
@@ -11,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..certs.settings import CertSettings
-from ..config import (
+from .certs.settings import CertSettings
+from .config import (
     ConfigError,
     KubernetesVersionSettings,
     KubeSettings,
@@ -26,7 +28,7 @@ from ..config import (
     parse_bool,
     setting,
 )
-from ..policies.settings import PolicySettings
+from .policies.settings import PolicySettings
 
 
 @dataclass(frozen=True)

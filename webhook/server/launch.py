@@ -17,9 +17,9 @@ from gunicorn.glogging import Logger as GunicornLogger
 
 from .. import logs, plainhttp
 from ..config import ConfigError, parse_args
+from ..servesettings import ServeSettings
 from ..serving import memory, startup
 from ..serving.metricsport import plain_routes
-from ..settings.serve import ServeSettings
 
 
 class JsonLogger(GunicornLogger):
