@@ -37,13 +37,14 @@ import orjson
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from webhook.config import compose
-from webhook.scalein import planning, scoring  # noqa: E402
+from webhook.scalein import costs, decisions  # noqa: E402
 from webhook.scalein.cluster import Cluster, WorkloadTypes  # noqa: E402
-from webhook.scalein.events import Changed  # noqa: E402
-from webhook.scalein.health import Metrics  # noqa: E402
+from webhook.scalein.plan import planning  # noqa: E402
+from webhook.scalein.reconcile.events import Changed  # noqa: E402
+from webhook.scalein.reconcile.health import Metrics  # noqa: E402
+from webhook.scalein.reconcile.worker import Worker  # noqa: E402
+from webhook.scalein.reconcile.writequeue import WriteQueue  # noqa: E402
 from webhook.scalein.settings import COST_KEY, RECORD_KEY, ReconcileSettings, ScoringSettings  # noqa: E402
-from webhook.scalein.worker import Worker  # noqa: E402
-from webhook.scalein.writequeue import WriteQueue  # noqa: E402
 
 NPU = "huawei.com/Ascend910"
 HN_SIZE = 40  # nodes per tier-1 HyperNode
@@ -162,7 +163,7 @@ def main() -> None:
 def compaction(snap: dict, fill: str, steps: tuple[int, ...] = (250, 500, 1000, 2000, 4000, 8000, 12000, 16000, 20000, 24000, 28000)) -> None:
     """Remove the cheapest N scored pods under each scope; count whole nodes and HyperNodes freed.
     A third order, not the product's, is shown for comparison: HyperNode first (its emptiness
-    step and slot), then the node, the order scoring.py explains it did not take."""
+    step and slot), then the node, the order costs.py explains it did not take."""
     nodes, pods, hns = snap["nodes"]["items"], snap["pods"]["items"], snap["hypernodes"]["items"]
     freed: dict[str, list[tuple[int, int]]] = {}
     for scope in ("node", "hypernode", "hypernode-first"):
@@ -170,7 +171,7 @@ def compaction(snap: dict, fill: str, steps: tuple[int, ...] = (250, 500, 1000, 
         desired = c.desired_all()
         tie = {n: zlib.crc32(n.encode()) for n in c.nodes}
         if scope == "hypernode-first":
-            rank = {hn: scoring.hypernode_rank(*c.hypernode_usage(hn), hn) for hn in c.topology.members}
+            rank = {hn: costs.hypernode_rank(*c.hypernode_usage(hn), hn) for hn in c.topology.members}
             leaf = c.topology.leaf_of
             order = sorted(desired, key=lambda k: (-rank.get(leaf.get(c.pods[k].node, ""), 0), desired[k], tie[c.pods[k].node], k))
         else:
@@ -223,7 +224,7 @@ def timed(args: argparse.Namespace) -> None:
     for _ in range(3):
         t = time.perf_counter()
         desired = c.desired_all()
-        changes = sum(1 for k, v in desired.items() if c.cost_action(k, v).action != scoring.NONE)
+        changes = sum(1 for k, v in desired.items() if c.cost_action(k, v).action != decisions.NONE)
         runs.append(time.perf_counter() - t)
     print(f"full scoring pass ({len(desired)} costs + decisions):   {min(runs):8.3f} s  (best of 3; median {statistics.median(runs):.3f} s)")
     print(f"  pods needing a write on a fresh cluster:        {changes}")
@@ -253,7 +254,7 @@ def timed(args: argparse.Namespace) -> None:
         need = 0
         for n in touched:
             for k, v in c.desired_on(n).items():
-                if c.cost_action(k, v).action != scoring.NONE:
+                if c.cost_action(k, v).action != decisions.NONE:
                     need += 1
         times.append(time.perf_counter() - t)
         writes.append(need)

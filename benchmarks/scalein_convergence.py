@@ -18,7 +18,7 @@ on another of the fullest nodes that still fit it (where Volcano's binpack puts 
   convergence log line).
 
 The same run measures the reconciler as it was before the write queue, on an identical fresh
-cluster: the parent of the commit that added webhook/scalein/writequeue.py, exported with
+cluster: the parent of the commit that added webhook/scalein/reconcile/writequeue.py, exported with
 `git archive` (or --baseline-rev). Figures are printed side by side.
 
     .venv/bin/python benchmarks/scalein_convergence.py [--nodes 5000] [--npu-pods 40000] [--other-pods 110000]
@@ -52,7 +52,7 @@ from support import (
 )
 from support.procfs import status_kib  # noqa: E402
 
-from webhook.scalein import planning  # noqa: E402
+from webhook.scalein.plan import planning  # noqa: E402
 from webhook.scalein.settings import COST_KEY, ScoringSettings  # noqa: E402
 
 # ---- the fake API server, in a process of its own -------------------------------------------------
@@ -297,10 +297,14 @@ def print_table(rows: list[tuple[str, dict[str, Any]]], args: argparse.Namespace
 def baseline_source(rev: str | None, into: Path) -> str:
     if rev is None:
         added = subprocess.run(
-            ["git", "log", "--diff-filter=A", "--format=%H", "--", "webhook/scalein/writequeue.py"], cwd=REPO, capture_output=True, text=True, check=True
+            ["git", "log", "--diff-filter=A", "--format=%H", "--", "webhook/scalein/reconcile/writequeue.py"],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            check=True,
         ).stdout.split()
         if not added:
-            raise SystemExit("no commit adds webhook/scalein/writequeue.py here: pass --baseline-rev")
+            raise SystemExit("no commit adds webhook/scalein/reconcile/writequeue.py here: pass --baseline-rev")
         rev = added[-1] + "^"
     archive = subprocess.run(["git", "archive", rev, "webhook"], cwd=REPO, capture_output=True, check=True).stdout
     subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)

@@ -66,7 +66,7 @@ def test_the_layers_contract_refuses_an_import_back_up_a_sibling_import_and_an_u
     with open(tmp_path / "webhook" / "config.py", "a", encoding="utf-8") as fh:
         fh.write("\nfrom .policies import REGISTRY  # noqa: E402\n")
     with open(tmp_path / "webhook" / "check" / "cli.py", "a", encoding="utf-8") as fh:
-        fh.write("\nfrom ..scalein import ranking  # noqa: E402\n")
+        fh.write("\nfrom ..scalein.plan import ranking  # noqa: E402\n")
     (tmp_path / "webhook" / "stray.py").write_text('"""Belongs to no layer."""\n')
     code, out = _lint_imports(tmp_path)
     assert code == 1, out
@@ -74,6 +74,22 @@ def test_the_layers_contract_refuses_an_import_back_up_a_sibling_import_and_an_u
     assert "webhook.config is not allowed to import webhook.policies" in out
     assert "webhook.check is not allowed to import webhook.scalein" in out
     assert "webhook.stray" in out and "not listed as layers" in out
+
+
+def test_plan_and_the_reconciler_stay_apart(tmp_path):
+    """`plan` (webhook/scalein/plan/) and the reconciler (webhook/scalein/reconcile/) share the pure
+    core and nothing else: an import from one into the other breaks a contract, and so does the
+    core importing either."""
+    shutil.copytree(REPO / "webhook", tmp_path / "webhook", ignore=shutil.ignore_patterns("__pycache__", "*.json"))
+    shutil.copy(REPO / "pyproject.toml", tmp_path)
+    with open(tmp_path / "webhook" / "scalein" / "plan" / "ranking.py", "a", encoding="utf-8") as fh:
+        fh.write("\nfrom ..reconcile import contest  # noqa: E402\n")
+    with open(tmp_path / "webhook" / "scalein" / "costs.py", "a", encoding="utf-8") as fh:
+        fh.write("\nfrom .plan import rendering  # noqa: E402\n")
+    code, out = _lint_imports(tmp_path)
+    assert code == 1, out
+    assert "Scale-in: plan and reconcile do not import each other BROKEN" in out
+    assert "Scale-in: the shared core imports neither plan nor reconcile BROKEN" in out
 
 
 def test_no_bare_type_ignores_and_no_oversized_modules():

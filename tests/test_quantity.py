@@ -7,7 +7,7 @@ from decimal import Decimal
 import pytest
 
 from webhook.quantity import MAX_DIGITS, parse_quantity
-from webhook.scalein.scoring import quantity_units
+from webhook.scalein.accounting import quantity_units
 
 
 @pytest.mark.parametrize(

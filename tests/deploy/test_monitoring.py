@@ -24,7 +24,7 @@ from prometheus_client.utils import floatToGoString
 from webhook.audit.metrics import AuditMetrics
 from webhook.deploy import monitoring
 from webhook.deploy.configurations import registry_rules
-from webhook.scalein.health import Metrics as ScaleInMetrics
+from webhook.scalein.reconcile.health import Metrics as ScaleInMetrics
 from webhook.serving import metrics as server_metrics
 
 REPO = CHART.parents[1]

@@ -41,7 +41,7 @@ OWNERS = {
     "webhook/kube/watching.py": [(WEBHOOK_SA, EVERYWHERE)],
     "webhook/kube/leases.py": [(RECONCILER_SA, EVERYWHERE), (AUDITOR_SA, EVERYWHERE)],
     "webhook/certs/keeper.py": [(WEBHOOK_SA, {"base"})],
-    "webhook/scalein/planning.py": [],  # `plan` runs with the kubeconfig of whoever runs it
+    "webhook/scalein/plan/planning.py": [],  # `plan` runs with the kubeconfig of whoever runs it
     "webhook/kube/crds.py": [],  # `check --kubeconfig` lists CRDs with the kubeconfig of whoever runs it
     "webhook/scalein/": [(RECONCILER_SA, EVERYWHERE)],
     "webhook/audit/": [(AUDITOR_SA, EVERYWHERE)],
@@ -61,7 +61,7 @@ CUSTOM = {
     "webhook/kube/watching.py": _kept,
     "webhook/audit/listing.py": lambda: {(k.group, k.resource) for k in audited_kinds()} | _kept(),
     "webhook/audit/writing.py": lambda: {(audit_reports.GROUP, audit_reports.PLURAL)},
-    "webhook/scalein/watching.py": lambda: {(hypernode_topology.GROUP, hypernode_topology.PLURAL)},
+    "webhook/scalein/reconcile/watching.py": lambda: {(hypernode_topology.GROUP, hypernode_topology.PLURAL)},
 }
 
 
@@ -243,7 +243,7 @@ def granted(docs: list[dict]) -> set[tuple[str, str, str, str, str, str]]:
 def test_the_code_scan_finds_the_calls_we_know_of():
     calls = {(m, c.__name__, meth) for m, c, meth, _ in code_calls()}
     assert ("webhook/certs/keeper.py", "CoreV1Api", "create_namespaced_secret") in calls
-    assert ("webhook/scalein/patching.py", "CoreV1Api", "patch_namespaced_pod") in calls
+    assert ("webhook/scalein/reconcile/patching.py", "CoreV1Api", "patch_namespaced_pod") in calls
     assert ("webhook/kube/lookups.py", "CustomObjectsApi", "get_namespaced_custom_object") in calls
     assert ("webhook/kube/watching.py", "CustomObjectsApi", "list_cluster_custom_object") in calls
     assert ("workload.serving.volcano.sh", "modelservings") in looked_up_resources()

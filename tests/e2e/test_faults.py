@@ -162,7 +162,7 @@ def test_kthena_restarted_mid_scale_in_loses_nothing(cluster: Cluster, need, ser
 def test_apiserver_restarted_mid_scale_in_loses_nothing(cluster: Cluster, need, servinggate: OurWebhook, reconciler: OurReconciler, namespace: str) -> None:
     # Kthena rolls a half-deleted group back to Running when a delete fails while the API server is
     # down; its pods gone, it sums to 0. Our costs once ran below 0, so every live group summed lower
-    # and Kthena removed one of them instead (3 runs of 3); Kthena's pods get them above 0 now (scoring.summed)
+    # and Kthena removed one of them instead (3 runs of 3); Kthena's pods get them above 0 now (costs.summed)
     def fault(command: str) -> float:
         release(cluster, namespace)  # KWOK deletes the released pods at once: Kthena's cleanup meets the restart
         return restart(command)

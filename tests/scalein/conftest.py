@@ -9,7 +9,7 @@ import threading
 import pytest
 from fakes.apiserver import FakeAPI
 
-from webhook.scalein import reconciling
+from webhook.scalein.reconcile import reconciling
 from webhook.scalein.settings import ReconcileSettings
 
 

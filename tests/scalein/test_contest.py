@@ -10,14 +10,14 @@ import pytest
 
 from webhook.config import compose
 from webhook.scalein.cluster import Cluster, WorkloadTypes
-from webhook.scalein.contest import BACKING_OFF, CONTESTED, OVERWRITE, Contests
-from webhook.scalein.events import Answered, Changed, Event, Listed
-from webhook.scalein.health import Metrics
-from webhook.scalein.patching import PatchResult
+from webhook.scalein.reconcile.contest import BACKING_OFF, CONTESTED, OVERWRITE, Contests
+from webhook.scalein.reconcile.events import Answered, Changed, Event, Listed
+from webhook.scalein.reconcile.health import Metrics
+from webhook.scalein.reconcile.patching import PatchResult
+from webhook.scalein.reconcile.worker import Worker
+from webhook.scalein.reconcile.writequeue import WriteQueue
+from webhook.scalein.reconcile.writing import WriteAttempt
 from webhook.scalein.settings import COST_KEY, RECORD_KEY, ReconcileSettings
-from webhook.scalein.worker import Worker
-from webhook.scalein.writequeue import WriteQueue
-from webhook.scalein.writing import WriteAttempt
 
 
 class Clock:
@@ -204,10 +204,11 @@ class RefusingCore:
 def test_the_event_names_the_value_we_wanted_and_a_refusal_is_logged_once(s1, caplog):
     import threading
 
-    from webhook.scalein.cluster import pod_view, scoring
-    from webhook.scalein.notices import REASON, EventPoster
+    from webhook.scalein.accounting import AcceleratorMatcher
+    from webhook.scalein.cluster import pod_view
+    from webhook.scalein.reconcile.notices import REASON, EventPoster
 
-    pod = pod_view(s1["pods"]["items"][0], scoring.AcceleratorMatcher(["huawei.com/Ascend910*"]))
+    pod = pod_view(s1["pods"]["items"][0], AcceleratorMatcher(["huawei.com/Ascend910*"]))
     metrics = Metrics()
     ok = RefusingCore(0)
     poster = EventPoster(ok, COST_KEY, 3600, metrics, threading.Event(), "me")
@@ -247,12 +248,13 @@ def test_a_relist_forgets_the_pods_that_are_gone():
 def test_the_event_name_stays_within_253_characters_for_the_longest_pod_name(s1):
     import datetime as dt
 
-    from webhook.scalein.cluster import pod_view, scoring
-    from webhook.scalein.notices import contested_event
+    from webhook.scalein.accounting import AcceleratorMatcher
+    from webhook.scalein.cluster import pod_view
+    from webhook.scalein.reconcile.notices import contested_event
 
     raw = copy.deepcopy(s1["pods"]["items"][0])
     raw["metadata"]["name"] = "p" * 253
-    body = contested_event(pod_view(raw, scoring.AcceleratorMatcher(["x"])), COST_KEY, -1, "-2", 60, dt.datetime(2026, 1, 1))
+    body = contested_event(pod_view(raw, AcceleratorMatcher(["x"])), COST_KEY, -1, "-2", 60, dt.datetime(2026, 1, 1))
     assert len(body["metadata"]["name"]) == 253 and body["involvedObject"]["name"] == "p" * 253
     assert body["metadata"]["namespace"] == body["involvedObject"]["namespace"]  # the API server requires it
 

@@ -12,9 +12,10 @@ import pytest
 from support import REPO
 from support.topology import HYPERNODES, NODES, PODS, exact, hypernode, node, pod
 
-from webhook.scalein import planning, scoring, topology
+from webhook.scalein import costs, goints, topology
 from webhook.scalein.cluster import Cluster
-from webhook.scalein.ranking import contested_pods, hypernode_usage, node_usage
+from webhook.scalein.plan import planning
+from webhook.scalein.plan.ranking import contested_pods, hypernode_usage, node_usage
 from webhook.scalein.settings import COST_KEY, RECORD_KEY, ScoringSettings
 
 
@@ -88,7 +89,7 @@ def test_bad_topology_ranks_the_pod_by_node_alone_and_is_noted_once(hypernodes, 
     desired = c.desired_all()
     for key, value in desired.items():
         if c.pods[key].node in alone:  # rank 0: by its node's level and idle alone
-            assert value == scoring.in_hypernode(node_only[key], 0)
+            assert value == costs.in_hypernode(node_only[key], 0)
     c.replace_hypernodes(hypernodes)  # the same again: not logged twice
     assert sum(note in r.getMessage() for r in caplog.records) == 1
 
@@ -132,7 +133,7 @@ def test_malformed_hypernode_objects_are_skipped_never_fatal():
         [{"metadata": {}}, {"metadata": {"name": "z"}, "spec": "nope"}, {"metadata": {"name": "t"}, "spec": {"tier": "x", "members": [1, {"type": "Node"}]}}]
     )
     assert c.topology.leaf_of == {}
-    assert c.desired_all() == {k: scoring.in_hypernode(v, 0) for k, v in build([], compaction_scope="node").desired_all().items()}
+    assert c.desired_all() == {k: costs.in_hypernode(v, 0) for k, v in build([], compaction_scope="node").desired_all().items()}
 
 
 # ---- the cost order -----------------------------------------------------------------------------
@@ -142,8 +143,8 @@ def test_among_equally_full_nodes_the_emptier_hypernode_goes_first():
     node_scope = build(compaction_scope="node")
     by_node = order(node_scope)
     assert by_node[:2] == ["b4-0", "b4-1"]  # n4 is the emptiest node
-    costs = node_scope.desired_all()
-    assert costs["default/a2-0"] == costs["default/b3-0"]  # n2 and n3 tie by node
+    desired = node_scope.desired_all()
+    assert desired["default/a2-0"] == desired["default/b3-0"]  # n2 and n3 tie by node
     by_hn = order(build())  # auto: HyperNodes exist
     assert by_hn[:2] == ["b4-0", "b4-1"]  # the node's level still comes first
     assert by_hn[2:6] == [f"b3-{i}" for i in range(4)]  # then hn-b, the emptier HyperNode: it comes free
@@ -153,7 +154,7 @@ def test_among_equally_full_nodes_the_emptier_hypernode_goes_first():
 def test_auto_without_hypernodes_is_node_scope_and_hypernode_scope_without_any_ranks_by_node():
     by_node = build([], compaction_scope="node").desired_all()
     assert build([]).desired_all() == by_node
-    assert build([], compaction_scope="hypernode").desired_all() == {k: scoring.in_hypernode(v, 0) for k, v in by_node.items()}
+    assert build([], compaction_scope="hypernode").desired_all() == {k: costs.in_hypernode(v, 0) for k, v in by_node.items()}
     assert not build([]).by_hypernode and build().by_hypernode
 
 
@@ -162,12 +163,12 @@ def test_costs_stay_int32_and_at_most_minus_one():
     pods = [pod("lonely", "e0", 1)]
     c = build([hypernode("h", 1, {"regexMatch": {"pattern": "^e"}})], empty_hn, pods)
     (value,) = c.desired_all().values()
-    assert scoring.INT32_MIN <= scoring.MIN_HN_COST <= value <= -1
+    assert goints.INT32_MIN <= costs.MIN_HN_COST <= value <= -1
     for used in range(0, 41):
         for own in (1, 8):
             for name in ("a", "hn-b", "x" * 60):
-                v = scoring.in_hypernode(scoring.cost(min(used, 8), 8, own), scoring.hypernode_rank(used, 40, name))
-                assert scoring.MIN_HN_COST <= v <= -1
+                v = costs.in_hypernode(costs.cost(min(used, 8), 8, own), costs.hypernode_rank(used, 40, name))
+                assert costs.MIN_HN_COST <= v <= -1
 
 
 def test_a_pod_event_rewrites_its_hypernode_only_when_the_hypernode_changes_step():
@@ -282,9 +283,9 @@ def test_a_pod_deleted_and_rescheduled_at_a_step_boundary_does_not_rewrite_the_h
         assert c.delete_pod("default/new") == {"m0"}
         c.desired_on("m0")
     # a fresh view (plan, a restart) takes the plain step
-    assert scoring.hypernode_rank(41, 80, "h") // scoring.HN_SLOTS == 9
-    assert scoring.hypernode_rank(41, 80, "h", previous=10 * scoring.HN_SLOTS) // scoring.HN_SLOTS == 10
-    assert scoring.hypernode_rank(43, 80, "h", previous=10 * scoring.HN_SLOTS) // scoring.HN_SLOTS == 9  # 9.25: beyond
+    assert costs.hypernode_rank(41, 80, "h") // costs.HN_SLOTS == 9
+    assert costs.hypernode_rank(41, 80, "h", previous=10 * costs.HN_SLOTS) // costs.HN_SLOTS == 10
+    assert costs.hypernode_rank(43, 80, "h", previous=10 * costs.HN_SLOTS) // costs.HN_SLOTS == 9  # 9.25: beyond
 
 
 def test_the_cached_hypernode_use_follows_every_kind_of_event():

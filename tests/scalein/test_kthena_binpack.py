@@ -15,8 +15,9 @@ import pytest
 from support import REPO
 
 from webhook.kthena import LABEL_GROUP, LABEL_NAME, LABEL_ROLE, LABEL_ROLE_ID, MODELSERVING_API_VERSION
-from webhook.scalein import binpack, planning, scoring
-from webhook.scalein.ranking import Workload, build_plan
+from webhook.scalein import binpack, goints
+from webhook.scalein.plan import planning
+from webhook.scalein.plan.ranking import Workload, build_plan
 from webhook.scalein.settings import COST_KEY, ScoringSettings
 
 ASCEND = "huawei.com/Ascend910"
@@ -114,8 +115,8 @@ def order(w: Workload) -> list[str]:
     ],
 )
 def test_costs_are_read_as_each_controller_reads_them(raw, kthena, kube):
-    assert scoring.kthena_cost(raw) == kthena
-    assert scoring.parse_cost(raw) == kube
+    assert goints.kthena_cost(raw) == kthena
+    assert goints.parse_cost(raw) == kube
 
 
 def test_a_cost_kthena_reads_and_the_api_server_would_not_counts_in_the_sum():
@@ -126,9 +127,9 @@ def test_a_cost_kthena_reads_and_the_api_server_would_not_counts_in_the_sum():
 
 
 def test_sums_wrap_as_go_ints_do():
-    assert scoring.go_sum([2**62, 2**62]) == -(2**63)
-    assert scoring.go_sum([-(2**63), -1]) == 2**63 - 1
-    assert scoring.go_sum([3, -5]) == -2
+    assert goints.go_sum([2**62, 2**62]) == -(2**63)
+    assert goints.go_sum([-(2**63), -1]) == 2**63 - 1
+    assert goints.go_sum([3, -5]) == -2
 
 
 # ---- every pod Kthena's index holds counts ------------------------------------------------------------

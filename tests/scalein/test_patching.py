@@ -1,17 +1,21 @@
-"""The one write path of the reconciler (webhook/scalein/patching.py), shared by the worker and
-`reconcile --clear`: every answer of the API server becomes one outcome, and nothing raises."""
+"""The one write path of the reconciler (webhook/scalein/reconcile/patching.py), shared by the worker and
+`reconcile --clear`: every answer of the API server becomes one outcome, and nothing raises; and
+the guarded JSON Patches it sends, built there."""
 
 from __future__ import annotations
 
+import copy
 import socket
 import threading
 
+import jsonpatch
+import pytest
 from kubernetes import client
 
 from webhook.config import compose
-from webhook.scalein.health import Metrics
-from webhook.scalein.pacing import RateLimiter
-from webhook.scalein.patching import Patcher
+from webhook.scalein.reconcile.health import Metrics
+from webhook.scalein.reconcile.pacing import RateLimiter
+from webhook.scalein.reconcile.patching import Patcher, clear_patch, write_patch
 from webhook.scalein.settings import COST_KEY, RECORD_KEY
 
 KEY = "default/p"
@@ -90,7 +94,7 @@ def test_clear_decides_again_when_the_pod_changed_under_it(s1, fake_api):
     pod is read again, and only our record goes; their cost stays."""
     import copy
 
-    from webhook.scalein import reconciling
+    from webhook.scalein.reconcile import reconciling
     from webhook.scalein.settings import ReconcileSettings
 
     pods = copy.deepcopy(s1["pods"]["items"][:1])
@@ -106,3 +110,54 @@ def test_clear_decides_again_when_the_pod_changed_under_it(s1, fake_api):
     assert reconciling.run(compose(ReconcileSettings, health_port=0), api_client, threading.Event(), clear=True) == 0
     assert api.annotations(key) == {COST_KEY: "9"}
     assert [c.status for c in api.calls("PATCH", "/pods/")] == [422, 200]
+
+
+# ---- the patches, built where they are sent ---------------------------------------------------
+
+
+def doc(annotations, rv="7"):
+    meta = {"name": "p", "resourceVersion": rv}
+    if annotations is not None:
+        meta["annotations"] = annotations
+    return {"metadata": meta}
+
+
+@pytest.mark.parametrize("annotations", [None, {}, {"x": "y"}, {COST_KEY: "-1", RECORD_KEY: "-1"}, {COST_KEY: "5"}, {RECORD_KEY: "-1"}])
+def test_write_patch_applies_and_keeps_other_annotations(annotations):
+    d = doc(copy.deepcopy(annotations) if annotations else ({} if annotations == {} else None))
+    if annotations == {}:
+        d["metadata"].pop("annotations")  # the API server omits an empty map
+    ops = write_patch(d["metadata"].get("annotations"), "7", COST_KEY, RECORD_KEY, "-42")
+    out = jsonpatch.apply_patch(d, ops)
+    assert out["metadata"]["annotations"][COST_KEY] == out["metadata"]["annotations"][RECORD_KEY] == "-42"
+    for k, v in (annotations or {}).items():
+        if k not in (COST_KEY, RECORD_KEY):
+            assert out["metadata"]["annotations"][k] == v
+    assert all("~1" in o["path"] for o in ops if o["path"].startswith("/metadata/annotations/"))
+
+
+@pytest.mark.parametrize(
+    "seen, concurrent",
+    [
+        (None, lambda m: m.update(resourceVersion="8", annotations={"team": "x"})),  # map appeared
+        ({"x": "y"}, lambda m: m.update(resourceVersion="8", annotations={"x": "y", COST_KEY: "9"})),  # cost appeared
+        ({COST_KEY: "-1", RECORD_KEY: "-1"}, lambda m: m["annotations"].update({COST_KEY: "9"})),  # cost changed
+    ],
+)
+def test_write_patch_fails_on_a_concurrent_edit(seen, concurrent):
+    d = doc(copy.deepcopy(seen))
+    ops = write_patch(seen, "7", COST_KEY, RECORD_KEY, "-42")
+    concurrent(d["metadata"])
+    with pytest.raises(jsonpatch.JsonPatchException):
+        jsonpatch.apply_patch(d, ops)
+
+
+def test_clear_patch_removes_only_what_we_wrote():
+    ours = {COST_KEY: "-5", RECORD_KEY: "-5", "x": "y"}
+    out = jsonpatch.apply_patch(doc(dict(ours)), clear_patch(ours, COST_KEY, RECORD_KEY))
+    assert out["metadata"]["annotations"] == {"x": "y"}
+    theirs = {COST_KEY: "100", RECORD_KEY: "-5"}
+    out = jsonpatch.apply_patch(doc(dict(theirs)), clear_patch(theirs, COST_KEY, RECORD_KEY))
+    assert out["metadata"]["annotations"] == {COST_KEY: "100"}
+    assert clear_patch({COST_KEY: "100"}, COST_KEY, RECORD_KEY) == []
+    assert clear_patch(None, COST_KEY, RECORD_KEY) == []

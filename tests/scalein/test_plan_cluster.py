@@ -73,7 +73,7 @@ def test_svg_shows_affected_nodes_legend_costs_and_reasons(s2_path, tmp_path):
     assert "ModelServing sample" in texts and "removed (before)" in texts and "freed (after)" in texts and "idle device" in texts
     assert "ModelServing sample (default): sample-1  cost 2003976  - lowest summed cost 2003976 (next kept group: 4003992)" in texts
     # Workload colours come from the fixed palette, never the idle/freed/removed marks' colours.
-    from webhook.scalein.rendering import FREED, IDLE, PALETTE, REMOVED
+    from webhook.scalein.plan.rendering import FREED, IDLE, PALETTE, REMOVED
 
     workload_fills = fills - {IDLE, FREED, "#999999"}
     assert workload_fills and workload_fills <= set(PALETTE)

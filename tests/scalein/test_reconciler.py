@@ -15,7 +15,7 @@ from support import free_port
 
 from webhook.config import compose
 from webhook.kube.leases import LeaderElector
-from webhook.scalein import reconciling
+from webhook.scalein.reconcile import reconciling
 from webhook.scalein.settings import COST_KEY, RECORD_KEY, ReconcileSettings
 
 NODE_B = "-500005"  # S1: node-b 4/8 used, one NPU per pod -> 5 idle after removal
@@ -375,7 +375,8 @@ def test_lease_optimistic_concurrency_and_release(fake_api):
 def test_hypernodes_in_the_cluster_order_costs_by_hypernode_and_follow_its_edits(fake_api, running, waiter):
     from support.topology import HYPERNODES, NODES, PODS, exact, hypernode
 
-    from webhook.scalein import planning, scoring
+    from webhook.scalein import costs
+    from webhook.scalein.plan import planning
 
     api, api_client = fake_api(NODES, PODS)
     for hn in HYPERNODES:
@@ -390,13 +391,13 @@ def test_hypernodes_in_the_cluster_order_costs_by_hypernode_and_follow_its_edits
     api.add_custom(edited)
     want = {k: str(v) for k, v in planning.make_cluster(settings().scoring, NODES, PODS, [HYPERNODES[0], edited, HYPERNODES[2]]).desired_all().items()}
     waiter(lambda: converged(api, want), what="costs after the HyperNode edit")
-    assert api.annotations("default/b4-0")[COST_KEY] == str(scoring.in_hypernode(int(by_node["default/b4-0"]), 0))  # in no HyperNode now
+    assert api.annotations("default/b4-0")[COST_KEY] == str(costs.in_hypernode(int(by_node["default/b4-0"]), 0))  # in no HyperNode now
 
 
 def test_without_the_hypernode_crd_costs_order_by_node(fake_api, running, waiter):
     from support.topology import NODES, PODS
 
-    from webhook.scalein import planning
+    from webhook.scalein.plan import planning
 
     api, api_client = fake_api(NODES, PODS)
     r = running(settings(), api_client)
@@ -436,7 +437,7 @@ def test_a_writer_that_keeps_changing_a_cost_gets_one_overwrite_and_an_event(s1,
 def test_a_reconciler_not_allowed_to_read_hypernodes_orders_by_node(fake_api, running, waiter, caplog):
     from support.topology import HYPERNODES, NODES, PODS
 
-    from webhook.scalein import planning
+    from webhook.scalein.plan import planning
 
     api, api_client = fake_api(NODES, PODS)
     for hn in HYPERNODES:

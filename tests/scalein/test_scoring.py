@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import copy
 import itertools
 
-import jsonpatch
 import pytest
 
 from webhook.kthena import LABEL_GROUP as MS_GROUP
 from webhook.kthena import LABEL_ROLE as MS_ROLE
 from webhook.kthena import LABEL_ROLE_ID as MS_ROLE_ID
-from webhook.scalein import planning, scoring
+from webhook.scalein import accounting, costs, decisions, goints
 from webhook.scalein.cluster import Cluster, WorkloadTypes
-from webhook.scalein.settings import COST_KEY, RECORD_KEY, REMOVE_LAST_KEY, ScoringSettings
+from webhook.scalein.plan import planning
+from webhook.scalein.settings import REMOVE_LAST_KEY, ScoringSettings
 
 ASCEND = "huawei.com/Ascend910"
 
@@ -50,8 +49,8 @@ def test_s1_removes_deploy1_pods_on_the_node_with_idle_npus_first(s1):
     plan = {w.label.split()[1]: w for w in planning.build_plan(c)}
     order = [u.entries[0].pod for u in plan["deploy1"].units]
     assert [p.node for p in order] == ["node-b", "node-b", "node-a", "node-a"]
-    costs = [u.cost for u in plan["deploy1"].units]
-    assert costs[0] < costs[2] and costs[1] < costs[3]
+    unit_costs = [u.cost for u in plan["deploy1"].units]
+    assert unit_costs[0] < unit_costs[2] and unit_costs[1] < unit_costs[3]
     usage = {r["node"]: r for r in planning.node_usage(c, [plan["deploy1"]], 2)}
     assert (usage["node-b"]["before"], usage["node-b"]["after"]) == (4, 2)  # 6 idle after
     assert usage["node-a"]["after"] == usage["node-a"]["before"] == 4
@@ -107,8 +106,8 @@ def test_cost_is_strictly_monotone_in_utilization_bounded_and_int32():
     for total in (1, 2, 4, 8, 16, 31):
         for used in range(0, total + 1):
             for own in range(1, max(used, 1) + 1):
-                v = scoring.cost(used, total, own)
-                assert scoring.MIN_COST <= v <= 0 and scoring.INT32_MIN <= v <= scoring.INT32_MAX
+                v = costs.cost(used, total, own)
+                assert costs.MIN_COST <= v <= 0 and goints.INT32_MIN <= v <= goints.INT32_MAX
                 seen.append((used / total, total - used + own, v))
     for (u1, idle1, v1), (u2, idle2, v2) in itertools.combinations(seen, 2):
         if u1 < u2:
@@ -165,25 +164,25 @@ def test_effective_requests_count_accelerators_as_the_scheduler_does():
     """The counting is webhook/podrequests.py's (tests/test_podrequests.py, the scheduler's own
     cases); the reconciler's part: only accelerators, summed before they are rounded up to whole
     devices, none kept at 0."""
-    m = scoring.AcceleratorMatcher(["huawei.com/Ascend910*"])
+    m = accounting.AcceleratorMatcher(["huawei.com/Ascend910*"])
     r = lambda n: {"resources": {"requests": {ASCEND: str(n)}}}  # noqa: E731
     spec = {"containers": [r(2)], "initContainers": [dict(r(1), restartPolicy="Always"), r(2)]}
     # the sidecar adds to the sum (3); the later init container runs beside it (1 + 2 = 3)
-    assert scoring.effective_requests(spec, m) == {ASCEND: 3}
+    assert accounting.effective_requests(spec, m) == {ASCEND: 3}
     halves = {"containers": [r("500m"), {"resources": {"requests": {ASCEND: "500m", "cpu": "4", ASCEND + "-memory": "8"}}}]}
-    assert scoring.effective_requests(halves, m) == {ASCEND: 1}  # 1 device, not 2: summed, then rounded up
-    assert scoring.effective_requests({"containers": [r("1500m")]}, m) == {ASCEND: 2}
+    assert accounting.effective_requests(halves, m) == {ASCEND: 1}  # 1 device, not 2: summed, then rounded up
+    assert accounting.effective_requests({"containers": [r("1500m")]}, m) == {ASCEND: 2}
     # the overhead counts, whatever the containers request (addResourceList of PodRequests)
-    assert scoring.effective_requests({"containers": [{}], "overhead": {ASCEND: "1", "cpu": "250m"}}, m) == {ASCEND: 1}
+    assert accounting.effective_requests({"containers": [{}], "overhead": {ASCEND: "1", "cpu": "250m"}}, m) == {ASCEND: 1}
     limits_only = {"containers": [{"resources": {"limits": {ASCEND: "2"}}}]}
-    assert scoring.effective_requests(limits_only, m) == {ASCEND: 2}  # as the API server defaults the pod
-    assert scoring.effective_requests({"containers": [r(0)]}, m) == {}
+    assert accounting.effective_requests(limits_only, m) == {ASCEND: 2}  # as the API server defaults the pod
+    assert accounting.effective_requests({"containers": [r(0)]}, m) == {}
     # pod-level resources take only cpu, memory and hugepages: never an accelerator
-    assert scoring.effective_requests({"containers": [r(1)], "resources": {"requests": {ASCEND: "8", "cpu": "1"}}}, m) == {ASCEND: 1}
+    assert accounting.effective_requests({"containers": [r(1)], "resources": {"requests": {ASCEND: "8", "cpu": "1"}}}, m) == {ASCEND: 1}
 
 
 def test_accelerator_patterns_and_companions():
-    m = scoring.AcceleratorMatcher(ScoringSettings().accelerator_resources)
+    m = accounting.AcceleratorMatcher(ScoringSettings().accelerator_resources)
     for name in (
         "huawei.com/Ascend910",
         "huawei.com/Ascend910B3",
@@ -195,15 +194,15 @@ def test_accelerator_patterns_and_companions():
         assert m(name), name
     for name in ("huawei.com/Ascend910B3-memory", "huawei.com/Ascend910B3-core", "cpu", "nvidia.com/gpumem"):
         assert not m(name), name
-    assert scoring.AcceleratorMatcher(["huawei.com/Ascend910B3-memory"])("huawei.com/Ascend910B3-memory")
+    assert accounting.AcceleratorMatcher(["huawei.com/Ascend910B3-memory"])("huawei.com/Ascend910B3-memory")
 
 
 def test_quantity_and_cost_parsing():
-    assert [scoring.quantity_units(q) for q in ("8", "1k", "500m", "2Ki", "bad", "-1")] == [8, 1000, 1, 2048, 0, 0]
-    assert [scoring.parse_cost(v) for v in ("0", "-5", "+5", "007", "", "x", "2147483648", "-2147483648")] == [0, -5, None, None, None, None, None, -2147483648]
+    assert [accounting.quantity_units(q) for q in ("8", "1k", "500m", "2Ki", "bad", "-1")] == [8, 1000, 1, 2048, 0, 0]
+    assert [goints.parse_cost(v) for v in ("0", "-5", "+5", "007", "", "x", "2147483648", "-2147483648")] == [0, -5, None, None, None, None, None, -2147483648]
 
 
-# ---- ownership and patches --------------------------------------------------------------------
+# ---- who owns a value ------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -220,55 +219,7 @@ def test_quantity_and_cost_parsing():
     ],
 )
 def test_decide(current, record, priority, action):
-    assert scoring.decide(current, record, -500005, priority).action == action
-
-
-def doc(annotations, rv="7"):
-    meta = {"name": "p", "resourceVersion": rv}
-    if annotations is not None:
-        meta["annotations"] = annotations
-    return {"metadata": meta}
-
-
-@pytest.mark.parametrize("annotations", [None, {}, {"x": "y"}, {COST_KEY: "-1", RECORD_KEY: "-1"}, {COST_KEY: "5"}, {RECORD_KEY: "-1"}])
-def test_write_patch_applies_and_keeps_other_annotations(annotations):
-    d = doc(copy.deepcopy(annotations) if annotations else ({} if annotations == {} else None))
-    if annotations == {}:
-        d["metadata"].pop("annotations")  # the API server omits an empty map
-    ops = scoring.write_patch(d["metadata"].get("annotations"), "7", COST_KEY, RECORD_KEY, "-42")
-    out = jsonpatch.apply_patch(d, ops)
-    assert out["metadata"]["annotations"][COST_KEY] == out["metadata"]["annotations"][RECORD_KEY] == "-42"
-    for k, v in (annotations or {}).items():
-        if k not in (COST_KEY, RECORD_KEY):
-            assert out["metadata"]["annotations"][k] == v
-    assert all("~1" in o["path"] for o in ops if o["path"].startswith("/metadata/annotations/"))
-
-
-@pytest.mark.parametrize(
-    "seen, concurrent",
-    [
-        (None, lambda m: m.update(resourceVersion="8", annotations={"team": "x"})),  # map appeared
-        ({"x": "y"}, lambda m: m.update(resourceVersion="8", annotations={"x": "y", COST_KEY: "9"})),  # cost appeared
-        ({COST_KEY: "-1", RECORD_KEY: "-1"}, lambda m: m["annotations"].update({COST_KEY: "9"})),  # cost changed
-    ],
-)
-def test_write_patch_fails_on_a_concurrent_edit(seen, concurrent):
-    d = doc(copy.deepcopy(seen))
-    ops = scoring.write_patch(seen, "7", COST_KEY, RECORD_KEY, "-42")
-    concurrent(d["metadata"])
-    with pytest.raises(jsonpatch.JsonPatchException):
-        jsonpatch.apply_patch(d, ops)
-
-
-def test_clear_patch_removes_only_what_we_wrote():
-    ours = {COST_KEY: "-5", RECORD_KEY: "-5", "x": "y"}
-    out = jsonpatch.apply_patch(doc(dict(ours)), scoring.clear_patch(ours, COST_KEY, RECORD_KEY))
-    assert out["metadata"]["annotations"] == {"x": "y"}
-    theirs = {COST_KEY: "100", RECORD_KEY: "-5"}
-    out = jsonpatch.apply_patch(doc(dict(theirs)), scoring.clear_patch(theirs, COST_KEY, RECORD_KEY))
-    assert out["metadata"]["annotations"] == {COST_KEY: "100"}
-    assert scoring.clear_patch({COST_KEY: "100"}, COST_KEY, RECORD_KEY) == []
-    assert scoring.clear_patch(None, COST_KEY, RECORD_KEY) == []
+    assert decisions.decide(current, record, -500005, priority).action == action
 
 
 # ---- remove-last: the pod its owner wants kept ---------------------------------------------------
@@ -294,9 +245,9 @@ def test_remove_last_pod_gets_the_top_cost_and_still_counts_toward_its_node():
         ready(protect(pod("typo", "full", 0), "yes")),
     ]
     desired = build(nodes, pods).desired_all()
-    assert desired["default/keep"] == scoring.REMOVE_LAST_COST == scoring.INT32_MAX
-    assert desired["default/next-to-it"] == scoring.cost(2, 8, 1)  # the protected pod's device still counts
-    assert desired["default/b"] == desired["default/c"] == scoring.cost(8, 8, 4)
+    assert desired["default/keep"] == costs.REMOVE_LAST_COST == goints.INT32_MAX
+    assert desired["default/next-to-it"] == costs.cost(2, 8, 1)  # the protected pod's device still counts
+    assert desired["default/b"] == desired["default/c"] == costs.cost(8, 8, 4)
     assert "default/typo" not in desired  # no accelerator: not scored, annotation or not
 
 
@@ -335,5 +286,5 @@ def test_remove_last_in_a_modelserving_keeps_its_whole_servinggroup():
     c = build(nodes, pods)
     assert groups(c) == ["llm-1", "llm-0"]
     llm0 = planning.build_plan(c)[0].units[1]
-    assert llm0.cost == scoring.REMOVE_LAST_COST + scoring.summed(scoring.cost(4, 8, 2), hypernode=False) > 0
+    assert llm0.cost == costs.REMOVE_LAST_COST + costs.summed(costs.cost(4, 8, 2), hypernode=False) > 0
     assert [e.remove_last for e in llm0.entries] == [False, True]

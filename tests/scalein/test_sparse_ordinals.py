@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from webhook.kthena import LABEL_GROUP, LABEL_NAME, LABEL_ROLE, LABEL_ROLE_ID
-from webhook.scalein import planning
-from webhook.scalein.ranking import _ordinal
+from webhook.scalein.plan import planning
+from webhook.scalein.plan.ranking import _ordinal
 
 
 def _scoring_helpers():

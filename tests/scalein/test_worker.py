@@ -11,13 +11,13 @@ import pytest
 
 from webhook.config import compose
 from webhook.scalein.cluster import Cluster, WorkloadTypes
-from webhook.scalein.events import Answered, Changed, Event, Listed, Resync, Stopping
-from webhook.scalein.health import Metrics
-from webhook.scalein.patching import PatchResult
+from webhook.scalein.reconcile.events import Answered, Changed, Event, Listed, Resync, Stopping
+from webhook.scalein.reconcile.health import Metrics
+from webhook.scalein.reconcile.patching import PatchResult
+from webhook.scalein.reconcile.worker import Worker
+from webhook.scalein.reconcile.writequeue import WriteQueue
+from webhook.scalein.reconcile.writing import WriteAttempt
 from webhook.scalein.settings import COST_KEY, RECORD_KEY, ReconcileSettings
-from webhook.scalein.worker import Worker
-from webhook.scalein.writequeue import WriteQueue
-from webhook.scalein.writing import WriteAttempt
 
 NODE_B = -500005  # S1: node-b 4/8 used, one NPU per pod -> 5 idle after removal
 NODE_A = -1  # S1: node-a full

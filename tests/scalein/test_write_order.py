@@ -12,13 +12,14 @@ import urllib.request
 from support import free_port
 
 from webhook.config import compose
-from webhook.scalein import reconciling, scoring
+from webhook.scalein import costs
+from webhook.scalein.reconcile import reconciling
 from webhook.scalein.settings import COST_KEY, RECORD_KEY, REMOVE_LAST_KEY, ReconcileSettings
 
 NPU = "huawei.com/Ascend910"
-ALONE = str(scoring.cost(1, 8, 1))  # one 1-NPU pod on an 8-NPU node: -875008
-HALF = str(scoring.cost(4, 8, 1))  # -500005
-FULL = str(scoring.cost(8, 8, 1))  # -1
+ALONE = str(costs.cost(1, 8, 1))  # one 1-NPU pod on an 8-NPU node: -875008
+HALF = str(costs.cost(4, 8, 1))  # -500005
+FULL = str(costs.cost(8, 8, 1))  # -1
 
 
 def settings(**kw) -> ReconcileSettings:
@@ -100,7 +101,7 @@ def test_a_queued_write_keeps_the_latest_value_and_is_dropped_once_it_no_longer_
         r = running(settings(), api_client)
         waiter(lambda: api.writes_waiting == 4 and r.rec.writes.size() == len(pods) - 4, what="4 writes held, the rest queued")
         api.delete_pod("default/t-0")  # target: 7 of 8 used; t-1..t-7 waited at -1, now need 7/8's cost
-        after = str(scoring.cost(7, 8, 1))
+        after = str(costs.cost(7, 8, 1))
         api.edit_pod("default/t-1", lambda p: p["metadata"].setdefault("annotations", {}).update({COST_KEY: after, RECORD_KEY: after}))
 
         def queued() -> dict[str, int]:
@@ -196,7 +197,7 @@ def test_remove_last_is_written_and_follows_the_annotation(s1, fake_api, running
     api, api_client = fake_api(s1["nodes"]["items"], pods)
     running(settings(), api_client)
     first, second = (f"default/{p['metadata']['name']}" for p in pods[:2])
-    top = str(scoring.REMOVE_LAST_COST)
+    top = str(costs.REMOVE_LAST_COST)
     waiter(lambda: api.annotations(first).get(COST_KEY) == top, what="the protected pod's top cost")
     waiter(lambda: COST_KEY in api.annotations(second), what="the others' costs")
     api.edit_pod(second, lambda p: p["metadata"].setdefault("annotations", {}).update({REMOVE_LAST_KEY: "true"}))

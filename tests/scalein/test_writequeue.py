@@ -1,11 +1,11 @@
-"""The write queue on its own (webhook/scalein/writequeue.py): which write goes next, one entry
+"""The write queue on its own (webhook/scalein/reconcile/writequeue.py): which write goes next, one entry
 per pod with its newest value, drops, and writes in flight. A fake clock, no threads."""
 
 from __future__ import annotations
 
 import threading
 
-from webhook.scalein.writequeue import WriteQueue
+from webhook.scalein.reconcile.writequeue import WriteQueue
 
 
 class Clock:
@@ -41,7 +41,7 @@ def test_the_backlog_drains_lowest_cost_first_whatever_the_names():
 
 
 def test_costs_above_zero_drain_highest_first_and_farthest_from_zero_leads():
-    """A pod not yet written counts as 0. Kthena's pods carry costs above 0 (scoring.summed), so
+    """A pod not yet written counts as 0. Kthena's pods carry costs above 0 (costs.summed), so
     there the highest go first and the groups left unwritten are the cheapest; below 0 the lowest
     go first. Mixed, the cost farthest from 0 leads."""
     q, _ = queue()

@@ -1,5 +1,5 @@
 """One way to read a resource from the API server, for every reader: the webhook's lookups
-(kube/watching.py), the reconciler's cache (scalein/watching.py) and `audit`'s pages
+(kube/watching.py), the reconciler's cache (scalein/reconcile/watching.py) and `audit`'s pages
 (audit/listing.py).
 
 `pages` lists a resource in pages of 500 (`limit`, then `continue` tokens), each decoded straight

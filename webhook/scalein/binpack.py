@@ -40,7 +40,7 @@ from typing import Any, Protocol
 
 from ..kthena import LABEL_ROLE, LABEL_ROLE_ID
 from ..shapes import as_dict
-from .scoring import INT64_MAX, INT64_MIN, go_int
+from .goints import INT64_MAX, INT64_MIN, go_int
 
 
 class ServingPod(Protocol):

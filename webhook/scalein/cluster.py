@@ -11,7 +11,7 @@ from typing import Any
 
 from ..admission.review import plural_of
 from ..kthena import LABEL_GROUP
-from . import binpack, scoring, topology
+from . import accounting, binpack, controllers, costs, decisions, topology
 from .settings import RECORD_KEY, REMOVE_LAST_KEY, ScoringSettings
 
 log = logging.getLogger("servinggate.scalein")
@@ -55,12 +55,12 @@ class NodeView:
     labels: dict[str, str] = field(default_factory=dict)
 
 
-def pod_view(pod: Mapping[str, Any], is_accel: scoring.AcceleratorMatcher, accel: dict[str, int] | None = None) -> PodView:
+def pod_view(pod: Mapping[str, Any], is_accel: accounting.AcceleratorMatcher, accel: dict[str, int] | None = None) -> PodView:
     meta = pod.get("metadata") or {}
     spec = pod.get("spec") or {}
     status = pod.get("status") or {}
     if accel is None:
-        accel = scoring.effective_requests(spec, is_accel)
+        accel = accounting.effective_requests(spec, is_accel)
     ready, since = False, ""
     for cond in status.get("conditions") or ():
         if cond.get("type") == "Ready":
@@ -77,9 +77,9 @@ def pod_view(pod: Mapping[str, Any], is_accel: scoring.AcceleratorMatcher, accel
         resource_version=meta.get("resourceVersion") or "",
         node=spec.get("nodeName") or "",
         phase=status.get("phase") or "Pending",
-        holds=scoring.holds_devices(pod),
+        holds=accounting.holds_devices(pod),
         accel=accel,
-        owner=scoring.controller_ref(pod),
+        owner=controllers.controller_ref(pod),
         annotations=meta.get("annotations"),
         labels=meta.get("labels") or {},
         ready=ready,
@@ -91,9 +91,9 @@ def pod_view(pod: Mapping[str, Any], is_accel: scoring.AcceleratorMatcher, accel
     )
 
 
-def node_view(node: Mapping[str, Any], is_accel: scoring.AcceleratorMatcher) -> NodeView:
+def node_view(node: Mapping[str, Any], is_accel: accounting.AcceleratorMatcher) -> NodeView:
     meta = node.get("metadata") or {}
-    accel = scoring.node_accelerators(node, is_accel)
+    accel = accounting.node_accelerators(node, is_accel)
     return NodeView(name=meta.get("name") or "", accel=accel, total=sum(accel.values()), labels=meta.get("labels") or {})
 
 
@@ -102,7 +102,7 @@ class WorkloadTypes:
     resolved to (group, kind) through API discovery (or, offline, guessed from the plural)."""
 
     def __init__(self, third_party: Iterable[tuple[str, str]] = (), guess: Iterable[tuple[str, str, str]] = ()):
-        self.kinds = set(scoring.BUILTIN_TYPES) | set(third_party)
+        self.kinds = set(controllers.BUILTIN_TYPES) | set(third_party)
         self.guess = {(g, r) for g, _, r in guess}
         self._seen: dict[tuple[str, str], bool] = {}
 
@@ -116,10 +116,10 @@ class WorkloadTypes:
 
     def summed(self, owner: tuple[str, str, str] | None) -> bool:
         """Its controller sums its pods' costs per unit (Kthena's ModelServing)."""
-        return owner is not None and (scoring.group_of(owner[0]), owner[1]) in scoring.SUMMED_TYPES
+        return owner is not None and (controllers.group_of(owner[0]), owner[1]) in controllers.SUMMED_TYPES
 
     def _decide(self, owner: tuple[str, str, str]) -> bool:
-        group, kind = scoring.group_of(owner[0]), owner[1]
+        group, kind = controllers.group_of(owner[0]), owner[1]
         if (group, kind) in self.kinds:
             return True
         if self.guess:
@@ -133,14 +133,14 @@ class Cluster:
     """Nodes, pods and HyperNodes by name, pods indexed by node. Mutators return the nodes whose
     pods must be re-scored; `desired_on` scores one node's pods.
 
-    In HyperNode scope a node's costs also depend on its HyperNode's use (scoring.hypernode_rank):
+    In HyperNode scope a node's costs also depend on its HyperNode's use (costs.hypernode_rank):
     the rank each HyperNode's costs were last computed with is kept, and a mutation that moves a
     HyperNode to another rank returns all of its nodes; otherwise only the node it touched."""
 
     def __init__(self, settings: ScoringSettings, types: WorkloadTypes):
         self.settings = settings
         self.types = types
-        self.is_accel = scoring.AcceleratorMatcher(settings.accelerator_resources)
+        self.is_accel = accounting.AcceleratorMatcher(settings.accelerator_resources)
         self.nodes: dict[str, NodeView] = {}
         self.pods: dict[str, PodView] = {}
         self.by_node: dict[str, set[str]] = {}
@@ -211,7 +211,7 @@ class Cluster:
 
     def _rank(self, hn: str) -> int:
         used, total = self.hypernode_usage(hn)
-        return scoring.hypernode_rank(used, total, hn, self._hn_rank.get(hn))
+        return costs.hypernode_rank(used, total, hn, self._hn_rank.get(hn))
 
     def _changed(self, touched: set[str], allocatable: bool = False) -> set[str]:
         """Update the cached use of the touched nodes (and of their HyperNodes, by the difference);
@@ -270,7 +270,7 @@ class Cluster:
         and a container's requests cannot change into an accelerator later. A ServingGroup's pod
         without accelerators gets no cost either, but Kthena sums whatever cost it carries and
         reads its state (binpack_scaledown.go), so `plan` must see it."""
-        accel = scoring.effective_requests(pod.get("spec") or {}, self.is_accel)
+        accel = accounting.effective_requests(pod.get("spec") or {}, self.is_accel)
         if not accel and LABEL_GROUP not in ((pod.get("metadata") or {}).get("labels") or {}):
             meta = pod.get("metadata") or {}
             key = f"{meta.get('namespace') or ''}/{meta.get('name') or ''}"
@@ -364,11 +364,11 @@ class Cluster:
             own = units.get(p.key, 0)
             if own and p.holds and self.types.scored(p.owner):
                 if p.remove_last:
-                    out[p.key] = scoring.REMOVE_LAST_COST
+                    out[p.key] = costs.REMOVE_LAST_COST
                 else:
-                    c = scoring.cost(used, node.total, own)
-                    c = scoring.in_hypernode(c, rank) if scoped else c
-                    out[p.key] = scoring.summed(c, scoped) if self.types.summed(p.owner) else c
+                    c = costs.cost(used, node.total, own)
+                    c = costs.in_hypernode(c, rank) if scoped else c
+                    out[p.key] = costs.summed(c, scoped) if self.types.summed(p.owner) else c
         return out
 
     def desired_all(self) -> dict[str, int]:
@@ -377,6 +377,6 @@ class Cluster:
             out.update(self.desired_on(name))
         return out
 
-    def cost_action(self, key: str, desired: int) -> scoring.CostAction:
+    def cost_action(self, key: str, desired: int) -> decisions.CostAction:
         pod = self.pods[key]
-        return scoring.decide(pod.annotation(self.settings.score_annotation_key), pod.annotation(RECORD_KEY), desired, self.settings.scale_in_priority)
+        return decisions.decide(pod.annotation(self.settings.score_annotation_key), pod.annotation(RECORD_KEY), desired, self.settings.scale_in_priority)

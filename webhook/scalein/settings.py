@@ -12,7 +12,7 @@ from ..config import ConfigError, KubeSettings, LogSettings, choice, csv_list, g
 COST_KEY = "controller.kubernetes.io/pod-deletion-cost"
 KNOWN_COST_KEYS = (COST_KEY, "openvessel.io/workload-balancer-score")
 RECORD_KEY = "servinggate.io/deletion-cost"
-REMOVE_LAST_KEY = "servinggate.io/remove-last"  # "true": the pod gets scoring.REMOVE_LAST_COST
+REMOVE_LAST_KEY = "servinggate.io/remove-last"  # "true": the pod gets costs.REMOVE_LAST_COST
 
 DEFAULT_ACCELERATORS = ("huawei.com/Ascend910*", "huawei.com/Ascend310*", "huawei.com/ascend-310", "huawei.com/ascend-1980", "nvidia.com/gpu")
 

@@ -11,8 +11,8 @@ from collections.abc import Callable
 
 import prometheus_client as prom
 
-from .. import plainhttp
-from ..kube.reflector import ReflectorMetrics
+from ... import plainhttp
+from ...kube.reflector import ReflectorMetrics
 
 
 class Metrics:

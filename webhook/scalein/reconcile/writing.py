@@ -17,10 +17,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from . import scoring
+from ..settings import RECORD_KEY, ReconcileSettings
 from .health import Metrics
-from .patching import Patcher, PatchResult
-from .settings import RECORD_KEY, ReconcileSettings
+from .patching import Patcher, PatchResult, write_patch
 from .writequeue import Pending, WriteQueue
 
 log = logging.getLogger("servinggate.scalein")
@@ -82,7 +81,7 @@ class Writers:
             self.metrics.skips.labels("not-leader").inc()
             return WriteAttempt(entry, None)
         s = self.settings
-        ops = scoring.write_patch(entry.annotations, entry.resource_version, s.scoring.score_annotation_key, RECORD_KEY, str(entry.value))
+        ops = write_patch(entry.annotations, entry.resource_version, s.scoring.score_annotation_key, RECORD_KEY, str(entry.value))
         outcome = self.patcher.send(entry.key, ops, entry.purpose, paced=False)
         if outcome.status == "written":
             if entry.event_at is not None:

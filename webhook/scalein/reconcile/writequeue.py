@@ -14,7 +14,7 @@ Two lanes:
 - the backlog lane: everything a full pass finds (start, relist, resync) and pods still waiting
   there whatever happens to them meanwhile, the cost farthest from 0 first. A pod not written yet
   counts as 0: below 0 (most pods) that is after every pod already written, so the lowest, the
-  pods a scale-in removes first, go first; above 0 (the pods Kthena sums, scoring.summed) it is
+  pods a scale-in removes first, go first; above 0 (the pods Kthena sums, costs.summed) it is
   before them, so the highest go first and the groups still unwritten are the cheapest.
 
 The event lane goes first, except that while both hold entries every BACKLOG_SHARE-th write goes

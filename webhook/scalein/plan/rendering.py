@@ -6,9 +6,9 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from .cluster import Cluster
+from ..cluster import Cluster
+from ..settings import ScoringSettings
 from .ranking import Entry, Unit, Workload
-from .settings import ScoringSettings
 
 
 def settings_summary(s: ScoringSettings) -> dict[str, Any]:

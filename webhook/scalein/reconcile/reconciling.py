@@ -1,11 +1,11 @@
 """`python -m webhook reconcile`: keep pod deletion costs current from a watched cache.
 
-This module is the command (as server/launch.py is `serve`'s and planning.py `plan`'s): it builds the
+This module is the command (as server/launch.py is `serve`'s and ../plan/planning.py `plan`'s): it builds the
 API client, checks once that the cluster answers and allows what the reconciler needs, discovers
 the third-party workload types, elects a leader if asked, wires the pieces to the API server
 (`Reconciler`) and runs them. The pieces live in their own modules:
 
-- watching.py: one reflector (../kube/reflector.py) per kind (Nodes, Pods, HyperNodes) feeding a queue of events (events.py);
+- watching.py: one reflector (../../kube/reflector.py) per kind (Nodes, Pods, HyperNodes) feeding a queue of events (events.py);
 - worker.py: the worker that owns the cache, re-scores only what an event touches and
   decides what to write;
 - writequeue.py: the pending writes, one per pod with its latest cost, events before the
@@ -14,7 +14,7 @@ the third-party workload types, elects a leader if asked, wires the pieces to th
 - patching.py: the rate-limited, `test`-guarded JSON Patch shared by the writers and `--clear`;
 - contest.py (pure) and notices.py: backing off from another writer of the cost, and the Event
   that says so;
-- ../kube/leases.py: the Lease loop (--leader-elect), shared with `audit`;
+- ../../kube/leases.py: the Lease loop (--leader-elect), shared with `audit`;
 - health.py: the metrics and the /healthz + /metrics endpoint.
 
 All Kubernetes I/O goes through the official client."""
@@ -34,18 +34,18 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import HTTPError
 
-from .. import config, logs
-from ..kube import ApiCall, KubeAccessError, describe_api_error, load_api_client
-from ..kube.leases import LeaderElector
-from ..kube.reflector import MAX_BACKOFF
-from ..kube.responses import json_body
-from .cluster import Cluster, WorkloadTypes
+from ... import config, logs
+from ...kube import ApiCall, KubeAccessError, describe_api_error, load_api_client
+from ...kube.leases import LeaderElector
+from ...kube.reflector import MAX_BACKOFF
+from ...kube.responses import json_body
+from ..cluster import Cluster, WorkloadTypes
+from ..settings import ReconcileSettings
 from .events import RESOURCES, Answered, Event, Resync, Stopping
 from .health import Metrics, serve_health
 from .notices import EventPoster
 from .pacing import RateLimiter
 from .patching import Patcher, clear_costs
-from .settings import ReconcileSettings
 from .watching import Watcher
 from .worker import Worker
 from .writequeue import WriteQueue

@@ -5,30 +5,72 @@ answers apart: written (the pod as the server now has it), gone (404), changed s
 (409, or 422 from a failed `test`: read again and decide afresh, never resend blindly),
 throttled (429 with Retry-After) and failed (anything else, network errors included). `Patcher`
 sends, classifies and counts; the caller decides what an outcome means for it (the worker
-retries through its write queue, `--clear` a few times in place). It never raises."""
+retries through its write queue, `--clear` a few times in place). It never raises.
+
+The patches are built here too, next to where they are sent: `write_patch` sets a cost and our
+record of it, `clear_patch` removes them, each guarded by `test` operations so that the API
+server refuses a patch built from a pod that has changed since."""
 
 from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from jsonpointer import escape
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from ..kube.reflector import retry_after
-from ..kube.responses import json_body
-from . import scoring
+from ...kube.reflector import retry_after
+from ...kube.responses import json_body
+from ..settings import RECORD_KEY, ReconcileSettings
 from .health import Metrics
 from .pacing import RateLimiter
-from .settings import RECORD_KEY, ReconcileSettings
 
 log = logging.getLogger("servinggate.scalein")
 
 JSON_PATCH = "application/json-patch+json"
 
 Status = Literal["written", "found", "gone", "changed", "throttled", "failed", "stopped"]
+
+
+def write_patch(annotations: Mapping[str, str] | None, resource_version: str, key: str, record_key: str, value: str) -> list[dict[str, Any]]:
+    """JSON Patch setting the cost and our record, guarded by `test` ops so that a concurrent edit
+    makes the API server refuse it (422) instead of being lost. A present value is tested
+    directly; an absent one cannot be (a `test` of a missing member is an error in RFC 6902 and a
+    null match in the API server's library), so absence is proved by testing resourceVersion."""
+    if annotations is None:
+        return [
+            {"op": "test", "path": "/metadata/resourceVersion", "value": resource_version},
+            {"op": "add", "path": "/metadata/annotations", "value": {key: value, record_key: value}},
+        ]
+    ops: list[dict[str, Any]] = []
+    current, record = annotations.get(key), annotations.get(record_key)
+    if current is None or record is None:
+        ops.append({"op": "test", "path": "/metadata/resourceVersion", "value": resource_version})
+    if current is not None:
+        ops.append({"op": "test", "path": "/metadata/annotations/" + escape(key), "value": current})
+    if record is not None:
+        ops.append({"op": "test", "path": "/metadata/annotations/" + escape(record_key), "value": record})
+    ops.append({"op": "add", "path": "/metadata/annotations/" + escape(key), "value": value})
+    ops.append({"op": "add", "path": "/metadata/annotations/" + escape(record_key), "value": value})
+    return ops
+
+
+def clear_patch(annotations: Mapping[str, str] | None, key: str, record_key: str) -> list[dict[str, Any]]:
+    """Remove the cost only where our record still matches it; drop our record either way.
+    Empty list: nothing of ours on this pod."""
+    if not annotations or record_key not in annotations:
+        return []
+    record = annotations[record_key]
+    ops: list[dict[str, Any]] = [{"op": "test", "path": "/metadata/annotations/" + escape(record_key), "value": record}]
+    if annotations.get(key) == record:
+        ops.append({"op": "test", "path": "/metadata/annotations/" + escape(key), "value": record})
+        ops.append({"op": "remove", "path": "/metadata/annotations/" + escape(key)})
+    ops.append({"op": "remove", "path": "/metadata/annotations/" + escape(record_key)})
+    return ops
 
 
 @dataclass(frozen=True)
@@ -114,7 +156,7 @@ def clear_costs(patcher: Patcher, pods: list[dict[str, Any]], settings: Reconcil
         if stop.is_set():
             break
         meta = pod.get("metadata") or {}
-        ops = scoring.clear_patch(meta.get("annotations"), s.scoring.score_annotation_key, RECORD_KEY)
+        ops = clear_patch(meta.get("annotations"), s.scoring.score_annotation_key, RECORD_KEY)
         if not ops:
             continue
         key = f"{meta.get('namespace')}/{meta.get('name')}"
@@ -133,7 +175,7 @@ def clear_costs(patcher: Patcher, pods: list[dict[str, Any]], settings: Reconcil
                 if fresh.status != "found" or fresh.pod is None:
                     failed += 1
                     break
-                ops = scoring.clear_patch((fresh.pod.get("metadata") or {}).get("annotations"), s.scoring.score_annotation_key, RECORD_KEY)
+                ops = clear_patch((fresh.pod.get("metadata") or {}).get("annotations"), s.scoring.score_annotation_key, RECORD_KEY)
                 if not ops:
                     break
                 continue

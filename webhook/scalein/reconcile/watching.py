@@ -24,13 +24,13 @@ from typing import Any, cast
 
 from kubernetes import client
 
-from ..kube import ApiCall
-from ..kube.reflector import CHANGES, MAX_BACKOFF, Backoff, ListWatch, Reflector, ReflectorMetrics, read
+from ...kube import ApiCall
+from ...kube.reflector import CHANGES, MAX_BACKOFF, Backoff, ListWatch, Reflector, ReflectorMetrics, read
+from ..settings import ReconcileSettings
+from ..topology import GROUP as HN_GROUP
+from ..topology import PLURAL as HN_PLURAL
+from ..topology import VERSION as HN_VERSION
 from .events import Change, Changed, Event, Listed, Resource
-from .settings import ReconcileSettings
-from .topology import GROUP as HN_GROUP
-from .topology import PLURAL as HN_PLURAL
-from .topology import VERSION as HN_VERSION
 
 log = logging.getLogger("servinggate.scalein")
 

@@ -22,12 +22,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..shapes import metadata
-from . import contest, scoring
-from .cluster import Cluster, PodView
+from ...shapes import metadata
+from .. import decisions
+from ..cluster import Cluster, PodView
+from ..settings import ReconcileSettings
+from . import contest
 from .events import RESOURCES, Answered, Changed, Event, Listed, Resync
 from .health import Metrics
-from .settings import ReconcileSettings
 from .writequeue import Pending, WriteQueue
 from .writing import WriteAttempt
 
@@ -245,12 +246,12 @@ class Worker:
             self.writes.discard(key)
             return
         d = c.cost_action(key, want)
-        if d.action == scoring.WRITE and self.contests.foreign(key, pod.annotation(s.scoring.score_annotation_key)):
+        if d.action == decisions.WRITE and self.contests.foreign(key, pod.annotation(s.scoring.score_annotation_key)):
             # it matches the record annotation but not what we wrote: someone set both
-            d = scoring.decide(pod.annotation(s.scoring.score_annotation_key), None, want, s.scoring.scale_in_priority)
-        if d.action in (scoring.NONE, scoring.FOREIGN):
-            self.metrics.skips.labels("unchanged" if d.action == scoring.NONE else "foreign").inc()
-            if d.action == scoring.FOREIGN:
+            d = decisions.decide(pod.annotation(s.scoring.score_annotation_key), None, want, s.scoring.scale_in_priority)
+        if d.action in (decisions.NONE, decisions.FOREIGN):
+            self.metrics.skips.labels("unchanged" if d.action == decisions.NONE else "foreign").inc()
+            if d.action == decisions.FOREIGN:
                 log.debug({"msg": "cost set by someone else; left alone (scale-in-priority wl)", "pod": key, "value": d.value})
             self.writes.discard(key)
             return
@@ -262,7 +263,7 @@ class Worker:
             self.metrics.skips.labels("not-leader").inc()
             self.writes.discard(key)
             return
-        if d.action == scoring.OVERWRITE and not self._may_overwrite(pod, want):  # only the writer contests
+        if d.action == decisions.OVERWRITE and not self._may_overwrite(pod, want):  # only the writer contests
             self.writes.discard(key)
             return
         self.writes.offer(key, want, pod.annotations, pod.resource_version, d.action, event_at=event_at)
@@ -305,7 +306,7 @@ class Worker:
         if outcome.status == "written":
             self.failures.pop(key, None)
             self.written += 1
-            self.contests.wrote(key, entry.value, entry.purpose == scoring.OVERWRITE)
+            self.contests.wrote(key, entry.value, entry.purpose == decisions.OVERWRITE)
             body = outcome.pod or {}
             rv = (body.get("metadata") or {}).get("resourceVersion")
             if rv and rv not in seen and RELISTED not in seen:

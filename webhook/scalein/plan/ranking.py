@@ -15,10 +15,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..kthena import LABEL_GROUP, LABEL_ROLE, LABEL_ROLE_ID, MODELSERVING
-from . import binpack, scoring
-from .cluster import Cluster, PodView
-from .settings import RECORD_KEY, ScoringSettings
+from ...kthena import LABEL_GROUP, LABEL_ROLE, LABEL_ROLE_ID, MODELSERVING
+from .. import binpack, controllers, decisions, goints
+from ..cluster import Cluster, PodView
+from ..settings import RECORD_KEY, ScoringSettings
 
 PHASE_RANK = {"Pending": 0, "Unknown": 1, "Running": 2}
 _ORDINAL = re.compile(r"^(.*)-([0-9]+)$")
@@ -144,13 +144,13 @@ def _entry(pod: PodView, desired: int | None, contested: set[str] | frozenset[st
     `parse` (its controller's reading) ranks it."""
     current = pod.annotation(s.score_annotation_key)
     if desired is not None:
-        d = scoring.decide(current, pod.annotation(RECORD_KEY), desired, s.scale_in_priority)
-        planned = scoring.ranking_cost(d.value, parse)
+        d = decisions.decide(current, pod.annotation(RECORD_KEY), desired, s.scale_in_priority)
+        planned = goints.ranking_cost(d.value, parse)
         action = d.action
-        if action == scoring.OVERWRITE and pod.key in contested:
-            planned, action = scoring.ranking_cost(current, parse), "contested"
+        if action == decisions.OVERWRITE and pod.key in contested:
+            planned, action = goints.ranking_cost(current, parse), "contested"
     else:
-        planned, action = scoring.ranking_cost(current, parse), "unscored"
+        planned, action = goints.ranking_cost(current, parse), "unscored"
     return Entry(pod, current, planned, action, pod.remove_last and desired is not None)
 
 
@@ -163,20 +163,20 @@ def build_plan(cluster: Cluster, contested: set[str] | frozenset[str] = frozense
     labelled: dict[tuple[str, str], list[Entry]] = defaultdict(list)  # Kthena's pod index: namespace/group-name
     for key, pod in cluster.pods.items():
         owner = pod.owner
-        ms = owner is not None and (scoring.group_of(owner[0]), owner[1]) == MODELSERVING
+        ms = owner is not None and (controllers.group_of(owner[0]), owner[1]) == MODELSERVING
         group = pod.labels.get(LABEL_GROUP)
         if not ms and group is None and (not _active(pod) or not pod.accel or not cluster.types.scored(owner)):
             continue
         # Kthena reads costs with strconv.Atoi, the ReplicaSet controller with its own parser
-        kthena = _entry(pod, desired.get(key), contested, s, scoring.kthena_cost) if ms or group is not None else None
+        kthena = _entry(pod, desired.get(key), contested, s, goints.kthena_cost) if ms or group is not None else None
         if group is not None and kthena is not None:
             labelled[(pod.namespace, group)].append(kthena)
         if ms and kthena is not None:
             api_version, kind, name = owner  # type: ignore[misc]
-            owners[(scoring.group_of(api_version), kind, pod.namespace, name)].append(kthena)
+            owners[(controllers.group_of(api_version), kind, pod.namespace, name)].append(kthena)
         elif _active(pod) and pod.accel and cluster.types.scored(owner):
             api_version, kind, name = owner  # type: ignore[misc]
-            owners[(scoring.group_of(api_version), kind, pod.namespace, name)].append(_entry(pod, desired.get(key), contested, s, scoring.parse_cost))
+            owners[(controllers.group_of(api_version), kind, pod.namespace, name)].append(_entry(pod, desired.get(key), contested, s, goints.parse_cost))
 
     workloads = []
     for (group, kind, ns, name), entries in sorted(owners.items(), key=lambda kv: (kv[0][2], kv[0][3], kv[0][1])):
@@ -189,7 +189,7 @@ def build_plan(cluster: Cluster, contested: set[str] | frozenset[str] = frozense
                 per_node[e.pod.node] += 1
         ordered = sorted(entries, key=lambda e: pod_key(e, per_node.get(e.pod.node, 0)))
         label = f"{kind} {name}"
-        if (group, kind) == scoring.REPLICASET:
+        if (group, kind) == controllers.REPLICASET:
             h = ordered[0].pod.labels.get("pod-template-hash", "")
             if h and name.endswith("-" + h):
                 label = f"Deployment {name[: -len(h) - 1]} (ReplicaSet {name})"
@@ -201,7 +201,7 @@ def build_plan(cluster: Cluster, contested: set[str] | frozenset[str] = frozense
 def _rollup(name: str, entries: list[Entry], state: tuple[str, str]) -> Unit:
     """A ServingGroup or Role replica: its pods, Kthena's summed cost (Go int arithmetic) and state."""
     status, why = state
-    cost = scoring.go_sum(e.planned for e in entries)
+    cost = goints.go_sum(e.planned for e in entries)
     return Unit(name, sorted(entries, key=lambda e: _natural(e.pod.name)), cost, status == binpack.RUNNING, _ordinal(name), status=status, why=why)
 
 

@@ -25,16 +25,16 @@ from typing import Any
 
 import orjson
 
-from .. import config
-from ..config import DataFileError, read_data_file
-from ..errors import OperatorError
-from ..kthena import MODELSERVING_GROUP, MODELSERVING_KIND, MODELSERVING_VERSION
-from ..shapes import as_dict, as_list, only_objects
-from . import topology
-from .cluster import Cluster, WorkloadTypes
+from ... import config
+from ...config import DataFileError, read_data_file
+from ...errors import OperatorError
+from ...kthena import MODELSERVING_GROUP, MODELSERVING_KIND, MODELSERVING_VERSION
+from ...shapes import as_dict, as_list, only_objects
+from .. import topology
+from ..cluster import Cluster, WorkloadTypes
+from ..settings import PlanSettings, ReconcileSettings, ScoringSettings
 from .ranking import Workload, build_plan, contested_pods, hypernode_usage, node_usage
 from .rendering import to_json, to_svg, to_text
-from .settings import PlanSettings, ReconcileSettings, ScoringSettings
 
 __all__ = ["SnapshotError", "build_plan", "load_snapshot", "main", "make_cluster", "node_usage"]
 
@@ -95,9 +95,9 @@ def read_live(kubeconfig: str) -> Snapshot:
     from kubernetes import client as kube_client
     from kubernetes.client.exceptions import ApiException
 
-    from ..kube.client import load_api_client
-    from ..kube.errors import ApiCall, KubeAccessError, describe_api_error
-    from ..kube.responses import json_body
+    from ...kube.client import load_api_client
+    from ...kube.errors import ApiCall, KubeAccessError, describe_api_error
+    from ...kube.responses import json_body
 
     api = load_api_client(kubeconfig)
     core = kube_client.CoreV1Api(api)

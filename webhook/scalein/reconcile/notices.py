@@ -16,7 +16,7 @@ from typing import Any
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from .cluster import PodView
+from ..cluster import PodView
 from .health import Metrics
 
 log = logging.getLogger("servinggate.scalein")
