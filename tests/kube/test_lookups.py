@@ -168,11 +168,13 @@ def test_a_hanging_api_server_costs_a_review_at_most_the_budget(silent, tmp_path
             review.get(MODELSERVING_API_VERSION, MODELSERVING_KIND, "default", "owner")
     with pytest.raises(LookupFailed):
         review.get(AUTOSCALINGPOLICY_API_VERSION, AUTOSCALINGPOLICY_KIND, "default", "p")
-    assert time.monotonic() - started < 0.8
+    # one budget (0.5 s) for the whole review, with room for a loaded machine: were it each ask's,
+    # the three asks would take 1.5 s at least
+    assert time.monotonic() - started < 1.2
     started = time.monotonic()
     with pytest.raises(LookupFailed, match="no answer"):  # the next review does not wait again
         get_ms(lk, "owner")
-    assert time.monotonic() - started < 0.1
+    assert time.monotonic() - started < 0.4  # waiting at all would take the whole budget
     assert "not listed yet" in lk.describe()
 
 
