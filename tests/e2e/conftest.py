@@ -18,7 +18,8 @@ from support.e2e import COMPONENTS, ENV, Cluster, OurReconciler, OurWebhook, kub
 @pytest.fixture(autouse=True)
 def cluster_lock(request: pytest.FixtureRequest) -> Iterator[None]:
     """Every e2e test holds the cluster shared; one marked `cluster_to_itself` (it restarts the API
-    server or Kthena) holds it alone, whatever the number of workers (tests/support/clusterlock.py)."""
+    server or Kthena, or needs every NPU node of the cluster to be its own) holds it alone, whatever
+    the number of workers (tests/support/clusterlock.py)."""
     kubeconfig = kubeconfig_from_env()
     if kubeconfig is None:
         yield

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 
+import pytest
 from support.e2e import NODE_OWNER, NPU, Cluster, OurWebhook, gang_example, poll, running_ready
 
 KTHENA_LABELS = ("modelserving.volcano.sh/name", "modelserving.volcano.sh/group-name", "modelserving.volcano.sh/role", "modelserving.volcano.sh/role-id")
@@ -49,6 +50,9 @@ def test_the_gang_example_runs_as_one_gang(cluster: Cluster, need, servinggate: 
     assert sorted(by_node.values()) == [8, 8]  # every NPU of both nodes taken, by the one gang
 
 
+# Our warning weighs the gang against every NPU node of the cluster, so no other test's nodes may
+# exist meanwhile: with several workers it waited 60 s for "only this test's NPU node" and failed.
+@pytest.mark.cluster_to_itself
 def test_too_few_nodes_bind_none_of_the_gang_and_the_apply_warned(cluster: Cluster, need, servinggate: OurWebhook, namespace: str) -> None:
     need("kthena", "volcano-controllers", "volcano-scheduler", "kwok")
     cluster.node(f"{namespace}-n0", namespace, npu=8)  # 4 pods of 2 NPUs; the gang minimum is 6
