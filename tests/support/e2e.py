@@ -580,7 +580,7 @@ class OurWebhook(Supervised):
         """Our registered entry `entry` (its name before the domain) with `failurePolicy: policy`
         for the block, as a component patches it (the mutating-policy components turn the opt-in
         gang's to Ignore), then as generated again."""
-        [(kind, name)] = [(k, n) for k, n in self.names if k == "mutating"]
+        [name] = [n for k, n in self.names if k == "mutating"]
         conf = self.cluster.admission.read_mutating_webhook_configuration(name)
         [index] = [i for i, hook in enumerate(conf.webhooks) if hook.name.split(".", 1)[0] == entry]
         before = conf.webhooks[index].failure_policy

@@ -14,6 +14,7 @@ from urllib3.exceptions import HTTPError
 from ..kthena import MODELSERVING_GROUP, MODELSERVING_VERSION
 from ..kube import ApiCall, KubeAccessError, describe_api_error
 from ..policies.pods import MUTATING_POLICY_GROUP, MUTATING_POLICY_NAME, MUTATING_POLICY_VERSIONS
+from .verdicts import UNREADABLE
 
 TIMEOUT_SECONDS = 30
 
@@ -33,9 +34,6 @@ def _get(api: client.ApiClient, path: str) -> tuple[int, Any]:
     except (HTTPError, OSError) as exc:
         raise KubeAccessError(describe_api_error(exc, ApiCall("get", "mutatingadmissionpolicybindings"), api.configuration.host)) from None
     return int(response.status), _decoded(response.data)
-
-
-UNREADABLE = "unreadable"
 
 
 def mutating_policy(api: client.ApiClient) -> str | None:

@@ -18,6 +18,7 @@ from ..policies.pods import GANG_LABEL
 from .objects import DEFAULT_SCHEDULER
 
 OUR_DOMAIN = ".servinggate.io"
+UNREADABLE = "unreadable"  # our MutatingAdmissionPolicy's binding exists or not: this user may not read it
 _DENIED = re.compile(r'admission webhook "(?P<name>[^"]+)" denied the request:?\s*(?P<message>.*)', re.DOTALL)
 
 
@@ -124,7 +125,7 @@ def gang_made(status: int, body: Any, what: str, policy: str | None) -> Verdict:
     scheduler = spec.get("schedulerName") if isinstance(spec, dict) else None
     group = ((meta or {}).get("annotations") or {}).get(ANNOTATION_GROUP) if isinstance(meta, dict) else None
     gang = ((meta or {}).get("labels") or {}).get(GANG_LABEL) if isinstance(meta, dict) else None
-    if policy == "unreadable":
+    if policy == UNREADABLE:
         path = "our mutating webhook or the MutatingAdmissionPolicy (its binding could not be read)"
     elif policy:
         path = f"the MutatingAdmissionPolicy ({policy}), in the API server"
