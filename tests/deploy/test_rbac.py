@@ -23,6 +23,7 @@ from webhook.audit import reports as audit_reports
 from webhook.audit.kinds import audited_kinds
 from webhook.audit.settings import AuditSettings
 from webhook.certs.settings import webhook_configuration
+from webhook.policies.kserve import KSERVE_CONFIG_NAME
 from webhook.policies.projections import KEPT
 from webhook.scalein import topology as hypernode_topology
 from webhook.scalein.settings import ReconcileSettings
@@ -73,6 +74,8 @@ def configured(kind: str) -> list[str]:
 # Objects the code addresses by a configured name (so the grant can name them), and where.
 NAMED = {
     (WEBHOOK_SA, "", "secrets"): (SERVE.certs.service_namespace, [SERVE.certs.cert_secret_name]),
+    # KServe's ConfigMap: its namespace is a setting, so the grant is cluster-wide for that name only
+    (WEBHOOK_SA, "", "configmaps"): (None, [KSERVE_CONFIG_NAME]),
     (WEBHOOK_SA, "admissionregistration.k8s.io", "validatingwebhookconfigurations"): (None, configured("validating")),
     (WEBHOOK_SA, "admissionregistration.k8s.io", "mutatingwebhookconfigurations"): (None, configured("mutating")),
     (RECONCILER_SA, "coordination.k8s.io", "leases"): (RECONCILE.runtime.lease_namespace, [RECONCILE.runtime.lease_name]),
@@ -185,7 +188,8 @@ def needed(variant: str) -> set[tuple[str, str, str, str, str, str]]:
     for module, cls, method, watched in code_calls():
         for account, variants in _owners(module):
             if variant in variants:
-                custom = CUSTOM[module]() if module in CUSTOM else looked_up
+                # core kinds a rule looks up are read through CoreV1Api, which the scan sees itself
+                custom = CUSTOM[module]() if module in CUSTOM else {r for r in looked_up if r[0]}
                 out |= _needs(account, cls, method, watched, custom, module)
     return out
 

@@ -29,6 +29,7 @@ MERGE_PATCH = "application/merge-patch+json"
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 
 SECRET_RE = re.compile(r"^/api/v1/namespaces/(?P<ns>[^/]+)/secrets(?:/(?P<name>[^/]+))?$")
+CONFIGMAP_RE = re.compile(r"^/api/v1/namespaces/(?P<ns>[^/]+)/configmaps/(?P<name>[^/]+)$")
 POD_RE = re.compile(r"^/api/v1/namespaces/(?P<ns>[^/]+)/pods/(?P<name>[^/]+)$")
 HOOK_RE = re.compile(r"^/apis/admissionregistration\.k8s\.io/v1/(?P<kind>validating|mutating)webhookconfigurations/(?P<name>[^/]+)$")
 LEASE_RE = re.compile(r"^/apis/coordination\.k8s\.io/v1/namespaces/(?P<ns>[^/]+)/leases(?:/(?P<name>[^/]+))?$")
@@ -132,6 +133,7 @@ class FakeAPI:
       - Validating/mutating webhook configurations: `GET`, strategic-merge `PATCH` of `webhooks`
         by name, with the same resourceVersion precondition.
       - Leases (coordination.k8s.io/v1): `POST`, `GET`, `PUT` with optimistic concurrency.
+      - ConfigMaps: `GET` of one, from `configmaps[(namespace, name)]`.
       - Discovery: `GET /apis/{group}/{version}` answers from `discovery["group/version"]`.
       - `GET /version` answers `version` (a v1.34 server's by default; None: 404, as a server
         that does not serve it).
@@ -181,6 +183,7 @@ class FakeAPI:
         self.nodes: dict[str, dict] = {}
         self.pods: dict[str, dict] = {}
         self.secrets: dict[tuple[str, str], dict] = {}
+        self.configmaps: dict[tuple[str, str], dict] = {}
         self.hooks: dict[tuple[str, str], dict] = {}
         self.leases: dict[str, dict] = {}
         self.discovery: dict[str, dict] = {}
@@ -450,6 +453,9 @@ class FakeAPI:
             return self._list(kind, int(call.query.get("limit") or 0), call.query.get("continue"))
         if m := POD_RE.match(path):
             return self._pod(method, f"{m['ns']}/{m['name']}", m["name"], payload, content_type)
+        if method == "GET" and (m := CONFIGMAP_RE.match(path)):
+            found = self.configmaps.get((m["ns"], m["name"]))
+            return (200, found) if found is not None else (404, status(404, "NotFound", f'configmaps "{m["name"]}" not found'))
         if m := SECRET_RE.match(path):
             return self._secret(method, m["ns"], m["name"], payload, content_type)
         if m := HOOK_RE.match(path):

@@ -16,6 +16,8 @@ from webhook.kube.lookups import KubeLookups, serving_lookups
 from webhook.kube.watching import StoreWatcher
 from webhook.policies import Context, LookupFailed
 from webhook.policies.context import NOT_HERE
+from webhook.policies.kserve import KSERVE_CONFIG_NAME
+from webhook.policies.projections import KSERVE_CONFIGMAP
 from webhook.policies.store import ProjectionStore
 
 GROUP = MODELSERVING_API_VERSION.rpartition("/")[0]
@@ -134,6 +136,26 @@ def test_one_lookup_of_an_object_per_review(api):
     with pytest.raises(LookupFailed):  # the next review asks again: an HTTP error is not remembered
         lk.get(MODELSERVING_API_VERSION, MODELSERVING_KIND, "default", "broken")
     assert len(api.calls("GET", "/modelservings/broken")) == 2
+
+
+def test_kserves_configmap_is_read_by_name_and_projected(api):
+    """The one core kind a rule looks up: a GET each time (never listed or kept), cut to
+    `data.deploy`; 404 is None and a refusal (no RBAC for it) LookupFailed."""
+    lk = lookups(api, watch=False)
+    assert lk.get(KSERVE_CONFIGMAP.api_version, KSERVE_CONFIGMAP.kind, "kserve", KSERVE_CONFIG_NAME) is None
+    deploy = '{"defaultDeploymentMode": "Standard"}'
+    api.configmaps[("kserve", KSERVE_CONFIG_NAME)] = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": KSERVE_CONFIG_NAME, "namespace": "kserve", "uid": "u"},
+        "data": {"deploy": deploy, "ingress": "{}"},
+    }
+    found = lk.get(KSERVE_CONFIGMAP.api_version, KSERVE_CONFIGMAP.kind, "kserve", KSERVE_CONFIG_NAME)
+    assert found == {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": KSERVE_CONFIG_NAME, "namespace": "kserve"}, "data": {"deploy": deploy}}
+    assert len(api.calls("GET", "/configmaps/")) == 2
+    api.fail("GET", "/configmaps/", 403, "Forbidden", "no")
+    with pytest.raises(LookupFailed, match="HTTP 403"):
+        lk.get(KSERVE_CONFIGMAP.api_version, KSERVE_CONFIGMAP.kind, "kserve", KSERVE_CONFIG_NAME)
 
 
 @pytest.mark.parametrize("code", [403, 500])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 
 import pytest
 
@@ -280,10 +281,10 @@ def test_hpa_of_other_kinds_is_not_ours(kit):
 # ---- KServe InferenceService -------------------------------------------------------------------------
 
 
-def isvc(raw=False, **predictor):
-    meta = {"name": "llm", "namespace": "default"}
-    if raw:
-        meta["annotations"] = {"serving.kserve.io/deploymentMode": "RawDeployment"}
+def isvc(mode=None, annotations=None, **predictor):
+    meta = {"name": "llm", "namespace": "default", "annotations": dict(annotations or {})}
+    if mode is not None:
+        meta["annotations"]["serving.kserve.io/deploymentMode"] = mode
     return {
         "apiVersion": "serving.kserve.io/v1beta1",
         "kind": "InferenceService",
@@ -292,28 +293,154 @@ def isvc(raw=False, **predictor):
     }
 
 
-def test_inference_service_allowed(kit):
-    out = kit.validate(isvc(minReplicas=0, maxReplicas=3, scaleMetric="concurrency", scaleTarget=10))
-    assert out.allowed and [w.text for w in out.warnings] == []
+def kserve_config(mode, namespace="kserve"):
+    """KServe's inferenceservice-config as its chart ships it, the default mode changed."""
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "inferenceservice-config", "namespace": namespace},
+        "data": {"deploy": json.dumps({"defaultDeploymentMode": mode}, indent=2)},
+    }
 
 
-def test_inference_service_denied(kit):
-    out = kit.validate(isvc(raw=True, minReplicas=0, scaleMetric="gpu", scaleTarget=0))
-    assert kit.causes(out) == [
-        ("FieldValueInvalid", "spec.predictor.minReplicas", "Invalid value: 0: must be at least 1 in RawDeployment mode (no scale-to-zero)"),
-        ("FieldValueNotSupported", "spec.predictor.scaleMetric", 'Unsupported value: "gpu": supported values: "cpu", "memory", "concurrency", "rps"'),
-        ("FieldValueInvalid", "spec.predictor.scaleTarget", "Invalid value: 0: must be greater than 0"),
+def warned(out):
+    return [w.text for w in out.warnings]
+
+
+NO_MODE = (
+    "servinggate: the autoscaling fields were checked as in every deployment mode: no serving.kserve.io/deploymentMode annotation, "
+    "and ConfigMap kserve/inferenceservice-config does not exist"
+)
+
+
+def test_the_guides_inference_service_is_admitted_in_standard_mode(kit):
+    # The ACK guide's qwen-cronhpa predictor: minReplicas 1, maxReplicas 10, cpu at 10%.
+    for ctx, mode in ((kit.ctx(), "Standard"), (kit.ctx(kserve_config("Standard")), None)):
+        out = kit.validate(isvc(mode, minReplicas=1, maxReplicas=10, scaleMetric="cpu", scaleTarget=10), ctx=ctx)
+        assert out.allowed and warned(out) == []
+
+
+def test_bounds_refused_in_every_mode(kit):
+    for mode in ("Standard", "Knative", None):
+        out = kit.validate(isvc(mode, minReplicas=3, maxReplicas=2))
+        assert kit.causes(out) == [("FieldValueInvalid", "spec.predictor.maxReplicas", "Invalid value: 2: must be greater than or equal to minReplicas (3)")]
+        out = kit.validate(isvc(mode, minReplicas=-1, maxReplicas=-2, scaleTarget=0))
+        assert kit.causes(out) == [
+            ("FieldValueInvalid", "spec.predictor.minReplicas", "Invalid value: -1: must be greater than or equal to 0"),
+            ("FieldValueInvalid", "spec.predictor.maxReplicas", "Invalid value: -2: must be greater than or equal to 0"),
+            ("FieldValueInvalid", "spec.predictor.scaleTarget", "Invalid value: 0: must be greater than 0"),
+        ]
+        out = kit.validate(isvc(mode, scaleMetric="gpu"))
+        assert kit.causes(out) == [
+            ("FieldValueNotSupported", "spec.predictor.scaleMetric", 'Unsupported value: "gpu": supported values: "cpu", "memory", "concurrency", "rps"')
+        ]
+    # maxReplicas 0 is "no limit" to KServe: never compared with minReplicas
+    assert kit.validate(isvc("Knative", minReplicas=3, maxReplicas=0)).allowed
+
+
+def test_standard_mode_admits_what_kserve_admits_and_says_what_its_hpa_does(kit):
+    # minReplicas 0: admitted by KServe in every mode; its HPA raises it to 1 (createHPA)
+    for mode in ("Standard", "RawDeployment"):
+        out = kit.validate(isvc(mode, minReplicas=0, maxReplicas=3))
+        assert out.allowed
+        assert "servinggate: spec.predictor.minReplicas 0: KServe's HPA in Standard mode keeps at least 1 replica (no scale to zero), minReplicas 1" in warned(
+            out
+        )
+    assert warned(kit.validate(isvc("RawDeployment", minReplicas=1, maxReplicas=3))) == [
+        "servinggate: metadata.annotations[serving.kserve.io/deploymentMode] RawDeployment is deprecated: KServe reads it as Standard"
     ]
-    out = kit.validate(isvc(minReplicas=-1, maxReplicas=2))
-    assert kit.causes(out) == [("FieldValueInvalid", "spec.predictor.minReplicas", "Invalid value: -1: must be greater than or equal to 0")]
-    out = kit.validate(isvc(minReplicas=3, maxReplicas=2))
-    assert kit.causes(out) == [("FieldValueInvalid", "spec.predictor.maxReplicas", "Invalid value: 2: must be greater than or equal to minReplicas (3)")]
-
-
-def test_inference_service_cpu_target_above_100_warns(kit):
-    out = kit.validate(isvc(scaleMetric="cpu", scaleTarget=150))
+    # maxReplicas 0 or unset with a metric: the HPA's maxReplicas becomes minReplicas
+    out = kit.validate(isvc("Standard", minReplicas=2, maxReplicas=0))
+    assert warned(out) == [
+        "servinggate: spec.predictor.maxReplicas is 0: in Standard mode KServe's HPA gets maxReplicas = minReplicas (2), so the component does not scale"
+    ]
+    out = kit.validate(isvc("Standard", scaleMetric="cpu", scaleTarget=50))
+    assert warned(out) == [
+        "servinggate: spec.predictor.maxReplicas is not set: in Standard mode KServe's HPA gets maxReplicas = minReplicas (1), so the component does not scale"
+    ]
+    # a Knative metric: KServe's webhook admits it without the class annotation; its HPA gets no metric
+    out = kit.validate(isvc("Standard", minReplicas=1, maxReplicas=3, scaleMetric="concurrency", scaleTarget=10))
+    assert out.allowed and warned(out) == [
+        "servinggate: spec.predictor.scaleMetric concurrency is a Knative metric: KServe's HPA in Standard mode gets no metric for it and scales on CPU at 80% (the HPA's default)"
+    ]
+    out = kit.validate(isvc("Standard", minReplicas=1, maxReplicas=3, scaleMetric="cpu", scaleTarget=150))
     assert out.allowed
-    assert [w.text for w in out.warnings] == ["servinggate: spec.predictor.scaleTarget 150 is above 100% cpu utilisation; the autoscaler may never scale up"]
+    assert warned(out) == ["servinggate: spec.predictor.scaleTarget 150 is above 100% cpu utilisation; the autoscaler may never scale up"]
+
+
+def test_standard_mode_with_the_hpa_class_refuses_what_kserves_webhook_refuses(kit):
+    hpa = {"serving.kserve.io/autoscalerClass": "hpa"}
+    out = kit.validate(isvc("Standard", hpa, minReplicas=1, maxReplicas=3, scaleMetric="rps", scaleTarget=150))
+    assert kit.causes(out) == [
+        ("FieldValueNotSupported", "spec.predictor.scaleMetric", 'Unsupported value: "rps": supported values: "cpu", "memory"'),
+        ("FieldValueInvalid", "spec.predictor.scaleTarget", "Invalid value: 150: must be at most 100: KServe's HPA target is a utilisation percentage"),
+    ]
+    keda = {"serving.kserve.io/autoscalerClass": "keda"}
+    out = kit.validate(isvc("Standard", keda, minReplicas=1, maxReplicas=3, scaleMetric="cpu"))
+    assert kit.causes(out) == [
+        (
+            "FieldValueInvalid",
+            "spec.predictor.scaleMetric",
+            'Invalid value: "cpu": is not supported with KServe\'s KEDA autoscaler class: use autoScaling.metrics',
+        )
+    ]
+    out = kit.validate(isvc("Standard", {"serving.kserve.io/autoscalerClass": "vpa"}))
+    assert kit.causes(out) == [
+        (
+            "FieldValueNotSupported",
+            "metadata.annotations[serving.kserve.io/autoscalerClass]",
+            'Unsupported value: "vpa": supported values: "hpa", "external", "keda", "none"',
+        )
+    ]
+
+
+def test_knative_mode_refuses_hpa_metrics_unless_knatives_hpa_class(kit):
+    out = kit.validate(isvc("Knative", minReplicas=0, maxReplicas=3, scaleMetric="cpu", scaleTarget=10))
+    assert kit.causes(out) == [("FieldValueNotSupported", "spec.predictor.scaleMetric", 'Unsupported value: "cpu": supported values: "concurrency", "rps"')]
+    out = kit.validate(isvc("Serverless", minReplicas=0, maxReplicas=3, scaleMetric="concurrency", scaleTarget=10))
+    assert out.allowed and warned(out) == [
+        "servinggate: metadata.annotations[serving.kserve.io/deploymentMode] Serverless is deprecated: KServe reads it as Knative"
+    ]
+    knative_hpa = {"autoscaling.knative.dev/class": "hpa.autoscaling.knative.dev"}
+    assert kit.validate(isvc("Knative", knative_hpa, minReplicas=1, maxReplicas=3, scaleMetric="cpu", scaleTarget=10)).allowed
+    out = kit.validate(isvc("Knative", minReplicas=1, maxReplicas=3, deploymentStrategy={"type": "Recreate"}))
+    assert kit.causes(out) == [
+        ("FieldValueForbidden", "spec.predictor.deploymentStrategy", "Forbidden: is only supported in KServe's Standard (RawDeployment) mode")
+    ]
+
+
+def test_the_mode_comes_from_kserves_configmap_when_no_annotation_says_it(kit):
+    body = {"minReplicas": 0, "maxReplicas": 3, "scaleMetric": "cpu", "scaleTarget": 10}
+    # Standard by the ConfigMap (legacy word too): the HPA rules and their warnings
+    for word in ("Standard", "RawDeployment"):
+        out = kit.validate(isvc(**body), ctx=kit.ctx(kserve_config(word)))
+        assert out.allowed and len(warned(out)) == 1 and "minReplicas 0" in warned(out)[0]
+    # Knative by the ConfigMap: cpu is not a Knative metric
+    out = kit.validate(isvc(**body), ctx=kit.ctx(kserve_config("Serverless")))
+    assert [c[1] for c in kit.causes(out)] == ["spec.predictor.scaleMetric"]
+    # the namespace is a setting
+    out = kit.validate(isvc(**body), ctx=kit.ctx(kserve_config("Standard", "ml-serving"), kserve_namespace="ml-serving"))
+    assert out.allowed and "minReplicas 0" in warned(out)[0]
+    # unreadable: only what every mode refuses, and the warning says why
+    out = kit.validate(isvc(**body))
+    assert out.allowed and warned(out) == [NO_MODE]
+    out = kit.validate(isvc(**body), ctx=kit.ctx(kserve_config("Sideways")))
+    assert out.allowed and warned(out) == [
+        "servinggate: the autoscaling fields were checked as in every deployment mode: no serving.kserve.io/deploymentMode annotation, "
+        "and ConfigMap kserve/inferenceservice-config names no mode KServe accepts in data.deploy's defaultDeploymentMode"
+    ]
+    # nothing about scaling set: no mode needed, nothing said
+    out = kit.validate(isvc())
+    assert out.allowed and warned(out) == []
+
+
+def test_a_mode_kserve_does_not_know_is_validated_as_knative_and_deployed_in_the_default(kit):
+    out = kit.validate(isvc("Raw", minReplicas=1, maxReplicas=3, scaleMetric="cpu"), ctx=kit.ctx(kserve_config("Standard")))
+    assert [c[1] for c in kit.causes(out)] == ["spec.predictor.scaleMetric"]
+    assert warned(out) == [
+        "servinggate: metadata.annotations[serving.kserve.io/deploymentMode] 'Raw' is not a mode KServe knows (Standard, Knative, ModelMesh): "
+        "its webhook validates it as Knative, its controller deploys it in the cluster's default mode, Standard"
+    ]
 
 
 # ---- CronHPA --------------------------------------------------------------------------------------
@@ -340,35 +467,77 @@ def test_cronhpa_allowed(kit):
 
 def test_cronhpa_denied(kit):
     out = kit.validate(
-        cronhpa({"name": "up", "schedule": "0 8 * * *", "targetSize": -1}, {"name": "up", "schedule": "0 0 25 * * *", "targetSize": 1}, ref=False)
+        cronhpa(
+            {"name": "up", "schedule": "0 8 * *", "targetSize": -1},
+            {"name": "up", "schedule": "0 0 25 * * *", "targetSize": 2**31},
+            {"name": "down", "targetSize": 1},
+            ref=False,
+        )
     )
     assert kit.causes(out) == [
         ("FieldValueRequired", "spec.scaleTargetRef", "Required value: the workload to scale needs kind and name"),
         (
             "FieldValueInvalid",
             "spec.jobs[0].schedule",
-            'Invalid value: "0 8 * * *": expected 6 fields (second minute hour day-of-month month day-of-week), found 5',
+            'Invalid value: "0 8 * *": the CronHPA controller cannot parse it: Expected 5 to 6 fields, found 4: 0 8 * *',
         ),
-        ("FieldValueInvalid", "spec.jobs[0].targetSize", "Invalid value: -1: must be a non-negative integer"),
+        ("FieldValueInvalid", "spec.jobs[0].targetSize", "Invalid value: -1: must be greater than or equal to 0"),
         ("FieldValueDuplicate", "spec.jobs[1].name", 'Duplicate value: "up"'),
-        ("FieldValueInvalid", "spec.jobs[1].schedule", "Invalid value: \"0 0 25 * * *\": hour '25' is out of range 0-23"),
+        (
+            "FieldValueInvalid",
+            "spec.jobs[1].schedule",
+            'Invalid value: "0 0 25 * * *": the CronHPA controller cannot parse it: End of range (25) above maximum (23): 25',
+        ),
+        ("FieldValueInvalid", "spec.jobs[1].targetSize", "Invalid value: 2147483648: must be at most 2147483647 (an int32)"),
+        ("FieldValueRequired", "spec.jobs[2].schedule", "Required value: a cron schedule, seconds first (0 30 10 * * *), or a descriptor (@daily, @every 1h)"),
     ]
+
+
+def test_the_guides_cronhpa_is_admitted(kit):
+    """The ACK guide's CronHPA on KServe's predictor Deployment: up to 2 at 10:30, down to 1 at noon."""
+    out = kit.validate(
+        {
+            "apiVersion": "autoscaling.alibabacloud.com/v1beta1",
+            "kind": "CronHorizontalPodAutoscaler",
+            "metadata": {"name": "qwen-cronhpa", "namespace": "default"},
+            "spec": {
+                "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "qwen-cronhpa-predictor"},
+                "jobs": [
+                    {"name": "scale-up", "schedule": "0 30 10 * * *", "targetSize": 2},
+                    {"name": "scale-down", "schedule": "0 0 12 * * *", "targetSize": 1},
+                ],
+            },
+        }
+    )
+    assert out.allowed and out.warnings == []
 
 
 @pytest.mark.parametrize(
     "schedule, problem",
     [
+        # what go-cron's Parse (ringtail/go-cron, vendored by the controller) reads
         ("*/15 * * * * *", None),
         ("0 30 1 1,15 JAN-JUN ?", None),
+        ("0 30 1 1,15 jan-Jun", None),  # five fields: the day of week is optional, then `*`
+        ("0 0 ? * * *", None),  # `?` is `*` in any field
+        ("5/20 * * * * *", None),  # N/STEP runs from N to the field's end
+        ("+5 0 0 * * *", None),  # strconv.Atoi takes a sign
+        ("0 0 0 ,, * *", None),  # an empty list sets nothing, and is not refused
         ("@every 5m", None),
+        ("@every 0s", None),  # under a second: rounded up to one
         ("@daily", None),
-        ("@every 0s", "@every needs a positive duration such as 30s or 5m"),
-        ("0 0 0 ? * 7", "day of week '7' is out of range 0-6"),
-        ("0 0 ? * * *", "'?' is not allowed in the hour field"),
-        ("0 0 10-5 * * *", "hour range '10-5' is backwards"),
-        ("0 0 */0 * * *", "step of the hour field must be positive"),
-        ("x 0 0 * * *", "invalid second field 'x'"),
-        ("", "schedule must be a non-empty cron expression"),
+        ("0 0 0 ? * 7", "End of range (7) above maximum (6): 7"),
+        ("0 0 0 0 * *", "Beginning of range (0) below minimum (1): 0"),
+        ("0 0 10-5 * * *", "Beginning of range (10) beyond end of range (5): 10-5"),
+        ("0 0 */0 * * *", "Step of range should be a positive number: */0"),
+        ("0 0 1-2-3 * * *", "Too many hyphens: 1-2-3"),
+        ("0 0 1/2/3 * * *", "Too many slashes: 1/2/3"),
+        ("0 0 -1 * * *", 'Failed to parse int from : strconv.Atoi: parsing "": invalid syntax'),
+        ("x 0 0 * * *", 'Failed to parse int from x: strconv.Atoi: parsing "x": invalid syntax'),
+        ("0 0 0 * * * *", "Expected 5 to 6 fields, found 7: 0 0 0 * * * *"),
+        ("@every soon", "Failed to parse duration @every soon"),
+        ("@fortnightly", "Unrecognized descriptor: @fortnightly"),
+        ("", "Empty spec string"),
     ],
 )
 def test_cron_schedules(schedule, problem):

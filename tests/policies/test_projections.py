@@ -18,7 +18,7 @@ from webhook.admission.review import make_request
 from webhook.kthena import AUTOSCALINGPOLICY_API_VERSION, AUTOSCALINGPOLICY_KIND, MODELSERVING_API_VERSION, MODELSERVING_KIND
 from webhook.policies import Context, DictLookups, LookupFailed, engine
 from webhook.policies.modelservings import check_scale
-from webhook.policies.projections import LOOKED_UP, looked_up, project
+from webhook.policies.projections import FETCHED, LOOKED_UP, looked_up, project
 from webhook.policies.store import ProjectionStore
 
 MS_ENTRY = looked_up(MODELSERVING_API_VERSION.rpartition("/")[0], MODELSERVING_KIND)
@@ -88,7 +88,7 @@ def _projected(ms: dict) -> dict:
 def test_every_looked_up_kind_has_a_projection():
     from deploy.test_rbac import looked_up_resources
 
-    assert {(e.group, e.plural) for e in LOOKED_UP} == looked_up_resources()
+    assert {(e.group, e.plural) for e in LOOKED_UP + FETCHED} == looked_up_resources()
 
 
 def test_rules_answer_the_same_from_the_projection(kit):

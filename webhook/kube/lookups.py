@@ -1,7 +1,8 @@
 """The webhook's lookups: answered from the watch-fed store, never making a review late.
 
 Rules read ModelServings and AutoscalingPolicies (policies/projections.py). A StoreWatcher keeps
-their projections in memory (policies/store.py), so a review normally reads a dict. A miss (an
+their projections in memory (policies/store.py), so a review normally reads a dict. KServe's
+ConfigMap is never kept: each lookup of it is a GET. A miss (an
 object created a moment ago, or a store not listed yet) falls back to one GET, within the
 review's lookup budget (`--lookup-budget`, 0.5 s): the GET's timeout is what is left of it, the
 client that makes it never retries, and `Context.for_review` (policies/context.py) makes sure each
@@ -52,6 +53,7 @@ class KubeLookups(StoreLookups):
     ) -> None:
         self.store = store
         self._custom = client.CustomObjectsApi(api_client)
+        self._core = client.CoreV1Api(api_client)
         self.budget = budget
         self.cooldown = cooldown
         self._clock = clock
@@ -122,7 +124,11 @@ class KubeLookups(StoreLookups):
 
     def _get(self, entry: LookedUp, namespace: str, name: str, timeout: float) -> dict[str, Any] | None:
         try:
-            if namespace:
+            if not entry.group:  # the one core kind read by name (projections.FETCHED)
+                if entry.kind != "ConfigMap" or not namespace:
+                    raise LookupFailed(f"lookups of {entry.kind} are not supported")
+                resp: Any = self._core.read_namespaced_config_map(name, namespace, _request_timeout=timeout, _preload_content=False)
+            elif namespace:
                 resp = self._custom.get_namespaced_custom_object(
                     entry.group, entry.version, namespace, entry.plural, name, _request_timeout=timeout, _preload_content=False
                 )

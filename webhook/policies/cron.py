@@ -1,71 +1,122 @@
-"""The cron dialect of the CronHPA controller: six fields, seconds first, plus descriptors.
+"""The cron dialect of the CronHPA controller, as its parser reads it.
 
-A parser of its own (not a rule) so that it can be tested alone and reused; it only says why a
-schedule is invalid, it never computes run times.
+A port of `cron.Parse` of github.com/ringtail/go-cron (parser.go, vendored by
+AliyunContainerService/kubernetes-cronhpa-controller 31c63bed, whose executor adds every job
+with it): five or six fields (seconds first; the day of week may be left off, and is then `*`),
+`*` and `?` in any field, ranges, steps and lists, month and weekday names in any case, and the
+descriptors (`@daily`, `@every 90s`, ...). A parser of its own (not a rule) so that it can be
+tested alone and reused; it only says why a schedule would be refused, in the parser's words,
+never computes run times.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
+from ..admission.gofmt import go_quote
 from .common import parse_duration
 
-_MONTHS = {m: i + 1 for i, m in enumerate("JAN FEB MAR APR MAY JUN JUL AUG SEP OCT NOV DEC".split())}
-_DAYS = {d: i for i, d in enumerate("SUN MON TUE WED THU FRI SAT".split())}
-# (low, high, names, '?' allowed) for second, minute, hour, day of month, month, day of week
-_CRON_FIELDS: tuple[tuple[str, int, int, dict[str, int], bool], ...] = (
-    ("second", 0, 59, {}, False),
-    ("minute", 0, 59, {}, False),
-    ("hour", 0, 23, {}, False),
-    ("day of month", 1, 31, {}, True),
-    ("month", 1, 12, _MONTHS, False),
-    ("day of week", 0, 6, _DAYS, True),
-)
+_MONTHS = {m: i + 1 for i, m in enumerate("jan feb mar apr may jun jul aug sep oct nov dec".split())}
+_DAYS = {d: i for i, d in enumerate("sun mon tue wed thu fri sat".split())}
+# (low, high, names) for second, minute, hour, day of month, month, day of week (spec.go's bounds)
+_BOUNDS: tuple[tuple[int, int, dict[str, int]], ...] = ((0, 59, {}), (0, 59, {}), (0, 23, {}), (1, 31, {}), (1, 12, _MONTHS), (0, 6, _DAYS))
 _DESCRIPTORS = {"@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly"}
-_RANGE = re.compile(r"([^-/]+)(?:-([^-/]+))?(?:/([0-9]+))?", re.ASCII)
+_EVERY = "@every "
+_GO_SPACE = " \t\n\v\f\r\x85\xa0"  # unicode.IsSpace for the Latin-1 range (strings.Fields); the rest is rare
+_INT32_MAX = 2**31 - 1
 
 
-def _cron_value(text: str, names: dict[str, int]) -> int | None:
-    if text.isascii() and text.isdigit():  # Go's cron parser reads ASCII digits only
-        return int(text) if len(text) <= 9 else None
-    return names.get(text.upper())
+class _Refused(Exception):
+    pass
+
+
+def _atoi(text: str) -> int:
+    """strconv.Atoi: an optional sign and ASCII digits, within int64."""
+    digits = text[1:] if text[:1] in "+-" else text
+    if not digits or not (digits.isascii() and digits.isdigit()):
+        raise _Refused(f"Failed to parse int from {text}: strconv.Atoi: parsing {go_quote(text)}: invalid syntax")
+    value = int(text)
+    if not -(2**63) <= value < 2**63:
+        raise _Refused(f"Failed to parse int from {text}: strconv.Atoi: parsing {go_quote(text)}: value out of range")
+    return value
+
+
+def _number(text: str) -> int:
+    """mustParseInt: a non-negative int."""
+    value = _atoi(text)
+    if value < 0:
+        raise _Refused(f"Negative number ({value}) not allowed: {text}")
+    return value
+
+
+def _int_or_name(text: str, names: dict[str, int]) -> int:
+    found = names.get(text.lower()) if names else None
+    return found if found is not None else _number(text)
+
+
+def _range(expr: str, low: int, high: int, names: dict[str, int]) -> None:
+    """getRange: `*`/`?`, N, N-M, each with an optional /STEP (N/STEP runs to the field's end)."""
+    range_and_step = expr.split("/")
+    low_and_high = range_and_step[0].split("-")
+    if low_and_high[0] in ("*", "?"):
+        start, end = low, high
+    else:
+        start = _int_or_name(low_and_high[0], names)
+        if len(low_and_high) == 1:
+            end = start
+        elif len(low_and_high) == 2:
+            end = _int_or_name(low_and_high[1], names)
+        else:
+            raise _Refused(f"Too many hyphens: {expr}")
+    if len(range_and_step) == 1:
+        step = 1
+    elif len(range_and_step) == 2:
+        step = _number(range_and_step[1])
+        if len(low_and_high) == 1:
+            end = high
+    else:
+        raise _Refused(f"Too many slashes: {expr}")
+    if start < low:
+        raise _Refused(f"Beginning of range ({start}) below minimum ({low}): {expr}")
+    if end > high:
+        raise _Refused(f"End of range ({end}) above maximum ({high}): {expr}")
+    if start > end:
+        raise _Refused(f"Beginning of range ({start}) beyond end of range ({end}): {expr}")
+    if step == 0:
+        raise _Refused(f"Step of range should be a positive number: {expr}")
 
 
 def cron_problem(schedule: Any) -> str | None:
-    """Why a 6-field cron spec (seconds first, as the CronHPA controller parses it) is invalid."""
-    if not isinstance(schedule, str) or not schedule.strip():
-        return "schedule must be a non-empty cron expression"
-    text = schedule.strip()
-    if text.startswith("@"):
-        if text in _DESCRIPTORS:
+    """Why the CronHPA controller's parser refuses `schedule` (its own message), or None."""
+    if not isinstance(schedule, str) or not schedule:
+        return "Empty spec string"
+    if schedule.startswith("@"):
+        if schedule in _DESCRIPTORS:
             return None
-        if text.startswith("@every "):
-            seconds = parse_duration(text[len("@every ") :].strip())
-            return None if seconds is not None and seconds > 0 else "@every needs a positive duration such as 30s or 5m"
-        return f"unknown descriptor {text.split()[0]}"
-    fields = text.split()
-    if len(fields) != 6:
-        return f"expected 6 fields (second minute hour day-of-month month day-of-week), found {len(fields)}"
-    for field_text, (label, low, high, names, question) in zip(fields, _CRON_FIELDS):
-        for part in field_text.split(","):
-            if part in ("*", "?") or (part.startswith(("*/", "?/")) and part[2:].isascii() and part[2:].isdigit()):
-                if part.startswith("?") and not question:
-                    return f"'?' is not allowed in the {label} field"
-                if part[2:] == "0":
-                    return f"step of the {label} field must be positive"
-                continue
-            m = _RANGE.fullmatch(part)
-            if not m:
-                return f"invalid {label} field {field_text!r}"
-            start = _cron_value(m.group(1), names)
-            end = _cron_value(m.group(2), names) if m.group(2) is not None else start
-            if start is None or end is None:
-                return f"invalid {label} field {field_text!r}"
-            if not (low <= start <= high and low <= end <= high):
-                return f"{label} {field_text!r} is out of range {low}-{high}"
-            if start > end:
-                return f"{label} range {part!r} is backwards"
-            if m.group(3) is not None and not m.group(3).strip("0"):
-                return f"step of the {label} field must be positive"
+        if schedule.startswith(_EVERY):
+            # time.ParseDuration; go-cron's Every rounds anything under a second up to one
+            return None if parse_duration(schedule[len(_EVERY) :]) is not None else f"Failed to parse duration {schedule}"
+        return f"Unrecognized descriptor: {schedule}"
+    fields = [f for f in "".join(" " if c in _GO_SPACE else c for c in schedule).split(" ") if f]
+    if not 5 <= len(fields) <= 6:
+        return f"Expected 5 to 6 fields, found {len(fields)}: {schedule}"
+    try:
+        for text, (low, high, names) in zip(fields, _BOUNDS):
+            for expr in (part for part in text.split(",") if part):
+                _range(expr, low, high, names)
+    except _Refused as exc:
+        return str(exc)
+    return None
+
+
+def target_size_problem(size: Any) -> str | None:
+    """Why a job's targetSize cannot be what the controller scales to: an int32 (its Go type; a
+    larger number fails to decode, and the CronHPA is then never read) and not below zero (no
+    scale subresource takes negative replicas)."""
+    if isinstance(size, bool) or not isinstance(size, int):
+        return "must be an integer"
+    if size < 0:
+        return "must be greater than or equal to 0"
+    if size > _INT32_MAX:
+        return f"must be at most {_INT32_MAX} (an int32)"
     return None

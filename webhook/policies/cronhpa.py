@@ -1,7 +1,8 @@
 """CronHPAs (autoscaling.alibabacloud.com/v1beta1, kubernetes-cronhpa-controller).
 
 - `cronhorizontalpodautoscalers.jobs`: a scale target with kind and name; every job named
-  uniquely, with a valid schedule (see cron.py) and a non-negative targetSize.
+  uniquely (the controller matches a job's status by name), with a schedule its parser reads
+  (cron.py) and a targetSize it can scale to (an int32, not below zero).
 """
 
 from __future__ import annotations
@@ -10,8 +11,7 @@ from typing import Any
 
 from ..admission.fields import FieldError, FieldPath, duplicate, invalid, required
 from ..shapes import as_dict, as_list
-from .common import is_int
-from .cron import cron_problem
+from .cron import cron_problem, target_size_problem
 from .registry import REGISTRY, Target
 
 SPEC = FieldPath.of("spec")
@@ -20,7 +20,7 @@ CRON_HPAS = Target(group="autoscaling.alibabacloud.com", resource="cronhorizonta
 
 @REGISTRY.validates("cronhorizontalpodautoscalers.jobs", CRON_HPAS)
 def cronhpa_errors(cron: dict[str, Any]) -> list[FieldError]:
-    """A scale target; every job uniquely named, with a valid schedule and a targetSize >= 0."""
+    """A scale target; every job uniquely named, with a schedule and a targetSize the controller takes."""
     spec = as_dict(cron.get("spec"))
     errs: list[FieldError] = []
     ref = as_dict(spec.get("scaleTargetRef"))
@@ -37,15 +37,14 @@ def cronhpa_errors(cron: dict[str, Any]) -> list[FieldError]:
             errs.append(duplicate(path.child("name"), name))
         else:
             seen.add(name)
-        problem = cron_problem(job.get("schedule"))
-        if problem:
-            if job.get("schedule") is None:
-                errs.append(required(path.child("schedule"), problem))
-            else:
-                errs.append(invalid(path.child("schedule"), job.get("schedule"), problem))
+        schedule = job.get("schedule")
+        if schedule is None:
+            errs.append(required(path.child("schedule"), "a cron schedule, seconds first (0 30 10 * * *), or a descriptor (@daily, @every 1h)"))
+        elif problem := cron_problem(schedule):
+            errs.append(invalid(path.child("schedule"), schedule, f"the CronHPA controller cannot parse it: {problem}"))
         size = job.get("targetSize")
         if size is None:
-            errs.append(required(path.child("targetSize"), "must be a non-negative integer"))
-        elif not is_int(size) or size < 0:
-            errs.append(invalid(path.child("targetSize"), size, "must be a non-negative integer"))
+            errs.append(required(path.child("targetSize"), "the replicas the job scales to"))
+        elif problem := target_size_problem(size):
+            errs.append(invalid(path.child("targetSize"), size, problem))
     return errs

@@ -84,8 +84,15 @@ LOOKED_UP: tuple[LookedUp, ...] = (
 )
 
 
+# Read one object at a time by name, never listed or kept: KServe's inferenceservice-config
+# (kserve.py reads its default deployment mode), one ConfigMap in a namespace that is a setting.
+# Its RBAC grants `get` of that name only.
+KSERVE_CONFIGMAP = LookedUp("v1", "ConfigMap", {**_IDENTITY, "data": {"deploy": True}})
+FETCHED: tuple[LookedUp, ...] = (KSERVE_CONFIGMAP,)
+
+
 def looked_up(group: str, kind: str) -> LookedUp | None:
-    for entry in LOOKED_UP:
+    for entry in LOOKED_UP + FETCHED:
         if entry.group == group and entry.kind == kind:
             return entry
     return None

@@ -1,5 +1,6 @@
 """What the rules read from the command line: the scheduler pods are defaulted to, the namespaces
-left alone, how the cluster's Volcano treats queues with children, and each rule's enforcement.
+left alone, how the cluster's Volcano treats queues with children, where KServe keeps its
+configuration, and each rule's enforcement.
 `serve` and `check` both compose it, so `check` gives the webhook's answer; it lives beside the
 registry because the rule names it checks are the registry's (the `setting()` machinery it is
 declared with is webhook/config.py's)."""
@@ -39,6 +40,11 @@ class PolicySettings:
         False,
         parse_bool,
         "the cluster's Volcano scheduler runs the `capacity` plugin with `enableHierarchy`: a ModelServing queue with child queues is refused, not warned of",
+    )
+    kserve_namespace: str = setting(
+        "kserve",
+        non_empty,
+        "namespace of KServe's controller, whose ConfigMap inferenceservice-config gives the deployment mode of an InferenceService without the annotation",
     )
     rule_actions: tuple[tuple[str, str], ...] = setting(
         (),
