@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.commands import run_webhook
 
 from webhook.config import ConfigError, add_arguments, load
 from webhook.servesettings import ServeSettings
@@ -61,16 +62,14 @@ def test_config_file_with_unknown_key_is_refused(tmp_path):
 
 
 def test_serve_exits_2_with_the_message_before_starting(tmp_path):
-    proc = subprocess.run(
-        [sys.executable, "-m", "webhook", "serve", "--port", "0", "--certs-dir", str(tmp_path)], cwd=REPO, capture_output=True, text=True, timeout=60
-    )
+    proc = run_webhook(["serve", "--port", "0", "--certs-dir", str(tmp_path)], cwd=REPO, timeout=60)
     assert proc.returncode == 2
     assert "servinggate serve: --port: invalid value '0': must be at least 1" in proc.stderr
     assert not (tmp_path / "tls.crt").exists()
 
 
 def test_unknown_command_exits_2():
-    proc = subprocess.run([sys.executable, "-m", "webhook", "frobnicate"], cwd=REPO, capture_output=True, text=True, timeout=60)
+    proc = run_webhook(["frobnicate"], cwd=REPO, timeout=60)
     assert proc.returncode == 2 and "unknown command 'frobnicate'" in proc.stderr
 
 
@@ -174,7 +173,7 @@ def test_a_bad_kubernetes_version_names_its_source(argv, env, needle):
 
 @pytest.mark.parametrize("command", ["serve", "audit", "smoke"])
 def test_a_kubernetes_version_below_1_28_stops_every_command_with_one_line(command, tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "webhook", command, "--kubernetes-version", "1.20"], cwd=REPO, capture_output=True, text=True, timeout=60)
+    proc = run_webhook([command, "--kubernetes-version", "1.20"], cwd=REPO, timeout=60)
     assert proc.returncode == 2
     assert proc.stderr == f"servinggate {command}: --kubernetes-version: invalid value '1.20': must be 1.28 or newer (got 1.20)\n"
 

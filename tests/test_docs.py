@@ -8,9 +8,9 @@ the install examples in tests/deploy/ (they are rendered with kubectl).
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
+
+from support.commands import run_webhook
 
 REPO = Path(__file__).resolve().parent.parent
 README = REPO / "README.md"
@@ -95,7 +95,7 @@ def test_the_readmes_check_example_prints_what_the_readme_says():
     m = re.search(r"```sh\n\./dev check - <<'EOF'\n(.*?)\nEOF\n```\n.*?```\n(.*?)```", text, re.S)
     assert m, "README.md has a `./dev check -` example followed by its output"
     manifest, said = m[1] + "\n", m[2]
-    proc = subprocess.run([sys.executable, "-m", "webhook", "check", "-"], input=manifest, cwd=REPO, capture_output=True, text=True, timeout=120)
+    proc = run_webhook(["check", "-"], input=manifest, cwd=REPO, timeout=120)
     assert proc.returncode == 1, proc.stderr
     assert proc.stdout == said
 

@@ -1,7 +1,8 @@
 """Start-up problems an operator can fix end in exit code 2 and one line naming the fix, never a
 traceback: refused permissions, an unreachable or erroring API server, an unusable kubeconfig, a
 port taken or a host not this machine's, certificate and other files that cannot be read or written.
-The real commands run as subprocesses against the fake API server (tests/fakes/apiserver.py)."""
+The real commands run as child processes (forked: tests/support/commands.py) against the fake API
+server (tests/fakes/apiserver.py)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,11 @@ import json
 import os
 import socket
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
+from support.commands import run_webhook
 
 REPO = Path(__file__).resolve().parents[1]
 NS, SECRET = "servinggate-system", "servinggate-webhook-tls"
@@ -54,7 +55,7 @@ def run(tmp: Path, *argv: str, kubeconfig: Path | None = None, timeout: float = 
     env["HOME"] = str(tmp)
     if kubeconfig is not None:
         env["KUBECONFIG"] = str(kubeconfig)
-    return subprocess.run([sys.executable, "-m", "webhook", *argv], cwd=REPO, capture_output=True, text=True, timeout=timeout, env=env)
+    return run_webhook(argv, env=env, timeout=timeout)
 
 
 def serve_self(tmp: Path, *extra: str, kubeconfig: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -207,7 +208,7 @@ def test_serve_with_the_metrics_port_its_https_port(tmp_path):
 
 
 def _pair(folder: Path) -> tuple[bytes, bytes]:
-    subprocess.run([sys.executable, "-m", "webhook", "certs", "--certs-dir", str(folder)], cwd=REPO, check=True, capture_output=True)
+    assert run_webhook(["certs", "--certs-dir", str(folder)]).returncode == 0
     return (folder / "tls.crt").read_bytes(), (folder / "tls.key").read_bytes()
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import yaml
 from support import REPO, load_admission
+from support.commands import run_webhook
 
 
 def obj(name: str) -> dict:
@@ -17,7 +17,7 @@ def obj(name: str) -> dict:
 
 
 def check(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "webhook", "check", *args], cwd=REPO, input=stdin, capture_output=True, text=True, timeout=120)
+    return run_webhook(["check", *args], cwd=REPO, input=stdin, timeout=120)
 
 
 def gang_ms() -> dict:
@@ -214,7 +214,7 @@ def test_check_reads_the_webhooks_settings_from_variables_and_config(tmp_path):
     f = tmp_path / "pod.json"
     f.write_text(json.dumps(pod))
     env = {**os.environ, "SERVINGGATE_SCHEDULER_NAME": "volcano-npu"}
-    res = subprocess.run([sys.executable, "-m", "webhook", "check", "-o", "json", str(f)], cwd=REPO, capture_output=True, text=True, timeout=120, env=env)
+    res = run_webhook(["check", "-o", "json", str(f)], cwd=REPO, timeout=120, env=env)
     assert _scheduler_patch(res) == [{"op": "replace", "path": "/spec/schedulerName", "value": "volcano-npu"}]
 
     # The webhook's own config file (listener keys and all) works as is; its policy keys apply.

@@ -7,12 +7,12 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 from support import CRDS, REPO
+from support.commands import run_webhook
 
 from webhook.crds import cache_dir, scan
 from webhook.crds.refresh import main
@@ -160,7 +160,7 @@ def test_command_line_has_no_traceback_on_a_helm_chart(tmp_path):
     chart = tmp_path / "chart" / "templates"
     chart.mkdir(parents=True)
     (chart / "deployment.yaml").write_text(HELM_TEMPLATE)
-    proc = subprocess.run([sys.executable, "-m", "webhook", "crds", "refresh", str(tmp_path / "chart")], cwd=REPO, capture_output=True, text=True, timeout=120)
+    proc = run_webhook(["crds", "refresh", str(tmp_path / "chart")], cwd=REPO, timeout=120)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert proc.stderr.strip().startswith("crds refresh: no CustomResourceDefinition found under")
 
@@ -172,7 +172,7 @@ def test_refreshed_crds_are_what_check_list_and_version_use(tmp_path):
     env.pop("SERVINGGATE_CRDS")
 
     def webhook(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "webhook", *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+        return run_webhook([*args], cwd=REPO, env=env, timeout=120)
 
     fixtures = tmp_path / "ours"  # outside any git work tree: no commit recorded
     shutil.copytree(CRDS, fixtures)

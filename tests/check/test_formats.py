@@ -8,7 +8,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
@@ -16,6 +15,7 @@ import jsonschema
 import pytest
 import yaml
 from support import REPO
+from support.commands import run_webhook
 
 CASES = Path(__file__).resolve().parents[1] / "fixtures" / "verdicts" / "cases"
 SARIF_SCHEMA = Path(__file__).resolve().parents[1] / "fixtures" / "sarif" / "sarif-subset.schema.json"  # ours: what we emit
@@ -23,7 +23,7 @@ FULL_SARIF_SCHEMA = os.environ.get("SERVINGGATE_SARIF_SCHEMA", "")  # the standa
 
 
 def check(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "webhook", "check", *args], cwd=REPO, capture_output=True, text=True, timeout=120)
+    return run_webhook(["check", *args], cwd=REPO, timeout=120)
 
 
 @pytest.fixture
@@ -152,9 +152,7 @@ def test_github_annotations(inputs):
 
 def test_stdin_and_json_summary(inputs):
     good, _, _ = inputs
-    proc = subprocess.run(
-        [sys.executable, "-m", "webhook", "check", "-o", "json", "-"], cwd=REPO, input=good.read_text(), capture_output=True, text=True, timeout=120
-    )
+    proc = run_webhook(["check", "-o", "json", "-"], cwd=REPO, input=good.read_text(), timeout=120)
     assert proc.returncode == 0
     report = json.loads(proc.stdout)
     assert report["summary"] == {"checked": 1, "denied": 0, "warned": 0, "skipped": 0, "unusable": 0}

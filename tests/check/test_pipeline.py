@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import io
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 from support import CRDS, REPO
+from support.commands import run_webhook
 
 from webhook.admission.gofmt import go_float, go_value
 from webhook.check import catalog, celrules, run
@@ -192,7 +191,7 @@ def test_directories_are_searched_recursively_for_manifests(tmp_path):
 def test_no_objects_is_unusable(tmp_path):
     empty = tmp_path / "empty.yaml"
     empty.write_text("# nothing here\n---\n")
-    proc = subprocess.run([sys.executable, "-m", "webhook", "check", str(empty)], cwd=REPO, capture_output=True, text=True, timeout=60)
+    proc = run_webhook(["check", str(empty)], cwd=REPO, timeout=60)
     assert proc.returncode == 2
     assert "no objects found" in proc.stderr
 
@@ -240,7 +239,7 @@ def test_go_value():
 
 def test_version_names_the_crds_in_use():
     """`version` says which CRDs `check` uses and where they came from (SERVINGGATE_CRDS: our fixtures, set by conftest)."""
-    proc = subprocess.run([sys.executable, "-m", "webhook", "--version"], cwd=REPO, capture_output=True, text=True, timeout=60)
+    proc = run_webhook(["--version"], cwd=REPO, timeout=60)
     assert proc.returncode == 0
     lines = proc.stdout.splitlines()
     assert lines[0].startswith("servinggate ")

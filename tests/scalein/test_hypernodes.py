@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import json
 import logging
-import subprocess
-import sys
 
 import pytest
 from support import REPO
+from support.commands import run_webhook
 from support.topology import HYPERNODES, NODES, PODS, exact, hypernode, node, pod
 
 from webhook.scalein import costs, goints, topology
@@ -244,9 +243,7 @@ def test_plan_cli_reads_hypernodes_and_contested_events_from_a_snapshot(tmp_path
     snap.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": NODES + pods + HYPERNODES + [contested]}))
 
     def run(*a):
-        return subprocess.run(
-            [sys.executable, "-m", "webhook", "plan", "--snapshot", str(snap), "--remove", "8", *a], cwd=REPO, capture_output=True, text=True, timeout=120
-        )
+        return run_webhook(["plan", "--snapshot", str(snap), "--remove", "8", *a], cwd=REPO, timeout=120)
 
     text = run()
     assert text.returncode == 0, text.stderr

@@ -8,11 +8,10 @@ skipped, the higher index first on a tie."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 from support import REPO
+from support.commands import run_webhook
 
 from webhook.kthena import LABEL_GROUP, LABEL_NAME, LABEL_ROLE, LABEL_ROLE_ID, MODELSERVING_API_VERSION
 from webhook.scalein import binpack, goints
@@ -273,13 +272,7 @@ def test_plan_reads_modelservings_from_either_snapshot_form(tmp_path):
     for path in (listed, keyed):
         snap = planning.load_snapshot(str(path))
         assert [m["metadata"]["name"] for m in snap.modelservings] == ["llm"]
-        r = subprocess.run(
-            [sys.executable, "-m", "webhook", "plan", "--snapshot", str(path), "--scale-in-priority", "wl", "--output", "json"],
-            cwd=REPO,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        r = run_webhook(["plan", "--snapshot", str(path), "--scale-in-priority", "wl", "--output", "json"], cwd=REPO, timeout=120)
         assert r.returncode == 0, r.stderr
         (w,) = json.loads(r.stdout)["workloads"]
         assert [(u["name"], u["protected"]) for u in w["order"]] == [("llm-1", False), ("llm-2", False), ("llm-0", True)]

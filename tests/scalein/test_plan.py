@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 
 import pytest
+from support.commands import run_webhook
 
 from webhook.config import ConfigError, load
 from webhook.scalein.settings import ReconcileSettings, ScoringSettings
@@ -15,7 +15,7 @@ REPO_ENV = None
 
 
 def webhook(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "webhook", *args], capture_output=True, text=True, timeout=60, env=env)
+    return run_webhook([*args], timeout=60, env=env)
 
 
 def test_plan_text_s1(s1_path, tmp_path):

@@ -6,17 +6,17 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 from xml.etree import ElementTree as ET
 
 import yaml
 from support import REPO
+from support.commands import run_webhook
 
 SVG = "{http://www.w3.org/2000/svg}"
 
 
 def plan(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "webhook", "plan", *args], cwd=REPO, capture_output=True, text=True, timeout=120)
+    return run_webhook(["plan", *args], cwd=REPO, timeout=120)
 
 
 def as_kubectl_list(snapshot: dict) -> dict:

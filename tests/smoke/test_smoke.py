@@ -4,12 +4,11 @@ Kthena's refusing first; and the answers after which no verdict is possible (exi
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
+from support.commands import run_webhook
 
 from webhook.__main__ import main as webhook_main
 from webhook.admission.responses import review_response
@@ -169,7 +168,7 @@ def test_the_smoke_objects_are_what_check_says_they_are(tmp_path):
     good, bad = tmp_path / "good.yaml", tmp_path / "bad.yaml"
     good.write_text(yaml.safe_dump(objects.good_modelserving("team-a")))
     bad.write_text(yaml.safe_dump(objects.bad_modelserving("team-a")))
-    run = lambda p: subprocess.run([sys.executable, "-m", "webhook", "check", "--no-pods", str(p)], capture_output=True, text=True, cwd=REPO)  # noqa: E731
+    run = lambda p: run_webhook(["check", "--no-pods", str(p)], cwd=REPO)  # noqa: E731
     assert run(good).returncode == 0
     refused = run(bad)
     assert refused.returncode == 1 and f"[{objects.BAD_RULE}]" in refused.stdout and objects.BAD_FIELD in refused.stdout

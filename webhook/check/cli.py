@@ -86,12 +86,13 @@ def run(
     field_validation: str = "Strict",
     kubernetes_version: KubeVersion | str = "auto",
     previews: bool = True,
-    stdin: TextIO = sys.stdin,
+    stdin: TextIO | None = None,
     facts: ClusterFacts | None = None,
     feature_gates: tuple[tuple[str, bool], ...] = (),
 ) -> tuple[list[DocumentResult], list[Problem]]:
     """Every object of `paths` through the pipeline. The CRDs: `crds` (built by the caller from
-    its sources), else those of `crd_paths` alone (catalog.build raises CrdPathError)."""
+    its sources), else those of `crd_paths` alone (catalog.build raises CrdPathError). `-` reads
+    `stdin`, by default the process's at the time of the call."""
     # The loaded documents are hundreds of thousands of small objects (values and YAML nodes, kept
     # for line numbers) and hold no reference cycles; with the cyclic collector on, each new
     # generation sweeps them again, which cost more than parsing (figures in benchmarks/HISTORY.md).
@@ -99,7 +100,7 @@ def run(
     gc.disable()
     try:
         known = crds if crds is not None else catalog.build(list(crd_paths or []))
-        return _run(paths, old_paths, settings, known, field_validation, kubernetes_version, previews, stdin, facts, feature_gates)
+        return _run(paths, old_paths, settings, known, field_validation, kubernetes_version, previews, stdin or sys.stdin, facts, feature_gates)
     finally:
         if collecting:
             gc.enable()
