@@ -301,6 +301,27 @@ def test_the_whole_pod_is_counted_as_the_scheduler_counts_it(kit):
     assert detail.startswith(f"could never fit: it asks for 9 {NPU} per pod")
 
 
+def test_a_sidecar_is_an_init_container_where_the_gate_is_off(kit):
+    """SidecarContainers: off by default in 1.28, on from 1.29. Where it is off the API server
+    drops an init container's restartPolicy, so the scheduler counts it at its own peak, not
+    beside the containers: 5 + 4 NPUs would not fit an 8-NPU node, max(5, 4) does."""
+    proxy = {"name": "proxy", "image": "proxy", "restartPolicy": "Always", "resources": {"requests": {NPU: "4"}, "limits": {NPU: "4"}}}
+
+    def beside(spec):
+        spec["initContainers"] = [dict(proxy)]
+
+    ms = _each_template(_ms(kit, 5), beside)
+    ctx = ctx_of(*NODES)
+    judged = {
+        (minor, gates): found(judge(ms, replace(ctx, kubernetes_version=KubeVersion(1, minor), feature_gates=gates)), RULE)
+        for minor, gates in [(29, ()), (28, ()), (28, (("SidecarContainers", True),))]
+    }
+    assert judged[(29, ())][0][1].startswith(f"could never fit: it asks for 9 {NPU} per pod")
+    assert judged[(28, (("SidecarContainers", True),))] == judged[(29, ())]
+    assert judged[(28, ())] == []
+    assert found(judge(_ms(kit, 4), replace(ctx, kubernetes_version=KubeVersion(1, 28))), RULE) == []  # no init containers at all
+
+
 def test_pod_level_resources_count_where_the_cluster_has_the_gate_on(kit):
     """PodLevelResources: off by default in 1.33, on from 1.34; the cluster's --feature-gates
     turn it either way. Where it is off the API server drops `spec.resources` and the scheduler

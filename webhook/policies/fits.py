@@ -55,10 +55,16 @@ _HARD_EFFECTS = frozenset({"NoSchedule", "NoExecute"})
 # ---- what a pod asks for ---------------------------------------------------------------------------
 
 
-def pod_demand(spec: dict[str, Any], *, pod_level: bool) -> dict[str, Decimal]:
+def pod_demand(spec: dict[str, Any], *, pod_level: bool, sidecars: bool = True) -> dict[str, Decimal]:
     """What one pod needs of each resource, as the scheduler counts it (podrequests.pod_requests,
     the pod the controller builds from the template defaulted as the API server stores it), and
-    the one pod itself. Quantities that do not parse are left to the Pod rules."""
+    the one pod itself. Quantities that do not parse are left to the Pod rules. Without
+    `sidecars` (SidecarContainers off: 1.28's default) the API server drops an init container's
+    `restartPolicy` (dropDisabledFields, pkg/api/pod/util.go at v1.28.7), so the scheduler sees an
+    ordinary init container: counted at its peak, not beside the containers."""
+    inits = as_list(spec.get("initContainers"))
+    if not sidecars and any(isinstance(c, dict) and "restartPolicy" in c for c in inits):
+        spec = {**spec, "initContainers": [{k: v for k, v in c.items() if k != "restartPolicy"} if isinstance(c, dict) else c for c in inits]}
     demand = podrequests.pod_requests(spec, podrequests.decimal_amounts, pod_level=pod_level)
     demand["pods"] = Decimal(1)
     return demand
@@ -379,11 +385,12 @@ def check_fits(req: Request, ctx: Context) -> Verdict:
     verdict = Verdict()
     demands: dict[tuple[int, str], dict[str, Decimal]] = {}
     placed: dict[tuple[Any, ...], str] = {}
-    pod_level = options_for(ctx.kubernetes_version, ctx.feature_gates).on("PodLevelResources")
+    options = options_for(ctx.kubernetes_version, ctx.feature_gates)
+    pod_level, sidecars = options.on("PodLevelResources"), options.on("SidecarContainers")
     for i, _role, which in templates_in_use(ms):
         path = template_path(i, which)
         spec = as_dict(as_dict(_role.get(which)).get("spec"))
-        demand = pod_demand(spec, pod_level=pod_level)
+        demand = pod_demand(spec, pod_level=pod_level, sidecars=sidecars)
         demands[(i, which)] = demand
         missing = [n for n in demand if n not in advertised and n not in _ALWAYS and demand[n] > 0]
         for name in missing:
