@@ -26,6 +26,7 @@ import argparse
 import copy
 import gc
 import json
+import re
 import sys
 import time
 import tracemalloc
@@ -82,7 +83,10 @@ def cluster() -> tuple[list[dict], list[dict]]:
             )
         )
     for spine in range(20):
-        facts.append(hypernode(f"spine-{spine}", 2, "spine", [{"type": "HyperNode", "selector": {"regexMatch": {"pattern": f"^leaf-{spine}[0-9]*$"}}}]))
+        # Volcano resolves a HyperNode member by exactMatch only: one member per leaf whose name
+        # starts with the spine's number (the regexMatch `^leaf-{spine}[0-9]*$` this once was)
+        leaves = [leaf for leaf in range(625) if re.fullmatch(f"{spine}[0-9]*", str(leaf))]
+        facts.append(hypernode(f"spine-{spine}", 2, "spine", [{"type": "HyperNode", "selector": {"exactMatch": {"name": f"leaf-{leaf}"}}} for leaf in leaves]))
     facts += [queue(f"q{i}") for i in range(40)] + [podgroup_crd(True)]
     looked: list[dict] = []
     for i in range(2000):
