@@ -108,6 +108,10 @@ def _excluded(r):
     assert _serve_args(r).policies.skip_namespaces == {"batch", "kube-node-lease", "kube-system"}
 
 
+def _kserve_namespace(r):
+    assert _serve_args(r).policies.kserve_namespace == "ml-serving"
+
+
 def _cert_manager(r):
     assert _serve_args(r).certs.cert_management == "files"
     assert _volume(r, "certs")["secret"]["secretName"] == "servinggate-webhook-tls"
@@ -252,6 +256,7 @@ VALUE_SETS = {
     ),
     "audit.enabled=false": ({"audit": {"enabled": False}}, _no_audit),
     "excludedNamespaces": ({"excludedNamespaces": ["batch"]}, _excluded),
+    "kserveNamespace": ({"kserveNamespace": "ml-serving"}, _kserve_namespace),
     "certificates=cert-manager": ({"certificates": {"mode": "cert-manager"}}, _cert_manager),
     "certificates=manual": ({"certificates": {"mode": "manual", "caBundle": CA, "secretName": "my-tls"}}, _manual),
     "webhook.url": ({"webhook": {"url": "https://203.0.113.7:8443/", "caBundle": CA}}, _url),

@@ -74,6 +74,7 @@ def schema(rules: list[Rule]) -> dict[str, Any]:
                 "logLevel": {"enum": list(LOG_LEVELS)},
                 "namespace": _object({"create": _BOOL}),
                 "excludedNamespaces": {"type": "array", "items": _NAMESPACE_NAME, "uniqueItems": True},
+                "kserveNamespace": _NAMESPACE_NAME,
                 "validating": _webhook_group(5),
                 "mutating": _webhook_group(2, "kthenaPodsFailurePolicy"),
                 "matchConditions": _object({"enabled": _BOOL}),
