@@ -2,8 +2,9 @@
 
 They run only when SERVINGGATE_E2E_KUBECONFIG names a cluster's kubeconfig; without it every test
 skips at once, and `./dev test` never needs a cluster. On the cluster, a test that needs Kthena,
-Volcano or KWOK nodes skips, naming the one that does not answer (see `probe_stack`). Our webhook
-and reconciler are started from this checkout by the session, and stopped at its end."""
+Volcano, KWOK nodes, KServe or the CronHPA controller skips, naming the one that does not answer
+(see `probe_stack` and `probe_autoscalers`). Our webhook and reconciler are started from this
+checkout by the session, and stopped at its end."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from support.clusterlock import ClusterLock, lock_dir_for
-from support.e2e import COMPONENTS, ENV, Cluster, OurReconciler, OurWebhook, kubeconfig_from_env, probe_stack
+from support.e2e import AUTOSCALER_COMPONENTS, COMPONENTS, ENV, Cluster, OurReconciler, OurWebhook, kubeconfig_from_env, probe_autoscalers, probe_stack
 
 
 @pytest.fixture(autouse=True)
@@ -43,14 +44,23 @@ def stack(cluster: Cluster) -> dict[str, str | None]:
     return probe_stack(cluster)
 
 
+@pytest.fixture(scope="session")
+def autoscalers(cluster: Cluster) -> dict[str, str | None]:
+    """Whether KServe and the CronHPA controller answer (probed once, by the first test that needs one)."""
+    return probe_autoscalers(cluster)
+
+
 @pytest.fixture
-def need(stack: dict[str, str | None]) -> Callable[..., None]:
-    """need("kthena", "kwok", ...): skip, naming each component that does not answer."""
+def need(stack: dict[str, str | None], request: pytest.FixtureRequest) -> Callable[..., None]:
+    """need("kthena", "kwok", "kserve", ...): skip, naming each component that does not answer."""
 
     def check(*components: str) -> None:
-        unknown = set(components) - set(COMPONENTS)
+        unknown = set(components) - set(COMPONENTS) - set(AUTOSCALER_COMPONENTS)
         assert not unknown, unknown
-        missing = [f"{c}: {stack[c]}" for c in components if stack[c]]
+        found = dict(stack)
+        if set(components) & set(AUTOSCALER_COMPONENTS):
+            found.update(request.getfixturevalue("autoscalers"))
+        missing = [f"{c}: {found[c]}" for c in components if found[c]]
         if missing:
             pytest.skip("; ".join(missing))
 

@@ -9,18 +9,13 @@ read back from the cluster, and variations for the queue and topology checks."""
 
 from __future__ import annotations
 
-import base64
 import copy
 import json
-import ssl
-import tempfile
-import urllib.request
-import uuid
 from collections.abc import Callable
 from typing import Any
 
 import pytest
-from support.e2e import MS_GROUP, MS_VERSION, PG_GROUP, PG_VERSION, Cluster, OurWebhook, gang_example, poll, role
+from support.e2e import MS_GROUP, MS_VERSION, PG_GROUP, PG_VERSION, Cluster, OurWebhook, ask, create_request, gang_example, hook_url, poll, role
 
 # Where ours refuses and Kthena's webhook admits, on purpose (docs/policies.md): case -> why.
 STRICTER_BY_DESIGN = {
@@ -31,44 +26,6 @@ STRICTER_BY_DESIGN = {
 }
 # Where Kthena's webhook refuses and ours admits: none is by design (we are never looser on its checks).
 LOOSER_BY_DESIGN: dict[str, str] = {}
-
-
-def hook_url(cluster: Cluster, config_kind: str, resource: str, not_ours: bool = True) -> tuple[str, bytes] | None:
-    """(url, caBundle) of the first webhook that is not ours and whose rules cover `resource`."""
-    lister = cluster.admission.list_validating_webhook_configuration if config_kind == "validating" else cluster.admission.list_mutating_webhook_configuration
-    for conf in lister().items:
-        if not_ours and conf.metadata.name.startswith("servinggate-"):
-            continue
-        for hook in conf.webhooks or []:
-            if any(resource in (r.resources or []) for r in hook.rules or []) and hook.client_config.url:
-                return hook.client_config.url, base64.b64decode(hook.client_config.ca_bundle or "")
-    return None
-
-
-def ask(url: str, ca: bytes, request: dict) -> dict:
-    body = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {"uid": str(uuid.uuid4()), **request}}
-    with tempfile.NamedTemporaryFile("wb", suffix=".crt") as f:
-        f.write(ca)
-        f.flush()
-        ctx = ssl.create_default_context(cafile=f.name)
-    req = urllib.request.Request(url, json.dumps(body).encode(), {"Content-Type": "application/json"})
-    with urllib.request.urlopen(req, context=ctx, timeout=30) as r:
-        return json.loads(r.read())["response"]  # type: ignore[no-any-return]
-
-
-def create_request(ns: str, obj: dict, group: str, version: str, kind: str, resource: str) -> dict:
-    return {
-        "kind": {"group": group, "version": version, "kind": kind},
-        "resource": {"group": group, "version": version, "resource": resource},
-        "requestKind": {"group": group, "version": version, "kind": kind},
-        "requestResource": {"group": group, "version": version, "resource": resource},
-        "operation": "CREATE",
-        "namespace": ns,
-        "name": obj["metadata"]["name"],
-        "object": obj,
-        "userInfo": {"username": "e2e-oracle"},
-        "options": {"apiVersion": "meta.k8s.io/v1", "kind": "CreateOptions"},
-    }
 
 
 def defaulted(ms: dict) -> dict:

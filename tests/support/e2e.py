@@ -15,9 +15,12 @@ import contextlib
 import json
 import os
 import re
+import ssl
 import subprocess
 import sys
+import tempfile
 import time
+import urllib.request
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -46,6 +49,9 @@ NPU = "huawei.com/Ascend910"
 GPU = "nvidia.com/gpu"
 MS_GROUP, MS_VERSION = "workload.serving.volcano.sh", "v1alpha1"
 PG_GROUP, PG_VERSION = "scheduling.volcano.sh", "v1beta1"
+ISVC_GROUP, ISVC_VERSION = "serving.kserve.io", "v1beta1"
+CRONHPA_GROUP, CRONHPA_VERSION = "autoscaling.alibabacloud.com", "v1beta1"
+KSERVE_MODE = "serving.kserve.io/deploymentMode"
 KWOK_ANNOTATION = "kwok.x-k8s.io/node"
 COST = "controller.kubernetes.io/pod-deletion-cost"
 
@@ -76,6 +82,43 @@ class Cluster:
         resp = self.api.call_api(m, url, header_params=headers, body=data, post_params=post, _request_timeout=60)
         resp.read()
         return int(resp.status), json.loads(resp.data or b"{}"), _warnings(resp.headers)
+
+    # ---- KServe InferenceServices, CronHPAs, and what they scale ----
+    def create_isvc(self, ns: str, body: dict) -> dict:
+        return self.custom.create_namespaced_custom_object(ISVC_GROUP, ISVC_VERSION, ns, "inferenceservices", body)
+
+    def get_isvc(self, ns: str, name: str) -> dict:
+        return self.custom.get_namespaced_custom_object(ISVC_GROUP, ISVC_VERSION, ns, "inferenceservices", name)
+
+    def patch_isvc(self, ns: str, name: str, patch: Any) -> dict:
+        return self._patch(f"/apis/{ISVC_GROUP}/{ISVC_VERSION}/namespaces/{ns}/inferenceservices/{name}", patch, "merge")
+
+    def create_cronhpa(self, ns: str, body: dict) -> dict:
+        return self.custom.create_namespaced_custom_object(CRONHPA_GROUP, CRONHPA_VERSION, ns, "cronhorizontalpodautoscalers", body)
+
+    def get_cronhpa(self, ns: str, name: str) -> dict:
+        return self.custom.get_namespaced_custom_object(CRONHPA_GROUP, CRONHPA_VERSION, ns, "cronhorizontalpodautoscalers", name)
+
+    def apply_custom(self, ns: str, group: str, version: str, plural: str, body: dict, dry_run: bool = False) -> tuple[int, dict, list[str]]:
+        """Create a custom object as `kubectl apply` would and keep what kubectl prints: (status, body, warnings)."""
+        query = [("dryRun", "All")] if dry_run else None
+        return self.raw("POST", f"/apis/{group}/{version}/namespaces/{ns}/{plural}", body, query=query)
+
+    def deployment(self, ns: str, name: str) -> client.V1Deployment | None:
+        try:
+            return self.apps.read_namespaced_deployment(name, ns)
+        except ApiException as exc:
+            if exc.status == 404:
+                return None
+            raise
+
+    def hpa(self, ns: str, name: str) -> dict | None:
+        """An HPA as autoscaling/v2 serves it, or None."""
+        status, body, _ = self.raw("GET", f"/apis/autoscaling/v2/namespaces/{ns}/horizontalpodautoscalers/{name}")
+        if status == 404:
+            return None
+        assert status == 200, body
+        return body
 
     # ---- our MutatingAdmissionPolicy ----
     def mutating_policy_version(self) -> str | None:
@@ -343,6 +386,72 @@ def _probe_hold(cluster: Cluster, ns: str, node: str, timeout: float) -> str | N
     return None
 
 
+# ---- probes of the autoscalers beside Kthena: KServe and the CronHPA controller ----
+# Probed only when a test asks for them (conftest `need`), so the other scenarios do not wait on them.
+
+AUTOSCALER_COMPONENTS = ("kserve", "cronhpa")
+
+
+def probe_autoscalers(cluster: Cluster, timeout: float = 60.0) -> dict[str, str | None]:
+    """component -> None when it answers, else why not: KServe's controller makes the Deployment of
+    a probe InferenceService in Standard mode (which also passes KServe's webhooks, when they are
+    registered), and the CronHPA controller scales a probe Deployment by a job that runs every second."""
+    found: dict[str, str | None] = dict.fromkeys(AUTOSCALER_COMPONENTS)
+    ns = cluster.namespace("sg-e2e-probe-as", judged=False)
+    try:
+        found["kserve"] = _probe_kserve(cluster, ns, timeout)
+        found["cronhpa"] = _probe_cronhpa(cluster, ns, timeout)
+    finally:
+        cluster.delete_namespace(ns)
+    return found
+
+
+def _refused(exc: ApiException) -> str:
+    try:
+        return str(json.loads(exc.body).get("message"))
+    except (TypeError, ValueError):
+        return str(exc.reason)
+
+
+def _probe_kserve(cluster: Cluster, ns: str, timeout: float) -> str | None:
+    if cluster.crd(f"inferenceservices.{ISVC_GROUP}") is None:
+        return f"the InferenceService CRD ({ISVC_GROUP}) is not installed"
+    isvc = inference_service("probe", None, mode="Standard")
+    isvc["spec"]["predictor"]["nodeSelector"] = {NODE_OWNER: "servinggate-e2e-nowhere"}  # its pods never run
+    try:
+        cluster.create_isvc(ns, isvc)
+    except ApiException as exc:
+        return f"the API server refused a probe InferenceService ({exc.status}): {_refused(exc)}"
+    try:
+        poll(lambda: cluster.deployment(ns, "probe-predictor"), timeout, "KServe's Deployment")
+    except AssertionError:
+        return f"KServe's controller did not create Deployment probe-predictor for a probe InferenceService (Standard mode) within {timeout:.0f}s"
+    return None
+
+
+def _probe_cronhpa(cluster: Cluster, ns: str, timeout: float) -> str | None:
+    if cluster.crd(f"cronhorizontalpodautoscalers.{CRONHPA_GROUP}") is None:
+        return f"the CronHorizontalPodAutoscaler CRD ({CRONHPA_GROUP}) is not installed"
+    deployment = {
+        "metadata": {"name": "probe"},
+        "spec": {
+            "replicas": 0,
+            "selector": {"matchLabels": {"app": "probe"}},
+            "template": {"metadata": {"labels": {"app": "probe"}}, "spec": {"containers": [{"name": "c", "image": "probe"}]}},
+        },
+    }
+    cluster.apps.create_namespaced_deployment(ns, deployment)
+    try:
+        cluster.create_cronhpa(ns, cronhpa("probe", {"apiVersion": "apps/v1", "kind": "Deployment", "name": "probe"}, [cron_job("up", "*/1 * * * * *", 1)]))
+    except ApiException as exc:
+        return f"the API server refused a probe CronHorizontalPodAutoscaler ({exc.status}): {_refused(exc)}"
+    try:
+        poll(lambda: cluster.apps.read_namespaced_deployment("probe", ns).spec.replicas == 1, timeout, "the probe Deployment scaled")
+    except AssertionError:
+        return f"the CronHPA controller did not scale a probe Deployment 0 -> 1 (a job every second) within {timeout:.0f}s"
+    return None
+
+
 # ---- faults: the restart commands, and pods kept terminating ----
 
 
@@ -430,6 +539,53 @@ def gang_example(owner: str, npu: int = 2) -> dict:
     sel = {NODE_OWNER: owner}
     roles = [role("prefill", replicas=2, workers=1, npu=npu, node_selector=sel), role("decode", replicas=2, workers=1, npu=npu, node_selector=sel)]
     return modelserving("sample", 1, roles, min_roles={"prefill": 2, "decode": 1})
+
+
+def inference_service(name: str, owner: str | None, mode: str | None = None, **predictor: Any) -> dict:
+    """An InferenceService whose predictor is a plain container (no model, no runtime: KServe
+    deploys the container as given), its pods pinned to `owner`'s nodes; `mode` the
+    serving.kserve.io/deploymentMode annotation (None: none, the cluster's default mode);
+    `predictor` its autoscaling fields (minReplicas, maxReplicas, scaleMetric, scaleTarget)."""
+    res = {"cpu": "100m", "memory": "128Mi"}
+    spec: dict[str, Any] = {"containers": [{"name": "kserve-container", "image": "registry.example/qwen:1", "resources": {"requests": res, "limits": res}}]}
+    if owner is not None:
+        spec["nodeSelector"] = {NODE_OWNER: owner}
+    spec.update(predictor)
+    meta: dict[str, Any] = {"name": name}
+    if mode is not None:
+        meta["annotations"] = {KSERVE_MODE: mode}
+    return {"apiVersion": f"{ISVC_GROUP}/{ISVC_VERSION}", "kind": "InferenceService", "metadata": meta, "spec": {"predictor": spec}}
+
+
+def guide_isvc(owner: str, mode: str | None = "Standard", name: str = "qwen-cronhpa") -> dict:
+    """The ACK guide's InferenceService `qwen-cronhpa`: minReplicas 1, maxReplicas 10, cpu at 10%."""
+    return inference_service(name, owner, mode, minReplicas=1, maxReplicas=10, scaleMetric="cpu", scaleTarget=10)
+
+
+def cron_job(name: str, schedule: str, size: int, run_once: bool = False) -> dict:
+    job: dict[str, Any] = {"name": name, "schedule": schedule, "targetSize": size}
+    if run_once:
+        job["runOnce"] = True
+    return job
+
+
+def cronhpa(name: str, target: dict, jobs: list[dict], annotations: dict[str, str] | None = None) -> dict:
+    meta: dict[str, Any] = {"name": name}
+    if annotations:
+        meta["annotations"] = dict(annotations)
+    return {
+        "apiVersion": f"{CRONHPA_GROUP}/{CRONHPA_VERSION}",
+        "kind": "CronHorizontalPodAutoscaler",
+        "metadata": meta,
+        "spec": {"scaleTargetRef": dict(target), "jobs": jobs},
+    }
+
+
+def seconds_ahead(seconds: int) -> str:
+    """A CronHPA schedule (six fields, seconds first) for one moment `seconds` from now, by minute
+    and second only (any hour: right in every time zone of whole hours, whatever the controller's TZ)."""
+    at = time.gmtime(time.time() + seconds)
+    return f"{at.tm_sec} {at.tm_min} * * * *"
 
 
 # ---- our pieces, started from this checkout ----
@@ -666,6 +822,29 @@ def plan(cluster: Cluster, workload: str) -> dict:
     return data
 
 
+class Refusals:
+    """Refusals of one resource from the start of the block: ours (our webhook's metric, this worker's
+    webhook only) and the API server's rejections through our entry for it
+    (apiserver_admission_webhook_rejection_count), which count every worker's webhook: compared only
+    when this is the only worker (with several, another worker's test may be refusing on purpose)."""
+
+    def __init__(self, cluster: Cluster, hook: OurWebhook, resource: str, entry: str) -> None:
+        self.cluster, self.hook, self.resource, self.entry = cluster, hook, resource, entry
+        self.alone = os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") == "1"
+        self.before = self.now()
+
+    def now(self) -> dict[str, float]:
+        return {
+            "refused": self.hook.metric("servinggate_admission_requests", resource=self.resource, allowed="false"),
+            "allowed": self.hook.metric("servinggate_admission_requests", resource=self.resource, allowed="true"),
+            "rejected": self.cluster.apiserver_metric("apiserver_admission_webhook_rejection_count", name=self.entry) if self.alone else 0.0,
+        }
+
+    def since(self) -> dict[str, float]:
+        now = self.now()
+        return {k: now[k] - self.before[k] for k in now}
+
+
 def kubeconfig_from_env() -> str | None:
     value = os.environ.get(ENV, "")
     return value or None
@@ -681,6 +860,69 @@ def poll(pred: Callable[[], Any], timeout: float, what: str, every: float = 0.5)
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
         time.sleep(every)
+
+
+# ---- the other webhooks, asked alone (an AdmissionReview to the URL their configuration names) ----
+
+
+def hook_url(cluster: Cluster, config_kind: str, resource: str, not_ours: bool = True) -> tuple[str, bytes] | None:
+    """(url, caBundle) of the first webhook that is not ours and whose rules cover `resource`."""
+    lister = cluster.admission.list_validating_webhook_configuration if config_kind == "validating" else cluster.admission.list_mutating_webhook_configuration
+    for conf in lister().items:
+        if not_ours and conf.metadata.name.startswith("servinggate-"):
+            continue
+        for hook in conf.webhooks or []:
+            if any(resource in (r.resources or []) for r in hook.rules or []) and hook.client_config.url:
+                return hook.client_config.url, base64.b64decode(hook.client_config.ca_bundle or "")
+    return None
+
+
+def ask(url: str, ca: bytes, request: dict) -> dict:
+    body = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {"uid": str(uuid.uuid4()), **request}}
+    with tempfile.NamedTemporaryFile("wb", suffix=".crt") as f:
+        f.write(ca)
+        f.flush()
+        ctx = ssl.create_default_context(cafile=f.name)
+    req = urllib.request.Request(url, json.dumps(body).encode(), {"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, context=ctx, timeout=30) as r:
+        return json.loads(r.read())["response"]  # type: ignore[no-any-return]
+
+
+def create_request(ns: str, obj: dict, group: str, version: str, kind: str, resource: str) -> dict:
+    return {
+        "kind": {"group": group, "version": version, "kind": kind},
+        "resource": {"group": group, "version": version, "resource": resource},
+        "requestKind": {"group": group, "version": version, "kind": kind},
+        "requestResource": {"group": group, "version": version, "resource": resource},
+        "operation": "CREATE",
+        "namespace": ns,
+        "name": obj["metadata"]["name"],
+        "object": obj,
+        "userInfo": {"username": "e2e-oracle"},
+        "options": {"apiVersion": "meta.k8s.io/v1", "kind": "CreateOptions"},
+    }
+
+
+def ours(webhook: OurWebhook) -> tuple[str, bytes]:
+    """(url, CA) of our validating endpoint, for `ask`."""
+    return f"https://127.0.0.1:{webhook.port}/validate", (webhook.certs / "ca.crt").read_bytes()
+
+
+def kserve_defaulted(cluster: Cluster, ns: str, isvc: dict) -> dict:
+    """The InferenceService as the API server sends it to the validating webhooks: after KServe's
+    defaulting webhook (which writes the deployment mode it will use into the annotation: the
+    config map's default when there is none, `Standard` for the deprecated `RawDeployment`)."""
+    import jsonpatch
+
+    found = hook_url(cluster, "mutating", "inferenceservices")
+    if found is None:
+        return isvc
+    answer = ask(*found, create_request(ns, isvc, ISVC_GROUP, ISVC_VERSION, "InferenceService", "inferenceservices"))
+    assert answer["allowed"], answer
+    if not answer.get("patch"):
+        return isvc
+    patch = json.loads(base64.b64decode(answer["patch"]))
+    return jsonpatch.apply_patch(isvc, patch)  # type: ignore[no-any-return]
 
 
 @contextlib.contextmanager
