@@ -308,8 +308,7 @@ def warned(out):
 
 
 NO_MODE = (
-    "servinggate: the autoscaling fields were checked as in every deployment mode: no serving.kserve.io/deploymentMode annotation, "
-    "and ConfigMap kserve/inferenceservice-config does not exist"
+    "servinggate: deployment mode unknown (no annotation, and ConfigMap kserve/inferenceservice-config does not exist): only the checks of every mode were made"
 )
 
 
@@ -426,21 +425,43 @@ def test_the_mode_comes_from_kserves_configmap_when_no_annotation_says_it(kit):
     assert out.allowed and warned(out) == [NO_MODE]
     out = kit.validate(isvc(**body), ctx=kit.ctx(kserve_config("Sideways")))
     assert out.allowed and warned(out) == [
-        "servinggate: the autoscaling fields were checked as in every deployment mode: no serving.kserve.io/deploymentMode annotation, "
-        "and ConfigMap kserve/inferenceservice-config names no mode KServe accepts in data.deploy's defaultDeploymentMode"
+        "servinggate: deployment mode unknown (no annotation, and ConfigMap kserve/inferenceservice-config names no mode KServe accepts): "
+        "only the checks of every mode were made"
     ]
     # nothing about scaling set: no mode needed, nothing said
     out = kit.validate(isvc())
     assert out.allowed and warned(out) == []
 
 
-def test_a_mode_kserve_does_not_know_is_validated_as_knative_and_deployed_in_the_default(kit):
-    out = kit.validate(isvc("Raw", minReplicas=1, maxReplicas=3, scaleMetric="cpu"), ctx=kit.ctx(kserve_config("Standard")))
-    assert [c[1] for c in kit.causes(out)] == ["spec.predictor.scaleMetric"]
-    assert warned(out) == [
-        "servinggate: metadata.annotations[serving.kserve.io/deploymentMode] 'Raw' is not a mode KServe knows (Standard, Knative, ModelMesh): "
-        "its webhook validates it as Knative, its controller deploys it in the cluster's default mode, Standard"
+def test_a_mode_kserve_does_not_know_is_refused_it_would_never_run(kit):
+    """KServe's webhook admits it (its Knative branch) and its controller deploys nothing
+    ("unsupported deployment mode for workload", tests/e2e/test_kserve.py); the Knative branch's
+    refusals are made too."""
+    out = kit.validate(isvc("Turbo", minReplicas=1, maxReplicas=3, scaleMetric="cpu"), ctx=kit.ctx(kserve_config("Standard")))
+    assert kit.causes(out) == [
+        (
+            "FieldValueNotSupported",
+            "metadata.annotations[serving.kserve.io/deploymentMode]",
+            'Unsupported value: "Turbo": supported values: "Standard", "Knative", "ModelMesh", "RawDeployment", "Serverless"',
+        ),
+        ("FieldValueNotSupported", "spec.predictor.scaleMetric", 'Unsupported value: "cpu": supported values: "concurrency", "rps"'),
     ]
+    assert warned(out) == []
+
+
+def test_every_warning_fits_the_api_servers_limit(kit):
+    """The API server truncates a warning past 256 characters; ours stay whole."""
+    long_ns = "n" * 63
+    bodies = [
+        isvc(**{"minReplicas": 0, "maxReplicas": 0, "scaleMetric": "concurrency", "scaleTarget": 150}),
+        isvc("RawDeployment", minReplicas=0, scaleMetric="rps"),
+        isvc(minReplicas=0, maxReplicas=3),
+    ]
+    for body in bodies:
+        out = kit.validate(body, ctx=kit.ctx(kserve_namespace=long_ns))
+        assert all(len(w) <= 256 for w in warned(out)), warned(out)
+        body["metadata"]["annotations"]["serving.kserve.io/deploymentMode"] = "Standard"
+        assert all(len(w) <= 256 for w in warned(kit.validate(body))), warned(kit.validate(body))
 
 
 # ---- CronHPA --------------------------------------------------------------------------------------
@@ -512,6 +533,31 @@ def test_the_guides_cronhpa_is_admitted(kit):
     assert out.allowed and out.warnings == []
 
 
+def test_a_job_on_a_modelserving_is_judged_as_its_scale_will_be(kit):
+    """The job's scale goes through modelservings/scale when it runs; a size that scale would be
+    refused at is refused at apply. At 2 groups a 50% maxUnavailable is 1; at 1 it rounds down to
+    0 and, with no maxSurge, the rolling update could never move (Kthena's budget check)."""
+    ms = kit.gang_ms()
+    ms["metadata"].update(name="sample", namespace="default")
+    ms["spec"]["replicas"] = 2
+    ms["spec"]["rolloutStrategy"] = {"type": "ServingGroupRollingUpdate", "rollingUpdateConfiguration": {"maxUnavailable": "50%"}}
+    jobs = ({"name": "night", "schedule": "0 0 2 * * *", "targetSize": 1}, {"name": "off", "schedule": "0 0 3 * * *", "targetSize": 0})
+    out = kit.validate(cronhpa(*jobs), ctx=kit.ctx(ms))
+    assert [(c[1], c[2].split(": ", 2)[-1]) for c in kit.causes(out)] == [
+        (
+            "spec.jobs[0].targetSize",
+            'ModelServing sample would refuse this scale: spec.rolloutStrategy.rollingUpdateConfiguration: Invalid value: "": maxUnavailable and maxSurge cannot both resolve to 0',
+        )
+    ]
+    # not found (made later): judged when the job runs; unreadable: allowed, and said
+    out = kit.validate(cronhpa(*jobs))
+    assert out.allowed and out.warnings == []
+    out = kit.validate(cronhpa(*jobs), ctx=Context(lookups=NoLookups()))
+    assert out.allowed and [w.text for w in out.warnings] == [
+        "servinggate: job sizes not checked, ModelServing default/sample unreadable: no Kubernetes API access configured"
+    ]
+
+
 @pytest.mark.parametrize(
     "schedule, problem",
     [
@@ -526,6 +572,10 @@ def test_the_guides_cronhpa_is_admitted(kit):
         ("@every 5m", None),
         ("@every 0s", None),  # under a second: rounded up to one
         ("@daily", None),
+        ("@date 2030-01-01 10:00:00", None),  # go-cron's own descriptor: one moment
+        ("@date 2028-02-29 23:59:59", None),
+        ("@date 2030-02-29 10:00:00", "Failed to parse date @date 2030-02-29 10:00:00"),
+        ("@date 2030-1-1 10:00:00", "Failed to parse date @date 2030-1-1 10:00:00"),
         ("0 0 0 ? * 7", "End of range (7) above maximum (6): 7"),
         ("0 0 0 0 * *", "Beginning of range (0) below minimum (1): 0"),
         ("0 0 10-5 * * *", "Beginning of range (10) beyond end of range (5): 10-5"),

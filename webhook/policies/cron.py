@@ -4,13 +4,15 @@ A port of `cron.Parse` of github.com/ringtail/go-cron (parser.go, vendored by
 AliyunContainerService/kubernetes-cronhpa-controller 31c63bed, whose executor adds every job
 with it): five or six fields (seconds first; the day of week may be left off, and is then `*`),
 `*` and `?` in any field, ranges, steps and lists, month and weekday names in any case, and the
-descriptors (`@daily`, `@every 90s`, ...). A parser of its own (not a rule) so that it can be
+descriptors (`@daily`, `@every 90s`, `@date 2030-01-01 10:00:00`, ...). A parser of its own (not a rule) so that it can be
 tested alone and reused; it only says why a schedule would be refused, in the parser's words,
 never computes run times.
 """
 
 from __future__ import annotations
 
+import datetime
+import re
 from typing import Any
 
 from ..admission.gofmt import go_quote
@@ -22,6 +24,8 @@ _DAYS = {d: i for i, d in enumerate("sun mon tue wed thu fri sat".split())}
 _BOUNDS: tuple[tuple[int, int, dict[str, int]], ...] = ((0, 59, {}), (0, 59, {}), (0, 23, {}), (1, 31, {}), (1, 12, _MONTHS), (0, 6, _DAYS))
 _DESCRIPTORS = {"@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly"}
 _EVERY = "@every "
+_DATE = "@date "  # go-cron's own: one moment, time.Parse("2006-01-02 15:04:05")
+_DATETIME = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2}) ([0-9]{2}):([0-9]{2}):([0-9]{2})", re.ASCII)
 _GO_SPACE = " \t\n\v\f\r\x85\xa0"  # unicode.IsSpace for the Latin-1 range (strings.Fields); the rest is rare
 _INT32_MAX = 2**31 - 1
 
@@ -86,6 +90,20 @@ def _range(expr: str, low: int, high: int, names: dict[str, int]) -> None:
         raise _Refused(f"Step of range should be a positive number: {expr}")
 
 
+def _go_datetime(text: str) -> bool:
+    """Whether Go's time.Parse takes `text` in the layout "2006-01-02 15:04:05": each number of
+    its exact width, and a day the month has."""
+    m = _DATETIME.fullmatch(text)
+    if not m:
+        return False
+    try:
+        year, month, day, hour, minute, second = map(int, m.groups())
+        datetime.datetime(year, month, day, hour, minute, second)
+    except ValueError:
+        return False
+    return True
+
+
 def cron_problem(schedule: Any) -> str | None:
     """Why the CronHPA controller's parser refuses `schedule` (its own message), or None."""
     if not isinstance(schedule, str) or not schedule:
@@ -96,6 +114,8 @@ def cron_problem(schedule: Any) -> str | None:
         if schedule.startswith(_EVERY):
             # time.ParseDuration; go-cron's Every rounds anything under a second up to one
             return None if parse_duration(schedule[len(_EVERY) :]) is not None else f"Failed to parse duration {schedule}"
+        if schedule.startswith(_DATE):
+            return None if _go_datetime(schedule[len(_DATE) :]) else f"Failed to parse date {schedule}"
         return f"Unrecognized descriptor: {schedule}"
     fields = [f for f in "".join(" " if c in _GO_SPACE else c for c in schedule).split(" ") if f]
     if not 5 <= len(fields) <= 6:

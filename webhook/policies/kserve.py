@@ -3,10 +3,12 @@ judged in the deployment mode KServe will deploy the InferenceService in.
 
 - `inferenceservices.autoscaling`: what KServe's webhook refuses, at its field (negative bounds,
   minReplicas above a positive maxReplicas, an autoscaler class or scale metric it does not
-  support in that mode, a target out of its range), and a scaleTarget of 0 or less (the HPA or
-  Knative autoscaler KServe would write is refused by its API). Bounds KServe admits but does not
-  honour as written are admitted with a warning saying what KServe does instead (Standard mode's
-  HPA holds at least one replica, and a maxReplicas of 0 becomes minReplicas).
+  support in that mode, a target out of its range), and what KServe admits but would never run:
+  a scaleTarget of 0 or less (the HPA or Knative autoscaler KServe would write is refused by its
+  API) and a deployment mode KServe does not know (its controller deploys nothing). Bounds KServe
+  admits but does not honour as written are admitted with a warning saying what KServe does
+  instead (Standard mode's HPA holds at least one replica, and a maxReplicas of 0 becomes
+  minReplicas).
 
 Mirrors kserve/kserve aaac4e29 (2026-08-21): `validateReplicas` (pkg/apis/serving/v1beta1/component.go),
 `validateInferenceServiceAutoscaler` and `validateAutoScalingCompExtension`
@@ -57,13 +59,15 @@ DEFAULT_MIN_REPLICAS = 1  # constants.DefaultMinReplicas: what Standard mode's H
 
 @dataclass(frozen=True, slots=True)
 class Mode:
-    """The mode KServe deploys the InferenceService in ("" when it cannot be told) and the branch
-    its webhook validates it with: "standard", or "knative" for every other mode and for an
-    annotation KServe does not know (its webhook's default branch); "" when neither is known."""
+    """The mode KServe deploys the InferenceService in ("" when it cannot be told or there is
+    none) and the branch its webhook validates it with: "standard", or "knative" for every other
+    mode and for an annotation KServe does not know (its webhook's default branch); "" when
+    neither is known."""
 
     name: str
     branch: str
     note: str = ""  # a warning about the mode itself
+    unknown: str = ""  # an annotation KServe does not know: its controller deploys nothing
 
 
 def read_default_mode(ctx: Context) -> tuple[str, str]:
@@ -73,7 +77,7 @@ def read_default_mode(ctx: Context) -> tuple[str, str]:
     try:
         config = ctx.lookups.get(KSERVE_CONFIGMAP.api_version, KSERVE_CONFIGMAP.kind, namespace, KSERVE_CONFIG_NAME)
     except LookupFailed as exc:
-        return "", f"{where} could not be read ({exc})"
+        return "", f"{where} could not be read ({str(exc)[:80]})"
     if config is None:
         return "", f"{where} does not exist"
     deploy = as_dict(config.get("data")).get("deploy")
@@ -83,7 +87,7 @@ def read_default_mode(ctx: Context) -> tuple[str, str]:
         mode = None
     mode = LEGACY_MODES.get(str(mode), mode)
     if mode not in MODES:
-        return "", f"{where} names no mode KServe accepts in data.deploy's defaultDeploymentMode"
+        return "", f"{where} names no mode KServe accepts"
     return str(mode), ""
 
 
@@ -102,14 +106,11 @@ def deployment_mode(isvc: dict[str, Any], ctx: Context) -> Mode:
             return Mode(mode, _branch(mode), f"servinggate: {path} {word} is deprecated: KServe reads it as {mode}")
         if word in MODES:
             return Mode(word, _branch(word))
-    default, why = read_default_mode(ctx)
     if isinstance(word, str):
-        runs = f"in the cluster's default mode, {default}" if default else f"in the cluster's default mode ({why})"
-        note = f"servinggate: {path} {word!r} is not a mode KServe knows ({', '.join(MODES)}): its webhook validates it as Knative, its controller deploys it {runs}"
-        return Mode(default, "knative", note)
+        return Mode("", "knative", unknown=word)
+    default, why = read_default_mode(ctx)
     if not default:
-        note = f"servinggate: the autoscaling fields were checked as in every deployment mode: no {KSERVE_MODE_ANNOTATION} annotation, and {why}"
-        return Mode("", "", note)
+        return Mode("", "", f"servinggate: deployment mode unknown (no annotation, and {why}): only the checks of every mode were made")
     return Mode(default, _branch(default))
 
 
@@ -130,6 +131,11 @@ def inference_service_errors(req: Request, ctx: Context) -> Verdict:
     mode = deployment_mode(isvc, ctx)
     if mode.note:
         warnings.append(mode.note)
+    if mode.unknown:
+        # KServe's webhook admits it (validated as Knative), and its controller then fails every
+        # reconcile with "unsupported deployment mode for workload" and makes nothing (shown on
+        # the e2e stack, tests/e2e/test_kserve.py): it would never run.
+        errs.append(not_supported(ANNOTATIONS.key(KSERVE_MODE_ANNOTATION), mode.unknown, [*MODES, *LEGACY_MODES]))
     scaler = Scaler(branch=mode.branch, klass=klass if isinstance(klass, str) else "", knative_hpa=notes.get(KNATIVE_CLASS_ANNOTATION) == KNATIVE_HPA_CLASS)
     for name, comp in components:
         scaler.judge(SPEC.child(name), comp, errs, warnings)
