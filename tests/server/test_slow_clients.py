@@ -122,15 +122,16 @@ def test_stalled_clients_hold_no_thread_and_a_review_is_answered_within_the_webh
 def test_a_client_that_does_not_finish_its_request_in_time_gets_a_408_and_is_closed(tmp_path):
     srv = Server(tmp_path, "--request-timeout", "1", workers=1).start()
     try:
-        slow = stall(srv, "slow-headers")
+        # all three stalled at once: each is timed out on its own clock
+        slow, silent, idle = (stall(srv, kind) for kind in ("slow-headers", "partial-clienthello", "idle-after-handshake"))
         code, headers, body = read_answer(slow)
         assert code == 408 and headers["connection"] == "close"
         assert "not received within 1 s" in json_status(headers, body, 408)["message"]
         assert slow.recv(100) == b""
-        silent = stall(srv, "partial-clienthello")
         assert silent.recv(100) == b""  # nothing to answer: closed
-        idle = stall(srv, "idle-after-handshake")
         assert idle.recv(100) == b""
+        for sock in (slow, silent, idle):  # our side too: the server lingers on a refused one until then
+            sock.close()
         with tls(srv) as conn:  # the server is fine
             conn.sendall(request("/healthz", method="GET"))
             assert read_answer(conn)[0] == 200

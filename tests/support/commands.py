@@ -3,11 +3,12 @@
 A new interpreter spends most of a second importing the webhook's dependencies (the Kubernetes
 client, cryptography, flask) before a command does anything, and the command-line tests run the
 commands about a hundred times. Each test process starts one helper interpreter
-(tests/support/zygote.py) that has imported those dependencies and nothing of ours; `run_webhook`
+(tests/support/zygote.py) that has imported those dependencies and the modules of the commands
+that import nothing reading the environment at import; `run_webhook`
 asks it to fork a child that runs `python -m webhook ARGV` with the environment, working folder
 and stdin given, and stdout and stderr on pipes. The child starts as a new interpreter would, but
-for those imports: the webhook's own modules and prometheus_client are imported by the command
-(`serve` must import prometheus_client after setting its metrics folder). What a test observes is
+for those imports: prometheus_client is imported by the command (`serve` must import it after
+setting its metrics folder), and so are `audit`'s and `reconcile`'s modules. What a test observes is
 what a new interpreter shows: the exit code (1 and a traceback on stderr for an exception that
 escapes), both streams, and files written.
 """
@@ -45,6 +46,7 @@ class _Zygote:
         atexit.register(self.close)
 
     def close(self) -> None:
+        self.replies.close()  # the file holds the socket open too: both go, and the zygote sees EOF
         self.sock.close()
         try:
             self.proc.wait(timeout=5)

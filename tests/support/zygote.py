@@ -1,7 +1,8 @@
 """The process tests/support/commands.py forks its commands from: `python zygote.py FD`.
 
-It imports the webhook's heavy dependencies once (never webhook's own modules, nor
-prometheus_client, whose first import `serve` must make itself), then serves requests on the
+It imports the webhook's heavy dependencies and the modules of the commands that need nothing
+else once (never prometheus_client, whose first import `serve` must make itself after setting its
+metrics folder, nor the modules of `audit` and `reconcile`, which import it), then serves requests on the
 Unix socket FD: each is a JSON object (module, argv, cwd, env) with three file descriptors (the
 child's stdin, stdout and stderr). For each it forks a child that runs the module as `python -m`
 would, and answers `{"pid": N}` at once and `{"status": S}` (os.waitstatus_to_exitcode) when the
@@ -18,9 +19,28 @@ import socket
 import sys
 import traceback
 
-# What every command's start spends its time importing (none reads the environment at import
-# time in a way the commands rely on: the kubeconfig path is read when a client is made).
-PRELOADED = ("kubernetes.client", "kubernetes.config", "kubernetes.watch", "cryptography.x509", "yaml", "jsonpatch", "urllib3", "flask", "gunicorn.app.base")
+# What the commands' starts spend their time importing. None reads the environment at import in
+# a way a command relies on (the kubeconfig path is read when a client is made; of ours, only
+# webhook/serving/metrics.py reads it, for prometheus_client, and none of these imports it).
+PRELOADED = (
+    "kubernetes.client",
+    "kubernetes.config",
+    "kubernetes.watch",
+    "cryptography.x509",
+    "yaml",
+    "jsonpatch",
+    "urllib3",
+    "flask",
+    "gunicorn.app.base",
+    "webhook.check.cli",
+    "webhook.scalein.plan.planning",
+    "webhook.deploy.generating",
+    "webhook.certs.cli",
+    "webhook.crds.refresh",
+    "webhook.version",
+    "webhook.smoke.cli",
+    "webhook.server.launch",
+)
 
 
 def _run(request: dict, fds: list[int]) -> int:
@@ -85,10 +105,7 @@ def serve(sock: socket.socket) -> None:
 def main() -> None:
     sock = socket.socket(fileno=int(sys.argv[1]))
     for name in PRELOADED:
-        try:
-            __import__(name)
-        except ImportError:
-            pass
+        __import__(name)
     assert "prometheus_client" not in sys.modules, "serve must import prometheus_client itself"
     serve(sock)
 
