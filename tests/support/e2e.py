@@ -35,7 +35,7 @@ from support import REPO, free_port, processes, wait_for
 
 ENV = "SERVINGGATE_E2E_KUBECONFIG"
 # a shell command that restarts the component and returns once it was started again (docs/e2e.md)
-RESTART_ENV = {"kthena": "SERVINGGATE_E2E_RESTART_KTHENA", "apiserver": "SERVINGGATE_E2E_RESTART_APISERVER"}
+RESTART_ENV = {"kthena": "SERVINGGATE_E2E_RESTART_KTHENA", "apiserver": "SERVINGGATE_E2E_RESTART_APISERVER", "cronhpa": "SERVINGGATE_E2E_RESTART_CRONHPA"}
 HOLD = "servinggate-e2e/hold"  # a finalizer the tests put on pods to keep them terminating
 E2E_LABEL = "servinggate-e2e"  # on namespaces our webhook judges, on the nodes a test made
 NODE_OWNER = "servinggate-e2e/namespace"  # node label: the test namespace whose pods may land there
@@ -98,6 +98,15 @@ class Cluster:
 
     def get_cronhpa(self, ns: str, name: str) -> dict:
         return self.custom.get_namespaced_custom_object(CRONHPA_GROUP, CRONHPA_VERSION, ns, "cronhorizontalpodautoscalers", name)
+
+    def isvc_conditions(self, ns: str, name: str) -> dict[str, str]:
+        """The InferenceService's status conditions: type -> "True"/"False"/"Unknown"."""
+        status = self.get_isvc(ns, name).get("status") or {}
+        return {c["type"]: c["status"] for c in status.get("conditions") or []}
+
+    def cronhpa_conditions(self, ns: str, name: str) -> dict[str, dict]:
+        """The CronHPA's job conditions (its controller's status) by job name."""
+        return {c["name"]: c for c in (self.get_cronhpa(ns, name).get("status") or {}).get("conditions") or []}
 
     def apply_custom(self, ns: str, group: str, version: str, plural: str, body: dict, dry_run: bool = False) -> tuple[int, dict, list[str]]:
         """Create a custom object as `kubectl apply` would and keep what kubectl prints: (status, body, warnings)."""
