@@ -97,7 +97,7 @@ def test_with_the_mutating_policy_an_opt_in_gang_is_made_during_our_outage(clust
     need("volcano-controllers", "volcano-scheduler", "kwok")
     version = cluster.mutating_policy_version()
     if version is None:
-        pytest.skip("the API server serves no MutatingAdmissionPolicy (before 1.36: the gate and v1beta1 are off)")
+        pytest.skip(cluster.no_mutating_policy())
     with cluster.mutating_policy(namespace, version), servinggate.failing("pods-gang", "Ignore"):  # as components/mutating-policy-* have it
         during, pods = scale_gang_through_outage(cluster, servinggate, namespace, hold=20)
         assert len(during) == GANG_SIZE and all(map(made_for_the_gang, during)), [(p.metadata.name, p.spec.scheduler_name) for p in during]

@@ -6,11 +6,14 @@ from __future__ import annotations
 import copy
 import queue
 import threading
+import time
 
 import pytest
+from support import wait_for
 
 from webhook.config import compose
 from webhook.scalein.cluster import Cluster, WorkloadTypes
+from webhook.scalein.reconcile import settling
 from webhook.scalein.reconcile.events import Answered, Changed, Event, Listed, Resync, Stopping
 from webhook.scalein.reconcile.health import Metrics
 from webhook.scalein.reconcile.patching import PatchResult
@@ -122,3 +125,64 @@ def test_a_malformed_event_is_counted_and_skipped(s1, harness, waiter):
     h.events.put(Changed("MODIFIED", "pods", {"metadata": "not an object"}))
     waiter(lambda: h.queued() == by_node(s1), what="S1 costs queued despite the bad event")
     assert h.metrics.registry.get_sample_value("servinggate_scalein_errors_total", {"op": "event", "code": "0"}) == 1
+
+
+# ---- a ServingGroup Kthena is deleting -----------------------------------------------------------
+
+
+def settled_s2(h: Harness, s2) -> dict[str, dict]:
+    """S2 listed and every first cost written and answered: the pods by key, as the cache holds them."""
+    pods = {f"{p['metadata']['namespace']}/{p['metadata']['name']}": p for p in s2["pods"]["items"]}
+    h.events.put(Listed("nodes", s2["nodes"]["items"]))
+    h.events.put(Listed("pods", list(pods.values())))
+    want = wait_for(lambda: (q := h.queued()) and len(q) == len(pods) and q, what="S2 costs queued")
+    n = h.answer_all(pods)
+    wait_for(lambda: h.writes.idle() and h.worker.written == n, what="every write answered")
+    for key, value in want.items():  # the watch brings our writes back
+        meta = (pod := copy.deepcopy(pods[key]))["metadata"]
+        meta["annotations"] = {**(meta.get("annotations") or {}), COST_KEY: str(value), RECORD_KEY: str(value)}
+        meta["resourceVersion"] += "0"
+        pods[key] = pod
+        h.events.put(Changed("MODIFIED", "pods", pod))
+    return pods
+
+
+def deleting(pod: dict) -> dict:
+    """The pod as the watch shows it once a delete reached it (a grace period, not gone yet)."""
+    out = copy.deepcopy(pod)
+    out["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    out["metadata"]["resourceVersion"] = out["metadata"]["resourceVersion"] + "9"
+    return out
+
+
+def settling_skips(h: Harness) -> float:
+    return h.metrics.registry.get_sample_value("servinggate_scalein_skips_total", {"reason": "settling"}) or 0
+
+
+def test_a_group_mate_of_a_pod_being_deleted_is_written_once_the_group_settles(s2, harness, monkeypatch):
+    """Kthena deletes a ServingGroup's pods with one DeleteCollection: a cost written to a
+    group-mate before the collection reaches it makes Kthena 3cc05728 take the group for Running
+    again (scalein/reconcile/settling.py). The other pods of the node are written at once."""
+    monkeypatch.setattr(settling, "SETTLE_SECONDS", 0.3)
+    h = harness()
+    pods = settled_s2(h, s2)
+    h.events.put(Changed("MODIFIED", "pods", deleting(pods["default/sample-0-prefill-0-0"])))
+    wait_for(lambda: settling_skips(h) >= 1, what="the group-mate held")
+    fillers = {k for k, p in pods.items() if p["spec"]["nodeName"] == "n1" and "filler" in k}
+    wait_for(lambda: fillers <= set(h.queued()), what="n1's other pods queued at once")
+    assert "default/sample-0-decode-0-0" not in h.queued()
+    wait_for(lambda: "default/sample-0-decode-0-0" in h.queued(), what="the group-mate queued once the group settled")
+    before = int(pods["default/sample-0-decode-0-0"]["metadata"]["annotations"][COST_KEY])
+    assert h.queued()["default/sample-0-decode-0-0"] != before  # n1 now has 2 of its 8 NPUs idle
+
+
+def test_group_mates_the_same_deletion_reaches_are_never_written(s2, harness, monkeypatch):
+    monkeypatch.setattr(settling, "SETTLE_SECONDS", 0.3)
+    h = harness()
+    pods = settled_s2(h, s2)
+    h.events.put(Changed("MODIFIED", "pods", deleting(pods["default/sample-1-prefill-0-0"])))
+    wait_for(lambda: settling_skips(h) >= 1, what="the group-mate held")
+    h.events.put(Changed("MODIFIED", "pods", deleting(pods["default/sample-1-decode-0-0"])))
+    wait_for(lambda: not h.worker.settling.deferred, what="the held write due")
+    time.sleep(0.2)  # the worker scores n3 again in the turn that took it
+    assert not {k for k in h.queued() if k.startswith("default/sample-1-")}

@@ -140,6 +140,22 @@ class Cluster:
                 return version
         return None
 
+    def no_mutating_policy(self) -> str:
+        """Why `mutating_policy_version` found none, said for the API server's minor (GET /version)."""
+        from webhook.deploy.mutationpolicy import API_VERSIONS
+
+        _, found, _ = self.raw("GET", "/version")
+        minor = int("".join(c for c in str(found.get("minor", "")) if c.isdigit()) or 0)
+        if minor < 32:
+            why = "it has no MutatingAdmissionPolicy (alpha from 1.32)"
+        elif minor < 34:
+            why = "it has MutatingAdmissionPolicy as v1alpha1 at most, a version ServingGate does not generate"
+        elif minor < 36:
+            why = "v1beta1 is served only with --feature-gates=MutatingAdmissionPolicy=true --runtime-config=admissionregistration.k8s.io/v1beta1=true"
+        else:
+            why = "v1 is turned off (--runtime-config)"
+        return f"the API server ({found.get('gitVersion', '?')}) serves no MutatingAdmissionPolicy at {' or '.join(API_VERSIONS)}: {why}"
+
     @contextlib.contextmanager
     def mutating_policy(self, ns: str, version: str) -> Iterator[None]:
         """Our opt-in gang's policy installed as `manifests` generates it, its binding narrowed to

@@ -29,6 +29,7 @@ from ..settings import ReconcileSettings
 from . import contest
 from .events import RESOURCES, Answered, Changed, Event, Listed, Resync
 from .health import Metrics
+from .settling import Settling
 from .writequeue import Pending, WriteQueue
 from .writing import WriteAttempt
 
@@ -97,6 +98,9 @@ class Worker:
         # what we wrote to each pod, and the pods another writer contests (contest.py)
         self.contests = contest.Contests(settings.scoring.contest_backoff_seconds, clock)
         self.notify: Notify = notify or (lambda pod, want, current: None)
+        # the ServingGroups Kthena is deleting, whose other pods' writes wait (settling.py); on the
+        # clock of `retries`, where a held write is scheduled
+        self.settling = Settling(time.monotonic)
 
     def _everything(self) -> set[str]:
         c = self.cluster
@@ -139,17 +143,22 @@ class Worker:
         key = f"{meta.get('namespace', '')}/{meta.get('name', '')}"
         if self.writes.is_in_flight(key):
             self.in_flight_seen.setdefault(key, set()).add(meta.get("resourceVersion") or "")
+        before = c.pods.get(key)
         if event.change == "DELETED":
             self.failures.pop(key, None)
             self.awaiting.pop(key, None)
             self.contests.forget(key)
+            self.settling.forget(key)
+            self.settling.changed(before, None, deleted=True)
             return c.delete_pod(key)
         waiting = self.awaiting.get(key)
         if waiting is not None:
             if meta.get("resourceVersion") != waiting:
                 return set()  # an event from before our own patch
             del self.awaiting[key]
-        return c.upsert_pod(obj)
+        dirty = c.upsert_pod(obj)
+        self.settling.changed(before, c.pods.get(key), deleted=False)
+        return dirty
 
     def run(self) -> None:
         """The worker loop, until `stop`."""
@@ -263,6 +272,13 @@ class Worker:
             self.metrics.skips.labels("not-leader").inc()
             self.writes.discard(key)
             return
+        until = self.settling.holding(pod)
+        if until is not None:  # a pod of its ServingGroup is being deleted: decide again once that settles
+            self.metrics.skips.labels("settling").inc()
+            self.writes.discard(key)
+            if self.settling.defer(key, until):
+                heapq.heappush(self.retries, (until, key))
+            return
         if d.action == decisions.OVERWRITE and not self._may_overwrite(pod, want):  # only the writer contests
             self.writes.discard(key)
             return
@@ -362,7 +378,9 @@ class Worker:
         nodes = set()
         c = self.cluster
         while self.retries and self.retries[0][0] <= now:
-            pod = c.pods.get(heapq.heappop(self.retries)[1])
+            due, key = heapq.heappop(self.retries)
+            self.settling.due(key, due)
+            pod = c.pods.get(key)
             if pod is not None and pod.node:
                 nodes.add(pod.node)
         return nodes
