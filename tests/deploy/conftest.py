@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from support import yaml_documents
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -14,7 +15,7 @@ REPO = Path(__file__).resolve().parents[2]
 @pytest.fixture
 def committed_configurations() -> list[dict]:
     text = (REPO / "manifests" / "base" / "webhook-configurations.yaml").read_text()
-    return [d for d in yaml.safe_load_all(text) if d]
+    return yaml_documents(text)
 
 
 # ---- a small kustomize, for the features our kustomizations use ---------------------------------
@@ -45,7 +46,7 @@ def kustomize(directory: Path) -> list[dict]:
         if path.is_dir():
             docs.extend(kustomize(path))
         else:
-            docs.extend(d for d in yaml.safe_load_all(path.read_text()) if d)
+            docs.extend(yaml_documents(path.read_text()))
     for patch in spec.get("patches") or ():
         if set(patch) - {"patch", "target"}:
             raise ValueError(f"unsupported patch fields {sorted(set(patch) - {'patch', 'target'})}")

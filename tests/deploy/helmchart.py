@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import helm_python as helm
-import yaml
+from support import yaml_documents
 
 REPO = Path(__file__).resolve().parents[2]
 CHART = REPO / "charts" / "servinggate"
@@ -25,7 +25,7 @@ class Render:
 
     def __init__(self, manifests: dict[str, str]) -> None:
         self.text = "\n".join(manifests[k] for k in sorted(manifests))
-        self.by_template = {k: [d for d in yaml.safe_load_all(v) if d] for k, v in manifests.items()}
+        self.by_template = {k: yaml_documents(v) for k, v in manifests.items()}
         every = [d for docs in self.by_template.values() for d in docs]
         is_hook = lambda d: "helm.sh/hook" in ((d.get("metadata") or {}).get("annotations") or {})  # noqa: E731
         self.installed = [d for d in every if not is_hook(d)]

@@ -11,6 +11,7 @@ import subprocess
 from pathlib import Path
 
 import yaml
+from support import yaml_documents
 
 REPO = Path(__file__).resolve().parents[2]
 MANIFESTS = REPO / "manifests"
@@ -23,7 +24,7 @@ def kubectl_kustomize(directory: Path) -> list[dict]:
     assert kubectl, "kubectl is needed to render the kustomize components (it comes with the machine)"
     done = subprocess.run([kubectl, "kustomize", str(directory)], capture_output=True, text=True)
     assert done.returncode == 0, f"kubectl kustomize {directory}: {done.stderr.strip()}"
-    return [d for d in yaml.safe_load_all(done.stdout) if d]
+    return yaml_documents(done.stdout)
 
 
 def write_overlay(folder: Path, resources: list[Path], *, components: list[Path] = (), transformers: list[Path] = (), **fields) -> Path:
