@@ -59,12 +59,10 @@ DEFAULT_MIN_REPLICAS = 1  # constants.DefaultMinReplicas: what Standard mode's H
 
 @dataclass(frozen=True, slots=True)
 class Mode:
-    """The mode KServe deploys the InferenceService in ("" when it cannot be told or there is
-    none) and the branch its webhook validates it with: "standard", or "knative" for every other
-    mode and for an annotation KServe does not know (its webhook's default branch); "" when
-    neither is known."""
+    """How KServe's webhook validates the InferenceService: `branch` "standard" for Standard
+    mode, "knative" for every other mode and for an annotation KServe does not know (its
+    webhook's default branch), "" when the mode cannot be told."""
 
-    name: str
     branch: str
     note: str = ""  # a warning about the mode itself
     unknown: str = ""  # an annotation KServe does not know: its controller deploys nothing
@@ -91,27 +89,23 @@ def read_default_mode(ctx: Context) -> tuple[str, str]:
     return str(mode), ""
 
 
-def _branch(mode: str) -> str:
-    return "standard" if mode == STANDARD else "knative"
+def _mode(mode: str, note: str = "") -> Mode:
+    return Mode("standard" if mode == STANDARD else "knative", note)
 
 
 def deployment_mode(isvc: dict[str, Any], ctx: Context) -> Mode:
     """The annotation's mode (its deprecated words normalised), else the ConfigMap's default."""
     notes = as_dict(as_dict(isvc.get("metadata")).get("annotations"))
     word = notes.get(KSERVE_MODE_ANNOTATION)
-    path = ANNOTATIONS.key(KSERVE_MODE_ANNOTATION)
     if isinstance(word, str):
         if word in LEGACY_MODES:
             mode = LEGACY_MODES[word]
-            return Mode(mode, _branch(mode), f"servinggate: {path} {word} is deprecated: KServe reads it as {mode}")
-        if word in MODES:
-            return Mode(word, _branch(word))
-    if isinstance(word, str):
-        return Mode("", "knative", unknown=word)
+            return _mode(mode, f"servinggate: {ANNOTATIONS.key(KSERVE_MODE_ANNOTATION)} {word} is deprecated: KServe reads it as {mode}")
+        return _mode(word) if word in MODES else Mode("knative", unknown=word)
     default, why = read_default_mode(ctx)
     if not default:
-        return Mode("", "", f"servinggate: deployment mode unknown (no annotation, and {why}): only the checks of every mode were made")
-    return Mode(default, _branch(default))
+        return Mode("", f"servinggate: deployment mode unknown (no annotation, and {why}): only the checks of every mode were made")
+    return _mode(default)
 
 
 @REGISTRY.validates_request("inferenceservices.autoscaling", INFERENCE_SERVICES)
