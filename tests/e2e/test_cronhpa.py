@@ -57,25 +57,19 @@ SHARED = "servinggate.io/shared-scale-target"
 GROUP_LABEL = "modelserving.volcano.sh/group-name"
 
 
-def conditions(cluster: Cluster, ns: str, name: str) -> dict[str, dict]:
-    """The CronHPA's job conditions by job name."""
-    return {c["name"]: c for c in (cluster.get_cronhpa(ns, name).get("status") or {}).get("conditions") or []}
-
-
 def apply_cronhpa(cluster: Cluster, ns: str, body: dict, dry_run: bool = False) -> tuple[int, dict, list[str]]:
     return cluster.apply_custom(ns, CRONHPA_GROUP, CRONHPA_VERSION, PLURAL, body, dry_run=dry_run)
-
-
-def predictor(cluster: Cluster, ns: str) -> int:
-    d = cluster.deployment(ns, PREDICTOR)
-    return -1 if d is None else int(d.spec.replicas)
 
 
 def serve_the_guide(cluster: Cluster, ns: str) -> None:
     """The guide's InferenceService in Standard mode, its predictor at one running pod."""
     cluster.node(f"{ns}-n0", ns, npu=0)
     cluster.create_isvc(ns, guide_isvc(ns, "Standard"))
-    poll(lambda: predictor(cluster, ns) == 1 and (ps := cluster.pods(ns)) and all(map(running_ready, ps)), 120, "the predictor at 1 running pod")
+    poll(
+        lambda: cluster.deployment_replicas(ns, PREDICTOR) == 1 and (ps := cluster.pods(ns)) and all(map(running_ready, ps)),
+        120,
+        "the predictor at 1 running pod",
+    )
     poll(lambda: cluster.hpa(ns, PREDICTOR), 60, "KServe's HPA")
 
 
@@ -87,13 +81,13 @@ def test_the_guides_cronhpa_scales_the_predictor_to_2_and_back(cluster: Cluster,
     target = {"apiVersion": "apps/v1", "kind": "Deployment", "name": PREDICTOR}
     status, body, warnings = apply_cronhpa(cluster, namespace, cronhpa("qwen-cronhpa", target, [cron_job("scale-up", up, 2), cron_job("scale-down", down, 1)]))
     assert status == 201, body
-    submitted = poll(lambda: (c := conditions(cluster, namespace, "qwen-cronhpa")) and len(c) == 2 and c, 30, "the controller's Submitted conditions")
+    submitted = poll(lambda: (c := cluster.cronhpa_conditions(namespace, "qwen-cronhpa")) and len(c) == 2 and c, 30, "the controller's Submitted conditions")
     assert {n: c["state"] for n, c in submitted.items()} == {"scale-up": "Submitted", "scale-down": "Submitted"}, submitted
-    poll(lambda: predictor(cluster, namespace) == 2, 60, "the predictor scaled to 2")
+    poll(lambda: cluster.deployment_replicas(namespace, PREDICTOR) == 2, 60, "the predictor scaled to 2")
     poll(lambda: len([p for p in cluster.pods(namespace) if running_ready(p)]) == 2, 60, "2 predictor pods running")
-    poll(lambda: predictor(cluster, namespace) == 1, 60, "the predictor back to 1")
+    poll(lambda: cluster.deployment_replicas(namespace, PREDICTOR) == 1, 60, "the predictor back to 1")
     done = poll(
-        lambda: (c := conditions(cluster, namespace, "qwen-cronhpa")) and all(x["state"] == "Succeed" for x in c.values()) and c, 30, "both jobs Succeed"
+        lambda: (c := cluster.cronhpa_conditions(namespace, "qwen-cronhpa")) and all(x["state"] == "Succeed" for x in c.values()) and c, 30, "both jobs Succeed"
     )
     assert done["scale-up"]["message"] == "cron hpa job scale-up executed successfully. current replicas:1, desired replicas:2.", done
     assert done["scale-down"]["message"] == "cron hpa job scale-down executed successfully. current replicas:2, desired replicas:1.", done
@@ -148,8 +142,10 @@ def test_a_cronhpa_on_kserves_hpa_moves_its_bounds_and_is_admitted(cluster: Clus
     with watching_hpa(cluster, namespace, PREDICTOR) as seen:
         status, body, _ = apply_cronhpa(cluster, namespace, cronhpa("qwen-cronhpa-hpa", target, [cron_job("scale-up", seconds_ahead(15), 3)]))
         assert status == 201, body
-        poll(lambda: predictor(cluster, namespace) == 3, 60, "the predictor scaled to 3")
-        done = poll(lambda: (c := conditions(cluster, namespace, "qwen-cronhpa-hpa").get("scale-up")) and c["state"] == "Succeed" and c, 30, "the job Succeed")
+        poll(lambda: cluster.deployment_replicas(namespace, PREDICTOR) == 3, 60, "the predictor scaled to 3")
+        done = poll(
+            lambda: (c := cluster.cronhpa_conditions(namespace, "qwen-cronhpa-hpa").get("scale-up")) and c["state"] == "Succeed" and c, 30, "the job Succeed"
+        )
         poll(lambda: cluster.hpa(namespace, PREDICTOR)["spec"]["minReplicas"] == 1, 60, "KServe's bounds back")
         time.sleep(2)
     mins = [h["spec"]["minReplicas"] for h in seen]
@@ -160,7 +156,7 @@ def test_a_cronhpa_on_kserves_hpa_moves_its_bounds_and_is_admitted(cluster: Clus
     # moved bounds by the time the job read the HPA's status, "Skip scale replicas because HPA ...
     # current replicas:3 >= desired replicas:3." (both seen on the stack)
     assert done["message"].startswith("cron hpa job scale-up executed successfully.") and "desired replicas:3" in done["message"], done
-    assert predictor(cluster, namespace) == 3  # no metrics server: the HPA leaves it inside its bounds
+    assert cluster.deployment_replicas(namespace, PREDICTOR) == 3  # no metrics server: the HPA leaves it inside its bounds
     seen = counts.since()
     assert seen["refused"] == 0 and seen["rejected"] == 0, seen
 
@@ -222,7 +218,7 @@ def test_a_cronhpa_on_a_modelserving_scales_whole_serving_groups(cluster: Cluste
         "two whole groups",
     )
     assert sorted(both) == ["sample-0", "sample-1"]
-    done = poll(lambda: (c := conditions(cluster, namespace, "sample-cron").get("up")) and c["state"] == "Succeed" and c, 30, "the job Succeed")
+    done = poll(lambda: (c := cluster.cronhpa_conditions(namespace, "sample-cron").get("up")) and c["state"] == "Succeed" and c, 30, "the job Succeed")
     assert done["message"] == "cron hpa job up executed successfully. current replicas:1, desired replicas:2.", done
     seen, scaled = counts.since(), scales.since()
     assert seen["refused"] == 0 and seen["rejected"] == 0, seen
@@ -262,7 +258,7 @@ def test_an_hpa_and_a_cronhpa_on_one_modelserving_need_the_annotation(cluster: C
     status, body, warnings = apply_cronhpa(cluster, namespace, shared)
     assert status == 201, (body, warnings)
     # the controller's own update of it (its Submitted condition) is admitted too
-    poll(lambda: conditions(cluster, namespace, "sample-cron").get("night", {}).get("state") == "Submitted", 30, "the controller's Submitted condition")
+    poll(lambda: cluster.cronhpa_conditions(namespace, "sample-cron").get("night", {}).get("state") == "Submitted", 30, "the controller's Submitted condition")
 
 
 # ---- the controller's schedule parser as an oracle --------------------------------------------
@@ -294,7 +290,7 @@ def test_we_never_refuse_a_schedule_the_controller_runs(cluster: Cluster, need, 
         jobs = [cron_job(f"j{i}", schedule, 0) for i, schedule in enumerate(SCHEDULES)]
         body = cronhpa("forms", {"apiVersion": "apps/v1", "kind": "Deployment", "name": "nothing"}, jobs)
         cluster.create_cronhpa(ns, body)
-        states = poll(lambda: (c := conditions(cluster, ns, "forms")) and len(c) == len(jobs) and c, 30, "a condition per job")
+        states = poll(lambda: (c := cluster.cronhpa_conditions(ns, "forms")) and len(c) == len(jobs) and c, 30, "a condition per job")
         mine = {}
         for schedule in SCHEDULES:
             one = cronhpa("one", body["spec"]["scaleTargetRef"], [cron_job("j", schedule, 0)])

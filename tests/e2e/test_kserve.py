@@ -66,11 +66,6 @@ def kserve_default_mode(cluster: Cluster) -> str | None:
         return None
 
 
-def isvc_conditions(cluster: Cluster, ns: str, name: str) -> dict[str, str]:
-    status = cluster.get_isvc(ns, name).get("status") or {}
-    return {c["type"]: c["status"] for c in status.get("conditions") or []}
-
-
 def refusals_in_events(cluster: Cluster, ns: str) -> list[str]:
     """Events of the namespace saying an admission webhook refused a write (KServe records each failed
     reconcile as a Warning event with the API server's answer; the ReplicaSet controller too)."""
@@ -100,7 +95,7 @@ def test_the_guides_inferenceservice_autoscales_beside_us(cluster: Cluster, need
     assert hpa["spec"]["scaleTargetRef"] == {"apiVersion": "apps/v1", "kind": "Deployment", "name": PREDICTOR}
     assert (hpa["spec"]["minReplicas"], hpa["spec"]["maxReplicas"]) == (1, 10)
     assert hpa["spec"]["metrics"] == [{"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 10}}}]
-    poll(lambda: isvc_conditions(cluster, namespace, "qwen-cronhpa").get("Ready") == "True", 120, "the InferenceService Ready")
+    poll(lambda: cluster.isvc_conditions(namespace, "qwen-cronhpa").get("Ready") == "True", 120, "the InferenceService Ready")
     assert cluster.get_isvc(namespace, "qwen-cronhpa")["status"]["deploymentMode"] == "Standard"
     assert cluster.core.read_namespaced_service(PREDICTOR, namespace).spec.selector == {"app": f"isvc.{PREDICTOR}"}  # KServe's Service
 
@@ -122,7 +117,7 @@ def test_the_guides_inferenceservice_autoscales_beside_us(cluster: Cluster, need
     assert all(p.spec.node_name == f"{namespace}-n0" for p in pods)
     rescaled = [e.message for e in cluster.core.list_namespaced_event(namespace, field_selector="reason=SuccessfulRescale").items]
     assert any("below Spec.MinReplicas" in m for m in rescaled), rescaled  # the HPA controller's, not KServe's
-    poll(lambda: isvc_conditions(cluster, namespace, "qwen-cronhpa").get("Ready") == "True", 60, "Ready after the scale")
+    poll(lambda: cluster.isvc_conditions(namespace, "qwen-cronhpa").get("Ready") == "True", 60, "Ready after the scale")
 
     # nothing of KServe's (its finalizer, its updates) nor ours refused: our metric, the API server's, the events
     seen = counts.since()

@@ -72,11 +72,6 @@ CRON_PLURAL, CRON_ENTRY = "cronhorizontalpodautoscalers", "cronhpa.validate.serv
 HOLD_DOWN = 30.0  # seconds our webhook stays down once KServe's finalizer patch was first refused
 
 
-def replicas(cluster: Cluster, ns: str, name: str = PREDICTOR) -> int:
-    d = cluster.deployment(ns, name)
-    return -1 if d is None else int(d.spec.replicas)
-
-
 def running(cluster: Cluster, ns: str) -> list:
     return [p for p in cluster.pods(ns) if running_ready(p)]
 
@@ -116,7 +111,7 @@ def test_the_cronhpa_controller_restarted_between_two_jobs_still_runs_the_second
 
     poll(lambda: states() == {"scale-up": "Submitted", "scale-down": "Submitted"}, 30, "the controller's Submitted conditions")
 
-    poll(lambda: replicas(cluster, namespace) == 2, 60, "the first job scaling the predictor to 2")
+    poll(lambda: cluster.deployment_replicas(namespace, PREDICTOR) == 2, 60, "the first job scaling the predictor to 2")
     first = poll(lambda: (c := cluster.cronhpa_conditions(namespace, ISVC)["scale-up"]) and c["state"] == "Succeed" and c, 30, "the first job Succeed")
     assert first["message"] == "cron hpa job scale-up executed successfully. current replicas:1, desired replicas:2.", first
     poll(lambda: len(running(cluster, namespace)) == 2, 60, "2 predictor pods running")
@@ -132,7 +127,7 @@ def test_the_cronhpa_controller_restarted_between_two_jobs_still_runs_the_second
     print(f"\nrestart command {took:.1f}s; the first job's condition after the restart: {again['scale-up']}")
     assert again["scale-up"].get("message", "") == "", again
 
-    poll(lambda: replicas(cluster, namespace) == 1, 60, "the second job scaling the predictor back to 1")
+    poll(lambda: cluster.deployment_replicas(namespace, PREDICTOR) == 1, 60, "the second job scaling the predictor back to 1")
     second = poll(lambda: (c := cluster.cronhpa_conditions(namespace, ISVC)["scale-down"]) and c["state"] == "Succeed" and c, 30, "the second job Succeed")
     assert second["message"] == "cron hpa job scale-down executed successfully. current replicas:2, desired replicas:1.", second
     poll(lambda: len(running(cluster, namespace)) == 1, 60, "1 predictor pod running")
@@ -206,7 +201,7 @@ def test_cronhpa_jobs_that_run_while_we_are_down(cluster: Cluster, need, serving
         assert time.time() < t0 + 17, f"our webhook went down {time.time() - t0:.0f}s after the jobs were made: after they were due"
         # the jobs' time, their 10 s of retries, and the controller giving up on each result (its event)
         poll(lambda: all(events_of(cluster, namespace, n) for n in ("ms-cron", "web-cron")), 60, "the controller giving up on both jobs' results")
-        during = {"modelserving": cluster.get_ms(namespace, "sample")["spec"]["replicas"], "deployment": replicas(cluster, namespace, "web")}
+        during = {"modelserving": cluster.get_ms(namespace, "sample")["spec"]["replicas"], "deployment": cluster.deployment_replicas(namespace, "web")}
         refused = {"modelservings/scale": refused_calls(cluster, MS_ENTRY) - scales, "cronhpa status": refused_calls(cluster, CRON_ENTRY) - writes}
     back = Refusals(cluster, servinggate, CRON_PLURAL, CRON_ENTRY), Refusals(cluster, servinggate, "modelservings/scale", MS_ENTRY)
     assert time.time() < t0 + 55, f"back {time.time() - t0:.0f}s after the jobs were made: the next job may have met the outage"
@@ -238,11 +233,6 @@ def test_cronhpa_jobs_that_run_while_we_are_down(cluster: Cluster, need, serving
 # ---- our webhook down while KServe reconciles ------------------------------------------------------
 
 CHANGE = {"spec": {"predictor": {"minReplicas": 2, "maxReplicas": 5}}}
-
-
-def refused_updates(cluster: Cluster) -> float:
-    """InferenceService UPDATEs the API server refused because it could not call our entry."""
-    return cluster.apiserver_metric("apiserver_admission_webhook_rejection_count", name=ISVC_ENTRY, operation="UPDATE", error_type="calling_webhook_error")
 
 
 def api_message(exc: ApiException) -> str:
@@ -291,7 +281,7 @@ def test_kserve_converges_once_we_are_back_from_an_outage(cluster: Cluster, need
     [config] = [n for k, n in servinggate.names if k == "validating"]
     assert any(h.name == ISVC_ENTRY and h.failure_policy == "Fail" for h in cluster.admission.read_validating_webhook_configuration(config).webhooks)
     before = {"deployment": cluster.deployment(namespace, PREDICTOR).metadata.uid, "hpa": cluster.hpa(namespace, PREDICTOR)["metadata"]["uid"]}
-    base = refused_updates(cluster)
+    base = refused_calls(cluster, ISVC_ENTRY)
     with stopped(servinggate):
         # the user's change: refused, the API server cannot call our entry
         with pytest.raises(ApiException) as refused:
@@ -301,7 +291,7 @@ def test_kserve_converges_once_we_are_back_from_an_outage(cluster: Cluster, need
         assert refused.value.status == 500 and f'failed calling webhook "{ISVC_ENTRY}"' in said, said
         predictor = cluster.get_isvc(namespace, ISVC)["spec"]["predictor"]
         assert (predictor["minReplicas"], predictor["maxReplicas"]) == (1, 10), predictor
-        after_user = refused_updates(cluster)
+        after_user = refused_calls(cluster, ISVC_ENTRY)
         assert after_user > base, (base, after_user)
 
         # KServe's reconcile of what it owns goes on: its HPA, then its Deployment (which it watches), deleted
@@ -309,20 +299,20 @@ def test_kserve_converges_once_we_are_back_from_an_outage(cluster: Cluster, need
         cluster.apps.delete_namespaced_deployment(PREDICTOR, namespace)
         again = poll(lambda: remade(cluster, namespace, before), 120, "KServe making its Deployment and HPA again while we are down")
         assert (again["hpa"]["spec"]["minReplicas"], again["hpa"]["spec"]["maxReplicas"]) == (1, 10), again["hpa"]["spec"]
-        assert refused_updates(cluster) == after_user  # KServe wrote nothing to the InferenceService itself
+        assert refused_calls(cluster, ISVC_ENTRY) == after_user  # KServe wrote nothing to the InferenceService itself
 
         # KServe's own write to the object: the finalizer it removes once RETIRED is deleted, refused and retried
         cluster.custom.delete_namespaced_custom_object(ISVC_GROUP, ISVC_VERSION, namespace, ISVC_PLURAL, RETIRED)
-        poll(lambda: refused_updates(cluster) > after_user, 30, "KServe's finalizer patch refused")
+        poll(lambda: refused_calls(cluster, ISVC_ENTRY) > after_user, 30, "KServe's finalizer patch refused")
         time.sleep(3)
-        early = refused_updates(cluster)
+        early = refused_calls(cluster, ISVC_ENTRY)
         time.sleep(HOLD_DOWN)
         retired = cluster.get_isvc(namespace, RETIRED)["metadata"]
         assert retired.get("deletionTimestamp") and FINALIZER in (retired.get("finalizers") or []), retired
         # refused calls of our entry for KServe's patch (the API server may call twice for one patch:
         # a write begun from its watch cache is tried again on the object read from etcd)
-        tries = int(refused_updates(cluster) - after_user)
-        assert refused_updates(cluster) > early, (early, tries)  # still retried seconds later: requeued with back-off
+        tries = int(refused_calls(cluster, ISVC_ENTRY) - after_user)
+        assert refused_calls(cluster, ISVC_ENTRY) > early, (early, tries)  # still retried seconds later: requeued with back-off
         during = owned(cluster, namespace)
         assert f"{RETIRED}-predictor" in during["deployments"] and f"{RETIRED}-predictor" in during["hpas"], during  # nothing of it removed yet
     back = time.monotonic()
@@ -340,7 +330,7 @@ def test_kserve_converges_once_we_are_back_from_an_outage(cluster: Cluster, need
     hpa = poll(lambda: (h := cluster.hpa(namespace, PREDICTOR)) and h["spec"]["minReplicas"] == 2 and h, 60, "KServe's HPA at the new bounds")
     assert (hpa["spec"]["minReplicas"], hpa["spec"]["maxReplicas"]) == (2, 5), hpa["spec"]
     assert hpa["spec"]["metrics"] == [{"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 10}}}]
-    poll(lambda: replicas(cluster, namespace) == 2 and len(running(cluster, namespace)) == 2, 120, "the predictor at 2 running pods")
+    poll(lambda: cluster.deployment_replicas(namespace, PREDICTOR) == 2 and len(running(cluster, namespace)) == 2, 120, "the predictor at 2 running pods")
     poll(lambda: cluster.isvc_conditions(namespace, ISVC).get("Ready") == "True", 60, "the InferenceService Ready")
     assert owned(cluster, namespace) == mine, owned(cluster, namespace)
     assert hpa["spec"]["scaleTargetRef"] == {"apiVersion": "apps/v1", "kind": "Deployment", "name": PREDICTOR}

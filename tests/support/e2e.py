@@ -121,6 +121,11 @@ class Cluster:
                 return None
             raise
 
+    def deployment_replicas(self, ns: str, name: str) -> int:
+        """The Deployment's spec.replicas, -1 while it does not exist."""
+        d = self.deployment(ns, name)
+        return -1 if d is None else int(d.spec.replicas)
+
     def hpa(self, ns: str, name: str) -> dict | None:
         """An HPA as autoscaling/v2 serves it, or None."""
         status, body, _ = self.raw("GET", f"/apis/autoscaling/v2/namespaces/{ns}/horizontalpodautoscalers/{name}")
