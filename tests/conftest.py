@@ -34,7 +34,7 @@ settings.load_profile(profile())
 
 # ---- the order tests start in ---------------------------------------------------------------------
 
-# The modules whose tests take longest, started first: `./dev test` runs one worker per core
+# The modules whose tests take longest, started first: `./dev test` runs two workers per core
 # (pytest-xdist, --dist worksteal), and a long test left for last would run alone while the other
 # workers wait. Only the order changes; a name that no longer matches moves nothing.
 STARTED_FIRST = (

@@ -73,7 +73,7 @@ def serve_self(tmp: Path, *extra: str, kubeconfig: Path | None = None) -> subpro
         "--metrics-dir",
         str(tmp / "metrics"),
         "--metrics-port",
-        "0",  # no fixed port: tests run side by side (./dev test runs one worker per core)
+        "0",  # no fixed port: tests run side by side (./dev test runs several workers)
         "--kube-lookups",
         "off",
         *extra,

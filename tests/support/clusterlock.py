@@ -1,6 +1,6 @@
 """A readers-writer lock over one cluster, shared by every pytest process that tests it.
 
-`tests/e2e` runs one pytest-xdist worker per core, and a scenario that restarts the API server or
+`tests/e2e` runs on several pytest-xdist workers, and a scenario that restarts the API server or
 Kthena's controller takes the cluster away from the tests on the other workers. Every e2e test
 holds the lock shared; a scenario marked `cluster_to_itself` holds it exclusively, so it starts
 once the others have finished and none starts while it runs, whatever the worker count.
