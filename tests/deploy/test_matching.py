@@ -12,9 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from support.examples import examples
 
+from webhook.admission.review import make_request
 from webhook.deploy import configurations
 from webhook.policies.hpa import TARGETS_MODELSERVING, hpa_errors
-from webhook.policies.registry import MatchCondition, Rule, Target
+from webhook.policies.registry import NOT_BEING_DELETED, MatchCondition, Rule, Target, being_deleted
 
 MS_GROUP = "workload.serving.volcano.sh"
 # What each validating entry exists to guard: a failure of the webhook blocks these writes and no others.
@@ -64,23 +65,28 @@ def hpa(api_version: str | None, kind: str, min_replicas: int = 0, max_replicas:
     }
 
 
-def _sends(hook: dict, obj: dict) -> bool:
+def _condition(condition: MatchCondition) -> dict:
+    return {"name": condition.name, "expression": condition.expression}
+
+
+def _sends(hook: dict, obj: dict, operation: str = "CREATE") -> bool:
     """Whether the API server calls the entry for `obj`: every matchCondition is true."""
-    return all(cel.evaluate(c["expression"], {"object": obj, "oldObject": None}) is True for c in hook.get("matchConditions", ()))
+    context = {"object": obj, "oldObject": obj if operation == "UPDATE" else None, "request": {"operation": operation}}
+    return all(cel.evaluate(c["expression"], context) is True for c in hook.get("matchConditions", ()))
 
 
 def test_the_hpa_entry_is_sent_only_hpas_that_scale_a_modelserving(committed_configurations):
     hook = _entry(committed_configurations, "hpa.validate.servinggate.io")
-    assert hook["matchConditions"] == [{"name": TARGETS_MODELSERVING.name, "expression": TARGETS_MODELSERVING.expression}]
+    assert hook["matchConditions"] == [_condition(NOT_BEING_DELETED), _condition(TARGETS_MODELSERVING)]
     assert _sends(hook, hpa(f"{MS_GROUP}/v1alpha1", "ModelServing"))
     assert not _sends(hook, hpa("apps/v1", "Deployment"))
     assert _sends(hook, hpa(None, "ModelServing"))  # no apiVersion: the rule still judges it
     assert not _sends(hook, hpa(None, "Deployment"))
     assert not _sends(hook, hpa("example.com/v1", "ModelServing"))
-    # The other families judge any target, so their entries carry no condition.
+    # The other families judge any target, so their entries carry only the one every entry has.
     for name in FAMILIES:
         if name != hook["name"]:
-            assert "matchConditions" not in _entry(committed_configurations, name)
+            assert _entry(committed_configurations, name)["matchConditions"] == [_condition(NOT_BEING_DELETED)]
 
 
 def test_only_the_hpa_rule_declares_a_condition():
@@ -124,6 +130,36 @@ def test_the_condition_is_false_only_where_the_rule_finds_nothing(api_version, k
         assert hpa_errors(obj) == [], obj
 
 
+# ---- objects being deleted ------------------------------------------------------------------------
+
+
+def test_no_validating_entry_is_sent_an_update_of_an_object_being_deleted(committed_configurations):
+    """A finalizer's removal is never held by us, nor refused while we are down."""
+    staying = hpa(f"{MS_GROUP}/v1alpha1", "ModelServing", 5, 1)  # sent to every entry, the HPA's too
+    leaving = {**staying, "metadata": {**staying["metadata"], "deletionTimestamp": "2026-12-06T09:00:00Z"}}
+    for hook in _validating(committed_configurations)["webhooks"]:
+        assert not _sends(hook, leaving, "UPDATE"), hook["name"]
+        assert _sends(hook, staying, "UPDATE") and _sends(hook, leaving, "CREATE"), hook["name"]
+    mutating = next(d for d in committed_configurations if d["kind"] == "MutatingWebhookConfiguration")
+    assert not any(_condition(NOT_BEING_DELETED) in h.get("matchConditions", ()) for h in mutating["webhooks"])
+
+
+METADATA = st.fixed_dictionaries(
+    {"name": st.just("x")},
+    optional={"deletionTimestamp": st.one_of(st.none(), st.just("2026-12-06T09:00:00Z")), "finalizers": st.lists(st.just("f"), max_size=1)},
+)
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(operation=st.sampled_from(["CREATE", "UPDATE", "DELETE", "CONNECT"]), metadata=METADATA)
+def test_the_condition_and_the_engine_leave_out_the_same_requests(operation, metadata):
+    obj = None if operation == "DELETE" else {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": metadata}
+    old = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": metadata} if operation in ("UPDATE", "DELETE") else None
+    context = {"object": obj, "oldObject": old, "request": {"operation": operation}}
+    sent = cel.evaluate(NOT_BEING_DELETED.expression, context)
+    assert sent is (not being_deleted(make_request(obj, operation=operation, old=old))), (operation, metadata)
+
+
 # ---- deriving an entry's conditions ---------------------------------------------------------------
 
 
@@ -139,11 +175,11 @@ B = MatchCondition("b", "object.spec.b == 1")
 def test_an_entry_keeps_only_the_conditions_every_rule_in_it_declared():
     both, only_a, none = _a_rule("w.both", A, B), _a_rule("w.a", A), _a_rule("w.none")
     [hook] = configurations.webhook_entries([both, only_a], "validate")
-    assert hook["matchConditions"] == [{"name": "a", "expression": A.expression}]
+    assert hook["matchConditions"] == [_condition(NOT_BEING_DELETED), {"name": "a", "expression": A.expression}]
     [hook] = configurations.webhook_entries([both], "validate")
-    assert [c["name"] for c in hook["matchConditions"]] == ["a", "b"]
+    assert [c["name"] for c in hook["matchConditions"]] == [NOT_BEING_DELETED.name, "a", "b"]
     [hook] = configurations.webhook_entries([both, none], "validate")
-    assert "matchConditions" not in hook
+    assert hook["matchConditions"] == [_condition(NOT_BEING_DELETED)]
     with pytest.raises(ValueError, match="two expressions"):
         configurations.webhook_entries([both, _a_rule("w.other", MatchCondition("a", "true"))], "validate")
 

@@ -18,13 +18,13 @@
   The user's change to the predictor's bounds is refused (the API server cannot call us); KServe's
   reconcile of what it owns goes on (its HPA and Deployment, deleted by hand, are made again while we
   are down: neither is in our scope), and it writes nothing to the InferenceService itself. Deleting
-  the second InferenceService is admitted (DELETE is not in our scope), but the one write KServe makes
-  to the object itself then, the merge patch that removes its finalizer, is refused: KServe returns
-  the error and controller-runtime requeues it with back-off, so the InferenceService stays
-  terminating with its Deployment and HPA through the outage. Once we are back the retried patch is
-  admitted and it goes with everything it owned; the change applied again is admitted, KServe moves
-  its HPA and the HPA controller the Deployment, and the InferenceService is Ready with exactly one
-  Deployment and one HPA, both as it says.
+  the second InferenceService is admitted (DELETE is not in our scope), and so is the one write KServe
+  makes to the object itself then, the merge patch that removes its finalizer: our entry's
+  `not-being-deleted` condition keeps updates of an object being deleted from us, so the API server
+  never calls us for it and the InferenceService goes, with everything it owned, while we are down.
+  Once we are back the change applied again is admitted, KServe moves its HPA and the HPA controller
+  the Deployment, and the InferenceService is Ready with exactly one Deployment and one HPA, both as
+  it says.
 
 KServe aaac4e29 writes the InferenceService object itself only to add its finalizer
 (`inferenceservice.finalizers`, on the first reconcile after a create) and to remove it (on delete),
@@ -69,7 +69,6 @@ RETIRED = "qwen-retired"  # the InferenceService deleted during the outage
 FINALIZER = "inferenceservice.finalizers"  # KServe's
 ISVC_PLURAL, ISVC_ENTRY = "inferenceservices", "kserve.validate.servinggate.io"
 CRON_PLURAL, CRON_ENTRY = "cronhorizontalpodautoscalers", "cronhpa.validate.servinggate.io"
-HOLD_DOWN = 30.0  # seconds our webhook stays down once KServe's finalizer patch was first refused
 
 
 def running(cluster: Cluster, ns: str) -> list:
@@ -301,29 +300,18 @@ def test_kserve_converges_once_we_are_back_from_an_outage(cluster: Cluster, need
         assert (again["hpa"]["spec"]["minReplicas"], again["hpa"]["spec"]["maxReplicas"]) == (1, 10), again["hpa"]["spec"]
         assert refused_calls(cluster, ISVC_ENTRY) == after_user  # KServe wrote nothing to the InferenceService itself
 
-        # KServe's own write to the object: the finalizer it removes once RETIRED is deleted, refused and retried
+        # KServe's own write to the object: the finalizer it removes once RETIRED is deleted. The
+        # API server does not call us for it (not-being-deleted), so RETIRED goes while we are down,
+        # and the garbage collector takes what it owned.
+        deleted = time.monotonic()
         cluster.custom.delete_namespaced_custom_object(ISVC_GROUP, ISVC_VERSION, namespace, ISVC_PLURAL, RETIRED)
-        poll(lambda: refused_calls(cluster, ISVC_ENTRY) > after_user, 30, "KServe's finalizer patch refused")
-        time.sleep(3)
-        early = refused_calls(cluster, ISVC_ENTRY)
-        time.sleep(HOLD_DOWN)
-        retired = cluster.get_isvc(namespace, RETIRED)["metadata"]
-        assert retired.get("deletionTimestamp") and FINALIZER in (retired.get("finalizers") or []), retired
-        # refused calls of our entry for KServe's patch (the API server may call twice for one patch:
-        # a write begun from its watch cache is tried again on the object read from etcd)
-        tries = int(refused_calls(cluster, ISVC_ENTRY) - after_user)
-        assert refused_calls(cluster, ISVC_ENTRY) > early, (early, tries)  # still retried seconds later: requeued with back-off
-        during = owned(cluster, namespace)
-        assert f"{RETIRED}-predictor" in during["deployments"] and f"{RETIRED}-predictor" in during["hpas"], during  # nothing of it removed yet
-    back = time.monotonic()
+        poll(lambda: gone(cluster, namespace, RETIRED), 60, f"{RETIRED} gone while we are down")
+        retired_after = time.monotonic() - deleted
+        mine = {"deployments": [PREDICTOR], "hpas": [PREDICTOR], "services": [PREDICTOR], "ingresses": [ISVC]}
+        poll(lambda: owned(cluster, namespace) == mine, 60, f"nothing of {RETIRED} left while we are down")
+        assert refused_calls(cluster, ISVC_ENTRY) == after_user  # our entry was never called for it
+    print(f"{RETIRED} gone {retired_after:.1f}s after its delete, while we were down")
     counts = Refusals(cluster, servinggate, ISVC_PLURAL, ISVC_ENTRY)  # our counters start again with the webhook
-
-    # KServe's next retry is admitted: RETIRED goes, and the garbage collector takes what it owned
-    poll(lambda: gone(cluster, namespace, RETIRED), 180, f"{RETIRED} gone once we are back")
-    retired_after = time.monotonic() - back
-    print(f"our entry's refused calls for KServe's finalizer patch in the outage: {tries}; {RETIRED} gone {retired_after:.1f}s after we were back")
-    mine = {"deployments": [PREDICTOR], "hpas": [PREDICTOR], "services": [PREDICTOR], "ingresses": [ISVC]}
-    poll(lambda: owned(cluster, namespace) == mine, 60, f"nothing of {RETIRED} left")
 
     # the change, applied again: admitted; KServe moves its HPA, the HPA controller the Deployment
     cluster.patch_isvc(namespace, ISVC, CHANGE)
@@ -337,4 +325,4 @@ def test_kserve_converges_once_we_are_back_from_an_outage(cluster: Cluster, need
     seen = counts.since()
     print(f"our InferenceService entry once back: {seen}")
     assert seen["refused"] == 0 and seen["rejected"] == 0, seen
-    assert seen["allowed"] >= 2, seen  # KServe's finalizer patch, the user's change
+    assert seen["allowed"] >= 1, seen  # the user's change

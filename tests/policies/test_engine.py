@@ -268,3 +268,27 @@ def test_a_private_copy_shares_only_what_no_rule_names():
     assert copied["spec"]["containers"] is not obj["spec"]["containers"]  # a list on a path: deep-copied
     assert copied["spec"]["containers"][0] is not obj["spec"]["containers"][0]
     assert copied["spec"]["volumes"] is obj["spec"]["volumes"]
+
+
+# ---- objects being deleted ------------------------------------------------------------------------
+
+
+def _isvc(**meta) -> dict:
+    """An InferenceService KServe's webhook refuses (minReplicas above maxReplicas)."""
+    return {
+        "apiVersion": "serving.kserve.io/v1beta1",
+        "kind": "InferenceService",
+        "metadata": {"name": "qwen", "namespace": "default", "annotations": {"serving.kserve.io/deploymentMode": "Standard"}, **meta},
+        "spec": {"predictor": {"minReplicas": 3, "maxReplicas": 1}},
+    }
+
+
+def test_an_update_of_an_object_being_deleted_is_never_refused():
+    """Its finalizers' removals must go through, or it stays Terminating (NOT_BEING_DELETED)."""
+    leaving = _isvc(deletionTimestamp="2026-12-06T09:00:00Z", finalizers=[])
+    decision = engine.validate(make_request(leaving, operation="UPDATE", old=_isvc(finalizers=["inferenceservice.finalizers"])), Context())
+    assert decision.allowed and decision.rules == () and not decision.warnings
+    # The same object is refused while it is not being deleted, and on CREATE whatever it says.
+    for req in (make_request(_isvc(), operation="UPDATE", old=_isvc()), make_request(leaving)):
+        decision = engine.validate(req, Context())
+        assert not decision.allowed and "inferenceservices.autoscaling" in decision.rules, req.operation

@@ -15,7 +15,8 @@ place, here):
 - an entry's `matchConditions` are the conditions every rule in it declared (`match=` at
   registration): the API server sends only what they accept, so while the webhook is down only
   those writes are refused. A condition some rule of the entry lacks is left out (that rule must
-  see everything);
+  see everything). Every validating entry also carries NOT_BEING_DELETED: an update of an object
+  being deleted (a finalizer's removal) is never sent, so neither we nor our outage can hold it;
 - objects of a resource whose rules declare a `LabelScope` (pods: `modelserving.volcano.sh/name`
   or `servinggate.io/gang`, unless `servinggate.io/skip: "true"`) are only sent when they match
   it: the scope's `object_selectors()` give one entry per label (see policies/registry.py);
@@ -32,7 +33,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..policies.pods import MUTATING_POLICY_NAME
-from ..policies.registry import MatchCondition, Rule
+from ..policies.registry import NOT_BEING_DELETED, MatchCondition, Rule
 
 VALIDATING_NAME = "servinggate-validating"
 MUTATING_NAME = "servinggate-mutating"
@@ -122,6 +123,8 @@ def _entry(action: str, name: str, rules: list[Rule], service: str, namespace: s
         "objectSelector": object_selector or {},
     }
     conditions = common_conditions(rules)
+    if action == "validate":
+        conditions = [NOT_BEING_DELETED, *conditions]
     if conditions:
         entry["matchConditions"] = [{"name": c.name, "expression": c.expression} for c in conditions]
     entry.update(rules=resource_rules(rules), sideEffects="None", timeoutSeconds=TIMEOUTS[action])

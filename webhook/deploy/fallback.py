@@ -8,7 +8,8 @@ rule that made it:
 
 - `matchConstraints` are the rule's target (resource, versions, operations: an update rule is
   matched on UPDATE only, where `oldObject` is set);
-- `matchConditions` are the rule's own `match` conditions, as on its webhook entry;
+- `matchConditions` are NOT_BEING_DELETED and the rule's own `match` conditions, as on its
+  webhook entry;
 - one validation per CelCheck, with the rule's detail text as `message` or `messageExpression`,
   and reason Invalid (HTTP 422, as our webhook answers);
 - the binding denies (`validationActions: [Deny]`) with the webhook entries' namespaceSelector,
@@ -24,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ..policies.registry import CelCheck, Rule
+from ..policies.registry import NOT_BEING_DELETED, CelCheck, Rule
 from .configurations import NAMESPACE, namespace_selector, resource_rules
 
 API_VERSIONS = {"v1": "admissionregistration.k8s.io/v1", "v1beta1": "admissionregistration.k8s.io/v1beta1"}
@@ -54,8 +55,7 @@ def policy_and_binding(rule: Rule, api_version: str, namespace: str = NAMESPACE)
     name = policy_name(rule)
     metadata = {"name": name, "labels": dict(LABELS), "annotations": {RULE_ANNOTATION: rule.name}}
     spec: dict[str, Any] = {"failurePolicy": "Fail", "matchConstraints": {"matchPolicy": "Equivalent", "resourceRules": resource_rules([rule])}}
-    if rule.match:
-        spec["matchConditions"] = [{"name": c.name, "expression": c.expression} for c in rule.match]
+    spec["matchConditions"] = [{"name": c.name, "expression": c.expression} for c in (NOT_BEING_DELETED, *rule.match)]
     spec["validations"] = [_validation(check) for check in rule.cel]
     policy = {"apiVersion": api_version, "kind": "ValidatingAdmissionPolicy", "metadata": metadata, "spec": spec}
     binding = {

@@ -26,7 +26,7 @@ from ..admission.patching import make_patch
 from ..admission.review import Request
 from ..shapes import labels_of, namespace_of
 from .context import Context
-from .registry import REGISTRY, Action, Registry, Rule, Views
+from .registry import REGISTRY, Action, Registry, Rule, Views, being_deleted
 
 log = logging.getLogger("servinggate.engine")
 
@@ -80,6 +80,8 @@ def _deferred(decision: Decision) -> Decision:
 
 
 def validate(req: Request, ctx: Context, registry: Registry = REGISTRY, may_wait: bool = True) -> Decision:
+    if being_deleted(req):
+        return Decision("validate")  # see NOT_BEING_DELETED: the API server does not send these
     matched = registry.match("validate", req.resource.group, req.resource.resource, req.sub_resource, req.operation)
     actions = ctx.actions
     rules = [r for r in matched if actions.get(r.name) != "off"] if actions else matched

@@ -112,6 +112,23 @@ class MatchCondition:
     expression: str
 
 
+# No validating rule judges an UPDATE of an object that is being deleted (its deletionTimestamp set):
+# what such an object still receives are its controllers' finalizer removals, and a refusal (or our
+# webhook being down, with failurePolicy Fail) would leave it Terminating until someone edits it by
+# hand. Every validating webhook entry and fallback policy carries this condition, so the API server
+# does not even send those updates; the engine skips them as well (`being_deleted`), for an API
+# server without matchConditions and for `check`.
+NOT_BEING_DELETED = MatchCondition("not-being-deleted", "request.operation != 'UPDATE' || !has(object.metadata.deletionTimestamp)")
+
+
+def being_deleted(req: Request) -> bool:
+    """What NOT_BEING_DELETED leaves out: an UPDATE whose new object has a deletionTimestamp."""
+    if req.operation != "UPDATE" or type(req.object) is not dict:
+        return False
+    meta = req.object.get("metadata")
+    return type(meta) is dict and "deletionTimestamp" in meta
+
+
 @dataclass(frozen=True, slots=True)
 class CelCheck:
     """The rule, or the part of it whose findings have `detail`, as a CEL validation the API
