@@ -204,6 +204,7 @@ STRICTER_BY_DESIGN = {
     "a zero scaleTarget": "the same HPA refusal",
     "an unknown scaleMetric": "the CRD's enum refuses it before either webhook is called",
     "an unknown mode word, rps": "KServe's controller makes nothing in a mode it does not know (test_an_unknown_mode_word_kserve_admits_is_refused)",
+    "an unknown mode word, nothing about scaling": "the same: KServe's controller makes nothing, whatever the spec says",
 }
 
 
@@ -254,6 +255,9 @@ def isvc_cases(owner: str) -> dict[str, dict]:
     case("mode ModelMesh, cpu", "ModelMesh")
     case("an unknown mode word, cpu", "Turbo")
     case("an unknown mode word, rps", "Turbo", scaleMetric="rps")
+    bare = cases["an unknown mode word, nothing about scaling"] = guide_with(owner, "Turbo")
+    for key in ("minReplicas", "maxReplicas", "scaleMetric", "scaleTarget"):
+        bare["spec"]["predictor"].pop(key, None)
     # KServe's own validation tests (pkg/apis/serving/v1beta1/inference_service_validation_test.go at
     # aaac4e29): TestAutoscalerClassHPA, TestAutoscalerClassKEDA, TestBadReplicaValues,
     # TestCustomizeDeploymentStrategyUnsupportedForServerless

@@ -447,6 +447,13 @@ def test_a_mode_kserve_does_not_know_is_refused_it_would_never_run(kit):
         ("FieldValueNotSupported", "spec.predictor.scaleMetric", 'Unsupported value: "cpu": supported values: "concurrency", "rps"'),
     ]
     assert warned(out) == []
+    # With no scaling field at all it would not run either: refused the same, without a lookup.
+    for bare in (isvc("Turbo"), {**isvc("Turbo"), "spec": {}}):
+        out = kit.validate(bare)
+        assert [(c[0], c[1]) for c in kit.causes(out)] == [("FieldValueNotSupported", "metadata.annotations[serving.kserve.io/deploymentMode]")]
+    # The words KServe knows, deprecated or not, are admitted with nothing about scaling set.
+    for known in ("Standard", "Knative", "ModelMesh", "RawDeployment", "Serverless"):
+        assert kit.validate(isvc(known)).allowed, known
 
 
 def test_every_warning_fits_the_api_servers_limit(kit):

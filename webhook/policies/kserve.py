@@ -65,7 +65,6 @@ class Mode:
 
     branch: str
     note: str = ""  # a warning about the mode itself
-    unknown: str = ""  # an annotation KServe does not know: its controller deploys nothing
 
 
 def read_default_mode(ctx: Context) -> tuple[str, str]:
@@ -101,7 +100,7 @@ def deployment_mode(isvc: dict[str, Any], ctx: Context) -> Mode:
         if word in LEGACY_MODES:
             mode = LEGACY_MODES[word]
             return _mode(mode, f"servinggate: {ANNOTATIONS.key(KSERVE_MODE_ANNOTATION)} {word} is deprecated: KServe reads it as {mode}")
-        return _mode(word) if word in MODES else Mode("knative", unknown=word)
+        return _mode(word)  # a word KServe does not know takes its webhook's Knative branch
     default, why = read_default_mode(ctx)
     if not default:
         return Mode("", f"servinggate: deployment mode unknown (no annotation, and {why}): only the checks of every mode were made")
@@ -119,17 +118,18 @@ def inference_service_errors(req: Request, ctx: Context) -> Verdict:
     klass = notes.get(AUTOSCALER_CLASS_ANNOTATION)
     if klass is not None and klass not in AUTOSCALER_CLASSES:
         errs.append(not_supported(ANNOTATIONS.key(AUTOSCALER_CLASS_ANNOTATION), klass, AUTOSCALER_CLASSES))
+    word = notes.get(KSERVE_MODE_ANNOTATION)
+    if isinstance(word, str) and word not in MODES and word not in LEGACY_MODES:
+        # KServe's webhook admits it (validated as Knative), and its controller then fails every
+        # reconcile with "unsupported deployment mode for workload" and makes nothing (shown on
+        # the e2e stack, tests/e2e/test_kserve.py): it would never run, whatever else it says.
+        errs.append(not_supported(ANNOTATIONS.key(KSERVE_MODE_ANNOTATION), word, [*MODES, *LEGACY_MODES]))
     components = [(name, comp) for name in KSERVE_COMPONENTS if (comp := as_object(spec.get(name))) is not None]
     if not any(_scaling(comp) for _, comp in components):
         return Verdict(errors=errs)
     mode = deployment_mode(isvc, ctx)
     if mode.note:
         warnings.append(mode.note)
-    if mode.unknown:
-        # KServe's webhook admits it (validated as Knative), and its controller then fails every
-        # reconcile with "unsupported deployment mode for workload" and makes nothing (shown on
-        # the e2e stack, tests/e2e/test_kserve.py): it would never run.
-        errs.append(not_supported(ANNOTATIONS.key(KSERVE_MODE_ANNOTATION), mode.unknown, [*MODES, *LEGACY_MODES]))
     scaler = Scaler(branch=mode.branch, klass=klass if isinstance(klass, str) else "", knative_hpa=notes.get(KNATIVE_CLASS_ANNOTATION) == KNATIVE_HPA_CLASS)
     for name, comp in components:
         scaler.judge(SPEC.child(name), comp, errs, warnings)
