@@ -202,7 +202,6 @@ def test_min_replicas_zero_is_admitted_with_what_kserve_does_instead(cluster: Cl
 STRICTER_BY_DESIGN = {
     "a negative scaleTarget": "the API server refuses the HPA KServe writes (averageUtilization must be greater than 0): the predictor is never made",
     "a zero scaleTarget": "the same HPA refusal",
-    "an unknown scaleMetric": "the CRD's enum refuses it before either webhook is called",
     "an unknown mode word, rps": "KServe's controller makes nothing in a mode it does not know (test_an_unknown_mode_word_kserve_admits_is_refused)",
     "an unknown mode word, nothing about scaling": "the same: KServe's controller makes nothing, whatever the spec says",
 }
