@@ -51,7 +51,7 @@ def test_the_gang_example_runs_as_one_gang(cluster: Cluster, need, servinggate: 
 
 
 # Our warning weighs the gang against every NPU node of the cluster, so no other test's nodes may
-# exist meanwhile: with several workers it waited 60 s for "only this test's NPU node" and failed.
+# exist meanwhile: beside other tests' nodes it would wait for "only this test's NPU node" in vain.
 @pytest.mark.cluster_to_itself
 def test_too_few_nodes_bind_none_of_the_gang_and_the_apply_warned(cluster: Cluster, need, servinggate: OurWebhook, namespace: str) -> None:
     need("kthena", "volcano-controllers", "volcano-scheduler", "kwok")
