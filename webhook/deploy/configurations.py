@@ -112,6 +112,15 @@ def common_conditions(rules: list[Rule]) -> list[MatchCondition]:
     return [c for c in rules[0].match if all(c in r.match for r in rules[1:])]
 
 
+def match_conditions(action: str, rules: list[Rule]) -> list[dict[str, str]]:
+    """The `matchConditions` of an entry (or fallback policy) for `rules`: those they all declared,
+    after NOT_BEING_DELETED where they validate. [] when there are none."""
+    conditions = common_conditions(rules)
+    if action == "validate":
+        conditions = [NOT_BEING_DELETED, *conditions]
+    return [{"name": c.name, "expression": c.expression} for c in conditions]
+
+
 def _entry(action: str, name: str, rules: list[Rule], service: str, namespace: str, object_selector: dict[str, Any] | None) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "name": name,
@@ -122,11 +131,9 @@ def _entry(action: str, name: str, rules: list[Rule], service: str, namespace: s
         "namespaceSelector": namespace_selector(namespace),
         "objectSelector": object_selector or {},
     }
-    conditions = common_conditions(rules)
-    if action == "validate":
-        conditions = [NOT_BEING_DELETED, *conditions]
+    conditions = match_conditions(action, rules)
     if conditions:
-        entry["matchConditions"] = [{"name": c.name, "expression": c.expression} for c in conditions]
+        entry["matchConditions"] = conditions
     entry.update(rules=resource_rules(rules), sideEffects="None", timeoutSeconds=TIMEOUTS[action])
     if action == "mutate":
         entry["reinvocationPolicy"] = "Never"

@@ -25,8 +25,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ..policies.registry import NOT_BEING_DELETED, CelCheck, Rule
-from .configurations import NAMESPACE, namespace_selector, resource_rules
+from ..policies.registry import CelCheck, Rule
+from .configurations import NAMESPACE, match_conditions, namespace_selector, resource_rules
 
 API_VERSIONS = {"v1": "admissionregistration.k8s.io/v1", "v1beta1": "admissionregistration.k8s.io/v1beta1"}
 LABELS = {"app.kubernetes.io/name": "servinggate", "app.kubernetes.io/component": "fallback-policy"}
@@ -55,7 +55,7 @@ def policy_and_binding(rule: Rule, api_version: str, namespace: str = NAMESPACE)
     name = policy_name(rule)
     metadata = {"name": name, "labels": dict(LABELS), "annotations": {RULE_ANNOTATION: rule.name}}
     spec: dict[str, Any] = {"failurePolicy": "Fail", "matchConstraints": {"matchPolicy": "Equivalent", "resourceRules": resource_rules([rule])}}
-    spec["matchConditions"] = [{"name": c.name, "expression": c.expression} for c in (NOT_BEING_DELETED, *rule.match)]
+    spec["matchConditions"] = match_conditions("validate", [rule])
     spec["validations"] = [_validation(check) for check in rule.cel]
     policy = {"apiVersion": api_version, "kind": "ValidatingAdmissionPolicy", "metadata": metadata, "spec": spec}
     binding = {
