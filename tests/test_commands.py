@@ -8,6 +8,7 @@ import os
 import subprocess
 
 import pytest
+from support import free_port
 from support.commands import run_module, run_webhook
 
 
@@ -41,6 +42,6 @@ def test_serve_imports_prometheus_client_itself(tmp_path):
     """Past the metrics folder's check (webhook/serving/startup.py), to the missing API access."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("KUBERNETES_", "SERVINGGATE_", "KUBECONFIG"))}
     env["HOME"] = str(tmp_path)
-    argv = ["serve", "--cert-management", "self", "--host", "127.0.0.1", "--metrics-port", "0", "--kube-lookups", "off"]
+    argv = ["serve", "--cert-management", "self", "--host", "127.0.0.1", "--port", str(free_port()), "--metrics-port", "0", "--kube-lookups", "off"]
     proc = run_webhook([*argv, "--certs-dir", str(tmp_path / "certs"), "--metrics-dir", str(tmp_path / "m")], env=env)
     assert proc.returncode == 2 and "--cert-management self needs access to the API server" in proc.stderr, proc.stderr

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support import free_port
 from support.commands import run_webhook
 
 from webhook.config import ConfigError, add_arguments, load
@@ -99,6 +100,10 @@ def test_check_and_serve_read_the_policy_settings_from_the_same_declarations():
     assert policy <= {f.name for f in _settings_fields(ServeSettings)}
 
 
+def serving(tmp_path) -> list[str]:
+    return ["--certs-dir", str(tmp_path / "c"), "--port", str(free_port()), "--metrics-port", "0"]
+
+
 @pytest.mark.parametrize(
     "argv, needle",
     [
@@ -107,12 +112,13 @@ def test_check_and_serve_read_the_policy_settings_from_the_same_declarations():
     ],
 )
 def test_no_api_access_is_a_clear_start_error_not_a_traceback(argv, needle, tmp_path):
+    """On free ports: a server the developer runs on the default ones must not change the answer."""
     import os
 
     env = {k: v for k, v in os.environ.items() if not k.startswith(("KUBERNETES_", "SERVINGGATE_"))}
     env.update(HOME=str(tmp_path), KUBECONFIG=str(tmp_path / "missing"))
     proc = subprocess.run(
-        [sys.executable, "-m", "webhook", *argv, *(["--certs-dir", str(tmp_path / "c")] if argv[0] == "serve" else [])],
+        [sys.executable, "-m", "webhook", *argv, *(serving(tmp_path) if argv[0] == "serve" else [])],
         cwd=REPO,
         capture_output=True,
         text=True,
