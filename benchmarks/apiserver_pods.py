@@ -45,9 +45,13 @@ Usage:
 agnhost's `/mutating-pods` allows these pods unchanged, while ours patches each one, and the API
 server applies a webhook's patch inside the call it times. For a peer that patches every pod too,
 start agnhost with `--sidecar-image busybox` and add `--url agnhost-sidecar=https://127.0.0.1:9443/mutating-pods-sidecar`
-(it adds a container). Start each webhook and this client in sessions of their own (`setsid`):
-Linux groups the CPU share of the processes of one session (autogroup), and a webhook sharing a
-session with the client's 50 threads competes with them for one group's share.
+(it adds a container, a larger change than ours). The peer whose answers cost the API server
+exactly what ours do is benchmarks/allowall built with Go and started with `-patch` (it returns
+the JSON Patch we return for the tiny pod: `--url go-patch=https://127.0.0.1:9543/mutate`); and
+with `--pod settled` ours patches nothing, as agnhost does.
+Start each webhook and this client in sessions of their own (`setsid`): Linux groups the CPU
+share of the processes of one session (autogroup), and a webhook sharing a session with the
+client's 50 threads competes with them for one group's share.
 """
 
 from __future__ import annotations
@@ -179,14 +183,21 @@ def pod(name: str, shape: str = "tiny") -> dict:
     API server sends about 2.5 KB for it). `kthena`: a Kthena ModelServing entry pod as recorded
     from a real API server (about 7 KB in the review), lacking the scheduler and role id that
     ServingGate adds (not the PodGroup annotations: its owner ModelServing does not exist here, so
-    Kthena would make no PodGroup for it); see `kthena_template`."""
-    if shape == "tiny":
-        return {
+    Kthena would make no PodGroup for it); see `kthena_template`. `settled`: the tiny pod already
+    carrying what ServingGate adds to it (its scheduler and PodGroup annotation), so that ours
+    allows it unchanged as agnhost's `/mutating-pods` does: the API server applies no patch for
+    either, and what is left between them is the serving path."""
+    if shape in ("tiny", "settled"):
+        tiny = {
             "apiVersion": "v1",
             "kind": "Pod",
             "metadata": {"name": name, "labels": {"app": "bench", "servinggate.io/gang": "bench"}},
             "spec": {"containers": [{"name": "main", "image": "busybox"}]},
         }
+        if shape == "settled":
+            tiny["metadata"]["annotations"] = {"scheduling.k8s.io/group-name": "bench"}
+            tiny["spec"]["schedulerName"] = "volcano"
+        return tiny
     template = kthena_template()
     return {**template, "metadata": {**template["metadata"], "name": name}}  # only serialised: sharing is safe
 
@@ -460,7 +471,10 @@ def main() -> None:
     p.add_argument("--concurrency", type=int, default=50)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument(
-        "--pod", choices=["tiny", "kthena"], default="tiny", help="the pod created: one busybox container, or a recorded Kthena entry pod (see `pod`)"
+        "--pod",
+        choices=["tiny", "settled", "kthena"],
+        default="tiny",
+        help="the pod created: one busybox container, the same with what ServingGate adds already set, or a recorded Kthena entry pod (see `pod`)",
     )
     p.add_argument("--seed", type=int, default=0, help="seed of the order the kinds run in, drawn anew each round")
     p.add_argument("--settle", type=float, default=2.0, help="seconds between registering the webhook and creating")

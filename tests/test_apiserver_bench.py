@@ -1,9 +1,11 @@
 """The end-to-end benchmark (benchmarks/apiserver_pods.py): its summary (every round of a kind
-pooled, each pair of webhooks compared at p99 with an interval from redrawing the rounds), the pod
-it creates, and what a round reads from /proc for any webhook."""
+pooled, each pair of webhooks compared at p99 with an interval from redrawing the rounds), the pods
+it creates and the Go peer that patches them as we do, and what a round reads from /proc for any
+webhook."""
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import re
@@ -12,6 +14,9 @@ import subprocess
 import sys
 
 from support import REPO  # noqa: E402
+
+from webhook.admission.review import make_request
+from webhook.policies import Context, engine
 
 sys.path.insert(0, str(REPO / "benchmarks"))
 from apiserver_pods import pod, pooled  # noqa: E402
@@ -65,6 +70,24 @@ def test_the_kthena_pod_is_the_recorded_entry_pod_less_what_the_api_server_would
     assert all("volumeMounts" not in c for c in spec["containers"]) and spec["containers"][0]["env"]
     assert spec.get("schedulerName") != "volcano"  # left for ServingGate to set: the proof it was in the path
     assert pod("p-00001")["spec"]["containers"] == [{"name": "main", "image": "busybox"}]
+
+
+def _defaulted(made: dict) -> dict:
+    """The pod as the API server sends it to a mutating webhook: defaulted first."""
+    made["spec"].setdefault("schedulerName", "default-scheduler")
+    return made
+
+
+def test_the_go_peer_patches_the_tiny_pod_as_we_do_and_the_settled_pod_needs_no_patch():
+    """`allowall -patch` is the Go peer whose answers cost the API server what ours do: its patch,
+    written in main.go, must stay the one our engine makes for the tiny pod. The `settled` pod
+    already carries that, so ours allows it unchanged, as agnhost's /mutating-pods does."""
+    go = (REPO / "benchmarks/allowall/main.go").read_text()
+    written = "".join(re.findall(r"`([^`]*)`", go[go.index("tinyPatch :=") :].split(")\n")[0]))
+    ours = engine.mutate(make_request(_defaulted(pod("p-00001", "tiny"))), Context())
+    assert ours.patch and json.loads(written) == ours.patch
+    settled = engine.mutate(make_request(_defaulted(pod("p-00001", "settled"))), Context())
+    assert settled.allowed and settled.patch == []
 
 
 # ---- what a round counts for any webhook: its CPU and the connections it accepted --------------
