@@ -21,7 +21,7 @@ COPY pyproject.toml ./
 RUN mkdir webhook && touch webhook/__init__.py README.md \
  && /opt/servinggate/bin/pip install . \
  && /opt/servinggate/bin/pip uninstall --yes servinggate
-COPY README.md ./
+COPY README.md LICENSE ./
 COPY webhook ./webhook
 RUN /opt/servinggate/bin/pip install --no-deps . \
  && /opt/servinggate/bin/python -m compileall -q /opt/servinggate/lib \

@@ -405,7 +405,17 @@ def test_the_image_runs_what_the_deployments_ask_for(base_docs):
         assert pod["securityContext"]["runAsUser"] == int(user[0])
         assert "command" not in _container(find_(base_docs, "Deployment", name))
     ignore = (REPO / ".dockerignore").read_text().split()
-    assert ignore[ignore.index("*") + 1 :][:3] == ["!pyproject.toml", "!README.md", "!webhook/"]
+    assert ignore[ignore.index("*") + 1 :][:4] == ["!pyproject.toml", "!README.md", "!webhook/", "!LICENSE"]
+
+
+def test_the_license_goes_into_the_package_and_the_image():
+    """Apache-2.0 (pyproject.toml) asks that its text go with every copy: setuptools puts LICENSE
+    into the package's metadata, and the build stage copies it in before installing."""
+    assert tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["license"] == {"text": "Apache-2.0"}
+    assert (REPO / "LICENSE").read_text().split()[:4] == ["Apache", "License", "Version", "2.0,"]
+    build = (REPO / "Dockerfile").read_text().split("\nFROM ")[1]
+    copied = build.index("COPY README.md LICENSE ./")
+    assert copied < build.index("pip install --no-deps .")
 
 
 # ---- every overlay and component renders with kubectl --------------------------------------------
