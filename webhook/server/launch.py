@@ -55,7 +55,7 @@ def gunicorn_options(settings: ServeSettings, certificates: Any, ports: Ports | 
     the metrics port is bound when gunicorn is ready."""
     host = f"[{settings.listener.host}]" if ":" in settings.listener.host else settings.listener.host
     from ..serving.limits import Limits
-    from .worker import WebhookWorker
+    from .worker import WebhookWorker, catch_early_stop
 
     limits = Limits(max_body=settings.listener.max_body_bytes, request_timeout=settings.listener.request_timeout)
 
@@ -69,6 +69,7 @@ def gunicorn_options(settings: ServeSettings, certificates: Any, ports: Ports | 
             multiprocess.mark_process_dead(worker.pid)
 
     def post_fork(server: Any, worker: Any) -> None:
+        catch_early_stop(worker, server)  # first: until gunicorn's handlers, a SIGTERM would be lost
         # TLS from the certificate source, which rebuilds its context when the files change.
         worker.limits, worker.certificates = limits, certificates
         # A fifth of the default GIL switch interval: a review ready while another thread computes

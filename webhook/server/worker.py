@@ -15,7 +15,9 @@ connection while its answer is being written; a closing answer is followed by a 
 from __future__ import annotations
 
 import os
+import queue
 import selectors
+import signal
 import socket
 import ssl
 import time
@@ -36,6 +38,30 @@ from .site import Site
 _READ, _WRITE = selectors.EVENT_READ, selectors.EVENT_WRITE
 STOP_IDLE = 2.0  # stopping: seconds an idle connection is still kept (a request may be on its way)
 TICK = 0.25  # seconds between looks at the connections' deadlines
+STOPS = (signal.SIGTERM, signal.SIGINT, signal.SIGQUIT)
+
+
+def catch_early_stop(worker: Any, arbiter: Any) -> None:
+    """A stop sent to a worker before gunicorn gives it its own signal handlers still stops it.
+
+    From the fork until `Worker.init_signals`, the child runs the master's handler, which puts the
+    signal in the child's copy of the master's queue (`Arbiter.signal`, gunicorn 27.0): a SIGTERM
+    sent then was lost, and the worker served on until the master killed it `graceful_timeout`
+    later (a pod stopped right after it started took 20 s longer to go). Called first in the
+    child, in `post_fork`: our handler until gunicorn's replaces it, and a stop already queued,
+    end the worker as gunicorn's SIGTERM handler would (`alive` false: run() stops at once)."""
+
+    def stop(_signum: int, _frame: Any) -> None:
+        worker.alive = False
+
+    for sig in STOPS:
+        signal.signal(sig, stop)
+    while True:  # after the handlers: a stop arriving now is theirs, not lost between the two
+        try:
+            if arbiter.SIG_QUEUE.get_nowait() in STOPS:
+                worker.alive = False
+        except queue.Empty:
+            return
 
 
 class WebhookWorker(Worker):
