@@ -55,7 +55,7 @@ def gunicorn_options(settings: ServeSettings, certificates: Any, ports: Ports | 
     the metrics port is bound when gunicorn is ready."""
     host = f"[{settings.listener.host}]" if ":" in settings.listener.host else settings.listener.host
     from ..serving.limits import Limits
-    from .worker import WebhookWorker, catch_early_stop
+    from .worker import WebhookWorker, catch_early_stop, hold_stops_over_fork
 
     limits = Limits(max_body=settings.listener.max_body_bytes, request_timeout=settings.listener.request_timeout)
 
@@ -69,7 +69,7 @@ def gunicorn_options(settings: ServeSettings, certificates: Any, ports: Ports | 
             multiprocess.mark_process_dead(worker.pid)
 
     def post_fork(server: Any, worker: Any) -> None:
-        catch_early_stop(worker, server)  # first: until gunicorn's handlers, a SIGTERM would be lost
+        catch_early_stop(worker)  # first: until gunicorn's handlers, a SIGTERM would be lost
         # TLS from the certificate source, which rebuilds its context when the files change.
         worker.limits, worker.certificates = limits, certificates
         # A fifth of the default GIL switch interval: a review ready while another thread computes
@@ -78,7 +78,9 @@ def gunicorn_options(settings: ServeSettings, certificates: Any, ports: Ports | 
         memory.start_heap_trimmer()  # threads do not survive the fork: one per worker
 
     def when_ready(server: Any) -> None:
-        # In the master, once: the plain-HTTP port (see `plain_routes`).
+        # In the master, once, before the first fork.
+        hold_stops_over_fork()
+        # The plain-HTTP port (see `plain_routes`).
         metrics_port = ports.metrics if ports is not None else None
         if metrics_port is None and settings.listener.metrics_port:
             metrics_port = plainhttp.bind(settings.listener.host, settings.listener.metrics_port, Ports.METRICS_FLAGS)
