@@ -9,14 +9,34 @@ stays without pods.)
 An opt-in gang's Deployment scaled up through the outage: with the entry at `Fail` its pods are
 refused while we are down and made, mutated, by the ReplicaSet controller's retries once we are
 back; with our MutatingAdmissionPolicy installed the API server makes them right during the
-outage. Either way no gang pod is ever made without Volcano's scheduler and its PodGroup."""
+outage. Either way no gang pod is ever made without Volcano's scheduler and its PodGroup.
+
+The HPA controller's scale of a ModelServing through the outage: refused at each of its
+reconciles while we are down, made at the first once we are back."""
 
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import pytest
-from support.e2e import NODE_OWNER, PG_GROUP, PG_VERSION, Cluster, OurWebhook, gang_podgroup, modelserving, opt_in_gang, poll, role, running_ready, stopped
+from support.e2e import (
+    MS_GROUP,
+    MS_VERSION,
+    NODE_OWNER,
+    PG_GROUP,
+    PG_VERSION,
+    Cluster,
+    OurWebhook,
+    gang_example,
+    gang_podgroup,
+    modelserving,
+    opt_in_gang,
+    poll,
+    role,
+    running_ready,
+    stopped,
+)
 
 GROUP = "modelserving.volcano.sh/group-name"
 
@@ -102,3 +122,65 @@ def test_with_the_mutating_policy_an_opt_in_gang_is_made_during_our_outage(clust
         during, pods = scale_gang_through_outage(cluster, servinggate, namespace, hold=20)
         assert len(during) == GANG_SIZE and all(map(made_for_the_gang, during)), [(p.metadata.name, p.spec.scheduler_name) for p in during]
         assert {p.metadata.uid for p in pods} == {p.metadata.uid for p in during}  # the same pods: none refused, none remade
+
+
+# ---- the HPA controller's scale of a ModelServing through our outage ----------------------------
+
+
+def hpa_events(cluster: Cluster, ns: str, name: str) -> dict[str, Any]:
+    """The HPA controller's events about the HPA, by reason: the newest of each (its `count`
+    grows with each reconcile that repeats it)."""
+    selector = f"involvedObject.kind=HorizontalPodAutoscaler,involvedObject.name={name}"
+    return {e.reason: e for e in cluster.core.list_namespaced_event(ns, field_selector=selector).items}
+
+
+def reconciles(cluster: Cluster, ns: str, name: str, reason: str) -> int:
+    event = hpa_events(cluster, ns, name).get(reason)
+    return (event.count or 1) if event is not None else 0
+
+
+def able_to_scale(cluster: Cluster, ns: str, name: str) -> dict:
+    hpa = cluster.hpa(ns, name) or {}
+    return next((c for c in (hpa.get("status") or {}).get("conditions") or [] if c["type"] == "AbleToScale"), {})
+
+
+def test_the_hpa_controllers_scale_is_refused_through_our_outage_and_made_once_we_are_back(
+    cluster: Cluster, need, servinggate: OurWebhook, namespace: str
+) -> None:
+    """The HPA controller's UPDATE of `modelservings/scale` goes through our validating entry,
+    which fails closed: while we are down each of its reconciles (every 15 s) is refused, the
+    ModelServing keeps its size, and the first reconcile once we are back scales it.
+
+    No metrics are needed: the HPA controller scales to `minReplicas` a target below it without
+    reading any (`reconcileAutoscaler`). The HPA is made first, for a ModelServing not there yet,
+    so that its reconciles (FailedGetScale) show when the next one comes; the ModelServing is made
+    right after one, and we are down before the next."""
+    need("kthena")
+    hpa = {
+        "apiVersion": "autoscaling/v2",
+        "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": "sample-hpa"},
+        "spec": {
+            "scaleTargetRef": {"apiVersion": f"{MS_GROUP}/{MS_VERSION}", "kind": "ModelServing", "name": "sample"},
+            "minReplicas": 2,
+            "maxReplicas": 2,
+            "metrics": [{"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}}}],
+        },
+    }
+    status, body, _ = cluster.raw("POST", f"/apis/autoscaling/v2/namespaces/{namespace}/horizontalpodautoscalers", hpa)
+    assert status == 201, body
+    first = poll(lambda: reconciles(cluster, namespace, "sample-hpa", "FailedGetScale"), 60, "the HPA's first reconcile")
+    poll(lambda: reconciles(cluster, namespace, "sample-hpa", "FailedGetScale") > first, 30, "the HPA's next reconcile", every=0.2)
+    ms = gang_example(namespace, npu=1)
+    ms["spec"]["schedulerName"] = "servinggate-e2e-none"  # no pod needs to run
+    cluster.create_ms(namespace, ms)
+    with stopped(servinggate):
+        refused = poll(lambda: (c := able_to_scale(cluster, namespace, "sample-hpa")).get("reason") == "FailedUpdateScale" and c, 40, "a refused scale")
+        assert "failed calling webhook" in refused["message"] and "servinggate.io" in refused["message"], refused
+        assert cluster.get_ms(namespace, "sample")["spec"]["replicas"] == 1
+        once = reconciles(cluster, namespace, "sample-hpa", "FailedRescale")
+        poll(lambda: reconciles(cluster, namespace, "sample-hpa", "FailedRescale") > once, 40, "the refused scale tried again")
+        assert cluster.get_ms(namespace, "sample")["spec"]["replicas"] == 1
+    poll(lambda: cluster.get_ms(namespace, "sample")["spec"]["replicas"] == 2, 60, "the ModelServing scaled once we are back")
+    scaled = poll(lambda: (c := able_to_scale(cluster, namespace, "sample-hpa")).get("reason") == "SucceededRescale" and c, 30, "the HPA able to scale")
+    print(f"\nrefused while we were down: {refused['message']}\nonce back: {scaled['message']}")
