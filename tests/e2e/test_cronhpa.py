@@ -33,8 +33,6 @@ from kubernetes.client.rest import ApiException
 from support.e2e import (
     CRONHPA_GROUP,
     CRONHPA_VERSION,
-    MS_GROUP,
-    MS_VERSION,
     Cluster,
     OurWebhook,
     Refusals,
@@ -44,6 +42,8 @@ from support.e2e import (
     cronhpa,
     gang_example,
     guide_isvc,
+    hpa_on,
+    ms_target,
     ours,
     poll,
     running_ready,
@@ -164,10 +164,6 @@ def test_a_cronhpa_on_kserves_hpa_moves_its_bounds_and_is_admitted(cluster: Clus
 # ---- a CronHPA on a ModelServing ------------------------------------------------------------------
 
 
-def ms_target(name: str = "sample") -> dict:
-    return {"apiVersion": f"{MS_GROUP}/{MS_VERSION}", "kind": "ModelServing", "name": name}
-
-
 def groups(cluster: Cluster, ns: str) -> dict[str, list[Any]]:
     out: dict[str, list[Any]] = {}
     for pod in cluster.pods(ns, "modelserving.volcano.sh/name=sample"):
@@ -223,20 +219,6 @@ def test_a_cronhpa_on_a_modelserving_scales_whole_serving_groups(cluster: Cluste
     seen, scaled = counts.since(), scales.since()
     assert seen["refused"] == 0 and seen["rejected"] == 0, seen
     assert scaled["allowed"] >= 1 and scaled["refused"] == 0 and scaled["rejected"] == 0, scaled  # modelservings/scale, through us
-
-
-def hpa_on(name: str, target: str) -> dict:
-    return {
-        "apiVersion": "autoscaling/v2",
-        "kind": "HorizontalPodAutoscaler",
-        "metadata": {"name": name},
-        "spec": {
-            "scaleTargetRef": ms_target(target),
-            "minReplicas": 1,
-            "maxReplicas": 3,
-            "metrics": [{"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}}}],
-        },
-    }
 
 
 def test_an_hpa_and_a_cronhpa_on_one_modelserving_need_the_annotation(cluster: Cluster, need, servinggate: OurWebhook, namespace: str) -> None:

@@ -130,8 +130,7 @@ def test_the_cronhpa_controller_restarted_between_two_jobs_still_runs_the_second
     second = poll(lambda: (c := cluster.cronhpa_conditions(namespace, ISVC)["scale-down"]) and c["state"] == "Succeed" and c, 30, "the second job Succeed")
     assert second["message"] == "cron hpa job scale-down executed successfully. current replicas:2, desired replicas:1.", second
     poll(lambda: len(running(cluster, namespace)) == 1, 60, "1 predictor pod running")
-    events = cluster.core.list_namespaced_event(namespace, field_selector=f"involvedObject.name={ISVC},involvedObject.kind=CronHorizontalPodAutoscaler").items
-    said = sorted((e.type, e.reason, e.message) for e in events)
+    said = events_of(cluster, namespace, ISVC)
     print(f"the CronHPA's events: {said}")
     assert ("Normal", "Succeed", second["message"]) in said, said
     assert ("Normal", "Succeed", first["message"]) in said, said  # the first job's result survives in its event only
@@ -157,8 +156,8 @@ def refused_calls(cluster: Cluster, entry: str) -> float:
 
 
 def events_of(cluster: Cluster, ns: str, name: str) -> list[tuple[str, str, str]]:
-    items = cluster.core.list_namespaced_event(ns, field_selector=f"involvedObject.name={name},involvedObject.kind=CronHorizontalPodAutoscaler").items
-    return sorted((e.type, e.reason, e.message) for e in items)
+    """The CronHPA's events as (type, reason, message), sorted."""
+    return sorted((e.type, e.reason, e.message) for e in cluster.events_about(ns, "CronHorizontalPodAutoscaler", name))
 
 
 def test_cronhpa_jobs_that_run_while_we_are_down(cluster: Cluster, need, servinggate: OurWebhook, namespace: str) -> None:

@@ -17,12 +17,9 @@ reconciles while we are down, made at the first once we are back."""
 from __future__ import annotations
 
 import time
-from typing import Any
 
 import pytest
 from support.e2e import (
-    MS_GROUP,
-    MS_VERSION,
     NODE_OWNER,
     PG_GROUP,
     PG_VERSION,
@@ -30,6 +27,7 @@ from support.e2e import (
     OurWebhook,
     gang_example,
     gang_podgroup,
+    hpa_on,
     modelserving,
     opt_in_gang,
     poll,
@@ -127,21 +125,10 @@ def test_with_the_mutating_policy_an_opt_in_gang_is_made_during_our_outage(clust
 # ---- the HPA controller's scale of a ModelServing through our outage ----------------------------
 
 
-def hpa_events(cluster: Cluster, ns: str, name: str) -> dict[str, Any]:
-    """The HPA controller's events about the HPA, by reason: the newest of each (its `count`
-    grows with each reconcile that repeats it)."""
-    selector = f"involvedObject.kind=HorizontalPodAutoscaler,involvedObject.name={name}"
-    return {e.reason: e for e in cluster.core.list_namespaced_event(ns, field_selector=selector).items}
-
-
 def reconciles(cluster: Cluster, ns: str, name: str, reason: str) -> int:
-    event = hpa_events(cluster, ns, name).get(reason)
-    return (event.count or 1) if event is not None else 0
-
-
-def able_to_scale(cluster: Cluster, ns: str, name: str) -> dict:
-    hpa = cluster.hpa(ns, name) or {}
-    return next((c for c in (hpa.get("status") or {}).get("conditions") or [] if c["type"] == "AbleToScale"), {})
+    """How many of the HPA controller's reconciles of the HPA gave an event with `reason`: the
+    event's `count` grows with each reconcile that repeats it."""
+    return sum(e.count or 1 for e in cluster.events_about(ns, "HorizontalPodAutoscaler", name) if e.reason == reason)
 
 
 def test_the_hpa_controllers_scale_is_refused_through_our_outage_and_made_once_we_are_back(
@@ -156,18 +143,7 @@ def test_the_hpa_controllers_scale_is_refused_through_our_outage_and_made_once_w
     so that its reconciles (FailedGetScale) show when the next one comes; the ModelServing is made
     right after one, and we are down before the next."""
     need("kthena")
-    hpa = {
-        "apiVersion": "autoscaling/v2",
-        "kind": "HorizontalPodAutoscaler",
-        "metadata": {"name": "sample-hpa"},
-        "spec": {
-            "scaleTargetRef": {"apiVersion": f"{MS_GROUP}/{MS_VERSION}", "kind": "ModelServing", "name": "sample"},
-            "minReplicas": 2,
-            "maxReplicas": 2,
-            "metrics": [{"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}}}],
-        },
-    }
-    status, body, _ = cluster.raw("POST", f"/apis/autoscaling/v2/namespaces/{namespace}/horizontalpodautoscalers", hpa)
+    status, body, _ = cluster.raw("POST", f"/apis/autoscaling/v2/namespaces/{namespace}/horizontalpodautoscalers", hpa_on("sample-hpa", "sample", 2, 2))
     assert status == 201, body
     first = poll(lambda: reconciles(cluster, namespace, "sample-hpa", "FailedGetScale"), 60, "the HPA's first reconcile")
     poll(lambda: reconciles(cluster, namespace, "sample-hpa", "FailedGetScale") > first, 30, "the HPA's next reconcile", every=0.2)
@@ -175,12 +151,20 @@ def test_the_hpa_controllers_scale_is_refused_through_our_outage_and_made_once_w
     ms["spec"]["schedulerName"] = "servinggate-e2e-none"  # no pod needs to run
     cluster.create_ms(namespace, ms)
     with stopped(servinggate):
-        refused = poll(lambda: (c := able_to_scale(cluster, namespace, "sample-hpa")).get("reason") == "FailedUpdateScale" and c, 40, "a refused scale")
+        refused = poll(
+            lambda: (c := cluster.hpa_conditions(namespace, "sample-hpa").get("AbleToScale", {})).get("reason") == "FailedUpdateScale" and c,
+            40,
+            "a refused scale",
+        )
         assert "failed calling webhook" in refused["message"] and "servinggate.io" in refused["message"], refused
         assert cluster.get_ms(namespace, "sample")["spec"]["replicas"] == 1
         once = reconciles(cluster, namespace, "sample-hpa", "FailedRescale")
         poll(lambda: reconciles(cluster, namespace, "sample-hpa", "FailedRescale") > once, 40, "the refused scale tried again")
         assert cluster.get_ms(namespace, "sample")["spec"]["replicas"] == 1
     poll(lambda: cluster.get_ms(namespace, "sample")["spec"]["replicas"] == 2, 60, "the ModelServing scaled once we are back")
-    scaled = poll(lambda: (c := able_to_scale(cluster, namespace, "sample-hpa")).get("reason") == "SucceededRescale" and c, 30, "the HPA able to scale")
+    scaled = poll(
+        lambda: (c := cluster.hpa_conditions(namespace, "sample-hpa").get("AbleToScale", {})).get("reason") == "SucceededRescale" and c,
+        30,
+        "the HPA able to scale",
+    )
     print(f"\nrefused while we were down: {refused['message']}\nonce back: {scaled['message']}")

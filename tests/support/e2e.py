@@ -134,6 +134,14 @@ class Cluster:
         assert status == 200, body
         return body
 
+    def events_about(self, ns: str, kind: str, name: str) -> list[Any]:
+        """The events (core/v1) whose involved object is the `kind` named `name`."""
+        return self.core.list_namespaced_event(ns, field_selector=f"involvedObject.kind={kind},involvedObject.name={name}").items
+
+    def hpa_conditions(self, ns: str, name: str) -> dict[str, dict]:
+        """The HPA's status conditions (its controller's) by type."""
+        return {c["type"]: c for c in ((self.hpa(ns, name) or {}).get("status") or {}).get("conditions") or []}
+
     # ---- our MutatingAdmissionPolicy ----
     def mutating_policy_version(self) -> str | None:
         """The MutatingAdmissionPolicy version the API server serves (v1 first), or None."""
@@ -559,6 +567,27 @@ def modelserving(name: str, replicas: int, roles: list[dict], min_roles: dict[st
     if scheduler is not None:
         body["schedulerName"] = scheduler
     return {"apiVersion": f"{MS_GROUP}/{MS_VERSION}", "kind": "ModelServing", "metadata": {"name": name}, "spec": body}
+
+
+def ms_target(name: str = "sample") -> dict:
+    """An autoscaler's `scaleTargetRef` for the ModelServing `name`."""
+    return {"apiVersion": f"{MS_GROUP}/{MS_VERSION}", "kind": "ModelServing", "name": name}
+
+
+def hpa_on(name: str, target: str, min_replicas: int = 1, max_replicas: int = 3) -> dict:
+    """An autoscaling/v2 HPA of the ModelServing `target`, on CPU (no metrics server here: the
+    HPA controller scales it only to bring it inside its bounds)."""
+    return {
+        "apiVersion": "autoscaling/v2",
+        "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": name},
+        "spec": {
+            "scaleTargetRef": ms_target(target),
+            "minReplicas": min_replicas,
+            "maxReplicas": max_replicas,
+            "metrics": [{"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}}}],
+        },
+    }
 
 
 def gang_example(owner: str, npu: int = 2) -> dict:
