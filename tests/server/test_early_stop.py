@@ -19,7 +19,6 @@ MASTER = textwrap.dedent(
     """
     import os, queue, signal, sys, tempfile, types
     from webhook.config import compose
-    from webhook.server import worker as workers
     from webhook.server.launch import gunicorn_options
     from webhook.servesettings import ServeSettings
 

@@ -127,13 +127,13 @@ def test_each_worker_starts_its_trimmer_after_the_fork(tmp_path, monkeypatch):
     import sys
     from types import SimpleNamespace
 
-    from webhook.server import worker
+    from webhook.server import forks
     from webhook.server.launch import gunicorn_options
     from webhook.servesettings import ServeSettings
 
     started = []
     monkeypatch.setattr(memory, "start_heap_trimmer", lambda *a, **k: started.append(True))
-    monkeypatch.setattr(worker, "catch_early_stop", lambda *a: None)  # its signal handlers: test_early_stop.py
+    monkeypatch.setattr(forks, "catch_early_stop", lambda *a: None)  # its signal handlers: test_early_stop.py
     interval = sys.getswitchinterval()
     try:
         options = gunicorn_options(compose(ServeSettings, certs_dir=tmp_path), certificates=None)

@@ -55,7 +55,8 @@ def gunicorn_options(settings: ServeSettings, certificates: Any, ports: Ports | 
     the metrics port is bound when gunicorn is ready."""
     host = f"[{settings.listener.host}]" if ":" in settings.listener.host else settings.listener.host
     from ..serving.limits import Limits
-    from .worker import WebhookWorker, catch_early_stop, hold_stops_over_fork
+    from .forks import catch_early_stop, hold_stops_over_fork
+    from .worker import WebhookWorker
 
     limits = Limits(max_body=settings.listener.max_body_bytes, request_timeout=settings.listener.request_timeout)
 
